@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: MIT
+#
+#   make            build gtrace (run ./configure first)
+#   make check      build and run the test suite
+#   make demo       record the bundled workload and print its report
+#   make install    install under $(PREFIX) (DESTDIR for staging)
+#   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
+#   make V=1        show the commands
+
+ifeq ($(wildcard config.mk),)
+$(error config.mk is missing: run ./configure first)
+endif
+include config.mk
+
+ifeq ($(ASAN),1)
+BUILD ?= build-asan
+SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else
+BUILD ?= build
+SAN_FLAGS =
+endif
+
+ifneq ($(V),1)
+Q = @
+say = @printf '  %-7s %s\n' $(1) $(2);
+endif
+
+WARNINGS = -Wall -Wextra -Wshadow -Wstrict-prototypes -Wmissing-prototypes \
+	   -Wno-unused-parameter -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(CONFIG_CFLAGS) $(SAN_FLAGS) \
+	     -Isrc -Iinclude -I. -MMD -MP
+ALL_LDFLAGS = $(LDFLAGS) $(CONFIG_LDFLAGS) $(SAN_FLAGS)
+
+# Everything but main and the commands goes into one archive that the
+# commands and the unit tests link against.
+SUBSYSTEMS = util format model analysis record unwind symbols
+CORE_SRCS = $(foreach d,$(SUBSYSTEMS),$(wildcard src/$(d)/*.c))
+ifeq ($(HAVE_LIBUNWIND),1)
+CORE_SRCS := $(filter-out src/unwind/unwind-stub.c,$(CORE_SRCS))
+else
+CORE_SRCS := $(filter-out src/unwind/unwind-libunwind.c,$(CORE_SRCS))
+endif
+CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
+
+CORE_OBJS = $(CORE_SRCS:%.c=$(BUILD)/%.o)
+CMD_OBJS = $(CMD_SRCS:%.c=$(BUILD)/%.o)
+CORE_LIB = $(BUILD)/libgtrace-core.a
+GTRACE = $(BUILD)/gtrace
+
+UNIT_SRCS = $(wildcard tests/unit/test-*.c)
+UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
+FUZZ_SRCS = $(wildcard tests/fuzz/fuzz-*.c)
+FUZZ_BINS = $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
+
+all: $(GTRACE)
+
+$(BUILD)/%.o: %.c config.h
+	$(call say,CC,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(CORE_LIB): $(CORE_OBJS)
+	$(call say,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(GTRACE): $(CMD_OBJS) $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $(CMD_OBJS) $(CORE_LIB) -o $@ $(LIBS)
+
+$(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS)
+
+# Fuzz harnesses build as replay programs (tests/fuzz/replay.c supplies main)
+# so make check runs the committed corpus without needing libFuzzer.
+$(BUILD)/tests/fuzz-%: $(BUILD)/tests/fuzz/fuzz-%.o $(BUILD)/tests/fuzz/replay.o $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
+
+include tests/workloads/workloads.mk
+
+tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS)
+
+check: tests
+	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) sh tests/run.sh
+
+demo: $(GTRACE) $(WORKLOADS)
+	$(Q)sh scripts/demo.sh $(BUILD)
+
+install: $(GTRACE)
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 755 $(GTRACE) $(DESTDIR)$(PREFIX)/bin/gtrace
+	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5
+
+clean:
+	rm -rf build build-asan
+
+distclean: clean
+	rm -f config.mk config.h
+
+.PHONY: all tests check demo install clean distclean
+.SECONDARY:
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_FORMAT_FILE_H
+#define GTRACE_FORMAT_FILE_H
+
+/*
+ * The container: a file header, then independently zstd-compressed chunks,
+ * each with a type, sizes and checksums, ended by an END chunk when the
+ * recording finished cleanly. A reader stops at the first chunk that is
+ * incomplete or damaged and keeps everything before it.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/buf.h"
+
+#define TR_MAGIC "GTRACE\r\n"		/* 8 bytes; \r\n catches text-mode mangling */
+#define TR_VERSION 1			/* of this writer */
+#define TR_MIN_READER_VERSION 1		/* a reader older than this must refuse */
+
+/* Feature bits in the header: what kinds of data the file may hold. */
+enum tr_feature {
+	TR_FEAT_CPU_SAMPLES = 1 << 0,
+	TR_FEAT_DWARF_STACKS = 1 << 1,
+	TR_FEAT_OFFCPU = 1 << 2,
+	TR_FEAT_SYMBOLS = 1 << 3,
+	TR_FEAT_LANES = 1 << 4,
+};
+
+enum tr_chunk_type {
+	TR_CHUNK_TABLES = 1,	/* rows of tables (src/format/tables.h) */
+	TR_CHUNK_END = 2,	/* clean end of the recording; empty payload */
+};
+
+/* Errors beyond errno, returned negated like errno values. */
+enum {
+	TR_ERR_NOT_TRACE = 4096,	/* no gtrace magic */
+	TR_ERR_VERSION,			/* needs a newer reader */
+	TR_ERR_CORRUPT,			/* a checksum or an encoding is wrong */
+	TR_ERR_TRUNCATED,		/* the file ends inside a header or chunk */
+};
+
+/* A message for any value these functions return, errno ones included. */
+const char *tr_strerror(int err);
+
+struct tr_writer;
+
+/* Creates path (truncating it) and writes the header. */
+int tr_writer_open(struct tr_writer **w, const char *path, uint64_t features);
+/* Compresses payload and appends it as one chunk; durable once it returns. */
+int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len);
+uint64_t tr_writer_bytes(const struct tr_writer *w);	/* written so far */
+/* Closes the file; does not write an END chunk by itself. */
+int tr_writer_close(struct tr_writer *w);
+
+struct tr_header {
+	uint32_t version;
+	uint32_t min_reader_version;
+	uint64_t features;
+};
+
+struct tr_chunk {
+	uint32_t type;
+	const uint8_t *payload;	/* decompressed; valid until the next call */
+	size_t len;
+	size_t compressed_len;
+	uint64_t offset;	/* of the chunk header in the file */
+};
+
+struct tr_reader;
+
+/* Opens path and checks the header: TR_ERR_NOT_TRACE, TR_ERR_VERSION, ... */
+int tr_reader_open(struct tr_reader **r, const char *path, struct tr_header *hdr);
+/*
+ * Reads the next chunk: 1 with *c filled, 0 at the end of the file, or a
+ * negative error (TR_ERR_TRUNCATED, TR_ERR_CORRUPT) for a chunk that cannot
+ * be read, after which the caller keeps what it has.
+ */
+int tr_reader_next(struct tr_reader *r, struct tr_chunk *c);
+uint64_t tr_reader_file_size(const struct tr_reader *r);
+void tr_reader_close(struct tr_reader *r);
+
+#endif

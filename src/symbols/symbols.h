@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_SYMBOLS_SYMBOLS_H
+#define GTRACE_SYMBOLS_SYMBOLS_H
+
+/*
+ * Turns (dso, ELF address) into symbolic frames with libdw: the function, the
+ * chain of inlined functions at that address, and file:line for each. JIT
+ * code in anonymous memory is named from /tmp/perf-PID.map. Each dso is
+ * opened once and cached; the file is checked against the recorded build-id.
+ */
+
+#include <stdint.h>
+
+#include "unwind/addrspace.h"
+
+#define SYM_MAX_INLINE 32
+
+struct sym_frame {
+	const char *func;	/* demangled if possible; owned by the symbolizer */
+	const char *file;	/* NULL unknown */
+	uint32_t line;		/* 0 unknown */
+	int inlined;		/* inlined into the next frame */
+};
+
+struct symbolizer;
+
+int symbolizer_new(struct symbolizer **s);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Fills frames[] innermost first and returns their number (at least 1 when
+ * the function is known), 0 when the address has no symbol, or a negative
+ * errno when the dso cannot be read (-ENOENT missing file, -ESTALE build-id
+ * differs). Strings stay valid until symbolizer_free.
+ */
+int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
+	      struct sym_frame *frames, int max);
+
+#endif

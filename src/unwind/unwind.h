@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_UNWIND_UNWIND_H
+#define GTRACE_UNWIND_UNWIND_H
+
+/*
+ * One interface for turning a sample's registers and copied user stack into a
+ * call chain. The DWARF implementation uses libunwind's remote API against
+ * the process's maps; frame pointers are the fallback for a frame it cannot
+ * unwind and the whole method for --call-graph fp. Built without libunwind,
+ * unwind_stub.c provides frame pointers alone.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "unwind/addrspace.h"
+
+#define UNWIND_MAX_FRAMES 256
+
+enum unwind_method {
+	UNWIND_DWARF,
+	UNWIND_FP,
+};
+
+/* Why an unwind ended: each is a diagnose counter "unwind.<name>". */
+enum unwind_outcome {
+	UNWIND_COMPLETE,	/* reached the outermost frame (_start, clone) */
+	UNWIND_TRUNCATED_STACK,	/* ran off the copied stack */
+	UNWIND_TRUNCATED_DEPTH,	/* hit UNWIND_MAX_FRAMES */
+	UNWIND_FAILED_NO_MAP,	/* an address outside any known mapping */
+	UNWIND_FAILED_NO_INFO,	/* no unwind table for a frame and no frame pointer */
+	UNWIND_FAILED_BAD_FRAME,/* the table or frame chain led somewhere invalid */
+	UNWIND_OUTCOMES
+};
+
+const char *unwind_outcome_name(enum unwind_outcome o);
+
+/* x86-64 user registers, in the order of PERF_REG_X86_* */
+struct unwind_regs {
+	uint64_t r[24];
+	uint64_t mask;		/* which of r[] are valid (sample_regs_user) */
+};
+
+/* The sample_regs_user mask the unwinder needs. */
+uint64_t unwind_regs_mask(enum unwind_method method);
+
+struct unwind_sample {
+	uint32_t pid;
+	struct unwind_regs regs;	/* at the sample */
+	const uint8_t *stack;		/* copy of the stack from regs' SP up */
+	size_t stack_len;
+	const uint64_t *callchain;	/* PERF_SAMPLE_CALLCHAIN (fp mode), else NULL */
+	size_t callchain_len;
+};
+
+struct unwinder;
+
+int unwinder_new(struct unwinder **u, enum unwind_method method,
+		 const struct addrspaces *as);
+void unwinder_free(struct unwinder *u);
+
+/*
+ * Unwinds one sample into ips[0] (the sampled ip) .. ips[*n - 1] (outermost).
+ * Caller frames are return addresses minus one. Returns the outcome; *n
+ * frames are valid whatever it is.
+ */
+enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
+			   uint64_t *ips, size_t *n);
+
+/* A dso was unmapped for good or a process exec'd: drop cached tables. */
+void unwinder_forget_pid(struct unwinder *u, uint32_t pid);
+
+#endif
