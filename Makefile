@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 #
 #   make            build gtrace (run ./configure first)
-#   make check      build and run the test suite
+#   make check      build and run the test suite (T=PATTERN: only the
+#                   tests whose name contains PATTERN, e.g. T=e2e/hot)
 #   make demo       record the bundled workload and print its report
 #   make install    install under $(PREFIX) (DESTDIR for staging)
 #   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
@@ -84,7 +85,7 @@ include tests/workloads/workloads.mk
 tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS)
 
 check: tests
-	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) sh tests/run.sh
+	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) sh tests/run.sh $(T)
 
 demo: $(GTRACE) $(WORKLOADS)
 	$(Q)sh scripts/demo.sh $(BUILD)

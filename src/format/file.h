@@ -19,6 +19,12 @@
 #define TR_VERSION 1			/* of this writer */
 #define TR_MIN_READER_VERSION 1		/* a reader older than this must refuse */
 
+#define TR_HEADER_SIZE 32		/* bytes of the file header */
+#define TR_CHUNK_HEADER_SIZE 20		/* bytes before each chunk's zstd frame */
+
+/* Bound on a chunk's decompressed size, so a corrupt length cannot claim more. */
+#define TR_CHUNK_MAX_RAW (256u << 20)
+
 /* Feature bits in the header: what kinds of data the file may hold. */
 enum tr_feature {
 	TR_FEAT_CPU_SAMPLES = 1 << 0,
@@ -70,8 +76,14 @@ struct tr_chunk {
 
 struct tr_reader;
 
-/* Opens path and checks the header: TR_ERR_NOT_TRACE, TR_ERR_VERSION, ... */
+/*
+ * Opens path and checks the header: TR_ERR_NOT_TRACE, TR_ERR_VERSION, ...
+ * *hdr is filled as far as it was read (with TR_ERR_VERSION, the versions).
+ */
 int tr_reader_open(struct tr_reader **r, const char *path, struct tr_header *hdr);
+/* The same over bytes in memory, which must outlive the reader (fuzzing, tests). */
+int tr_reader_open_mem(struct tr_reader **r, const void *data, size_t len,
+		       struct tr_header *hdr);
 /*
  * Reads the next chunk: 1 with *c filled, 0 at the end of the file, or a
  * negative error (TR_ERR_TRUNCATED, TR_ERR_CORRUPT) for a chunk that cannot

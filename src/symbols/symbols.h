@@ -31,7 +31,12 @@ void symbolizer_free(struct symbolizer *s);
  * Fills frames[] innermost first and returns their number (at least 1 when
  * the function is known), 0 when the address has no symbol, or a negative
  * errno when the dso cannot be read (-ENOENT missing file, -ESTALE build-id
- * differs). Strings stay valid until symbolizer_free.
+ * differs, -ENOEXEC not ELF; the same error for every address of that dso).
+ * An inline chain deeper than max keeps its innermost max frames.
+ * TR_DSO_ANON addresses are looked up in /tmp/perf-PID.map (read once per
+ * pid; 0 without one), TR_DSO_VDSO ones (offsets from the vdso's start) in
+ * this process's vdso, and TR_DSO_KERNEL ones give 0. Strings stay valid
+ * until symbolizer_free. A symbolizer is for one thread at a time.
  */
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max);

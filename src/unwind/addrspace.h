@@ -37,19 +37,26 @@ void addrspaces_free(struct addrspaces *as);
 void addrspace_fork(struct addrspaces *as, uint32_t pid, uint32_t ppid);
 /* exec replaced the image: forget all maps of pid. */
 void addrspace_exec(struct addrspaces *as, uint32_t pid);
+/* The process (not merely one of its threads) is gone. */
 void addrspace_exit(struct addrspaces *as, uint32_t pid);
-/* From a PERF_RECORD_MMAP2; replaces any overlapped range. */
+/*
+ * From a PERF_RECORD_MMAP2; replaces any overlapped range. Only code and
+ * read-only file mappings are kept: any other mapping just removes what it
+ * covers. build_id may be NULL (then it is read from the file, once per file).
+ */
 void addrspace_mmap(struct addrspaces *as, uint32_t pid, uint64_t start,
 		    uint64_t len, uint64_t pgoff, uint32_t prot,
 		    const char *path, const uint8_t *build_id, uint32_t build_id_len);
 /* Reads /proc/PID/maps, for processes that existed before recording began. */
 int addrspace_load_proc(struct addrspaces *as, uint32_t pid);
 
+/* The map holding addr, or NULL; valid until pid's maps next change. */
 const struct map *addrspace_find(const struct addrspaces *as, uint32_t pid, uint64_t addr);
 
 /*
  * The ELF virtual address (what the symbol tables use) of an address in a
- * file-backed map; for anonymous maps the address itself.
+ * file-backed map; for anonymous maps the address itself. The vdso's ELF
+ * addresses are its offsets from the map start (it is linked at 0).
  */
 uint64_t map_to_elf_addr(const struct map *m, uint64_t addr);
 

@@ -7,7 +7,7 @@
  * call chain. The DWARF implementation uses libunwind's remote API against
  * the process's maps; frame pointers are the fallback for a frame it cannot
  * unwind and the whole method for --call-graph fp. Built without libunwind,
- * unwind_stub.c provides frame pointers alone.
+ * unwind-stub.c provides frame pointers alone (for both methods).
  */
 
 #include <stddef.h>
@@ -48,7 +48,7 @@ struct unwind_sample {
 	uint32_t pid;
 	struct unwind_regs regs;	/* at the sample */
 	const uint8_t *stack;		/* copy of the stack from regs' SP up */
-	size_t stack_len;
+	size_t stack_len;		/* the bytes the kernel copied (dyn_size) */
 	const uint64_t *callchain;	/* PERF_SAMPLE_CALLCHAIN (fp mode), else NULL */
 	size_t callchain_len;
 };
@@ -60,14 +60,17 @@ int unwinder_new(struct unwinder **u, enum unwind_method method,
 void unwinder_free(struct unwinder *u);
 
 /*
- * Unwinds one sample into ips[0] (the sampled ip) .. ips[*n - 1] (outermost).
- * Caller frames are return addresses minus one. Returns the outcome; *n
- * frames are valid whatever it is.
+ * Unwinds one sample into ips[0] (the sampled ip) .. ips[*n - 1] (outermost);
+ * ips must hold UNWIND_MAX_FRAMES. Caller frames are return addresses minus
+ * one. Returns the outcome; *n frames are valid whatever it is. Frames after
+ * the first always lie in a known mapping; the first is the sampled ip as
+ * it is, and is missing (*n == 0) only when the sample has no user
+ * registers or user callchain. Not thread-safe: one unwinder per thread.
  */
 enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 			   uint64_t *ips, size_t *n);
 
-/* A dso was unmapped for good or a process exec'd: drop cached tables. */
+/* The process exec'd or exited: drop what was cached for it. */
 void unwinder_forget_pid(struct unwinder *u, uint32_t pid);
 
 #endif

@@ -18,18 +18,24 @@
  */
 #define VEC(type) struct { type *v; size_t len, cap; }
 
+/* Grows an array of cap elements of size bytes to hold need; returns it. */
+static inline void *vec_grow_(void *v, size_t *cap, size_t need, size_t size)
+{
+	size_t new_cap = *cap ? *cap * 2 : 16;
+
+	while (new_cap < need)
+		new_cap *= 2;
+	*cap = new_cap;
+	return xrealloc(v, new_cap * size);
+}
+
+/* An expression, so that VEC_PUSH can use it. */
 #define VEC_RESERVE(vec, n)                                                    \
-	do {                                                                   \
-		size_t vec_need_ = (vec)->len + (n);                           \
-		if (vec_need_ > (vec)->cap) {                                  \
-			size_t vec_cap_ = (vec)->cap ? (vec)->cap * 2 : 16;    \
-			while (vec_cap_ < vec_need_)                           \
-				vec_cap_ *= 2;                                 \
-			(vec)->v = xrealloc((vec)->v,                          \
-					    vec_cap_ * sizeof(*(vec)->v));     \
-			(vec)->cap = vec_cap_;                                 \
-		}                                                              \
-	} while (0)
+	((vec)->len + (n) > (vec)->cap                                         \
+		 ? (void)((vec)->v = vec_grow_((vec)->v, &(vec)->cap,          \
+					       (vec)->len + (n),               \
+					       sizeof(*(vec)->v)))             \
+		 : (void)0)
 
 /* Appends one zeroed element and evaluates to its address. */
 #define VEC_PUSH(vec)                                                          \

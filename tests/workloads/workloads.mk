@@ -1,3 +1,27 @@
 # Bundled workloads with a known shape, for tests, the demo and benchmarks.
-# Built in two flavours where it matters: with and without frame pointers.
-WORKLOADS =
+# Built in two flavours where it matters: with frame pointers (NAME) and
+# without (NAME-nofp). They are targets, not code under test, so they are
+# never built with the sanitizers. No tail calls, so every named function
+# stays on the stack.
+
+WORKLOAD_DIR = $(BUILD)/workloads
+WORKLOAD_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fno-optimize-sibling-calls -pthread
+WORKLOAD_BOTH = hot threads recurse
+WORKLOAD_FP_ONLY = forkexec sleeper crasher demo
+
+WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
+	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%)
+
+$(WORKLOAD_DIR)/%: tests/workloads/%.c tests/workloads/workload.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@
+
+$(WORKLOAD_DIR)/%-nofp: tests/workloads/%.c tests/workloads/workload.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
+
+workloads: $(WORKLOADS)
+
+.PHONY: workloads

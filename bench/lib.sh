@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# Shared by the benchmarks (bash). Set BUILD (default build), GTRACE
+# (default $BUILD/gtrace) or PERF (default perf) to compare other builds.
+
+set -euo pipefail
+
+SRCDIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$SRCDIR/build}
+GTRACE=${GTRACE:-$BUILD/gtrace}
+PERF=${PERF:-perf}
+WORKLOADS=$BUILD/workloads
+
+for tool in "$GTRACE" "$WORKLOADS/hot-nofp"; do
+	[ -x "$tool" ] || { echo "bench: no '$tool': run ./configure && make tests first" >&2; exit 1; }
+done
+command -v "$PERF" >/dev/null || { echo "bench: no perf: scripts/install-deps.sh installs it" >&2; exit 1; }
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/gtrace-bench.XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+
+# say CMD...: prints a command as it will run, for the record.
+say() {
+	echo "+ $*"
+}
+
+now() {
+	date +%s.%N
+}
+
+# median: the median of the numbers on stdin, one per line.
+median() {
+	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# perf_samples FILE: the number of samples in a perf.data file.
+perf_samples() {
+	"$PERF" script -i "$1" -F tid -G 2>/dev/null | wc -l
+}
+
+# gtrace_samples FILE: the number of samples in a recording, from diagnose.
+gtrace_samples() {
+	"$GTRACE" diagnose -i "$1" 2>/dev/null |
+		awk '{ sub(/^[ \t#]+/, "") } /^samples[ :\t]/ && match($0, /[0-9]+/) {
+			print substr($0, RSTART, RLENGTH); exit }'
+}
+
+file_size() {
+	stat -c %s "$1"
+}

@@ -1,0 +1,70 @@
+#!/bin/sh
+# SPDX-License-Identifier: MIT
+#
+# Installs what gtrace needs on Debian (and derivatives): the build tools and
+# libraries, then what the tests and benchmarks use. Only the packages not
+# installed yet are fetched, so running it again costs nothing. CUDA is
+# optional and left to the user (see README.md).
+#
+# usage: scripts/install-deps.sh
+
+set -eu
+
+# To build, and to run the tests (setpriv, groff for the man page check).
+required="build-essential make pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev
+	  procps util-linux groff-base"
+# For the sanitizer and fuzzing builds and the benchmarks; not every
+# distribution has them under these names.
+optional="clang linux-perf time"
+
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2
+	echo "  pkg-config, libzstd, libdw and libelf (elfutils), libunwind" >&2
+	exit 1
+fi
+
+# not_installed PACKAGE...: prints those of the packages not installed.
+not_installed() {
+	for pkg in "$@"; do
+		case $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true) in
+		*" installed") ;;
+		*) printf ' %s' "$pkg" ;;
+		esac
+	done
+}
+
+# shellcheck disable=SC2086 # one word per package
+missing_required=$(not_installed $required)
+# shellcheck disable=SC2086
+missing_optional=$(not_installed $optional)
+if [ -z "$missing_required$missing_optional" ]; then
+	echo "install-deps: all packages are installed"
+	exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+	as_root=
+elif command -v sudo >/dev/null 2>&1; then
+	as_root=sudo
+else
+	echo "install-deps: need root or sudo to install:$missing_required$missing_optional" >&2
+	exit 1
+fi
+
+apt_install() {
+	$as_root env DEBIAN_FRONTEND=noninteractive \
+		apt-get install -qq -y --no-install-recommends "$@" >/dev/null
+}
+
+$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+if [ -n "$missing_required" ]; then
+	echo "install-deps: installing$missing_required"
+	# shellcheck disable=SC2086
+	apt_install $missing_required
+fi
+for pkg in $missing_optional; do
+	echo "install-deps: installing $pkg"
+	apt_install "$pkg" ||
+		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing)" >&2
+done
+echo "install-deps: done"

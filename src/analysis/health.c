@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The diagnose view: how the recording went. Everything comes from the
+ * container, the meta pairs and the counters; anything missing prints as
+ * "n/a" so that a file from an interrupted or older recorder still shows.
+ */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <string.h>
+
+/* Meta keys with a line of their own, in print order, and their labels. */
+static const struct {
+	const char *key;
+	const char *label;
+} meta_lines[] = {
+	{ "command", "command" },
+	{ "event", "event" },
+	{ "frequency", "frequency (Hz)" },
+	{ "call-graph", "call graph" },
+	{ "stack-size", "stack size" },
+	{ "kernel", "kernel" },
+	{ "paranoid", "perf_event_paranoid" },
+	{ "gtrace-version", "gtrace version" },
+	{ "duration", NULL },	/* its own line, below */
+};
+
+/* Counters with a line of their own; the rest are listed by name. */
+static const char *const counter_lines[] = { "samples", "lost", "throttled" };
+
+#define UNWIND_PREFIX "unwind."
+
+static const struct {
+	uint64_t bit;
+	const char *name;
+} features[] = {
+	{ TR_FEAT_CPU_SAMPLES, "cpu-samples" },
+	{ TR_FEAT_DWARF_STACKS, "dwarf-stacks" },
+	{ TR_FEAT_OFFCPU, "off-cpu" },
+	{ TR_FEAT_SYMBOLS, "symbols" },
+	{ TR_FEAT_LANES, "lanes" },
+};
+
+static void field(FILE *out, const char *label)
+{
+	fprintf(out, "%-22s", label);
+}
+
+static double percent(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * (double)part / (double)all : 0.0;
+}
+
+static void put_counter(FILE *out, const struct model *m, const char *label,
+			const char *name)
+{
+	uint64_t v;
+
+	field(out, label);
+	if (model_counter(m, name, &v))
+		fprintf(out, "%" PRIu64 "\n", v);
+	else
+		fprintf(out, "n/a\n");
+}
+
+static void put_container(FILE *out, const struct model *m, const char *path)
+{
+	field(out, "file:");
+	fprintf(out, "%s\n", path);
+	field(out, "size:");
+	fprintf(out, "%" PRIu64 " bytes\n", m->file_size);
+	field(out, "format version:");
+	fprintf(out, "%" PRIu32 "\n", m->header.version);
+	field(out, "contents:");
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+		if (m->header.features & features[i].bit)
+			fprintf(out, "%s ", features[i].name);
+	fprintf(out, "(header features 0x%" PRIx64 ")\n", m->header.features);
+	field(out, "chunks:");
+	fprintf(out, "%" PRIu64 " (%" PRIu64 " bytes compressed, %" PRIu64
+		" decompressed, ratio %.2f)\n", m->chunks, m->compressed_bytes,
+		m->payload_bytes, m->compressed_bytes ?
+		(double)m->payload_bytes / (double)m->compressed_bytes : 0.0);
+	field(out, "ended:");
+	if (m->damage)
+		fprintf(out, "truncated after chunk %" PRIu64 " (offset %" PRIu64 "): %s\n",
+			m->chunks, m->damage_offset, tr_strerror(m->damage));
+	else
+		fprintf(out, m->ended ? "cleanly\n" : "without an END chunk\n");
+}
+
+static bool is_meta_line(const char *key)
+{
+	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
+		if (!strcmp(meta_lines[i].key, key))
+			return true;
+	return false;
+}
+
+static void put_meta(FILE *out, const struct model *m)
+{
+	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++) {
+		const char *v = model_meta(m, meta_lines[i].key);
+		char label[64];
+
+		if (!meta_lines[i].label)
+			continue;
+		snprintf(label, sizeof(label), "%s:", meta_lines[i].label);
+		field(out, label);
+		fprintf(out, "%s\n", v ? v : "n/a");
+	}
+	field(out, "duration:");
+	if (model_meta(m, "duration"))
+		fprintf(out, "%s s\n", model_meta(m, "duration"));
+	else	/* the recorder was stopped before it could write it */
+		fprintf(out, "%.3f s (from the events read)\n",
+			(double)(m->last_ts - m->start_ts) / 1e9);
+	/* Keys this version has no line for, once each with their last value. */
+	for (size_t i = 0; i < m->t.meta.len; i++) {
+		const struct tr_meta *kv = &m->t.meta.v[i];
+		char label[64];
+
+		if (!kv->key || is_meta_line(kv->key) || model_meta(m, kv->key) != kv->value)
+			continue;
+		snprintf(label, sizeof(label), "%s:", kv->key);
+		field(out, label);
+		fprintf(out, "%s\n", kv->value ? kv->value : "");
+	}
+}
+
+static void put_counts(FILE *out, const struct model *m)
+{
+	uint64_t truncated = 0;
+
+	for (size_t i = 0; i < m->t.samples.len; i++)
+		truncated += !!(m->t.samples.v[i].flags & TR_SAMPLE_TRUNCATED);
+	field(out, "samples:");
+	fprintf(out, "%zu\n", m->t.samples.len);
+	put_counter(out, m, "samples counted:", "samples");
+	field(out, "truncated stacks:");
+	fprintf(out, "%" PRIu64 " (%.2f%%)\n", truncated,
+		percent(truncated, m->t.samples.len));
+	field(out, "threads:");
+	fprintf(out, "%zu\n", m->real_threads);
+	field(out, "processes:");
+	fprintf(out, "%" PRIu64 "\n", m->processes);
+	put_counter(out, m, "lost records:", "lost");
+	put_counter(out, m, "throttled:", "throttled");
+	field(out, "lanes:");
+	fprintf(out, "%zu\n", m->t.lanes.len);
+	field(out, "spans:");
+	fprintf(out, "%zu\n", m->t.spans.len);
+}
+
+static void put_unwinding(FILE *out, const struct model *m)
+{
+	size_t plen = strlen(UNWIND_PREFIX);
+	uint64_t all = 0;
+
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+
+		if (!strncmp(name, UNWIND_PREFIX, plen))
+			all += m->counters.v[i].value;
+	}
+	field(out, "unwinding:");
+	fprintf(out, all ? "%" PRIu64 " stacks\n" : "n/a\n", all);
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+		uint64_t v = m->counters.v[i].value;
+
+		if (!strncmp(name, UNWIND_PREFIX, plen))
+			fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%\n", name + plen, v,
+				percent(v, all));
+	}
+}
+
+static void put_symbols(FILE *out, const struct model *m)
+{
+	uint64_t locs = m->t.locs.len, resolved = 0, leaf_resolved = 0;
+
+	for (uint32_t loc = 1; loc <= locs; loc++)
+		resolved += !!m->loc_syms[loc].count;
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		uint32_t node = m->t.samples.v[i].node;
+		uint32_t loc = node && node <= m->t.nodes.len ? m->t.nodes.v[node - 1].loc : 0;
+
+		leaf_resolved += loc && loc <= locs && m->loc_syms[loc].count;
+	}
+	field(out, "symbols:");
+	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)\n",
+		resolved, locs, percent(resolved, locs));
+	field(out, "leaf resolved:");
+	fprintf(out, "%" PRIu64 " of %zu samples (%.2f%%)\n", leaf_resolved,
+		m->t.samples.len, percent(leaf_resolved, m->t.samples.len));
+}
+
+static bool is_counter_line(const char *name)
+{
+	if (!strncmp(name, UNWIND_PREFIX, strlen(UNWIND_PREFIX)))
+		return true;
+	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
+		if (!strcmp(counter_lines[i], name))
+			return true;
+	return false;
+}
+
+static void put_other_counters(FILE *out, const struct model *m)
+{
+	bool header = false;
+
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+
+		if (is_counter_line(name))
+			continue;
+		if (!header) {
+			fprintf(out, "other counters:\n");
+			header = true;
+		}
+		fprintf(out, "  %-30s%10" PRIu64 "\n", name, m->counters.v[i].value);
+	}
+}
+
+void diagnose_print(FILE *out, const struct model *m, const char *path)
+{
+	put_container(out, m, path);
+	put_meta(out, m);
+	put_counts(out, m);
+	put_unwinding(out, m);
+	put_symbols(out, m);
+	put_other_counters(out, m);
+}

@@ -1,0 +1,310 @@
+/* SPDX-License-Identifier: MIT */
+/* The by-symbol report: self and children counts per row of sort keys. */
+#include "analysis/analysis.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+static const char *const key_names[REPORT_KEYS] = {
+	[KEY_COMM] = "comm",
+	[KEY_DSO] = "dso",
+	[KEY_SYMBOL] = "symbol",
+	[KEY_PID] = "pid",
+	[KEY_TID] = "tid",
+};
+
+static const char *const key_headers[REPORT_KEYS] = {
+	[KEY_COMM] = "Command",
+	[KEY_DSO] = "DSO",
+	[KEY_SYMBOL] = "Symbol",
+	[KEY_PID] = "Pid",
+	[KEY_TID] = "Tid",
+};
+
+int report_parse_keys(struct report_opts *o, const char *list)
+{
+	const char *p = list;
+
+	o->nkeys = 0;
+	for (;;) {
+		size_t len = strcspn(p, ",");
+		size_t k;
+
+		for (k = 0; k < REPORT_KEYS; k++)
+			if (strlen(key_names[k]) == len && !strncmp(p, key_names[k], len))
+				break;
+		if (k == REPORT_KEYS)
+			return -EINVAL;
+		for (size_t i = 0; i < o->nkeys; i++)
+			if (o->keys[i] == k)
+				return -EINVAL;
+		o->keys[o->nkeys++] = (enum report_key)k;
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+/* Interns the pair (a, b) as a dense id from 1, so key tuples chain into one id. */
+static uint32_t pair_id(struct u64map *pairs, uint32_t a, uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b, id;
+
+	if (u64map_get(pairs, key, &id))
+		return (uint32_t)id;
+	id = pairs->len + 1;
+	u64map_put(pairs, key, id);
+	return (uint32_t)id;
+}
+
+/* Everything report_build needs while walking the stacks. */
+struct row_builder {
+	struct report *r;
+	struct u64map pairs;	/* key tuples -> ids */
+	struct u64map rows;	/* thread part << 32 | func part -> row index */
+	uint32_t *thread_part;	/* by thread index; 0 filtered out */
+	uint32_t *func_part;	/* by func id */
+	uint32_t *part_thread;	/* by thread part: a thread having it */
+	uint32_t *cache_part;	/* by func id: thread part cache_row is for */
+	uint32_t *cache_row;	/* by func id */
+	VEC(uint32_t) seen;	/* by row: the last stack that counted it */
+};
+
+static void make_thread_parts(struct row_builder *b, struct funcs *f,
+			      const struct report_opts *o)
+{
+	const struct model *m = f->m;
+
+	b->thread_part = xcalloc(m->real_threads + 1, sizeof(*b->thread_part));
+	for (size_t ti = 0; ti < m->real_threads; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+		uint32_t part = 0;
+
+		if (o->filter && !filter_thread(o->filter, f, th))
+			continue;
+		for (size_t k = 0; k < o->nkeys; k++) {
+			if (o->keys[k] == KEY_COMM)
+				part = pair_id(&b->pairs, part, funcs_thread_name(f, th));
+			else if (o->keys[k] == KEY_PID)
+				part = pair_id(&b->pairs, part, th->pid);
+			else if (o->keys[k] == KEY_TID)
+				part = pair_id(&b->pairs, part, th->tid);
+		}
+		/* Without thread keys every thread shares one nonzero part. */
+		b->thread_part[ti] = part ? part : UINT32_MAX;
+	}
+	b->part_thread = xcalloc(b->pairs.len + 1, sizeof(*b->part_thread));
+	for (size_t ti = m->real_threads; ti-- > 0;)
+		if (b->thread_part[ti] && b->thread_part[ti] != UINT32_MAX)
+			b->part_thread[b->thread_part[ti]] = (uint32_t)ti;
+}
+
+static void make_func_parts(struct row_builder *b, const struct funcs *f,
+			    const struct report_opts *o)
+{
+	b->func_part = xcalloc(f->v.len, sizeof(*b->func_part));
+	for (size_t fi = 0; fi < f->v.len; fi++) {
+		uint32_t part = 0;
+
+		for (size_t k = 0; k < o->nkeys; k++) {
+			if (o->keys[k] == KEY_DSO)
+				part = pair_id(&b->pairs, part, f->v.v[fi].dso);
+			else if (o->keys[k] == KEY_SYMBOL)
+				part = pair_id(&b->pairs, part, f->v.v[fi].name);
+		}
+		b->func_part[fi] = part;
+	}
+	b->cache_part = xcalloc(f->v.len, sizeof(*b->cache_part));
+	b->cache_row = xcalloc(f->v.len, sizeof(*b->cache_row));
+}
+
+static uint32_t row_of(struct row_builder *b, uint32_t part, uint32_t func)
+{
+	uint64_t key = (uint64_t)part << 32 | b->func_part[func], at;
+	struct report_row *row;
+
+	/* Stacks come sorted by thread part: most lookups hit this cache. */
+	if (b->cache_part[func] == part)
+		return b->cache_row[func];
+	if (!u64map_get(&b->rows, key, &at)) {
+		at = b->r->rows.len;
+		u64map_put(&b->rows, key, at);
+		row = VEC_PUSH(&b->r->rows);
+		row->thread = part == UINT32_MAX ? 0 : b->part_thread[part];
+		row->func = func;
+		*VEC_PUSH(&b->seen) = 0;
+	}
+	b->cache_part[func] = part;
+	b->cache_row[func] = (uint32_t)at;
+	return (uint32_t)at;
+}
+
+/* Adds one distinct stack: self to its innermost frame, children once per row. */
+static void add_stack(struct row_builder *b, const struct funcs *f,
+		      const struct stack_count *sc, uint32_t stamp, bool children)
+{
+	const struct tr_node *nodes = f->m->t.nodes.v;
+	uint32_t node = sc->node, n;
+	const uint32_t *fn = funcs_of_node(f, node, &n);
+	uint32_t leaf = row_of(b, sc->group, fn[0]);	/* may grow rows: look up first */
+
+	b->r->rows.v[leaf].self += sc->count;
+	if (!children)
+		return;
+	for (;;) {
+		for (uint32_t i = 0; i < n; i++) {
+			uint32_t row = row_of(b, sc->group, fn[i]);
+
+			if (b->seen.v[row] != stamp) {
+				b->seen.v[row] = stamp;
+				b->r->rows.v[row].children += sc->count;
+			}
+		}
+		/* Parents precede their children: a parent id not below its child is corrupt. */
+		if (!node || nodes[node - 1].parent >= node)
+			break;
+		node = nodes[node - 1].parent;
+		if (!node)
+			break;
+		fn = funcs_of_node(f, node, &n);
+	}
+}
+
+struct sort_ctx {
+	const struct funcs *f;
+	const struct model *m;
+	bool children;
+};
+
+static int cmp_u64_desc(uint64_t a, uint64_t b)
+{
+	return a > b ? -1 : a < b;
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *pctx)
+{
+	const struct report_row *a = pa, *b = pb;
+	const struct sort_ctx *ctx = pctx;
+	const struct func *fa = &ctx->f->v.v[a->func], *fb = &ctx->f->v.v[b->func];
+	int c;
+
+	if (ctx->children && (c = cmp_u64_desc(a->children, b->children)))
+		return c;
+	if ((c = cmp_u64_desc(a->self, b->self)))
+		return c;
+	if ((c = strcmp(funcs_name(ctx->f, fa->name), funcs_name(ctx->f, fb->name))))
+		return c;
+	if ((c = strcmp(funcs_name(ctx->f, fa->dso), funcs_name(ctx->f, fb->dso))))
+		return c;
+	return a->thread < b->thread ? -1 : a->thread > b->thread;
+}
+
+void report_build(struct report *r, struct funcs *f, const struct report_opts *o)
+{
+	struct row_builder b = { .r = r };
+	struct stack_counts sc;
+	struct sort_ctx ctx = { .f = f, .m = f->m, .children = o->children };
+
+	memset(r, 0, sizeof(*r));
+	make_thread_parts(&b, f, o);
+	make_func_parts(&b, f, o);
+	count_stacks(&sc, f, o->filter, b.thread_part);
+	r->total = sc.total;
+	for (size_t i = 0; i < sc.c.len; i++)
+		add_stack(&b, f, &sc.c.v[i], (uint32_t)i + 1, o->children);
+	if (r->rows.len)
+		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, &ctx);
+
+	stack_counts_free(&sc);
+	u64map_free(&b.pairs);
+	u64map_free(&b.rows);
+	free(b.thread_part);
+	free(b.func_part);
+	free(b.part_thread);
+	free(b.cache_part);
+	free(b.cache_row);
+	VEC_FREE(&b.seen);
+}
+
+void report_free(struct report *r)
+{
+	VEC_FREE(&r->rows);
+}
+
+/* The text of one key column of a row. */
+static const char *key_text(const struct report_row *row, enum report_key k,
+			    struct funcs *f, char *buf, size_t size)
+{
+	const struct model_thread *th = &f->m->threads.v[row->thread];
+
+	switch (k) {
+	case KEY_COMM:
+		return funcs_name(f, funcs_thread_name(f, th));
+	case KEY_DSO:
+		return funcs_name(f, f->v.v[row->func].dso);
+	case KEY_SYMBOL:
+		return funcs_name(f, f->v.v[row->func].name);
+	case KEY_PID:
+		snprintf(buf, size, "%" PRIu32, th->pid);
+		return buf;
+	case KEY_TID:
+		snprintf(buf, size, "%" PRIu32, th->tid);
+		return buf;
+	default:
+		return "";
+	}
+}
+
+static double percent(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+void report_print(FILE *out, const struct report *r, struct funcs *f,
+		  const struct report_opts *o, const char *path)
+{
+	const char *event = model_meta(f->m, "event");
+	size_t rows = o->limit && o->limit < r->rows.len ? o->limit : r->rows.len;
+	int width[REPORT_KEYS] = {0};
+	char buf[32];
+
+	for (size_t k = 0; k < o->nkeys; k++) {
+		width[k] = (int)strlen(key_headers[o->keys[k]]);
+		for (size_t i = 0; i < rows; i++) {
+			int len = (int)strlen(key_text(&r->rows.v[i], o->keys[k], f,
+						       buf, sizeof(buf)));
+
+			if (len > width[k])
+				width[k] = len;
+		}
+	}
+
+	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
+		event ? event : "unknown");
+	fprintf(out, "# File: %s\n#\n", path);
+	/* The '#' takes the place of the rows' leading space. */
+	if (o->children)
+		fprintf(out, "#%10s", "Children");
+	fprintf(out, "%s%10s %8s", o->children ? " " : "#", "Self", "Samples");
+	for (size_t k = 0; k < o->nkeys; k++)
+		fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
+			key_headers[o->keys[k]]);
+	fprintf(out, "\n#\n");
+
+	for (size_t i = 0; i < rows; i++) {
+		const struct report_row *row = &r->rows.v[i];
+
+		if (o->children)
+			fprintf(out, " %9.2f%%", percent(row->children, r->total));
+		fprintf(out, " %9.2f%% %8" PRIu64, percent(row->self, r->total),
+			o->children ? row->children : row->self);
+		for (size_t k = 0; k < o->nkeys; k++)
+			fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
+				key_text(row, o->keys[k], f, buf, sizeof(buf)));
+		fputc('\n', out);
+	}
+}

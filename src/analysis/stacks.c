@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: MIT */
+/* Functions of locations, sample filters, and counting samples by stack. */
+#include "analysis/analysis.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+#define UNKNOWN_NAME "[unknown]"
+
+static uint32_t func_id(struct funcs *f, uint32_t name, uint32_t dso)
+{
+	uint64_t key = (uint64_t)name << 32 | dso, id;
+	struct func *fn;
+
+	if (u64map_get(&f->index, key, &id))
+		return (uint32_t)id;
+	id = f->v.len;
+	fn = VEC_PUSH(&f->v);
+	fn->name = name;
+	fn->dso = dso;
+	u64map_put(&f->index, key, id);
+	return (uint32_t)id;
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}
+
+/* Names ids of each dso's basename, by dso id; 0 for an unknown dso. */
+static uint32_t *dso_names(struct funcs *f)
+{
+	const struct model *m = f->m;
+	uint32_t *names = xcalloc(m->t.dsos.len + 1, sizeof(*names));
+
+	for (size_t i = 0; i < m->t.dsos.len; i++) {
+		const char *path = model_str(m, m->t.dsos.v[i].path);
+
+		if (path && *path)
+			names[i + 1] = strtab_intern(&f->names, basename_of(path));
+	}
+	return names;
+}
+
+/* Appends the funcs of one location to f->frames, innermost first. */
+static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_name,
+			   bool inline_frames)
+{
+	const struct model *m = f->m;
+	const struct tr_loc *l = &m->t.locs.v[loc - 1];
+	uint32_t dso = l->dso <= m->t.dsos.len ? dso_name[l->dso] : 0;
+	uint32_t unknown_dso = strtab_intern(&f->names, UNKNOWN_NAME);
+	const struct tr_symbol *syms;
+	uint32_t n;
+
+	syms = model_loc_symbols(m, loc, &n);
+	if (!n) {
+		char name[256];
+
+		if (dso)
+			snprintf(name, sizeof(name), "[%s]+0x%" PRIx64,
+				 funcs_name(f, dso), l->addr);
+		else
+			snprintf(name, sizeof(name), "0x%" PRIx64, l->addr);
+		*VEC_PUSH(&f->frames) = func_id(f, strtab_intern(&f->names, name),
+						dso ? dso : unknown_dso);
+		return;
+	}
+	/* The last row is the real function the others are inlined into. */
+	for (uint32_t i = inline_frames ? 0 : n - 1; i < n; i++) {
+		const char *name = model_str(m, syms[i].func);
+
+		*VEC_PUSH(&f->frames) = func_id(f, strtab_intern(&f->names,
+							       name ? name : UNKNOWN_NAME),
+						dso ? dso : unknown_dso);
+	}
+}
+
+void funcs_init(struct funcs *f, const struct model *m, bool inline_frames)
+{
+	size_t nlocs = m->t.locs.len;
+	uint32_t unknown_name, *dso_name;
+
+	memset(f, 0, sizeof(*f));
+	f->m = m;
+	unknown_name = strtab_intern(&f->names, UNKNOWN_NAME);
+	f->unknown = func_id(f, unknown_name, unknown_name);
+	dso_name = dso_names(f);
+	f->loc_first = xcalloc(nlocs + 2, sizeof(*f->loc_first));
+	for (uint32_t loc = 1; loc <= nlocs; loc++) {
+		f->loc_first[loc] = (uint32_t)f->frames.len;
+		add_loc_frames(f, loc, dso_name, inline_frames);
+	}
+	f->loc_first[nlocs + 1] = (uint32_t)f->frames.len;
+	free(dso_name);
+}
+
+void funcs_free(struct funcs *f)
+{
+	strtab_free(&f->names);
+	VEC_FREE(&f->v);
+	u64map_free(&f->index);
+	free(f->loc_first);
+	VEC_FREE(&f->frames);
+}
+
+const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n)
+{
+	const struct model *m = f->m;
+	uint32_t loc = node && node <= m->t.nodes.len ? m->t.nodes.v[node - 1].loc : 0;
+
+	if (!loc || loc > m->t.locs.len) {
+		*n = 1;
+		return &f->unknown;
+	}
+	*n = f->loc_first[loc + 1] - f->loc_first[loc];
+	return &f->frames.v[f->loc_first[loc]];
+}
+
+const char *funcs_name(const struct funcs *f, uint32_t name_id)
+{
+	const char *s = strtab_get(&f->names, name_id);
+
+	return s ? s : UNKNOWN_NAME;
+}
+
+uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th)
+{
+	const char *name = model_str(f->m, th->name);
+	char tid[16];
+
+	if (name && *name)
+		return strtab_intern(&f->names, name);
+	snprintf(tid, sizeof(tid), ":%" PRIu32, th->tid);
+	return strtab_intern(&f->names, tid);
+}
+
+int filter_add(struct sample_filter *flt, enum filter_field field, const char *list)
+{
+	const char *p = list;
+
+	for (;;) {
+		size_t len = strcspn(p, ",");
+
+		if (!len)
+			return -EINVAL;
+		if (field == FILTER_PID || field == FILTER_TID) {
+			char *end;
+			unsigned long v;
+
+			errno = 0;
+			v = strtoul(p, &end, 10);
+			if (errno || end != p + len || v > UINT32_MAX || *p == '-')
+				return -EINVAL;
+			if (field == FILTER_PID)
+				*VEC_PUSH(&flt->pids) = (uint32_t)v;
+			else
+				*VEC_PUSH(&flt->tids) = (uint32_t)v;
+		} else if (field == FILTER_COMM) {
+			*VEC_PUSH(&flt->comms) = xstrndup(p, len);
+		} else {
+			*VEC_PUSH(&flt->dsos) = xstrndup(p, len);
+		}
+		if (!p[len])
+			return 0;
+		p += len + 1;
+	}
+}
+
+void filter_free(struct sample_filter *flt)
+{
+	for (size_t i = 0; i < flt->comms.len; i++)
+		free(flt->comms.v[i]);
+	for (size_t i = 0; i < flt->dsos.len; i++)
+		free(flt->dsos.v[i]);
+	VEC_FREE(&flt->pids);
+	VEC_FREE(&flt->tids);
+	VEC_FREE(&flt->comms);
+	VEC_FREE(&flt->dsos);
+}
+
+static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
+{
+	for (size_t i = 0; i < n; i++)
+		if (ids[i] == id)
+			return true;
+	return false;
+}
+
+static bool has_str(char *const *strs, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(strs[i], s))
+			return true;
+	return false;
+}
+
+bool filter_thread(const struct sample_filter *flt, struct funcs *f,
+		   const struct model_thread *th)
+{
+	if (flt->pids.len && !has_id(flt->pids.v, flt->pids.len, th->pid))
+		return false;
+	if (flt->tids.len && !has_id(flt->tids.v, flt->tids.len, th->tid))
+		return false;
+	return !flt->comms.len || has_str(flt->comms.v, flt->comms.len,
+					  funcs_name(f, funcs_thread_name(f, th)));
+}
+
+/* By node id: whether a sample ending there passes the dso filter. */
+static bool *nodes_in_dsos(const struct funcs *f, const struct sample_filter *flt)
+{
+	const struct model *m = f->m;
+	bool *ok = xcalloc(m->t.nodes.len + 1, sizeof(*ok));
+
+	for (uint32_t node = 0; node <= m->t.nodes.len; node++) {
+		uint32_t n;
+		const uint32_t *fn = funcs_of_node(f, node, &n);
+		const char *dso = funcs_name(f, f->v.v[fn[0]].dso);
+
+		ok[node] = has_str(flt->dsos.v, flt->dsos.len, dso);
+	}
+	return ok;
+}
+
+static int cmp_stack_count(const void *a, const void *b)
+{
+	const struct stack_count *x = a, *y = b;
+
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->node < y->node ? -1 : x->node > y->node;
+}
+
+void count_stacks(struct stack_counts *sc, const struct funcs *f,
+		  const struct sample_filter *flt, const uint32_t *thread_group)
+{
+	const struct model *m = f->m;
+	bool *node_ok = flt && flt->dsos.len ? nodes_in_dsos(f, flt) : NULL;
+	struct u64map index = {0};	/* group << 32 | node -> index in sc->c */
+	uint32_t last_tid = 0, group = 0;
+
+	memset(sc, 0, sizeof(*sc));
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		const struct tr_sample *s = &m->t.samples.v[i];
+		uint32_t node = s->node <= m->t.nodes.len ? s->node : 0;
+		uint64_t key, at;
+
+		if (i == 0 || s->tid != last_tid) {
+			long ti = model_thread_index(m, s->tid);
+
+			last_tid = s->tid;
+			group = ti >= 0 && (size_t)ti < m->real_threads ? thread_group[ti] : 0;
+		}
+		if (!group || (node_ok && !node_ok[node]))
+			continue;
+		sc->total++;
+		key = (uint64_t)group << 32 | node;
+		if (u64map_get(&index, key, &at)) {
+			sc->c.v[at].count++;
+		} else {
+			struct stack_count *c = VEC_PUSH(&sc->c);
+
+			c->group = group;
+			c->node = node;
+			c->count = 1;
+			u64map_put(&index, key, sc->c.len - 1);
+		}
+	}
+	u64map_free(&index);
+	free(node_ok);
+	if (sc->c.len)
+		qsort(sc->c.v, sc->c.len, sizeof(*sc->c.v), cmp_stack_count);
+}
+
+void stack_counts_free(struct stack_counts *sc)
+{
+	VEC_FREE(&sc->c);
+}

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/* The threads view: real threads by samples, then the lanes. */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/xalloc.h"
+
+static int cmp_by_samples(const void *pa, const void *pb, void *pctx)
+{
+	const struct model *m = pctx;
+	const struct model_thread *a = &m->threads.v[*(const size_t *)pa];
+	const struct model_thread *b = &m->threads.v[*(const size_t *)pb];
+
+	if (a->samples != b->samples)
+		return a->samples > b->samples ? -1 : 1;
+	return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+static const char *thread_name(const struct model *m, const struct model_thread *th)
+{
+	const char *name = model_str(m, th->name);
+
+	return name && *name ? name : "-";
+}
+
+static const char *lane_kind(const struct model *m, const struct model_thread *th)
+{
+	const char *kind = model_str(m, m->t.lanes.v[th->lane - 1].kind);
+
+	return kind && *kind ? kind : "-";
+}
+
+static void put_ms(FILE *out, bool known, uint64_t ns)
+{
+	if (known)
+		fprintf(out, "  %10.1f", (double)ns / 1e6);
+	else
+		fprintf(out, "  %10s", "-");
+}
+
+/* First and last event, in seconds since the recording started. */
+static void put_seen(FILE *out, const struct model *m, const struct model_thread *th)
+{
+	if (th->first_ts)
+		fprintf(out, "  %9.3f  %9.3f\n", (double)(th->first_ts - m->start_ts) / 1e9,
+			(double)(th->last_ts - m->start_ts) / 1e9);
+	else
+		fprintf(out, "  %9s  %9s\n", "-", "-");
+}
+
+static int name_width(const struct model *m, const size_t *idx, size_t n)
+{
+	int width = 4;
+
+	for (size_t i = 0; i < n; i++) {
+		int len = (int)strlen(thread_name(m, &m->threads.v[idx[i]]));
+
+		if (len > width)
+			width = len;
+	}
+	return width;
+}
+
+void threads_print(FILE *out, const struct model *m, size_t limit)
+{
+	size_t real = m->real_threads, lanes = m->threads.len - real;
+	size_t shown = limit && limit < real ? limit : real;
+	size_t *idx = xmalloc((m->threads.len + 1) * sizeof(*idx));
+	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
+	bool oncpu = offcpu || model_sample_period_ns(m);
+	int width, kind_width;
+
+	for (size_t i = 0; i < m->threads.len; i++)
+		idx[i] = i;
+	if (real)
+		qsort_r(idx, real, sizeof(*idx), cmp_by_samples, (void *)m);
+
+	width = name_width(m, idx, shown);
+	fprintf(out, "%8s %10s  %-*s  %8s  %10s  %10s  %9s  %9s\n", "PID", "TID",
+		width, "Name", "Samples", "On-CPU ms", "Off-CPU ms", "First s", "Last s");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_thread *th = &m->threads.v[idx[i]];
+
+		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %8" PRIu64, th->pid, th->tid,
+			width, thread_name(m, th), th->samples);
+		put_ms(out, oncpu, model_thread_oncpu_ns(m, th));
+		put_ms(out, offcpu, th->offcpu_ns);
+		put_seen(out, m, th);
+	}
+	if (!lanes) {
+		free(idx);
+		return;
+	}
+
+	width = name_width(m, idx + real, lanes);
+	kind_width = 4;
+	for (size_t i = real; i < m->threads.len; i++) {
+		int len = (int)strlen(lane_kind(m, &m->threads.v[i]));
+
+		if (len > kind_width)
+			kind_width = len;
+	}
+	fprintf(out, "\n%8s %10s  %-*s  %-*s  %8s  %10s  %9s  %9s\n", "PID", "TID",
+		kind_width, "Kind", width, "Name", "Spans", "Target ms", "First s", "Last s");
+	for (size_t i = real; i < m->threads.len; i++) {
+		const struct model_thread *th = &m->threads.v[i];
+
+		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %-*s  %8" PRIu64, th->pid,
+			th->tid, kind_width, lane_kind(m, th), width, thread_name(m, th),
+			th->spans);
+		put_ms(out, true, th->span_ns);
+		put_seen(out, m, th);
+	}
+	free(idx);
+}

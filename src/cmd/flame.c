@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: MIT */
+/* gtrace flame: the call tree as text, folded stacks, or an SVG flame graph. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cmd/cmds.h"
+#include "cmd/offline.h"
+#include "util/log.h"
+
+#define DEFAULT_MIN_PERCENT 0.5
+
+enum {
+	OPT_FOLDED = 256,
+	OPT_SVG,
+	OPT_MIN_PERCENT,
+	OPT_INLINE,
+	OPT_TITLE,
+};
+
+static void usage(void)
+{
+	printf("usage: gtrace flame [options]\n\n"
+	       "Shows the merged call tree of a recording: as an indented tree (default),\n"
+	       "as folded stacks for flamegraph tools, or as an SVG flame graph.\n\n"
+	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       "      --folded             print collapsed stacks: \"thread;outer;...;leaf count\"\n"
+	       "      --svg FILE           write an interactive SVG flame graph ('-': stdout)\n"
+	       "      --title TEXT         the SVG's title (default: the input file)\n"
+	       "      --min-percent P      tree: hide nodes under P%% of samples (default %.1f)\n"
+	       FILTER_USAGE
+	       "      --inline             show inlined functions as their own frames\n"
+	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
+}
+
+static int parse_percent(const char *s, double *p)
+{
+	char *end;
+
+	errno = 0;
+	*p = strtod(s, &end);
+	return errno || end == s || *end || *p < 0 || *p > 100 ? -EINVAL : 0;
+}
+
+static int write_svg(const struct calltree *t, const struct funcs *f, const char *file,
+		     const char *title)
+{
+	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
+	int failed;
+
+	if (!out) {
+		pr_err("cannot create '%s': %s", file, strerror(errno));
+		return EXIT_FAIL;
+	}
+	calltree_write_svg(out, t, f, title);
+	if (out == stdout)
+		return 0;
+	failed = ferror(out);
+	if (fclose(out) || failed) {
+		pr_err("cannot write '%s': %s", file, strerror(errno));
+		return EXIT_FAIL;
+	}
+	return 0;
+}
+
+int cmd_flame(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "folded", no_argument, NULL, OPT_FOLDED },
+		{ "svg", required_argument, NULL, OPT_SVG },
+		{ "title", required_argument, NULL, OPT_TITLE },
+		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONG_OPTIONS,
+		{ 0 }
+	};
+	struct sample_filter filter = {0};
+	const char *path = DEFAULT_INPUT, *svg = NULL, *title = NULL;
+	double min_percent = DEFAULT_MIN_PERCENT;
+	bool folded = false, inline_frames = false;
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	int c, status = 0;
+
+	opterr = 0;
+	while (!status && (c = getopt_long(argc, argv, ":i:h" FILTER_SHORT_OPTIONS,
+					   longopts, NULL)) != -1) {
+		if (offline_filter_option(&filter, c, optarg, &status))
+			continue;
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case OPT_FOLDED:
+			folded = true;
+			break;
+		case OPT_SVG:
+			svg = optarg;
+			break;
+		case OPT_TITLE:
+			title = optarg;
+			break;
+		case OPT_MIN_PERCENT:
+			if (parse_percent(optarg, &min_percent)) {
+				pr_err("invalid --min-percent '%s'; use 0 to 100", optarg);
+				status = EXIT_USAGE;
+			}
+			break;
+		case OPT_INLINE:
+			inline_frames = true;
+			break;
+		case 'h':
+			usage();
+			filter_free(&filter);
+			return 0;
+		default:
+			status = offline_bad_option("flame", argv, c);
+		}
+	}
+	if (!status && optind < argc)
+		status = offline_extra_arg("flame", argv[optind]);
+	if (!status && folded && svg) {
+		pr_err("--folded and --svg cannot be used together");
+		status = EXIT_USAGE;
+	}
+	if (!status)
+		status = offline_load(&m, path);
+	if (status) {
+		filter_free(&filter);
+		return status;
+	}
+
+	funcs_init(&f, &m, inline_frames);
+	calltree_build(&t, &f, &filter);
+	if (svg)
+		status = write_svg(&t, &f, svg, title ? title : path);
+	else if (folded)
+		calltree_print_folded(stdout, &t, &f);
+	else
+		calltree_print(stdout, &t, &f, min_percent);
+	calltree_free(&t);
+	funcs_free(&f);
+	model_free(&m);
+	filter_free(&filter);
+	return status;
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gtrace record: run a command and sample it into a trace file. This file
+ * parses the options and words the messages; src/record/ does the work.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cmd/cmds.h"
+#include "format/file.h"
+#include "record/session.h"
+#include "util/log.h"
+
+#define DEFAULT_OUTPUT "gtrace.data"
+#define DEFAULT_FREQ 999
+#define DEFAULT_STACK_SIZE 16384
+#define MAX_STACK_SIZE 65528	/* a sample record's size is 16 bits */
+
+/* What the shell answers for a command it cannot find or run. */
+#define EXIT_NOT_FOUND 127
+#define EXIT_NOT_EXECUTABLE 126
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: gtrace record [<options>] [--] <command> [<args>...]\n"
+		"\n"
+		"Runs <command> and samples the call stacks of its threads and of the\n"
+		"processes it starts into one self-contained trace file.\n"
+		"\n"
+		"options:\n"
+		"  -o, --output FILE        write to FILE (default " DEFAULT_OUTPUT "); an existing\n"
+		"                           FILE is renamed FILE.old\n"
+		"  -F, --freq HZ            samples per second per thread (default %d)\n"
+		"  -e, --event EVENT        cycles, cpu-clock or task-clock (default: cycles\n"
+		"                           where the CPU counts them, else cpu-clock)\n"
+		"      --call-graph MODE    dwarf[,SIZE]: unwind a copy of SIZE bytes of each\n"
+		"                           stack (default dwarf,%d; at most %d);\n"
+		"                           fp: follow frame pointers\n"
+		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
+		"  -q, --quiet              print no summary\n"
+		"  -v, --verbose            say more about the recording\n"
+		"  -h, --help               show this help\n"
+		"\n"
+		"Exit status: the command's (128 + N when signal N ended it, 0 when\n"
+		"--duration did), 127 command not found, 126 command not executable,\n"
+		"1 recording failed, 2 bad options.\n",
+		DEFAULT_FREQ, DEFAULT_STACK_SIZE, MAX_STACK_SIZE);
+}
+
+static int usage_error(void)
+{
+	fprintf(stderr, "see 'gtrace record --help'\n");
+	return EXIT_USAGE;
+}
+
+/* A whole decimal number in [min, max]. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max, uint32_t *out)
+{
+	unsigned long v;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end || v < min || v > max)
+		return -EINVAL;
+	*out = (uint32_t)v;
+	return 0;
+}
+
+static int parse_event(const char *s, enum sampler_event *e)
+{
+	static const struct {
+		const char *name;
+		enum sampler_event event;
+	} events[] = {
+		{ "cycles", SAMPLER_EVENT_CYCLES },
+		{ "cpu-clock", SAMPLER_EVENT_CPU_CLOCK },
+		{ "task-clock", SAMPLER_EVENT_TASK_CLOCK },
+	};
+
+	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+		if (!strcmp(s, events[i].name)) {
+			*e = events[i].event;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int parse_call_graph(const char *s, struct record_opts *o)
+{
+	if (!strcmp(s, "fp")) {
+		o->method = UNWIND_FP;
+		return 0;
+	}
+	if (strncmp(s, "dwarf", 5) || (s[5] && s[5] != ','))
+		return -EINVAL;
+	o->method = UNWIND_DWARF;
+	if (s[5] == ',' && (parse_uint(s + 6, 8, MAX_STACK_SIZE, &o->stack_size) ||
+			    o->stack_size % 8))
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	double secs;
+	char *end;
+
+	errno = 0;
+	secs = strtod(s, &end);
+	if (errno || end == s || *end || !(secs > 0) || secs > 1e9)
+		return -EINVAL;
+	*ns = (uint64_t)(secs * 1e9);
+	return *ns ? 0 : -EINVAL;
+}
+
+enum { OPT_CALL_GRAPH = 256, OPT_DURATION };
+
+/* Returns -1 to go on recording, else the exit status to end with. */
+static int parse_options(int argc, char **argv, struct record_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "output", required_argument, NULL, 'o' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "event", required_argument, NULL, 'e' },
+		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "quiet", no_argument, NULL, 'q' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 },
+	};
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	/* '+': the first non-option starts the command, whose options are its own. */
+	while ((opt = getopt_long(argc, argv, "+:o:F:e:qvh", longopts, NULL)) != -1) {
+		switch (opt) {
+		case 'o':
+			o->output = optarg;
+			break;
+		case 'F':
+			if (parse_uint(optarg, 1, UINT32_MAX, &o->freq)) {
+				pr_err("invalid frequency '%s': expected a whole number of samples per second",
+				       optarg);
+				return usage_error();
+			}
+			break;
+		case 'e':
+			if (parse_event(optarg, &o->event)) {
+				pr_err("unknown event '%s': expected cycles, cpu-clock or task-clock",
+				       optarg);
+				return usage_error();
+			}
+			break;
+		case OPT_CALL_GRAPH:
+			if (parse_call_graph(optarg, o)) {
+				pr_err("invalid call graph '%s': expected dwarf, dwarf,SIZE (a multiple of 8 up to %d) or fp",
+				       optarg, MAX_STACK_SIZE);
+				return usage_error();
+			}
+			break;
+		case OPT_DURATION:
+			if (parse_duration(optarg, &o->duration_ns)) {
+				pr_err("invalid duration '%s': expected a positive number of seconds",
+				       optarg);
+				return usage_error();
+			}
+			break;
+		case 'q':
+			quiet = 1;
+			break;
+		case 'v':
+			verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			pr_err("option '%s' needs a value", argv[optind - 1]);
+			return usage_error();
+		default:
+			if (optopt)
+				pr_err("unknown option '-%c'", optopt);
+			else
+				pr_err("unknown option '%s'", argv[optind - 1]);
+			return usage_error();
+		}
+	}
+	if (optind == argc) {
+		pr_err("no command to record");
+		return usage_error();
+	}
+	o->argv = argv + optind;
+	return -1;
+}
+
+/* The refusal of perf_event_open, with the setting to change. */
+static void explain_events_error(int err, const struct record_opts *o)
+{
+	long paranoid;
+
+	switch (-err) {
+	case EACCES:
+	case EPERM:
+		if (!sampler_read_sysctl("perf_event_paranoid", &paranoid) && paranoid > 2)
+			pr_err("perf_event_open refused: kernel.perf_event_paranoid is %ld (needs <= 2 for an unprivileged user); run 'sysctl kernel.perf_event_paranoid=2' or grant CAP_PERFMON",
+			       paranoid);
+		else
+			pr_err("perf_event_open refused: %s; a security policy (seccomp, SELinux, AppArmor) may block it",
+			       strerror(-err));
+		break;
+	case ENOSYS:
+		pr_err("perf_event_open is not available: blocked by a container seccomp profile or a kernel without CONFIG_PERF_EVENTS");
+		break;
+	case ENOENT:
+	case EOPNOTSUPP:
+	case ENODEV:
+		pr_err("event '%s' is not supported on this machine; try '-e cpu-clock'",
+		       o->event == SAMPLER_EVENT_TASK_CLOCK ? "task-clock"
+		       : o->event == SAMPLER_EVENT_CPU_CLOCK ? "cpu-clock" : "cycles");
+		break;
+	case SAMPLER_ERR_RING_LIMIT:
+		pr_err("cannot map the sample buffers: locked memory is limited; raise 'ulimit -l' or kernel.perf_event_mlock_kb");
+		break;
+	default:
+		pr_err("cannot open perf events: %s", strerror(-err));
+		break;
+	}
+}
+
+static int explain_failure(int err, const struct record_result *res,
+			   const struct record_opts *o)
+{
+	const char *cmd = o->argv[0];
+
+	switch (res->stage) {
+	case RECORD_STAGE_OUTPUT:
+		pr_err("cannot create '%s': %s", o->output, tr_strerror(err));
+		return EXIT_FAIL;
+	case RECORD_STAGE_START:
+		pr_err("cannot start recording '%s': %s", cmd, strerror(-err));
+		return EXIT_FAIL;
+	case RECORD_STAGE_EVENTS:
+		explain_events_error(err, o);
+		return EXIT_FAIL;
+	case RECORD_STAGE_EXEC:
+		if (err == -ENOENT && !strchr(cmd, '/')) {
+			pr_err("command not found: '%s'", cmd);
+			return EXIT_NOT_FOUND;
+		}
+		pr_err("cannot execute '%s': %s", cmd, strerror(-err));
+		return err == -ENOENT || err == -ENOTDIR ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
+	case RECORD_STAGE_WRITE:
+		pr_err("cannot write '%s': %s", o->output, tr_strerror(err));
+		return EXIT_FAIL;
+	}
+	return EXIT_FAIL;
+}
+
+static void print_summary(const struct record_result *res, const struct record_opts *o)
+{
+	double kib = (double)res->file_bytes / 1024;
+
+	if (res->event_fell_back)
+		pr_debug("cycles cannot be sampled here, sampled cpu-clock instead");
+	pr_debug("rings of %zu KiB per CPU", res->ring_bytes >> 10);
+	pr_info("recorded %llu samples from %llu thread%s (%llu lost) in '%s' (%.1f %s)",
+		(unsigned long long)res->stats.samples,
+		(unsigned long long)res->stats.threads, res->stats.threads == 1 ? "" : "s",
+		(unsigned long long)res->stats.lost, o->output,
+		kib < 10240 ? kib : kib / 1024, kib < 10240 ? "KiB" : "MiB");
+	if (res->stats.lost)
+		pr_warn("the kernel dropped %llu records because gtrace could not keep up; try a lower -F or a smaller --call-graph dwarf,SIZE",
+			(unsigned long long)res->stats.lost);
+}
+
+int cmd_record(int argc, char **argv)
+{
+	struct record_opts o = {
+		.output = DEFAULT_OUTPUT,
+		.event = SAMPLER_EVENT_AUTO,
+		.freq = DEFAULT_FREQ,
+		.method = UNWIND_DWARF,
+		.stack_size = DEFAULT_STACK_SIZE,
+	};
+	struct record_result res;
+	long max_rate;
+	int ret, err;
+
+	ret = parse_options(argc, argv, &o);
+	if (ret >= 0)
+		return ret;
+	if (!sampler_read_sysctl("perf_event_max_sample_rate", &max_rate) && o.freq > max_rate) {
+		pr_err("frequency %u is above kernel.perf_event_max_sample_rate (%ld)",
+		       o.freq, max_rate);
+		return usage_error();
+	}
+
+	err = record_run(&o, &res);
+	if (err)
+		return explain_failure(err, &res, &o);
+	print_summary(&res, &o);
+	return res.exit_status;
+}

@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: MIT */
+/* gtrace report: where the samples fell, one row per symbol. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "cmd/cmds.h"
+#include "cmd/offline.h"
+#include "util/log.h"
+
+#define DEFAULT_SORT "comm,dso,symbol"
+
+enum {
+	OPT_NO_CHILDREN = 256,
+	OPT_INLINE,
+};
+
+static void usage(void)
+{
+	printf("usage: gtrace report [options]\n\n"
+	       "Shows the samples of a recording by symbol, like perf report.\n\n"
+	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       "      --no-children        only self samples; sort by Self\n"
+	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid\n"
+	       "                           (default " DEFAULT_SORT ")\n"
+	       FILTER_USAGE
+	       "  -n, --limit N            print at most N rows (default all)\n"
+	       "      --inline             show inlined functions as their own frames\n"
+	       "  -h, --help               show this help\n");
+}
+
+int cmd_report(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
+		{ "sort", required_argument, NULL, 's' },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONG_OPTIONS,
+		{ 0 }
+	};
+	struct sample_filter filter = {0};
+	struct report_opts o = { .children = true, .filter = &filter };
+	const char *path = DEFAULT_INPUT;
+	struct model m;
+	struct funcs f;
+	struct report r;
+	int c, status = 0;
+
+	report_parse_keys(&o, DEFAULT_SORT);
+	opterr = 0;
+	while (!status && (c = getopt_long(argc, argv, ":i:s:n:h" FILTER_SHORT_OPTIONS,
+					   longopts, NULL)) != -1) {
+		if (offline_filter_option(&filter, c, optarg, &status))
+			continue;
+		switch (c) {
+		case 'i':
+			path = optarg;
+			break;
+		case OPT_NO_CHILDREN:
+			o.children = false;
+			break;
+		case 's':
+			if (report_parse_keys(&o, optarg)) {
+				pr_err("invalid --sort keys '%s'; use comm, dso, symbol, pid, tid",
+				       optarg);
+				status = EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			if (offline_parse_count(optarg, &o.limit)) {
+				pr_err("invalid row count '%s'", optarg);
+				status = EXIT_USAGE;
+			}
+			break;
+		case OPT_INLINE:
+			o.inline_frames = true;
+			break;
+		case 'h':
+			usage();
+			filter_free(&filter);
+			return 0;
+		default:
+			status = offline_bad_option("report", argv, c);
+		}
+	}
+	if (!status && optind < argc)
+		status = offline_extra_arg("report", argv[optind]);
+	if (!status)
+		status = offline_load(&m, path);
+	if (status) {
+		filter_free(&filter);
+		return status;
+	}
+
+	funcs_init(&f, &m, o.inline_frames);
+	report_build(&r, &f, &o);
+	report_print(stdout, &r, &f, &o, path);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+	filter_free(&filter);
+	return 0;
+}

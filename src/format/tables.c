@@ -1,0 +1,429 @@
+/* SPDX-License-Identifier: MIT */
+#include "format/tables.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/file.h"
+
+/*
+ * A TABLES payload is a run of table records, each
+ *	uvarint table id, uvarint row count, uvarint body length, body
+ * where the body holds the table's columns one after the other, each column
+ * being one value per row. Readers skip records with an unknown id and bytes
+ * after the columns they know, so new tables and new trailing columns need
+ * no new reader. man/gtrace-format.5 is the full specification.
+ */
+
+enum col_enc {
+	COL_PLAIN,	/* uvarint */
+	COL_DELTA,	/* svarint of the change from the previous row (0 before the first) */
+	COL_AFTER,	/* svarint of the difference from field `base` of the same row */
+	COL_STR,	/* uvarint length, then the bytes (no NUL) */
+	COL_BUILD_ID,	/* struct tr_dso: uvarint length <= TR_BUILD_ID_MAX, then the bytes */
+};
+
+struct column {
+	uint8_t enc;	/* enum col_enc */
+	uint8_t width;	/* of the integer field: 4 or 8 bytes */
+	uint8_t off;	/* of the field in the row */
+	uint8_t base;	/* COL_AFTER: offset of an earlier column's field of the same width */
+};
+
+#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0 }
+#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0 }
+#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b) }
+#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0 }
+
+static const struct column meta_cols[] = {
+	STR(struct tr_meta, key),
+	STR(struct tr_meta, value),
+};
+
+static const struct column string_cols[] = {
+	{ COL_STR, 0, 0, 0 },
+};
+
+static const struct column task_cols[] = {
+	U64(struct tr_task, ts, COL_DELTA),
+	U32(struct tr_task, pid, COL_DELTA),
+	U32(struct tr_task, tid, COL_DELTA),
+	U32(struct tr_task, kind, COL_PLAIN),
+	U32(struct tr_task, arg, COL_PLAIN),
+};
+
+static const struct column dso_cols[] = {
+	U32(struct tr_dso, path, COL_DELTA),
+	U32(struct tr_dso, pid, COL_PLAIN),
+	U32(struct tr_dso, flags, COL_PLAIN),
+	{ COL_BUILD_ID, 0, 0, 0 },
+};
+
+static const struct column loc_cols[] = {
+	U32(struct tr_loc, dso, COL_DELTA),
+	U64(struct tr_loc, addr, COL_DELTA),
+};
+
+static const struct column node_cols[] = {
+	U32(struct tr_node, parent, COL_DELTA),
+	U32(struct tr_node, loc, COL_DELTA),
+};
+
+static const struct column sample_cols[] = {
+	U64(struct tr_sample, ts, COL_DELTA),
+	U32(struct tr_sample, pid, COL_DELTA),
+	U32(struct tr_sample, tid, COL_DELTA),
+	/* Plain, not delta: a hot stack's id repeats and zstd matches it. */
+	U32(struct tr_sample, node, COL_PLAIN),
+	U32(struct tr_sample, cpu, COL_DELTA),
+	U32(struct tr_sample, flags, COL_PLAIN),
+};
+
+static const struct column offcpu_cols[] = {
+	U32(struct tr_offcpu, tid, COL_DELTA),
+	U64(struct tr_offcpu, start, COL_DELTA),
+	U64_AFTER(struct tr_offcpu, end, start),
+};
+
+static const struct column lane_cols[] = {
+	U32(struct tr_lane, pid, COL_DELTA),
+	U32(struct tr_lane, kind, COL_PLAIN),
+	U32(struct tr_lane, name, COL_DELTA),
+};
+
+static const struct column span_cols[] = {
+	U32(struct tr_span, lane, COL_DELTA),
+	U32(struct tr_span, name, COL_DELTA),
+	U64(struct tr_span, start, COL_DELTA),
+	U64(struct tr_span, dur, COL_PLAIN),
+	U32(struct tr_span, origin_tid, COL_DELTA),
+	U64_AFTER(struct tr_span, origin_ts, start),
+};
+
+static const struct column counter_cols[] = {
+	U32(struct tr_counter, name, COL_PLAIN),
+	U64(struct tr_counter, value, COL_PLAIN),
+};
+
+static const struct column symbol_cols[] = {
+	U32(struct tr_symbol, loc, COL_DELTA),
+	U32(struct tr_symbol, func, COL_DELTA),
+	U32(struct tr_symbol, file, COL_DELTA),
+	U32(struct tr_symbol, line, COL_DELTA),
+	U32(struct tr_symbol, flags, COL_PLAIN),
+};
+
+/* X(on-disk id, field of struct tr_tables, columns), in the order written. */
+#define TABLES(X)                                                              \
+	X(1, meta, meta_cols)                                                  \
+	X(2, strings, string_cols)                                             \
+	X(3, tasks, task_cols)                                                 \
+	X(4, dsos, dso_cols)                                                   \
+	X(5, locs, loc_cols)                                                   \
+	X(6, nodes, node_cols)                                                 \
+	X(7, samples, sample_cols)                                             \
+	X(8, offcpu, offcpu_cols)                                              \
+	X(9, lanes, lane_cols)                                                 \
+	X(10, spans, span_cols)                                                \
+	X(11, counters, counter_cols)                                          \
+	X(12, symbols, symbol_cols)
+
+struct table {
+	uint32_t id;
+	size_t row_size;
+	const struct column *cols;
+	size_t ncols;
+};
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define TABLE_DESC(id_, field, cols_)                                          \
+	{ id_, sizeof(*((struct tr_tables *)0)->field.v), cols_, ARRAY_SIZE(cols_) },
+
+static const struct table tables[] = { TABLES(TABLE_DESC) };
+
+/* The rows of table id in t, and how many there are. */
+static uint8_t *rows_of(const struct tr_tables *t, uint32_t id, size_t *n)
+{
+	switch (id) {
+#define ROWS_OF(id_, field, cols_)                                             \
+	case id_:                                                              \
+		*n = t->field.len;                                             \
+		return (uint8_t *)t->field.v;
+	TABLES(ROWS_OF)
+#undef ROWS_OF
+	}
+	*n = 0;
+	return NULL;
+}
+
+/* Makes room for n > 0 more rows and returns the first, zeroed; len is unchanged. */
+static uint8_t *reserve_rows(struct tr_tables *t, const struct table *tab, size_t n)
+{
+	uint8_t *rows = NULL;
+
+	switch (tab->id) {
+#define RESERVE(id_, field, cols_)                                             \
+	case id_:                                                              \
+		VEC_RESERVE(&t->field, n);                                     \
+		rows = (uint8_t *)(t->field.v + t->field.len);                 \
+		break;
+	TABLES(RESERVE)
+#undef RESERVE
+	}
+	memset(rows, 0, n * tab->row_size);
+	return rows;
+}
+
+static void set_len(struct tr_tables *t, uint32_t id, size_t len)
+{
+	switch (id) {
+#define SET_LEN(id_, field, cols_)                                             \
+	case id_:                                                              \
+		t->field.len = len;                                            \
+		break;
+	TABLES(SET_LEN)
+#undef SET_LEN
+	}
+}
+
+static uint64_t get_int(const uint8_t *p, int width)
+{
+	uint32_t v32;
+	uint64_t v64;
+
+	if (width == 4) {
+		memcpy(&v32, p, 4);
+		return v32;
+	}
+	memcpy(&v64, p, 8);
+	return v64;
+}
+
+static void set_int(uint8_t *p, int width, uint64_t v)
+{
+	uint32_t v32 = (uint32_t)v;
+
+	if (width == 4)
+		memcpy(p, &v32, 4);
+	else
+		memcpy(p, &v, 8);
+}
+
+static char *get_str(const uint8_t *p)
+{
+	char *s;
+
+	memcpy(&s, p, sizeof(s));
+	return s;
+}
+
+static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
+			  size_t row_size, const struct column *col)
+{
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = rows + i * row_size;
+		uint64_t v = col->width ? get_int(row + col->off, col->width) : 0;
+		const struct tr_dso *dso;
+		uint32_t len;
+
+		switch (col->enc) {
+		case COL_PLAIN:
+			gbuf_put_uvarint(out, v);
+			break;
+		case COL_DELTA:
+			gbuf_put_svarint(out, (int64_t)(v - prev));
+			prev = v;
+			break;
+		case COL_AFTER:
+			gbuf_put_svarint(out, (int64_t)(v - get_int(row + col->base, col->width)));
+			break;
+		case COL_STR:
+			gbuf_put_str(out, get_str(row + col->off));
+			break;
+		case COL_BUILD_ID:
+			dso = (const struct tr_dso *)row;
+			len = dso->build_id_len < TR_BUILD_ID_MAX ? dso->build_id_len
+								  : TR_BUILD_ID_MAX;
+			gbuf_put_uvarint(out, len);
+			gbuf_put(out, dso->build_id, len);
+			break;
+		}
+	}
+}
+
+void tr_tables_encode(const struct tr_tables *t, struct gbuf *out)
+{
+	struct gbuf body = {0};
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		const struct table *tab = &tables[i];
+		size_t n;
+		const uint8_t *rows = rows_of(t, tab->id, &n);
+
+		if (!n)
+			continue;
+		gbuf_reset(&body);
+		for (size_t c = 0; c < tab->ncols; c++)
+			encode_column(&body, rows, n, tab->row_size, &tab->cols[c]);
+		gbuf_put_uvarint(out, tab->id);
+		gbuf_put_uvarint(out, n);
+		gbuf_put_uvarint(out, body.len);
+		gbuf_put(out, body.data, body.len);
+	}
+	gbuf_free(&body);
+}
+
+static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row_size,
+			  const struct column *col)
+{
+	uint64_t prev = 0;
+
+	for (size_t i = 0; i < n && !c->err; i++) {
+		uint8_t *row = rows + i * row_size;
+		struct tr_dso *dso;
+		const uint8_t *p;
+		uint64_t v = 0;
+		char *s;
+
+		switch (col->enc) {
+		case COL_PLAIN:
+			v = gcursor_uvarint(c);
+			break;
+		case COL_DELTA:
+			v = prev + (uint64_t)gcursor_svarint(c);
+			prev = v;
+			break;
+		case COL_AFTER:
+			v = get_int(row + col->base, col->width) + (uint64_t)gcursor_svarint(c);
+			break;
+		case COL_STR:
+			s = gcursor_str(c);
+			memcpy(row + col->off, &s, sizeof(s));
+			continue;
+		case COL_BUILD_ID:
+			dso = (struct tr_dso *)row;
+			v = gcursor_uvarint(c);
+			p = v <= TR_BUILD_ID_MAX ? gcursor_bytes(c, (size_t)v) : NULL;
+			if (!p) {
+				c->err = 1;
+				continue;
+			}
+			dso->build_id_len = (uint32_t)v;
+			memcpy(dso->build_id, p, (size_t)v);
+			continue;
+		}
+		if (col->width == 4 && v > UINT32_MAX)
+			c->err = 1;
+		set_int(row + col->off, col->width, v);
+	}
+}
+
+static void free_strings(const struct table *tab, uint8_t *rows, size_t n)
+{
+	for (size_t c = 0; c < tab->ncols; c++) {
+		if (tab->cols[c].enc != COL_STR)
+			continue;
+		for (size_t i = 0; i < n; i++) {
+			char **s = (char **)(rows + i * tab->row_size + tab->cols[c].off);
+
+			free(*s);
+			*s = NULL;
+		}
+	}
+}
+
+/* Appends the n rows of one table record, or nothing if the body is bad. */
+static int decode_table(struct tr_tables *t, const struct table *tab, const uint8_t *body,
+			size_t len, size_t n)
+{
+	struct gcursor c;
+	size_t have;
+	uint8_t *rows;
+
+	if (!n)
+		return 0;
+	/* Every value takes a byte at least: this bounds what a bad count allocates. */
+	if (n > len / tab->ncols)
+		return -TR_ERR_CORRUPT;
+	rows_of(t, tab->id, &have);
+	rows = reserve_rows(t, tab, n);
+	gcursor_init(&c, body, len);
+	for (size_t i = 0; i < tab->ncols; i++)
+		decode_column(&c, rows, n, tab->row_size, &tab->cols[i]);
+	/* Bytes after the known columns are columns a newer writer added. */
+	if (c.err) {
+		free_strings(tab, rows, n);
+		return -TR_ERR_CORRUPT;
+	}
+	set_len(t, tab->id, have + n);
+	return 0;
+}
+
+static const struct table *find_table(uint64_t id)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
+		if (tables[i].id == id)
+			return &tables[i];
+	return NULL;
+}
+
+int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len)
+{
+	struct gcursor c;
+
+	gcursor_init(&c, payload, len);
+	while (gcursor_left(&c)) {
+		uint64_t id = gcursor_uvarint(&c);
+		uint64_t n = gcursor_uvarint(&c);
+		uint64_t body_len = gcursor_uvarint(&c);
+		const uint8_t *body;
+		const struct table *tab;
+		int err;
+
+		if (body_len > gcursor_left(&c))
+			return -TR_ERR_CORRUPT;
+		body = gcursor_bytes(&c, (size_t)body_len);
+		if (c.err)
+			return -TR_ERR_CORRUPT;
+		tab = find_table(id);
+		if (!tab)
+			continue;	/* from a newer writer: not ours to read */
+		err = decode_table(t, tab, body, (size_t)body_len, (size_t)n);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+size_t tr_tables_rows(const struct tr_tables *t)
+{
+	size_t rows = 0, n;
+
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		rows_of(t, tables[i].id, &n);
+		rows += n;
+	}
+	return rows;
+}
+
+void tr_tables_clear(struct tr_tables *t)
+{
+	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
+		size_t n;
+		uint8_t *rows = rows_of(t, tables[i].id, &n);
+
+		free_strings(&tables[i], rows, n);
+		set_len(t, tables[i].id, 0);
+	}
+}
+
+void tr_tables_free(struct tr_tables *t)
+{
+	tr_tables_clear(t);
+#define FREE_TABLE(id_, field, cols_) VEC_FREE(&t->field);
+	TABLES(FREE_TABLE)
+#undef FREE_TABLE
+}

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+#include "model/model.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/xalloc.h"
+
+static void read_chunks(struct model *m, struct tr_reader *r)
+{
+	struct tr_chunk c;
+	int ret;
+
+	while ((ret = tr_reader_next(r, &c)) > 0) {
+		if (c.type == TR_CHUNK_TABLES) {
+			int err = tr_tables_decode(&m->t, c.payload, c.len);
+
+			if (err) {
+				m->damage = err;
+				m->damage_offset = c.offset;
+				return;
+			}
+		} else if (c.type == TR_CHUNK_END) {
+			m->ended = true;
+		}
+		/* Other chunk types are a newer writer's extras: skip them. */
+		m->chunks++;
+		m->compressed_bytes += c.compressed_len;
+		m->payload_bytes += c.len;
+		if (m->ended)
+			return;
+	}
+	if (ret < 0) {
+		m->damage = ret;
+		m->damage_offset = c.offset;
+	} else if (!m->ended) {
+		/* Every chunk whole but no END: the recorder was killed between chunks. */
+		m->damage = -TR_ERR_TRUNCATED;
+		m->damage_offset = m->file_size;
+	}
+}
+
+int model_load(struct model *m, const char *path)
+{
+	struct tr_reader *r;
+	struct stat st;
+	int err;
+
+	memset(m, 0, sizeof(*m));
+	if (stat(path, &st) < 0)
+		return -errno;
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return -ENODATA;
+	err = tr_reader_open(&r, path, &m->header);
+	if (err)
+		return err;
+	m->file_size = tr_reader_file_size(r);
+	read_chunks(m, r);
+	tr_reader_close(r);
+	model_index(m);
+	return 0;
+}
+
+static void see_ts(uint64_t *first, uint64_t *last, uint64_t ts)
+{
+	if (!ts)
+		return;
+	if (!*first || ts < *first)
+		*first = ts;
+	if (ts > *last)
+		*last = ts;
+}
+
+/* The thread of tid, created on first sight. */
+static struct model_thread *thread_of(struct model *m, uint32_t tid, uint32_t pid)
+{
+	struct model_thread *th;
+	uint64_t idx;
+
+	if (u64map_get(&m->thread_by_tid, tid, &idx)) {
+		th = &m->threads.v[idx];
+		if (!th->pid)
+			th->pid = pid;
+		return th;
+	}
+	u64map_put(&m->thread_by_tid, tid, m->threads.len);
+	th = VEC_PUSH(&m->threads);
+	th->tid = tid;
+	th->pid = pid;
+	return th;
+}
+
+static void index_tasks(struct model *m)
+{
+	for (size_t i = 0; i < m->t.tasks.len; i++) {
+		const struct tr_task *task = &m->t.tasks.v[i];
+		struct model_thread *th = thread_of(m, task->tid, task->pid);
+
+		/* Tasks are in time order per thread, so the last name wins. */
+		if (task->kind == TR_TASK_COMM || task->kind == TR_TASK_EXEC)
+			th->name = task->arg;
+		see_ts(&th->first_ts, &th->last_ts, task->ts);
+	}
+}
+
+static void index_samples(struct model *m)
+{
+	struct model_thread *th = NULL;
+
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		const struct tr_sample *s = &m->t.samples.v[i];
+
+		/* Samples come in runs of one thread: skip the lookup within a run. */
+		if (!th || th->tid != s->tid)
+			th = thread_of(m, s->tid, s->pid);
+		th->samples++;
+		see_ts(&th->first_ts, &th->last_ts, s->ts);
+	}
+}
+
+static void index_offcpu(struct model *m)
+{
+	for (size_t i = 0; i < m->t.offcpu.len; i++) {
+		const struct tr_offcpu *o = &m->t.offcpu.v[i];
+		struct model_thread *th = thread_of(m, o->tid, 0);
+
+		if (o->end > o->start)
+			th->offcpu_ns += o->end - o->start;
+		see_ts(&th->first_ts, &th->last_ts, o->start);
+		see_ts(&th->first_ts, &th->last_ts, o->end);
+	}
+}
+
+static void index_lanes(struct model *m)
+{
+	size_t *lane_thread = xcalloc(m->t.lanes.len + 1, sizeof(*lane_thread));
+
+	for (size_t i = 0; i < m->t.lanes.len; i++) {
+		const struct tr_lane *lane = &m->t.lanes.v[i];
+		struct model_thread *th;
+
+		th = thread_of(m, TR_SYNTHETIC_TID_BASE + (uint32_t)i, lane->pid);
+		th->lane = (uint32_t)i + 1;
+		th->name = lane->name;
+		lane_thread[i + 1] = (size_t)(th - m->threads.v);
+	}
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		const struct tr_span *sp = &m->t.spans.v[i];
+		struct model_thread *th;
+
+		if (!sp->lane || sp->lane > m->t.lanes.len)
+			continue;
+		th = &m->threads.v[lane_thread[sp->lane]];
+		th->spans++;
+		th->span_ns += sp->dur;
+		see_ts(&th->first_ts, &th->last_ts, sp->start);
+		see_ts(&th->first_ts, &th->last_ts, sp->start + sp->dur);
+	}
+	free(lane_thread);
+}
+
+static void index_symbols(struct model *m)
+{
+	m->loc_syms = xcalloc(m->t.locs.len + 1, sizeof(*m->loc_syms));
+	for (size_t i = 0; i < m->t.symbols.len; i++) {
+		uint32_t loc = m->t.symbols.v[i].loc;
+		struct model_loc_syms *ls;
+
+		if (!loc || loc > m->t.locs.len)
+			continue;
+		ls = &m->loc_syms[loc];
+		/* Rows of one loc are consecutive; a later run replaces an earlier one. */
+		if (!ls->count || ls->first + ls->count != i) {
+			ls->first = (uint32_t)i;
+			ls->count = 0;
+		}
+		ls->count++;
+	}
+}
+
+static void index_counters(struct model *m)
+{
+	struct strtab names = {0};
+
+	for (size_t i = 0; i < m->t.counters.len; i++) {
+		const struct tr_counter *c = &m->t.counters.v[i];
+		const char *name = model_str(m, c->name);
+		uint32_t id;
+
+		if (!name)
+			continue;
+		id = strtab_intern(&names, name);
+		if (id > m->counters.len)
+			*VEC_PUSH(&m->counters) = *c;
+		else
+			m->counters.v[id - 1].value = c->value;
+	}
+	strtab_free(&names);
+}
+
+void model_index(struct model *m)
+{
+	const char *start = model_meta(m, "start-ns");
+	uint64_t start_ns = start ? strtoull(start, NULL, 10) : 0;
+	struct u64map pids = {0};
+
+	index_tasks(m);
+	index_samples(m);
+	index_offcpu(m);
+	m->real_threads = m->threads.len;
+	for (size_t i = 0; i < m->real_threads; i++) {
+		const struct model_thread *th = &m->threads.v[i];
+
+		see_ts(&m->first_ts, &m->last_ts, th->first_ts);
+		see_ts(&m->first_ts, &m->last_ts, th->last_ts);
+		if (th->pid)
+			u64map_put(&pids, th->pid, 0);
+	}
+	m->processes = pids.len;
+	u64map_free(&pids);
+	index_lanes(m);
+	for (size_t i = m->real_threads; i < m->threads.len; i++) {
+		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].first_ts);
+		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
+	}
+	index_symbols(m);
+	index_counters(m);
+	m->start_ts = start_ns && start_ns <= m->first_ts ? start_ns : m->first_ts;
+}
+
+void model_free(struct model *m)
+{
+	tr_tables_free(&m->t);
+	VEC_FREE(&m->threads);
+	VEC_FREE(&m->counters);
+	u64map_free(&m->thread_by_tid);
+	free(m->loc_syms);
+	memset(m, 0, sizeof(*m));
+}
+
+const char *model_str(const struct model *m, uint32_t id)
+{
+	return id && id <= m->t.strings.len ? m->t.strings.v[id - 1] : NULL;
+}
+
+const char *model_meta(const struct model *m, const char *key)
+{
+	for (size_t i = m->t.meta.len; i-- > 0;)
+		if (m->t.meta.v[i].key && !strcmp(m->t.meta.v[i].key, key))
+			return m->t.meta.v[i].value;
+	return NULL;
+}
+
+bool model_counter(const struct model *m, const char *name, uint64_t *value)
+{
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *s = model_str(m, m->counters.v[i].name);
+
+		if (s && !strcmp(s, name)) {
+			*value = m->counters.v[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+long model_thread_index(const struct model *m, uint32_t tid)
+{
+	uint64_t idx;
+
+	return u64map_get(&m->thread_by_tid, tid, &idx) ? (long)idx : -1;
+}
+
+const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n)
+{
+	if (!loc || loc > m->t.locs.len || !m->loc_syms[loc].count) {
+		*n = 0;
+		return NULL;
+	}
+	*n = m->loc_syms[loc].count;
+	return &m->t.symbols.v[m->loc_syms[loc].first];
+}
+
+uint64_t model_sample_period_ns(const struct model *m)
+{
+	const char *freq = model_meta(m, "frequency");
+	unsigned long long hz = freq ? strtoull(freq, NULL, 10) : 0;
+
+	return hz ? 1000000000ull / hz : 0;
+}
+
+uint64_t model_thread_oncpu_ns(const struct model *m, const struct model_thread *th)
+{
+	uint64_t life = th->last_ts - th->first_ts;
+
+	if (th->lane)
+		return 0;
+	if (m->header.features & TR_FEAT_OFFCPU)
+		return life > th->offcpu_ns ? life - th->offcpu_ns : 0;
+	return th->samples * model_sample_period_ns(m);
+}

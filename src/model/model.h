@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_MODEL_MODEL_H
+#define GTRACE_MODEL_MODEL_H
+
+/*
+ * A whole recording in memory: every chunk's rows appended into one
+ * struct tr_tables, plus the indexes the offline commands share (threads,
+ * lanes, symbols per location, counters). The model is the only reader of
+ * the file; commands aggregate and print from it.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "format/file.h"
+#include "format/tables.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+/*
+ * A thread, or a lane shown as a synthetic thread (lane != 0, tid =
+ * TR_SYNTHETIC_TID_BASE + lane - 1). Times are CLOCK_MONOTONIC ns; a thread
+ * with no timestamped event has first_ts == last_ts == 0.
+ */
+struct model_thread {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t name;		/* string id: latest comm, or the lane's name */
+	uint32_t lane;		/* lane id, 0 for a real thread */
+	uint64_t samples;
+	uint64_t first_ts;	/* first event seen: task, sample, switch, span */
+	uint64_t last_ts;
+	uint64_t offcpu_ns;	/* sum of its off-CPU intervals */
+	uint64_t spans;		/* lanes: number of spans */
+	uint64_t span_ns;	/* lanes: exact sum of span durations */
+};
+
+/* Where the symbol rows of one location are: symbols.v[first .. first+count). */
+struct model_loc_syms {
+	uint32_t first;
+	uint32_t count;
+};
+
+struct model {
+	struct tr_tables t;
+	struct tr_header header;
+
+	/* The container, as read. */
+	uint64_t file_size;
+	uint64_t chunks;		/* chunks read whole */
+	uint64_t compressed_bytes;	/* their frames */
+	uint64_t payload_bytes;		/* their decompressed payloads */
+	bool ended;			/* the END chunk was seen */
+	int damage;			/* 0, or the error that stopped the reading */
+	uint64_t damage_offset;		/* where the unreadable part starts */
+
+	/* Indexes built from the tables. */
+	VEC(struct model_thread) threads; /* real threads by first appearance, then lanes */
+	size_t real_threads;		/* threads.v[0 .. real_threads) are real */
+	struct u64map thread_by_tid;	/* tid -> index in threads */
+	struct model_loc_syms *loc_syms; /* by loc id; [0] unused */
+	VEC(struct tr_counter) counters; /* one per name, last value wins */
+	uint64_t first_ts, last_ts;	/* of all timestamped rows; 0 if none */
+	uint64_t start_ts;		/* recording start (meta "start-ns"), else first_ts */
+	uint64_t processes;		/* distinct pids of real threads */
+};
+
+/*
+ * Reads path into m. Returns 0 (check m->damage: a truncated or corrupt
+ * tail leaves the chunks before it loaded), -ENODATA for an empty file, or
+ * a negative errno / TR_ERR_* code (tr_strerror) with m empty.
+ */
+int model_load(struct model *m, const char *path);
+
+/* Builds the indexes from m->t, for tables filled by other means (tests). */
+void model_index(struct model *m);
+
+void model_free(struct model *m);
+
+/* The string with that id, or NULL for 0 or an id out of range. */
+const char *model_str(const struct model *m, uint32_t id);
+/* The last value recorded for key, or NULL. */
+const char *model_meta(const struct model *m, const char *key);
+/* False when the recording has no counter of that name. */
+bool model_counter(const struct model *m, const char *name, uint64_t *value);
+
+/* The index in m->threads of tid, or -1. Lanes are found by their synthetic tid. */
+long model_thread_index(const struct model *m, uint32_t tid);
+
+/* The symbol rows of loc, innermost frame first; *n == 0 when unresolved. */
+const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n);
+
+/*
+ * A thread's on-CPU time. With context switches recorded (TR_FEAT_OFFCPU),
+ * the exact figure: its lifetime in the trace (first to last event) minus
+ * its off-CPU intervals. Without them, samples times the sampling period
+ * (meta "frequency"), an estimate good to one period per sample. 0 for a lane.
+ */
+uint64_t model_thread_oncpu_ns(const struct model *m, const struct model_thread *th);
+
+/* The sampling period from meta "frequency" (Hz), or 0 when unknown. */
+uint64_t model_sample_period_ns(const struct model *m);
+
+#endif

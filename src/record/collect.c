@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/collect.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "format/tables.h"
+#include "symbols/symbols.h"
+#include "unwind/addrspace.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+/* Rows pending past which a chunk is closed before its second is up. */
+#define CHUNK_SOON_ROWS (256u << 10)
+/* ... and past which the drain waits for the writer rather than grow. */
+#define CHUNK_MAX_ROWS (4u << 20)
+
+enum counter {
+	CNT_SAMPLES,
+	CNT_LOST,
+	CNT_THROTTLED,
+	CNT_THREADS,
+	CNT_PROCESSES,
+	CNT_CHUNKS,
+	CNT_MALFORMED,
+	CNT_UNWIND,	/* one per enum unwind_outcome */
+	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
+	CNT_SYM_UNRESOLVED,
+	CNT_SYM_MISSING_DSO,
+	NCOUNTERS
+};
+
+static const char *const fixed_counter_names[CNT_UNWIND] = {
+	[CNT_SAMPLES] = "samples",
+	[CNT_LOST] = "lost",
+	[CNT_THROTTLED] = "throttled",
+	[CNT_THREADS] = "threads",
+	[CNT_PROCESSES] = "processes",
+	[CNT_CHUNKS] = "chunks",
+	[CNT_MALFORMED] = "records.malformed",
+};
+
+static const char *const symbol_counter_names[] = {
+	"symbols.resolved", "symbols.unresolved", "symbols.missing-dso",
+};
+
+struct collector {
+	struct tr_tables *cur;		/* rows of the chunk being filled */
+	struct chunk_writer *cw;
+	const struct rec_layout *layout;
+	struct addrspaces *as;
+	struct unwinder *unwinder;
+
+	struct strtab strings;
+	uint32_t strings_out;		/* ids up to this are in a chunk already */
+	uint32_t dsos_out;
+
+	VEC(struct tr_loc) locs;	/* every loc so far: locs.v[id - 1] */
+	struct u64map loc_ids;		/* hash of (dso, addr) -> loc id, probed on collision */
+	struct u64map node_ids;		/* parent << 32 | loc -> node id */
+	uint32_t nodes;
+
+	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
+	struct u64map comms;		/* tid -> string id of its name */
+	struct u64map live_threads;	/* pid -> threads not yet exited */
+
+	uint64_t counters[NCOUNTERS];
+	uint32_t counter_names[NCOUNTERS];
+	bool symbolized;
+
+	/* Scratch for one sample, reused: no allocation per sample. */
+	uint64_t ips[UNWIND_MAX_FRAMES];
+};
+
+static uint32_t intern_str(struct collector *c, const char *s)
+{
+	uint32_t id = strtab_intern(&c->strings, s);
+
+	if (id > c->strings_out) {
+		*VEC_PUSH(&c->cur->strings) = xstrdup(s);
+		c->strings_out = id;
+	}
+	return id;
+}
+
+/* Emits a dso row for every dso the address spaces have created since. */
+static void sync_dsos(struct collector *c)
+{
+	uint32_t n = addrspaces_dso_count(c->as);
+
+	while (c->dsos_out < n) {
+		const struct dso_info *d = addrspaces_dso(c->as, ++c->dsos_out);
+		struct tr_dso *row = VEC_PUSH(&c->cur->dsos);
+
+		row->path = intern_str(c, d->path);
+		row->pid = d->pid;
+		row->flags = d->flags;
+		row->build_id_len = d->build_id_len > TR_BUILD_ID_MAX ? TR_BUILD_ID_MAX
+								    : d->build_id_len;
+		memcpy(row->build_id, d->build_id, row->build_id_len);
+	}
+}
+
+static void add_task(struct collector *c, uint64_t ts, uint32_t pid, uint32_t tid,
+		     enum tr_task_kind kind, uint32_t arg)
+{
+	struct tr_task *t = VEC_PUSH(&c->cur->tasks);
+
+	t->ts = ts;
+	t->pid = pid;
+	t->tid = tid;
+	t->kind = kind;
+	t->arg = arg;
+}
+
+static void thread_born(struct collector *c, uint32_t pid)
+{
+	uint64_t n = 0;
+
+	u64map_get(&c->live_threads, pid, &n);
+	u64map_put(&c->live_threads, pid, n + 1);
+	c->counters[CNT_THREADS]++;
+}
+
+/* Forgets a process's maps once its last thread is gone. */
+static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
+{
+	uint64_t n = 0;
+
+	u64map_put(&c->switched_out, tid, 0);
+	u64map_get(&c->live_threads, pid, &n);
+	if (n > 1) {
+		u64map_put(&c->live_threads, pid, n - 1);
+		return;
+	}
+	u64map_put(&c->live_threads, pid, 0);
+	addrspace_exit(c->as, pid);
+	unwinder_forget_pid(c->unwinder, pid);
+}
+
+static uint64_t loc_hash(uint32_t dso, uint64_t addr)
+{
+	uint64_t h = hash_u64(addr ^ hash_u64(dso));
+
+	return h == U64MAP_EMPTY ? 0 : h;
+}
+
+/* The loc of ip in pid: (dso, ELF address), or (0, ip) outside any map. */
+static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
+{
+	const struct map *m = addrspace_find(c->as, pid, ip);
+	uint32_t dso = m ? m->dso->id : 0;
+	uint64_t addr = m ? map_to_elf_addr(m, ip) : ip;
+	uint64_t key = loc_hash(dso, addr), id;
+	struct tr_loc *loc;
+
+	if (dso > c->dsos_out)
+		sync_dsos(c);
+	/* Keys are hashes: a different loc under the same key probes on. */
+	while (u64map_get(&c->loc_ids, key, &id)) {
+		loc = &c->locs.v[id - 1];
+		if (loc->dso == dso && loc->addr == addr)
+			return (uint32_t)id;
+		key = loc_hash(dso, key);
+	}
+	loc = VEC_PUSH(&c->locs);
+	loc->dso = dso;
+	loc->addr = addr;
+	*VEC_PUSH(&c->cur->locs) = *loc;
+	u64map_put(&c->loc_ids, key, c->locs.len);
+	return (uint32_t)c->locs.len;
+}
+
+static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
+{
+	uint64_t key = (uint64_t)parent << 32 | loc, id;
+	struct tr_node *n;
+
+	if (u64map_get(&c->node_ids, key, &id))
+		return (uint32_t)id;
+	n = VEC_PUSH(&c->cur->nodes);
+	n->parent = parent;
+	n->loc = loc;
+	u64map_put(&c->node_ids, key, ++c->nodes);
+	return c->nodes;
+}
+
+static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
+			struct unwind_regs *regs)
+{
+	size_t k = 0;
+
+	memset(regs, 0, sizeof(*regs));
+	if (!s->regs)
+		return;
+	for (unsigned bit = 0; bit < 64; bit++) {
+		if (!(l->regs_mask & (1ull << bit)))
+			continue;
+		if (bit < sizeof(regs->r) / sizeof(regs->r[0])) {
+			regs->r[bit] = s->regs[k];
+			regs->mask |= 1ull << bit;
+		}
+		k++;
+	}
+}
+
+static void on_sample(struct collector *c, const struct perf_event_header *h)
+{
+	struct unwind_sample us = {0};
+	enum unwind_outcome outcome;
+	struct rec_sample s;
+	struct tr_sample *row;
+	uint32_t node = 0;
+	size_t n = 0;
+
+	if (rec_parse_sample(c->layout, h, &s)) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	us.pid = s.pid;
+	unpack_regs(c->layout, &s, &us.regs);
+	us.stack = s.stack;
+	us.stack_len = s.stack_len;
+	us.callchain = s.callchain;
+	us.callchain_len = s.callchain_nr;
+	outcome = unwind(c->unwinder, &us, c->ips, &n);
+	c->counters[CNT_UNWIND + outcome]++;
+	/* Never drop a sample: with no frame at all, keep the sampled ip. */
+	if (!n && s.ip) {
+		c->ips[0] = s.ip;
+		n = 1;
+	}
+	while (n)
+		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
+
+	row = VEC_PUSH(&c->cur->samples);
+	row->ts = s.time;
+	row->pid = s.pid;
+	row->tid = s.tid;
+	row->node = node;
+	row->cpu = s.cpu;
+	row->flags = outcome == UNWIND_COMPLETE ? 0 : TR_SAMPLE_TRUNCATED;
+	c->counters[CNT_SAMPLES]++;
+}
+
+/* The record's fixed part, or NULL if the record is shorter than that. */
+static const void *body(const struct perf_event_header *h, size_t len)
+{
+	return h->size >= sizeof(*h) + len ? h + 1 : NULL;
+}
+
+/* A NUL-terminated string at p inside the record, or NULL. */
+static const char *record_str(const struct perf_event_header *h, const void *p)
+{
+	const char *s = p, *end = (const char *)h + h->size;
+
+	return memchr(s, '\0', (size_t)(end - s)) ? s : NULL;
+}
+
+struct fork_exit_body {
+	uint32_t pid, ppid;
+	uint32_t tid, ptid;
+	uint64_t time;
+};
+
+static void on_fork(struct collector *c, const struct perf_event_header *h, uint64_t ts)
+{
+	const struct fork_exit_body *f = body(h, sizeof(*f));
+	uint64_t comm;
+
+	if (!f) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	if (f->pid == f->tid) {
+		addrspace_fork(c->as, f->pid, f->ppid);
+		c->counters[CNT_PROCESSES]++;
+	}
+	thread_born(c, f->pid);
+	add_task(c, ts, f->pid, f->tid, TR_TASK_NEW, f->ptid);
+	/* A new thread carries its creator's name until it sets its own. */
+	if (u64map_get(&c->comms, f->ptid, &comm) && comm) {
+		u64map_put(&c->comms, f->tid, comm);
+		add_task(c, ts, f->pid, f->tid, TR_TASK_COMM, (uint32_t)comm);
+	}
+}
+
+static void on_exit_record(struct collector *c, const struct perf_event_header *h,
+			   uint64_t ts)
+{
+	const struct fork_exit_body *f = body(h, sizeof(*f));
+
+	if (!f) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	add_task(c, ts, f->pid, f->tid, TR_TASK_EXIT, 0);
+	thread_died(c, f->pid, f->tid);
+}
+
+struct comm_body {
+	uint32_t pid, tid;
+	char comm[];
+};
+
+static void on_comm(struct collector *c, const struct perf_event_header *h, uint64_t ts)
+{
+	const struct comm_body *b = body(h, sizeof(*b));
+	const char *name = b ? record_str(h, b->comm) : NULL;
+	bool exec = h->misc & PERF_RECORD_MISC_COMM_EXEC;
+	uint32_t id;
+
+	if (!name) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	id = intern_str(c, name);
+	u64map_put(&c->comms, b->tid, id);
+	if (exec) {
+		addrspace_exec(c->as, b->pid);
+		unwinder_forget_pid(c->unwinder, b->pid);
+	}
+	add_task(c, ts, b->pid, b->tid, exec ? TR_TASK_EXEC : TR_TASK_COMM, id);
+}
+
+struct mmap2_body {
+	uint32_t pid, tid;
+	uint64_t addr, len, pgoff;
+	union {
+		struct {
+			uint32_t maj, min;
+			uint64_t ino, ino_generation;
+		};
+		struct {
+			uint8_t build_id_size;
+			uint8_t reserved_1;
+			uint16_t reserved_2;
+			uint8_t build_id[20];
+		};
+	};
+	uint32_t prot, flags;
+	char filename[];
+};
+
+static void on_mmap2(struct collector *c, const struct perf_event_header *h)
+{
+	const struct mmap2_body *m = body(h, sizeof(*m));
+	const char *path = m ? record_str(h, m->filename) : NULL;
+	bool has_build_id = h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID;
+	uint32_t build_id_len = 0;
+
+	if (!path) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	if (has_build_id)
+		build_id_len = m->build_id_size > sizeof(m->build_id) ? sizeof(m->build_id)
+								       : m->build_id_size;
+	addrspace_mmap(c->as, m->pid, m->addr, m->len, m->pgoff, m->prot, path,
+		       build_id_len ? m->build_id : NULL, build_id_len);
+	sync_dsos(c);
+}
+
+static void on_switch(struct collector *c, const struct perf_event_header *h, uint64_t ts)
+{
+	struct rec_id id;
+	uint64_t out;
+
+	if (rec_parse_id(c->layout, h, &id)) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		u64map_put(&c->switched_out, id.tid, ts);
+	} else if (u64map_get(&c->switched_out, id.tid, &out) && out) {
+		struct tr_offcpu *row = VEC_PUSH(&c->cur->offcpu);
+
+		row->tid = id.tid;
+		row->start = out;
+		row->end = ts;
+		u64map_put(&c->switched_out, id.tid, 0);
+	}
+}
+
+static void on_lost(struct collector *c, const struct perf_event_header *h)
+{
+	/* PERF_RECORD_LOST: id then count; PERF_RECORD_LOST_SAMPLES: count. */
+	size_t off = h->type == PERF_RECORD_LOST ? 1 : 0;
+	const uint64_t *v = body(h, (off + 1) * sizeof(uint64_t));
+
+	if (!v) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	c->counters[CNT_LOST] += v[off];
+}
+
+static size_t pending_rows(const struct collector *c)
+{
+	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
+	       c->cur->tasks.len;
+}
+
+void collector_record(void *arg, const struct perf_event_header *h, uint64_t time)
+{
+	struct collector *c = arg;
+
+	switch (h->type) {
+	case PERF_RECORD_SAMPLE:
+		on_sample(c, h);
+		break;
+	case PERF_RECORD_MMAP2:
+		on_mmap2(c, h);
+		break;
+	case PERF_RECORD_FORK:
+		on_fork(c, h, time);
+		break;
+	case PERF_RECORD_EXIT:
+		on_exit_record(c, h, time);
+		break;
+	case PERF_RECORD_COMM:
+		on_comm(c, h, time);
+		break;
+	case PERF_RECORD_SWITCH:
+		on_switch(c, h, time);
+		break;
+	case PERF_RECORD_LOST:
+	case PERF_RECORD_LOST_SAMPLES:
+		on_lost(c, h);
+		break;
+	case PERF_RECORD_THROTTLE:
+		c->counters[CNT_THROTTLED]++;
+		break;
+	default:
+		break;
+	}
+	if (pending_rows(c) >= CHUNK_SOON_ROWS)
+		collector_flush(c, pending_rows(c) >= CHUNK_MAX_ROWS);
+}
+
+int collector_new(struct collector **out, enum unwind_method method,
+		  const struct rec_layout *layout, struct chunk_writer *cw)
+{
+	struct collector *c = xcalloc(1, sizeof(*c));
+	char name[64];
+	int err;
+
+	c->cur = xcalloc(1, sizeof(*c->cur));
+	c->cw = cw;
+	c->layout = layout;
+	err = addrspaces_new(&c->as);
+	if (!err)
+		err = unwinder_new(&c->unwinder, method, c->as);
+	if (err) {
+		collector_free(c);
+		return err;
+	}
+	for (int i = 0; i < NCOUNTERS; i++) {
+		if (i < CNT_UNWIND) {
+			c->counter_names[i] = intern_str(c, fixed_counter_names[i]);
+		} else if (i < CNT_SYM_RESOLVED) {
+			snprintf(name, sizeof(name), "unwind.%s",
+				 unwind_outcome_name((enum unwind_outcome)(i - CNT_UNWIND)));
+			c->counter_names[i] = intern_str(c, name);
+		} else {
+			c->counter_names[i] =
+				intern_str(c, symbol_counter_names[i - CNT_SYM_RESOLVED]);
+		}
+	}
+	*out = c;
+	return 0;
+}
+
+void collector_free(struct collector *c)
+{
+	if (!c)
+		return;
+	if (c->unwinder)
+		unwinder_free(c->unwinder);
+	if (c->as)
+		addrspaces_free(c->as);
+	tr_tables_free(c->cur);
+	free(c->cur);
+	strtab_free(&c->strings);
+	VEC_FREE(&c->locs);
+	u64map_free(&c->loc_ids);
+	u64map_free(&c->node_ids);
+	u64map_free(&c->switched_out);
+	u64map_free(&c->comms);
+	u64map_free(&c->live_threads);
+	free(c);
+}
+
+void collector_meta(struct collector *c, const char *key, const char *value)
+{
+	struct tr_meta *m = VEC_PUSH(&c->cur->meta);
+
+	m->key = xstrdup(key);
+	m->value = xstrdup(value);
+}
+
+void collector_add_process(struct collector *c, uint32_t pid, const char *comm,
+			   uint64_t time)
+{
+	uint32_t id = intern_str(c, comm);
+
+	addrspace_fork(c->as, pid, 0);
+	c->counters[CNT_PROCESSES]++;
+	thread_born(c, pid);
+	u64map_put(&c->comms, pid, id);
+	add_task(c, time, pid, pid, TR_TASK_NEW, 0);
+	add_task(c, time, pid, pid, TR_TASK_COMM, id);
+}
+
+void collector_flush(struct collector *c, bool wait)
+{
+	int last = c->symbolized ? NCOUNTERS : CNT_SYM_RESOLVED;
+
+	/* An idle second needs no chunk. */
+	if (!tr_tables_rows(c->cur) && !wait)
+		return;
+	c->counters[CNT_CHUNKS]++;
+	for (int i = 0; i < last; i++) {
+		struct tr_counter *row = VEC_PUSH(&c->cur->counters);
+
+		row->name = c->counter_names[i];
+		row->value = c->counters[i];
+	}
+	if (!chunk_writer_hand(c->cw, &c->cur, wait)) {
+		/* The writer is busy: these rows wait, and the counters come again. */
+		c->counters[CNT_CHUNKS]--;
+		c->cur->counters.len -= (size_t)last;
+	}
+}
+
+static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t id,
+			  struct sym_frame *frames)
+{
+	const struct tr_loc *loc = &c->locs.v[id - 1];
+	int n;
+
+	if (!loc->dso) {
+		c->counters[CNT_SYM_UNRESOLVED]++;
+		return;
+	}
+	n = symbolize(sym, addrspaces_dso(c->as, loc->dso), loc->addr, frames,
+		      SYM_MAX_INLINE);
+	if (n < 0) {
+		c->counters[CNT_SYM_MISSING_DSO]++;
+		return;
+	}
+	if (!n) {
+		c->counters[CNT_SYM_UNRESOLVED]++;
+		return;
+	}
+	c->counters[CNT_SYM_RESOLVED]++;
+	for (int i = 0; i < n; i++) {
+		struct tr_symbol *row = VEC_PUSH(&c->cur->symbols);
+
+		row->loc = id;
+		row->func = intern_str(c, frames[i].func);
+		row->file = frames[i].file ? intern_str(c, frames[i].file) : 0;
+		row->line = frames[i].line;
+		row->flags = frames[i].inlined ? TR_SYM_INLINED : 0;
+	}
+}
+
+void collector_finish(struct collector *c)
+{
+	struct sym_frame frames[SYM_MAX_INLINE];
+	struct symbolizer *sym;
+
+	c->symbolized = true;
+	if (symbolizer_new(&sym)) {
+		c->counters[CNT_SYM_UNRESOLVED] = c->locs.len;
+		return;
+	}
+	for (uint32_t id = 1; id <= c->locs.len; id++)
+		symbolize_loc(c, sym, id, frames);
+	symbolizer_free(sym);
+}
+
+void collector_stats(const struct collector *c, struct collect_stats *st)
+{
+	st->samples = c->counters[CNT_SAMPLES];
+	st->threads = c->counters[CNT_THREADS];
+	st->lost = c->counters[CNT_LOST];
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/queue.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void *rec_queue_reserve(struct rec_queue *q, size_t len)
+{
+	gbuf_reserve(&q->data, len);
+	q->reserved = len;
+	return q->data.data + q->data.len;
+}
+
+void rec_queue_commit(struct rec_queue *q, uint64_t time)
+{
+	struct rec_ref *r = VEC_PUSH(&q->refs);
+
+	r->time = time;
+	r->seq = q->seq++;
+	r->off = q->data.len;
+	q->data.len += q->reserved;
+	q->reserved = 0;
+}
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct rec_ref *x = a, *y = b;
+
+	if (x->time != y->time)
+		return x->time < y->time ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static const struct perf_event_header *ref_header(const struct rec_queue *q,
+						  const struct rec_ref *r)
+{
+	return (const struct perf_event_header *)(q->data.data + r->off);
+}
+
+void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
+{
+	struct gbuf swap;
+	size_t done = 0;
+
+	qsort(q->refs.v, q->refs.len, sizeof(*q->refs.v), ref_cmp);
+	while (done < q->refs.len && q->refs.v[done].time <= limit) {
+		const struct rec_ref *r = &q->refs.v[done++];
+
+		fn(arg, ref_header(q, r), r->time);
+	}
+
+	/* Move the records still waiting to the front of a fresh buffer. */
+	gbuf_reset(&q->spare);
+	for (size_t i = done; i < q->refs.len; i++) {
+		struct rec_ref *r = &q->refs.v[i];
+		const struct perf_event_header *h = ref_header(q, r);
+		size_t off = q->spare.len;
+
+		gbuf_put(&q->spare, h, h->size);
+		r->off = off;
+		q->refs.v[i - done] = *r;
+	}
+	q->refs.len -= done;
+	swap = q->data;
+	q->data = q->spare;
+	q->spare = swap;
+}
+
+size_t rec_queue_len(const struct rec_queue *q)
+{
+	return q->refs.len;
+}
+
+void rec_queue_free(struct rec_queue *q)
+{
+	gbuf_free(&q->data);
+	gbuf_free(&q->spare);
+	VEC_FREE(&q->refs);
+	memset(q, 0, sizeof(*q));
+}

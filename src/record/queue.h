@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_RECORD_QUEUE_H
+#define GTRACE_RECORD_QUEUE_H
+
+/*
+ * Puts the records of all per-CPU rings into one timestamp order. Each ring
+ * is in order by itself, but a thread's fork on one CPU and its first sample
+ * on another only make sense in the order they happened, so records are
+ * copied here and handed on only once no ring can still deliver an older one.
+ */
+
+#include <linux/perf_event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "format/buf.h"
+#include "util/vec.h"
+
+struct rec_ref {
+	uint64_t time;
+	uint64_t seq;		/* arrival order: keeps equal times stable */
+	size_t off;		/* into data */
+};
+
+struct rec_queue {
+	struct gbuf data;	/* the records, each at an 8-byte aligned offset */
+	struct gbuf spare;	/* swapped with data when compacting */
+	VEC(struct rec_ref) refs;
+	uint64_t seq;
+	size_t reserved;	/* bytes handed out by the last rec_queue_reserve */
+};
+
+/*
+ * Room for a record of len bytes (a multiple of 8) to copy in, valid until
+ * the next call; rec_queue_commit then queues it with its time.
+ */
+void *rec_queue_reserve(struct rec_queue *q, size_t len);
+void rec_queue_commit(struct rec_queue *q, uint64_t time);
+
+typedef void (*rec_fn)(void *arg, const struct perf_event_header *h, uint64_t time);
+
+/* Hands every queued record with time <= limit to fn, oldest first. */
+void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg);
+size_t rec_queue_len(const struct rec_queue *q);
+void rec_queue_free(struct rec_queue *q);
+
+#endif

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/records.h"
+
+#include <errno.h>
+#include <string.h>
+
+/* The sample fields this parser knows, in the order the kernel writes them. */
+#define KNOWN_SAMPLE_BITS                                                      \
+	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |           \
+	 PERF_SAMPLE_TIME | PERF_SAMPLE_ADDR | PERF_SAMPLE_ID |                \
+	 PERF_SAMPLE_STREAM_ID | PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD |        \
+	 PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* A bounds-checked walk over a record's u64 words. */
+struct words {
+	const uint64_t *p, *end;
+	int err;
+};
+
+static void words_init(struct words *w, const struct perf_event_header *h)
+{
+	w->p = (const uint64_t *)(h + 1);
+	w->end = (const uint64_t *)((const uint8_t *)h + (h->size & ~7u));
+	w->err = w->p > w->end;
+}
+
+/* Returns n words and steps over them, or NULL at the end of the record. */
+static const uint64_t *words_take(struct words *w, uint64_t n)
+{
+	const uint64_t *at = w->p;
+
+	if (w->err || n > (uint64_t)(w->end - w->p)) {
+		w->err = 1;
+		return NULL;
+	}
+	w->p += n;
+	return at;
+}
+
+static uint64_t words_next(struct words *w)
+{
+	const uint64_t *v = words_take(w, 1);
+
+	return v ? *v : 0;
+}
+
+static void split_u32(uint64_t v, uint32_t *lo, uint32_t *hi)
+{
+	/* The kernel writes two u32s into one word: the first is the low half. */
+	*lo = (uint32_t)v;
+	*hi = (uint32_t)(v >> 32);
+}
+
+int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header *h,
+		     struct rec_sample *s)
+{
+	uint64_t type = l->sample_type;
+	uint32_t unused;
+	struct words w;
+
+	memset(s, 0, sizeof(*s));
+	if (type & ~(uint64_t)KNOWN_SAMPLE_BITS)
+		return -EINVAL;
+	words_init(&w, h);
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		words_next(&w);
+	if (type & PERF_SAMPLE_IP)
+		s->ip = words_next(&w);
+	if (type & PERF_SAMPLE_TID)
+		split_u32(words_next(&w), &s->pid, &s->tid);
+	if (type & PERF_SAMPLE_TIME)
+		s->time = words_next(&w);
+	if (type & PERF_SAMPLE_ADDR)
+		words_next(&w);
+	if (type & PERF_SAMPLE_ID)
+		words_next(&w);
+	if (type & PERF_SAMPLE_STREAM_ID)
+		words_next(&w);
+	if (type & PERF_SAMPLE_CPU)
+		split_u32(words_next(&w), &s->cpu, &unused);
+	if (type & PERF_SAMPLE_PERIOD)
+		s->period = words_next(&w);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		s->callchain_nr = words_next(&w);
+		s->callchain = words_take(&w, s->callchain_nr);
+	}
+	if (type & PERF_SAMPLE_REGS_USER) {
+		s->regs_abi = words_next(&w);
+		if (s->regs_abi != PERF_SAMPLE_REGS_ABI_NONE)
+			s->regs = words_take(&w, (uint64_t)__builtin_popcountll(l->regs_mask));
+	}
+	if (type & PERF_SAMPLE_STACK_USER) {
+		uint64_t size = words_next(&w);
+
+		if (size) {
+			s->stack = (const uint8_t *)words_take(&w, size / 8);
+			s->stack_len = words_next(&w);
+			if (s->stack_len > size)
+				w.err = 1;
+		}
+	}
+	if (w.err) {
+		memset(s, 0, sizeof(*s));
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
+		 struct rec_id *id)
+{
+	static const uint64_t trailer_bits[] = {
+		PERF_SAMPLE_TID, PERF_SAMPLE_TIME, PERF_SAMPLE_ID,
+		PERF_SAMPLE_STREAM_ID, PERF_SAMPLE_CPU, PERF_SAMPLE_IDENTIFIER,
+	};
+	uint64_t type = l->sample_type;
+	size_t nwords = 0;
+	uint32_t unused;
+	struct words w;
+
+	memset(id, 0, sizeof(*id));
+	for (size_t i = 0; i < sizeof(trailer_bits) / sizeof(trailer_bits[0]); i++)
+		nwords += !!(type & trailer_bits[i]);
+	words_init(&w, h);
+	if (w.err || (size_t)(w.end - w.p) < nwords)
+		return -EINVAL;
+	w.p = w.end - nwords;
+	if (type & PERF_SAMPLE_TID)
+		split_u32(words_next(&w), &id->pid, &id->tid);
+	if (type & PERF_SAMPLE_TIME)
+		id->time = words_next(&w);
+	if (type & PERF_SAMPLE_ID)
+		words_next(&w);
+	if (type & PERF_SAMPLE_STREAM_ID)
+		words_next(&w);
+	if (type & PERF_SAMPLE_CPU)
+		split_u32(words_next(&w), &id->cpu, &unused);
+	return 0;
+}
+
+uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h)
+{
+	if (h->type == PERF_RECORD_SAMPLE) {
+		struct rec_sample s;
+
+		return rec_parse_sample(l, h, &s) ? 0 : s.time;
+	} else {
+		struct rec_id id;
+
+		return rec_parse_id(l, h, &id) ? 0 : id.time;
+	}
+}

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_RECORD_RECORDS_H
+#define GTRACE_RECORD_RECORDS_H
+
+/*
+ * Parsing of the records a perf ring holds. Their layout depends on the
+ * sample_type and register mask the events were opened with, which
+ * struct rec_layout carries; the parsers only read, never copy, so the
+ * pointers they fill point into the record.
+ */
+
+#include <linux/perf_event.h>
+#include <stdint.h>
+
+struct rec_layout {
+	uint64_t sample_type;	/* PERF_SAMPLE_* the events were opened with */
+	uint64_t regs_mask;	/* sample_regs_user */
+};
+
+/* The fields a PERF_RECORD_SAMPLE may carry; absent ones are zero. */
+struct rec_sample {
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+	uint64_t period;
+	const uint64_t *callchain;	/* PERF_SAMPLE_CALLCHAIN, context markers included */
+	uint64_t callchain_nr;
+	uint64_t regs_abi;		/* PERF_SAMPLE_REGS_ABI_NONE: no registers */
+	const uint64_t *regs;		/* packed: one per bit of regs_mask, low bit first */
+	const uint8_t *stack;		/* PERF_SAMPLE_STACK_USER */
+	uint64_t stack_len;		/* valid bytes (the dynamic size) */
+};
+
+/* The sample_id_all trailer every other record ends with. */
+struct rec_id {
+	uint32_t pid, tid;
+	uint64_t time;
+	uint32_t cpu;
+};
+
+/* Both return 0, or -EINVAL when the record is shorter than its fields. */
+int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header *h,
+		     struct rec_sample *s);
+int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
+		 struct rec_id *id);
+
+/* The record's timestamp, 0 if it has none or is malformed. */
+uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h);
+
+#endif

@@ -1,0 +1,372 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/sampler.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+/* A ring smaller than this cannot hold a few samples with a 16 KiB stack. */
+#define MIN_RING_BYTES (64u << 10)
+
+struct ring {
+	int fd;
+	void *base;		/* the control page, then the data */
+	size_t map_len;
+};
+
+struct sampler {
+	VEC(struct ring) rings;
+	struct rec_layout layout;
+	enum sampler_event event;
+	bool fell_back;
+	size_t ring_bytes;	/* data area of each ring */
+	size_t page_size;
+};
+
+static const char *const event_names[] = {
+	[SAMPLER_EVENT_CYCLES] = "cycles",
+	[SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock",
+	[SAMPLER_EVENT_TASK_CLOCK] = "task-clock",
+};
+
+int sampler_read_sysctl(const char *name, long *value)
+{
+	char path[128];
+	FILE *f;
+	int ok;
+
+	snprintf(path, sizeof(path), "/proc/sys/kernel/%s", name);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	ok = fscanf(f, "%ld", value) == 1;
+	fclose(f);
+	return ok ? 0 : -EINVAL;
+}
+
+struct cpu_list {
+	VEC(int) ids;
+};
+
+/* The online CPUs, from a list like "0-3,6". */
+static void online_cpus(struct cpu_list *cpus)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int lo, hi;
+
+	if (f) {
+		while (fscanf(f, "%d", &lo) == 1) {
+			hi = lo;
+			if (fscanf(f, "-%d", &hi) < 0)
+				break;
+			for (int c = lo; c <= hi; c++)
+				*VEC_PUSH(&cpus->ids) = c;
+			if (fgetc(f) != ',')
+				break;
+		}
+		fclose(f);
+	}
+	if (!cpus->ids.len) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+
+		for (long c = 0; c < (n > 0 ? n : 1); c++)
+			*VEC_PUSH(&cpus->ids) = (int)c;
+	}
+}
+
+static void set_event(struct perf_event_attr *a, enum sampler_event e)
+{
+	switch (e) {
+	case SAMPLER_EVENT_AUTO:
+	case SAMPLER_EVENT_CYCLES:
+		a->type = PERF_TYPE_HARDWARE;
+		a->config = PERF_COUNT_HW_CPU_CYCLES;
+		break;
+	case SAMPLER_EVENT_CPU_CLOCK:
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_CPU_CLOCK;
+		break;
+	case SAMPLER_EVENT_TASK_CLOCK:
+		a->type = PERF_TYPE_SOFTWARE;
+		a->config = PERF_COUNT_SW_TASK_CLOCK;
+		break;
+	}
+}
+
+static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
+		      enum sampler_event e, bool build_id, size_t ring_bytes)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	set_event(a, e);
+	a->freq = 1;
+	a->sample_freq = o->freq;
+	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	if (o->method == UNWIND_DWARF) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->sample_regs_user = unwind_regs_mask(UNWIND_DWARF);
+		a->sample_stack_user = o->stack_size;
+	} else {
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+		a->exclude_callchain_kernel = 1;
+	}
+	a->disabled = 1;
+	a->enable_on_exec = 1;
+	a->inherit = 1;
+	/* User space only: allowed at perf_event_paranoid 2 without privilege. */
+	a->exclude_kernel = 1;
+	a->exclude_hv = 1;
+	a->sample_id_all = 1;
+	a->use_clockid = 1;
+	a->clockid = CLOCK_MONOTONIC;
+	a->task = 1;
+	a->comm = 1;
+	a->comm_exec = 1;
+	a->mmap = 1;
+	a->mmap2 = 1;
+	a->build_id = build_id;
+	a->context_switch = 1;
+	a->watermark = 1;
+	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+}
+
+static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
+{
+	long fd = syscall(SYS_perf_event_open, a, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : (int)fd;
+}
+
+static bool event_unsupported(int err)
+{
+	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL;
+}
+
+/*
+ * Finds attributes the kernel takes by opening the first CPU's event: cycles
+ * then cpu-clock for SAMPLER_EVENT_AUTO, each with build-ids in MMAP2
+ * records and then without for kernels that predate them.
+ */
+static int open_first(struct sampler *s, const struct sampler_opts *o, int cpu,
+		      struct perf_event_attr *a)
+{
+	static const enum sampler_event auto_events[] = {
+		SAMPLER_EVENT_CYCLES, SAMPLER_EVENT_CPU_CLOCK,
+	};
+	const enum sampler_event *events = o->event == SAMPLER_EVENT_AUTO ? auto_events : &o->event;
+	size_t nevents = o->event == SAMPLER_EVENT_AUTO ? 2 : 1;
+	int fd = -EINVAL;
+
+	for (size_t i = 0; i < nevents; i++) {
+		for (int build_id = 1; build_id >= 0; build_id--) {
+			fill_attr(a, o, events[i], build_id, s->ring_bytes);
+			fd = perf_event_open(a, o->pid, cpu);
+			if (fd != -EINVAL)
+				break;
+		}
+		if (fd >= 0) {
+			s->event = events[i];
+			s->fell_back = i > 0;
+			return fd;
+		}
+		if (!event_unsupported(fd))
+			break;
+	}
+	return fd;
+}
+
+static void unmap_rings(struct sampler *s)
+{
+	for (size_t i = 0; i < s->rings.len; i++) {
+		if (s->rings.v[i].base)
+			munmap(s->rings.v[i].base, s->rings.v[i].map_len);
+		s->rings.v[i].base = NULL;
+	}
+}
+
+/* Maps every ring at the wanted size, halving it while locked memory runs out. */
+static int map_rings(struct sampler *s)
+{
+	for (; s->ring_bytes >= MIN_RING_BYTES; s->ring_bytes /= 2) {
+		size_t i;
+
+		for (i = 0; i < s->rings.len; i++) {
+			struct ring *r = &s->rings.v[i];
+
+			r->map_len = s->page_size + s->ring_bytes;
+			r->base = mmap(NULL, r->map_len, PROT_READ | PROT_WRITE,
+				       MAP_SHARED, r->fd, 0);
+			if (r->base == MAP_FAILED) {
+				r->base = NULL;
+				break;
+			}
+		}
+		if (i == s->rings.len)
+			return 0;
+		if (errno != EPERM && errno != ENOMEM)
+			return -errno;
+		unmap_rings(s);
+	}
+	return -SAMPLER_ERR_RING_LIMIT;
+}
+
+/* Rounds down to a power of two, at least MIN_RING_BYTES. */
+static size_t ring_size(size_t want)
+{
+	size_t bytes = MIN_RING_BYTES;
+
+	while (bytes * 2 <= want)
+		bytes *= 2;
+	return bytes;
+}
+
+/* One event per online CPU, with wakeups sized for rings of s->ring_bytes. */
+static int open_events(struct sampler *s, const struct sampler_opts *o)
+{
+	struct perf_event_attr attr;
+	struct cpu_list cpus = {0};
+	int err = 0;
+
+	online_cpus(&cpus);
+	for (size_t i = 0; i < cpus.ids.len; i++) {
+		int cpu = cpus.ids.v[i];
+		int fd = i ? perf_event_open(&attr, o->pid, cpu) : open_first(s, o, cpu, &attr);
+
+		/* A CPU that went offline since the list was read has no event. */
+		if (fd == -ENODEV && i)
+			continue;
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		VEC_PUSH(&s->rings)->fd = fd;
+	}
+	VEC_FREE(&cpus.ids);
+	s->layout.sample_type = attr.sample_type;
+	s->layout.regs_mask = attr.sample_regs_user;
+	return err;
+}
+
+static void close_events(struct sampler *s)
+{
+	unmap_rings(s);
+	for (size_t i = 0; i < s->rings.len; i++)
+		close(s->rings.v[i].fd);
+	s->rings.len = 0;
+}
+
+int sampler_open(struct sampler **out, const struct sampler_opts *o)
+{
+	struct sampler *s = xcalloc(1, sizeof(*s));
+	size_t opened_for;
+	int err;
+
+	s->page_size = (size_t)sysconf(_SC_PAGESIZE);
+	s->ring_bytes = ring_size(o->ring_bytes);
+	do {
+		/*
+		 * Rings smaller than the events were opened for would only
+		 * wake gtrace when full: open them again for the size that
+		 * fits. Nothing is lost, they start at the exec.
+		 */
+		opened_for = s->ring_bytes;
+		err = open_events(s, o);
+		if (!err)
+			err = map_rings(s);
+		if (!err && s->ring_bytes != opened_for)
+			close_events(s);
+	} while (!err && s->ring_bytes != opened_for);
+	if (err) {
+		sampler_close(s);
+		return err;
+	}
+	*out = s;
+	return 0;
+}
+
+void sampler_close(struct sampler *s)
+{
+	if (!s)
+		return;
+	close_events(s);
+	VEC_FREE(&s->rings);
+	free(s);
+}
+
+const char *sampler_event_name(const struct sampler *s)
+{
+	return event_names[s->event];
+}
+
+bool sampler_fell_back(const struct sampler *s)
+{
+	return s->fell_back;
+}
+
+size_t sampler_ring_bytes(const struct sampler *s)
+{
+	return s->ring_bytes;
+}
+
+const struct rec_layout *sampler_layout(const struct sampler *s)
+{
+	return &s->layout;
+}
+
+size_t sampler_nfds(const struct sampler *s)
+{
+	return s->rings.len;
+}
+
+int sampler_fd(const struct sampler *s, size_t i)
+{
+	return s->rings.v[i].fd;
+}
+
+static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q)
+{
+	struct perf_event_mmap_page *meta = r->base;
+	const uint8_t *data = (const uint8_t *)r->base + s->page_size;
+	uint64_t mask = s->ring_bytes - 1;
+	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+	uint64_t tail = meta->data_tail;
+
+	while (head - tail >= sizeof(struct perf_event_header)) {
+		/* Records are 8-byte aligned, so a header never straddles the end. */
+		const struct perf_event_header *h = (const void *)(data + (tail & mask));
+		size_t size = h->size, off = tail & mask;
+		size_t first = size < s->ring_bytes - off ? size : s->ring_bytes - off;
+		uint8_t *dst;
+
+		if (size < sizeof(*h) || size > head - tail)
+			break;
+		dst = rec_queue_reserve(q, size);
+		memcpy(dst, data + off, first);
+		memcpy(dst + first, data, size - first);
+		rec_queue_commit(q, rec_time(&s->layout, (const void *)dst));
+		tail += size;
+	}
+	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+}
+
+void sampler_drain(struct sampler *s, struct rec_queue *q)
+{
+	for (size_t i = 0; i < s->rings.len; i++)
+		drain_ring(s, &s->rings.v[i], q);
+}
+
+void sampler_disable(struct sampler *s)
+{
+	for (size_t i = 0; i < s->rings.len; i++)
+		ioctl(s->rings.v[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+}

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_RECORD_SAMPLER_H
+#define GTRACE_RECORD_SAMPLER_H
+
+/*
+ * The perf events of a recording: one per online CPU, following the target
+ * and everything it starts (inherit), enabled when it execs, each with a
+ * ring the kernel writes samples, maps, forks, exits and context switches to.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "record/queue.h"
+#include "record/records.h"
+#include "unwind/unwind.h"
+
+enum sampler_event {
+	SAMPLER_EVENT_AUTO,	/* cycles where the PMU allows, else cpu-clock */
+	SAMPLER_EVENT_CYCLES,
+	SAMPLER_EVENT_CPU_CLOCK,
+	SAMPLER_EVENT_TASK_CLOCK,
+};
+
+struct sampler_opts {
+	pid_t pid;			/* the target, before its exec */
+	enum sampler_event event;
+	uint32_t freq;			/* samples per second per thread */
+	enum unwind_method method;
+	uint32_t stack_size;		/* user stack bytes copied per sample (dwarf) */
+	size_t ring_bytes;		/* per CPU, a power of two; less if memory is locked down */
+};
+
+/* The rings could not be mapped within the locked-memory limits. */
+#define SAMPLER_ERR_RING_LIMIT 4200
+
+struct sampler;
+
+/*
+ * Opens and maps the events. Returns 0, or a negative errno from
+ * perf_event_open (-EACCES/-EPERM refused, -ENOSYS unavailable, -ENOENT or
+ * -EOPNOTSUPP event unsupported, -EINVAL rejected attributes), or
+ * -SAMPLER_ERR_RING_LIMIT.
+ */
+int sampler_open(struct sampler **s, const struct sampler_opts *o);
+void sampler_close(struct sampler *s);
+
+/* "cycles", "cpu-clock" or "task-clock": what was opened. */
+const char *sampler_event_name(const struct sampler *s);
+/* True when SAMPLER_EVENT_AUTO could not have cycles. */
+bool sampler_fell_back(const struct sampler *s);
+size_t sampler_ring_bytes(const struct sampler *s);
+const struct rec_layout *sampler_layout(const struct sampler *s);
+
+size_t sampler_nfds(const struct sampler *s);
+int sampler_fd(const struct sampler *s, size_t i);
+
+/* Copies every complete record in the rings into q and frees their space. */
+void sampler_drain(struct sampler *s, struct rec_queue *q);
+/* Stops sampling; records already written stay in the rings. */
+void sampler_disable(struct sampler *s);
+
+/* Reads an integer from /proc/sys/kernel/<name>: 0 or a negative errno. */
+int sampler_read_sysctl(const char *name, long *value);
+
+#endif

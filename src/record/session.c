@@ -1,0 +1,508 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "format/file.h"
+#include "record/queue.h"
+#include "record/writer.h"
+#include "util/xalloc.h"
+
+#define NSEC_PER_SEC 1000000000ull
+#define NSEC_PER_MSEC 1000000ull
+
+/* The longest the drain sleeps: bounds how long records wait in the queue. */
+#define POLL_MS 50
+/*
+ * A record older than this when a drain starts is in its ring already: the
+ * kernel writes records within microseconds of timestamping them.
+ */
+#define ORDER_MARGIN_NS (10 * NSEC_PER_MSEC)
+#define CHUNK_NS NSEC_PER_SEC
+/* How long a command stopped by --duration has to exit before SIGKILL. */
+#define STOP_GRACE_NS (2 * NSEC_PER_SEC)
+#define DWARF_RING_BYTES (4u << 20)
+#define FP_RING_BYTES (1u << 20)
+
+struct session {
+	const struct record_opts *o;
+	struct record_result *res;
+	char *old_path;		/* where a previous output was moved, or NULL */
+	struct tr_writer *w;
+	struct chunk_writer *cw;
+	struct sampler *sampler;
+	struct collector *c;
+	struct rec_queue q;
+	int sigfd;
+	sigset_t old_mask;
+	pid_t child;
+	int ready_fd;		/* the child execs once a byte arrives */
+	int exec_err_fd;	/* carries execvp's errno; closes on exec */
+	int status;		/* the child's, from waitpid */
+	bool exited;
+	uint64_t start_ns;
+};
+
+static uint64_t now_ns(clockid_t clock)
+{
+	struct timespec ts;
+
+	clock_gettime(clock, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
+}
+
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+static int open_output(struct session *se)
+{
+	const char *path = se->o->output;
+	uint64_t features = TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS;
+	struct stat st;
+	int err;
+
+	if (se->o->method == UNWIND_DWARF)
+		features |= TR_FEAT_DWARF_STACKS;
+	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
+		size_t len = strlen(path) + sizeof(".old");
+
+		se->old_path = xmalloc(len);
+		snprintf(se->old_path, len, "%s.old", path);
+		if (rename(path, se->old_path)) {
+			err = -errno;
+			free(se->old_path);
+			se->old_path = NULL;
+			return err;
+		}
+	}
+	err = tr_writer_open(&se->w, path, features);
+	if (err)
+		se->w = NULL;
+	return err;
+}
+
+/* Undoes open_output when the command never ran: no file, the old one back. */
+static void discard_output(struct session *se)
+{
+	if (se->w) {
+		tr_writer_close(se->w);
+		se->w = NULL;
+		unlink(se->o->output);
+	}
+	if (se->old_path)
+		rename(se->old_path, se->o->output);
+}
+
+/* In the child between fork and exec: async-signal-safe calls only. */
+static void __attribute__((noreturn)) child_main(char **argv, int ready_fd, int err_fd)
+{
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t none;
+	char go;
+	int err;
+
+	if (read(ready_fd, &go, 1) != 1)
+		_exit(127);	/* gtrace gave up before the events were ready */
+	close(ready_fd);
+	/* gtrace ignores SIGPIPE and blocks the signals it waits for. */
+	sigaction(SIGPIPE, &dfl, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+	execvp(argv[0], argv);
+	err = errno;
+	/* Should the report not get through, the exit status still tells. */
+	while (write(err_fd, &err, sizeof(err)) < 0 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+static int start_child(struct session *se)
+{
+	int ready[2], exec_err[2];
+	sigset_t mask;
+
+	/* An inherited SIG_IGN would reap the child before gtrace saw its status. */
+	signal(SIGCHLD, SIG_DFL);
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGCHLD);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, &se->old_mask))
+		return -errno;
+	se->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (se->sigfd < 0)
+		return -errno;
+	if (pipe2(ready, O_CLOEXEC))
+		return -errno;
+	if (pipe2(exec_err, O_CLOEXEC)) {
+		close(ready[0]);
+		close(ready[1]);
+		return -errno;
+	}
+	se->child = fork();
+	if (se->child == 0) {
+		close(ready[1]);
+		close(exec_err[0]);
+		child_main(se->o->argv, ready[0], exec_err[1]);
+	}
+	close(ready[0]);
+	close(exec_err[1]);
+	se->ready_fd = ready[1];
+	se->exec_err_fd = exec_err[0];
+	if (se->child < 0) {
+		close_fd(&se->ready_fd);
+		close_fd(&se->exec_err_fd);
+		return -errno;
+	}
+	return 0;
+}
+
+static void reap_child(struct session *se, int flags)
+{
+	if (!se->exited && se->child > 0 && waitpid(se->child, &se->status, flags) == se->child)
+		se->exited = true;
+}
+
+static void kill_child(struct session *se)
+{
+	if (se->child > 0 && !se->exited) {
+		kill(se->child, SIGKILL);
+		reap_child(se, 0);
+	}
+}
+
+/* Lets the child exec; returns 0 once it has, or execvp's negative errno. */
+static int release_child(struct session *se)
+{
+	char go = 'g';
+	int err = 0;
+	ssize_t n;
+
+	n = write(se->ready_fd, &go, 1);
+	close_fd(&se->ready_fd);
+	if (n != 1)
+		return -EPIPE;
+	do
+		n = read(se->exec_err_fd, &err, sizeof(err));
+	while (n < 0 && errno == EINTR);
+	close_fd(&se->exec_err_fd);
+	if (n == (ssize_t)sizeof(err)) {
+		reap_child(se, 0);
+		return -err;
+	}
+	return 0;
+}
+
+static void format_iso_time(uint64_t ns, char *buf, size_t size)
+{
+	time_t secs = (time_t)(ns / NSEC_PER_SEC);
+	struct tm tm;
+	size_t n;
+
+	gmtime_r(&secs, &tm);
+	n = strftime(buf, size, "%Y-%m-%dT%H:%M:%S", &tm);
+	snprintf(buf + n, size - n, ".%06uZ", (unsigned)(ns % NSEC_PER_SEC / 1000));
+}
+
+static void meta_u64(struct collector *c, const char *key, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	collector_meta(c, key, buf);
+}
+
+static void add_start_meta(struct session *se)
+{
+	const struct record_opts *o = se->o;
+	struct collector *c = se->c;
+	char buf[HOST_NAME_MAX + 64];
+	struct utsname uts;
+	size_t len = 0;
+	char *command;
+	long paranoid;
+
+	for (char **a = o->argv; *a; a++)
+		len += strlen(*a) + 1;
+	command = xmalloc(len + 1);
+	command[0] = '\0';
+	for (char **a = o->argv; *a; a++) {
+		if (a != o->argv)
+			strcat(command, " ");
+		strcat(command, *a);
+	}
+	collector_meta(c, "command", command);
+	free(command);
+
+	collector_meta(c, "event", sampler_event_name(se->sampler));
+	meta_u64(c, "frequency", o->freq);
+	collector_meta(c, "call-graph", o->method == UNWIND_DWARF ? "dwarf" : "fp");
+	if (o->method == UNWIND_DWARF)
+		meta_u64(c, "stack-size", o->stack_size);
+	if (!uname(&uts))
+		collector_meta(c, "kernel", uts.release);
+	if (!gethostname(buf, sizeof(buf))) {
+		buf[sizeof(buf) - 1] = '\0';
+		collector_meta(c, "hostname", buf);
+	}
+	if (!sampler_read_sysctl("perf_event_paranoid", &paranoid))
+		meta_u64(c, "paranoid", (uint64_t)paranoid);
+	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
+	collector_meta(c, "start-time", buf);
+	meta_u64(c, "start-ns", se->start_ns);
+	meta_u64(c, "pid", (uint64_t)se->child);
+	collector_meta(c, "gtrace-version", GTRACE_VERSION);
+}
+
+static void add_end_meta(struct session *se, uint64_t end_ns)
+{
+	char buf[64];
+
+	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
+	collector_meta(se->c, "end-time", buf);
+	meta_u64(se->c, "end-ns", end_ns);
+	snprintf(buf, sizeof(buf), "%.3f", (double)(end_ns - se->start_ns) / NSEC_PER_SEC);
+	collector_meta(se->c, "duration", buf);
+	snprintf(buf, sizeof(buf), "%d", se->res->exit_status);
+	collector_meta(se->c, "exit-status", buf);
+}
+
+static const char *basename_of(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash ? slash + 1 : path;
+}
+
+/* Everything up to the exec: the file, the child, its events, the writer. */
+static int start(struct session *se)
+{
+	const struct record_opts *o = se->o;
+	struct sampler_opts so = {
+		.event = o->event,
+		.freq = o->freq,
+		.method = o->method,
+		.stack_size = o->stack_size,
+		.ring_bytes = o->method == UNWIND_DWARF ? DWARF_RING_BYTES : FP_RING_BYTES,
+	};
+	int err;
+
+	se->res->stage = RECORD_STAGE_OUTPUT;
+	err = open_output(se);
+	if (err)
+		return err;
+	se->res->stage = RECORD_STAGE_START;
+	err = start_child(se);
+	if (err)
+		return err;
+
+	se->res->stage = RECORD_STAGE_EVENTS;
+	so.pid = se->child;
+	err = sampler_open(&se->sampler, &so);
+	if (err)
+		return err;
+	se->res->event = sampler_event_name(se->sampler);
+	se->res->event_fell_back = sampler_fell_back(se->sampler);
+	se->res->ring_bytes = sampler_ring_bytes(se->sampler);
+
+	se->res->stage = RECORD_STAGE_START;
+	err = chunk_writer_start(&se->cw, se->w);
+	if (err)
+		return err;
+	err = collector_new(&se->c, o->method, sampler_layout(se->sampler), se->cw);
+	if (err)
+		return err;
+
+	se->start_ns = now_ns(CLOCK_MONOTONIC);
+	add_start_meta(se);
+	collector_add_process(se->c, (uint32_t)se->child, basename_of(o->argv[0]),
+			      se->start_ns);
+	se->res->stage = RECORD_STAGE_EXEC;
+	return release_child(se);
+}
+
+static void forward_signal(struct session *se, const struct signalfd_siginfo *si)
+{
+	/*
+	 * A terminal's ^C reaches the whole foreground group, the command
+	 * included; only signals sent to gtrace alone need passing on.
+	 */
+	if (si->ssi_code != SI_KERNEL && !se->exited)
+		kill(se->child, (int)si->ssi_signo);
+}
+
+static void read_signals(struct session *se)
+{
+	struct signalfd_siginfo si;
+
+	while (read(se->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGCHLD)
+			reap_child(se, WNOHANG);
+		else
+			forward_signal(se, &si);
+	}
+}
+
+static int poll_timeout(uint64_t now, uint64_t next_event)
+{
+	uint64_t ms = next_event > now ? (next_event - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
+
+	return ms < POLL_MS ? (int)ms : POLL_MS;
+}
+
+static void drain(struct session *se, uint64_t limit)
+{
+	sampler_drain(se->sampler, &se->q);
+	rec_queue_flush(&se->q, limit, collector_record, se->c);
+}
+
+/* Drains the rings until the command exits. */
+static void event_loop(struct session *se)
+{
+	size_t nfds = sampler_nfds(se->sampler) + 1;
+	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
+	uint64_t next_chunk = now + CHUNK_NS;
+	uint64_t stop_at = se->o->duration_ns ? se->start_ns + se->o->duration_ns : UINT64_MAX;
+	uint64_t kill_at = UINT64_MAX;
+
+	pfds[0].fd = se->sigfd;
+	pfds[0].events = POLLIN;
+	for (size_t i = 1; i < nfds; i++) {
+		pfds[i].fd = sampler_fd(se->sampler, i - 1);
+		pfds[i].events = POLLIN;
+	}
+	while (!se->exited) {
+		uint64_t wake = next_chunk < stop_at ? next_chunk : stop_at;
+
+		if (kill_at < wake)
+			wake = kill_at;
+		poll(pfds, nfds, poll_timeout(now, wake));
+		/* An event whose task exited polls as hung up: stop watching it. */
+		for (size_t i = 1; i < nfds; i++)
+			if (pfds[i].revents & (POLLHUP | POLLERR))
+				pfds[i].fd = -1;
+		if (pfds[0].revents & POLLIN)
+			read_signals(se);
+
+		now = now_ns(CLOCK_MONOTONIC);
+		drain(se, now - ORDER_MARGIN_NS);
+		if (now >= next_chunk) {
+			collector_flush(se->c, false);
+			next_chunk = now + CHUNK_NS;
+		}
+		if (now >= stop_at && !se->exited) {
+			sampler_disable(se->sampler);
+			se->res->stopped = true;
+			kill(se->child, SIGTERM);
+			stop_at = UINT64_MAX;
+			kill_at = now + STOP_GRACE_NS;
+		}
+		if (now >= kill_at && !se->exited) {
+			kill(se->child, SIGKILL);
+			kill_at = UINT64_MAX;
+		}
+	}
+	free(pfds);
+}
+
+static int exit_status(const struct session *se)
+{
+	int st = se->status;
+
+	if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+
+		/* The end --duration asked for is not a failure of the command. */
+		if (se->res->stopped && (sig == SIGTERM || sig == SIGKILL))
+			return 0;
+		return 128 + sig;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+/* After the exit: the last records, the symbols, the END chunk. */
+static int finish(struct session *se)
+{
+	uint64_t end_ns = now_ns(CLOCK_MONOTONIC);
+	int err, close_err;
+
+	sampler_disable(se->sampler);
+	drain(se, UINT64_MAX);
+	se->res->exit_status = exit_status(se);
+	add_end_meta(se, end_ns);
+	collector_finish(se->c);
+	collector_flush(se->c, true);
+	collector_stats(se->c, &se->res->stats);
+
+	se->res->stage = RECORD_STAGE_WRITE;
+	err = chunk_writer_stop(se->cw, true);
+	se->cw = NULL;
+	se->res->file_bytes = tr_writer_bytes(se->w);
+	close_err = tr_writer_close(se->w);
+	se->w = NULL;
+	return err ? err : close_err;
+}
+
+static void cleanup(struct session *se)
+{
+	if (se->cw)
+		chunk_writer_stop(se->cw, false);
+	collector_free(se->c);
+	sampler_close(se->sampler);
+	rec_queue_free(&se->q);
+	close_fd(&se->ready_fd);
+	close_fd(&se->exec_err_fd);
+	if (se->sigfd >= 0) {
+		struct signalfd_siginfo si;
+
+		/* Signals already taken care of must not strike once unblocked. */
+		while (read(se->sigfd, &si, sizeof(si)) > 0)
+			;
+		close(se->sigfd);
+		sigprocmask(SIG_SETMASK, &se->old_mask, NULL);
+	}
+	free(se->old_path);
+}
+
+int record_run(const struct record_opts *o, struct record_result *res)
+{
+	struct session se = {
+		.o = o, .res = res, .sigfd = -1, .ready_fd = -1, .exec_err_fd = -1,
+	};
+	int err;
+
+	memset(res, 0, sizeof(*res));
+	err = start(&se);
+	if (err) {
+		kill_child(&se);
+		if (se.cw)
+			chunk_writer_stop(se.cw, false);
+		se.cw = NULL;
+		discard_output(&se);
+	} else {
+		event_loop(&se);
+		err = finish(&se);
+	}
+	cleanup(&se);
+	return err;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_RECORD_SESSION_H
+#define GTRACE_RECORD_SESSION_H
+
+/*
+ * One recording from start to end: creates the file, starts the command
+ * held at a ready pipe until its events are open, drains the rings until it
+ * exits, then symbolizes and closes the file.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "record/collect.h"
+#include "record/sampler.h"
+
+struct record_opts {
+	char **argv;			/* the command, NULL-terminated */
+	const char *output;		/* an existing file is renamed to output.old */
+	enum sampler_event event;
+	uint32_t freq;
+	enum unwind_method method;
+	uint32_t stack_size;
+	uint64_t duration_ns;		/* 0: until the command exits */
+};
+
+/* Where a recording failed, for the command to word its message. */
+enum record_stage {
+	RECORD_STAGE_OUTPUT,	/* creating the output file */
+	RECORD_STAGE_START,	/* pipes, fork, threads, the unwinder */
+	RECORD_STAGE_EVENTS,	/* perf_event_open or mapping the rings */
+	RECORD_STAGE_EXEC,	/* the command could not be run; err is execvp's */
+	RECORD_STAGE_WRITE,	/* writing chunks */
+};
+
+struct record_result {
+	enum record_stage stage;	/* valid when record_run fails */
+	int exit_status;		/* the command's: its code, or 128 + signal */
+	bool stopped;			/* ended by the duration, not by itself */
+	const char *event;		/* what was sampled */
+	bool event_fell_back;		/* cycles was not available */
+	size_t ring_bytes;
+	uint64_t file_bytes;
+	struct collect_stats stats;
+};
+
+/*
+ * Returns 0 once the command has run and the file is complete (or a
+ * RECORD_STAGE_WRITE error after it ran), or a negative errno with
+ * res->stage. No file is left behind when the command did not start.
+ */
+int record_run(const struct record_opts *o, struct record_result *res);
+
+#endif

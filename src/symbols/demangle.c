@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#include "symbols/demangle.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool demangler_available(struct demangler *d)
+{
+	if (!d->tried) {
+		d->tried = true;
+		d->lib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+		if (d->lib)
+			d->fn = (cxa_demangle_fn)dlsym(d->lib, "__cxa_demangle");
+	}
+	return d->fn != NULL;
+}
+
+char *demangle(struct demangler *d, const char *name)
+{
+	char *out;
+	int status;
+
+	/* Itanium ABI names; anything else is plain already. */
+	if (strncmp(name, "_Z", 2) || !demangler_available(d))
+		return NULL;
+	out = d->fn(name, NULL, NULL, &status);
+	if (status) {
+		free(out);
+		return NULL;
+	}
+	return out;
+}
+
+void demangler_free(struct demangler *d)
+{
+	if (d->lib)
+		dlclose(d->lib);
+	memset(d, 0, sizeof(*d));
+}

@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: MIT */
+#include "symbols/symbols.h"
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/tables.h"
+#include "symbols/demangle.h"
+#include "symbols/jitmap.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+/* One opened ELF file: a Dwfl holding a single module placed at bias 0. */
+struct sym_dso {
+	Dwfl *dwfl;
+	Dwfl_Module *mod;
+	int err;		/* negative errno when the file cannot be used */
+};
+
+struct symbolizer {
+	struct strtab strs;		/* every string handed out */
+	struct strtab dso_keys;		/* path + build-id; id - 1 indexes dsos */
+	VEC(struct sym_dso) dsos;
+	struct u64map jit_index;	/* pid -> index into jits */
+	VEC(struct jitmap) jits;
+	struct demangler demangler;
+};
+
+/*
+ * Separate debuginfo is found the way distributions install it: by build-id
+ * under /usr/lib/debug/.build-id, then by .gnu_debuglink.
+ */
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+int symbolizer_new(struct symbolizer **s)
+{
+	*s = xcalloc(1, sizeof(**s));
+	return 0;
+}
+
+void symbolizer_free(struct symbolizer *s)
+{
+	if (!s)
+		return;
+	for (size_t i = 0; i < s->dsos.len; i++)
+		if (s->dsos.v[i].dwfl)
+			dwfl_end(s->dsos.v[i].dwfl);
+	VEC_FREE(&s->dsos);
+	for (size_t i = 0; i < s->jits.len; i++)
+		jitmap_free(&s->jits.v[i]);
+	VEC_FREE(&s->jits);
+	u64map_free(&s->jit_index);
+	strtab_free(&s->dso_keys);
+	strtab_free(&s->strs);
+	demangler_free(&s->demangler);
+	free(s);
+}
+
+static const char *intern(struct symbolizer *s, const char *str)
+{
+	return str ? strtab_get(&s->strs, strtab_intern(&s->strs, str)) : NULL;
+}
+
+static const char *intern_func(struct symbolizer *s, const char *raw)
+{
+	char *plain;
+	const char *name;
+
+	if (!raw)
+		return NULL;
+	plain = demangle(&s->demangler, raw);
+	if (!plain)
+		return intern(s, raw);
+	name = intern(s, plain);
+	free(plain);
+	return name;
+}
+
+/*
+ * The vdso is not a file: copy this process's image (the same kernel made
+ * the recorded processes' one) into a memfd that libdwfl can read.
+ */
+static int vdso_fd(void)
+{
+	const ElfW(Ehdr) *ehdr = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t size;
+	int fd;
+
+	if (!ehdr)
+		return -ENOENT;
+	/* The section headers come last in the image. */
+	size = ehdr->e_shoff + (size_t)ehdr->e_shnum * ehdr->e_shentsize;
+	fd = memfd_create("vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, ehdr, size) != (ssize_t)size) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static bool build_id_differs(Dwfl_Module *mod, const struct dso_info *dso)
+{
+	const unsigned char *bits;
+	GElf_Addr vaddr;
+	int len = dwfl_module_build_id(mod, &bits, &vaddr);
+
+	if (len <= 0 || !dso->build_id_len)
+		return false;
+	return (uint32_t)len != dso->build_id_len ||
+	       memcmp(bits, dso->build_id, dso->build_id_len);
+}
+
+static int open_dso(struct sym_dso *d, const struct dso_info *dso)
+{
+	bool vdso = dso->flags & TR_DSO_VDSO;
+	int fd = vdso ? vdso_fd() : open(dso->path, O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return vdso ? fd : -errno;
+	d->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!d->dwfl) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/*
+	 * Files are placed so that module addresses are ELF addresses; the
+	 * vdso's addresses are offsets from its start instead.
+	 */
+	d->mod = dwfl_report_elf(d->dwfl, dso->path, dso->path, fd, 0, !vdso);
+	if (!d->mod) {
+		close(fd);	/* the Dwfl owns fd only once reported */
+		return -ENOEXEC;
+	}
+	dwfl_report_end(d->dwfl, NULL, NULL);
+	return build_id_differs(d->mod, dso) ? -ESTALE : 0;
+}
+
+static struct sym_dso *lookup_dso(struct symbolizer *s,
+				  const struct dso_info *dso)
+{
+	size_t path_len = strlen(dso->path);
+	char *key = xmalloc(path_len + 2 + 2 * sizeof(dso->build_id));
+	uint32_t id, n = dso->build_id_len;
+	struct sym_dso *d;
+
+	/* The same path may be two files over a recording: key by build-id too. */
+	memcpy(key, dso->path, path_len);
+	key[path_len] = '\n';
+	if (n > sizeof(dso->build_id))
+		n = sizeof(dso->build_id);
+	for (uint32_t i = 0; i < n; i++)
+		sprintf(key + path_len + 1 + 2 * i, "%02x", dso->build_id[i]);
+	key[path_len + 1 + 2 * n] = '\0';
+	id = strtab_intern(&s->dso_keys, key);
+	free(key);
+	if (id <= s->dsos.len)
+		return &s->dsos.v[id - 1];
+	d = VEC_PUSH(&s->dsos);
+	d->err = open_dso(d, dso);
+	return d;
+}
+
+static void src_at(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+		   struct sym_frame *f)
+{
+	Dwfl_Line *src = dwfl_module_getsrc(mod, addr);
+	int line = 0;
+
+	f->file = src ? intern(s, dwfl_lineinfo(src, NULL, &line, NULL,
+						NULL, NULL)) : NULL;
+	f->line = f->file && line > 0 ? (uint32_t)line : 0;
+}
+
+static const char *symtab_name(Dwfl_Module *mod, uint64_t addr)
+{
+	GElf_Off offset;
+	GElf_Sym sym;
+
+	return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+}
+
+static const char *die_string(Dwarf_Die *die, unsigned int name)
+{
+	Dwarf_Attribute attr;
+
+	return dwarf_formstring(dwarf_attr_integrate(die, name, &attr));
+}
+
+/*
+ * C++ linkage names demangle to qualified names with parameters; other
+ * linkage names are assembler labels (glibc's __GI_ aliases), so C keeps the
+ * plain name.
+ */
+static const char *die_name(Dwarf_Die *die)
+{
+	const char *linkage = die_string(die, DW_AT_linkage_name);
+	const char *name;
+
+	if (!linkage)
+		linkage = die_string(die, DW_AT_MIPS_linkage_name);
+	if (linkage && !strncmp(linkage, "_Z", 2))
+		return linkage;
+	name = die_string(die, DW_AT_name);
+	return name ? name : linkage;
+}
+
+/* Where an inlined subroutine was called from, in the function around it. */
+static void call_site(struct symbolizer *s, Dwarf_Die *inlined,
+		      Dwarf_Files *files, struct sym_frame *f)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Word val;
+
+	f->file = NULL;
+	f->line = 0;
+	if (files && !dwarf_formudata(dwarf_attr(inlined, DW_AT_call_file,
+						  &attr), &val))
+		f->file = intern(s, dwarf_filesrc(files, val, NULL, NULL));
+	if (f->file && !dwarf_formudata(dwarf_attr(inlined, DW_AT_call_line,
+						    &attr), &val))
+		f->line = (uint32_t)val;
+}
+
+/* Deeper nesting than this is cut off at its outer levels' side. */
+#define SCOPE_DEPTH_MAX 64
+
+/*
+ * Appends to chain the functions and inlined calls under parent that contain
+ * pc, outermost first, and returns the new depth. This walks the physical
+ * nesting itself: dwarf_getscopes follows abstract origins, which LTO places
+ * in other units, and then finds nothing.
+ */
+static int function_scopes(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
+			   int depth)
+{
+	Dwarf_Die child;
+	int inner;
+
+	if (depth == SCOPE_DEPTH_MAX || dwarf_child(parent, &child))
+		return depth;
+	do {
+		switch (dwarf_tag(&child)) {
+		case DW_TAG_subprogram:
+		case DW_TAG_inlined_subroutine:
+			if (dwarf_haspc(&child, pc) != 1)
+				break;
+			chain[depth] = child;
+			return function_scopes(&child, pc, chain, depth + 1);
+		case DW_TAG_lexical_block:
+			if (dwarf_haspc(&child, pc) != 1)
+				break;
+			return function_scopes(&child, pc, chain, depth);
+		case DW_TAG_namespace:
+		case DW_TAG_module:
+		case DW_TAG_class_type:
+		case DW_TAG_structure_type:
+		case DW_TAG_union_type:
+			/* No pc ranges of their own, but may hold functions. */
+			inner = function_scopes(&child, pc, chain, depth);
+			if (inner > depth)
+				return inner;
+			break;
+		}
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return depth;
+}
+
+/*
+ * The function at addr and the functions inlined into it there, innermost
+ * first. Each frame's file:line is where the frame inside it was called
+ * (for the innermost, the line of addr itself).
+ */
+static int dwarf_frames(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+			struct sym_frame *frames, int max)
+{
+	Dwarf_Die chain[SCOPE_DEPTH_MAX];
+	Dwarf_Addr bias;
+	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
+	Dwarf_Files *files;
+	struct sym_frame where;
+	int depth, n = 0;
+
+	if (!cu)
+		return 0;
+	depth = function_scopes(cu, addr - bias, chain, 0);
+	if (dwarf_getsrcfiles(cu, &files, NULL))
+		files = NULL;
+	src_at(s, mod, addr, &where);
+	for (int i = depth - 1; i >= 0 && n < max; i--) {
+		int tag = dwarf_tag(&chain[i]);
+		const char *name = die_name(&chain[i]);
+
+		if (!name && tag == DW_TAG_subprogram)
+			name = symtab_name(mod, addr);
+		if (name) {
+			frames[n] = where;
+			frames[n].func = intern_func(s, name);
+			frames[n].inlined = tag == DW_TAG_inlined_subroutine;
+			n++;
+		}
+		if (tag == DW_TAG_subprogram)
+			break;
+		call_site(s, &chain[i], files, &where);
+	}
+	return n;
+}
+
+/* Without DWARF functions: the ELF symbol, and file:line if lines exist. */
+static int symtab_frame(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+			struct sym_frame *f)
+{
+	const char *name = symtab_name(mod, addr);
+
+	if (!name)
+		return 0;
+	src_at(s, mod, addr, f);
+	f->func = intern_func(s, name);
+	f->inlined = 0;
+	return 1;
+}
+
+static int symbolize_jit(struct symbolizer *s, uint32_t pid, uint64_t addr,
+			 struct sym_frame *f)
+{
+	uint64_t index;
+	uint32_t name;
+
+	if (!u64map_get(&s->jit_index, pid, &index)) {
+		char path[64];
+
+		index = s->jits.len;
+		u64map_put(&s->jit_index, pid, index);
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+		/* Most anonymous memory has no map: an empty one is normal. */
+		jitmap_load(VEC_PUSH(&s->jits), path, &s->strs);
+	}
+	name = jitmap_find(&s->jits.v[index], addr);
+	if (!name)
+		return 0;
+	f->func = intern_func(s, strtab_get(&s->strs, name));
+	f->file = NULL;
+	f->line = 0;
+	f->inlined = 0;
+	return 1;
+}
+
+int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
+	      struct sym_frame *frames, int max)
+{
+	struct sym_dso *d;
+	int n;
+
+	if (max < 1)
+		return -EINVAL;
+	if (dso->flags & TR_DSO_ANON)
+		return symbolize_jit(s, dso->pid, addr, frames);
+	if (dso->flags & TR_DSO_KERNEL)
+		return 0;
+	d = lookup_dso(s, dso);
+	if (d->err)
+		return d->err;
+	n = dwarf_frames(s, d->mod, addr, frames, max);
+	return n ? n : symtab_frame(s, d->mod, addr, frames);
+}

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/* What both unwinder builds share: outcome names and frame pointers. */
+#include <linux/perf_event.h>
+#include <string.h>
+
+#include "unwind/unwind-internal.h"
+
+const char *unwind_outcome_name(enum unwind_outcome o)
+{
+	static const char *const names[UNWIND_OUTCOMES] = {
+		[UNWIND_COMPLETE] = "complete",
+		[UNWIND_TRUNCATED_STACK] = "truncated.stack",
+		[UNWIND_TRUNCATED_DEPTH] = "truncated.depth",
+		[UNWIND_FAILED_NO_MAP] = "failed.no-map",
+		[UNWIND_FAILED_NO_INFO] = "failed.no-info",
+		[UNWIND_FAILED_BAD_FRAME] = "failed.bad-frame",
+	};
+
+	return (unsigned)o < UNWIND_OUTCOMES ? names[o] : "unknown";
+}
+
+bool fp_frame_of_sample(const struct unwind_sample *s, struct fp_frame *f)
+{
+	if ((s->regs.mask & UNWIND_FP_REGS_MASK) != UNWIND_FP_REGS_MASK)
+		return false;
+	f->ip = s->regs.r[PERF_REG_X86_IP];
+	f->sp = s->regs.r[PERF_REG_X86_SP];
+	f->bp = s->regs.r[PERF_REG_X86_BP];
+	return true;
+}
+
+bool stack_read(const struct unwind_sample *s, uint64_t addr, uint64_t *val)
+{
+	uint64_t sp = s->regs.r[PERF_REG_X86_SP];
+
+	if (addr < sp || addr - sp >= s->stack_len ||
+	    s->stack_len - (addr - sp) < sizeof(*val))
+		return false;
+	memcpy(val, s->stack + (addr - sp), sizeof(*val));
+	return true;
+}
+
+bool fp_step(const struct addrspaces *as, const struct unwind_sample *s,
+	     struct fp_frame *f, enum unwind_outcome *why)
+{
+	uint64_t saved_bp, ret;
+
+	if (!f->bp) {
+		*why = UNWIND_COMPLETE;	/* the ABI's mark of the outermost frame */
+		return false;
+	}
+	/* A caller's frame record lies above the callee's stack pointer. */
+	if (f->bp < f->sp || (f->bp & 7)) {
+		*why = UNWIND_FAILED_BAD_FRAME;
+		return false;
+	}
+	if (!stack_read(s, f->bp, &saved_bp) || !stack_read(s, f->bp + 8, &ret)) {
+		*why = UNWIND_TRUNCATED_STACK;
+		return false;
+	}
+	if (!ret) {
+		*why = UNWIND_COMPLETE;
+		return false;
+	}
+	if (!addrspace_find(as, s->pid, ret)) {
+		*why = UNWIND_FAILED_NO_MAP;
+		return false;
+	}
+	f->ip = ret;
+	f->sp = f->bp + 16;
+	f->bp = saved_bp;
+	return true;
+}
+
+static enum unwind_outcome walk_frame_pointers(const struct addrspaces *as,
+					       const struct unwind_sample *s,
+					       uint64_t *ips, size_t *n)
+{
+	enum unwind_outcome why;
+	struct fp_frame f;
+
+	if (!fp_frame_of_sample(s, &f))
+		return UNWIND_FAILED_BAD_FRAME;
+	ips[(*n)++] = f.ip;
+	while (*n < UNWIND_MAX_FRAMES) {
+		if (!fp_step(as, s, &f, &why))
+			return why;
+		ips[(*n)++] = f.ip - 1;
+	}
+	return UNWIND_TRUNCATED_DEPTH;
+}
+
+/*
+ * The kernel's chain: context markers, then for user space the sampled ip
+ * followed by raw return addresses. Kernel frames are not ours to keep.
+ * The kernel does not say why its walk stopped; a chain of the sampled ip
+ * alone means it could not follow the very first frame pointer.
+ */
+static enum unwind_outcome copy_callchain(const struct addrspaces *as,
+					  const struct unwind_sample *s,
+					  uint64_t *ips, size_t *n)
+{
+	bool user = false;
+
+	for (size_t i = 0; i < s->callchain_len; i++) {
+		uint64_t ip = s->callchain[i];
+
+		if (ip >= PERF_CONTEXT_MAX) {
+			user = ip == PERF_CONTEXT_USER;
+			continue;
+		}
+		if (!user)
+			continue;
+		if (*n == UNWIND_MAX_FRAMES)
+			return UNWIND_TRUNCATED_DEPTH;
+		if (*n && !addrspace_find(as, s->pid, ip))
+			return ip ? UNWIND_FAILED_NO_MAP : UNWIND_COMPLETE;
+		ips[*n] = *n ? ip - 1 : ip;
+		(*n)++;
+	}
+	return *n > 1 ? UNWIND_COMPLETE : UNWIND_FAILED_BAD_FRAME;
+}
+
+enum unwind_outcome unwind_frame_pointers(const struct addrspaces *as,
+					  const struct unwind_sample *s,
+					  uint64_t *ips, size_t *n)
+{
+	*n = 0;
+	if (s->callchain)
+		return copy_callchain(as, s, ips, n);
+	return walk_frame_pointers(as, s, ips, n);
+}

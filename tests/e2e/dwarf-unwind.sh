@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# Without frame pointers, DWARF unwinding (the default) still takes every
+# sample of the workload's own code back to main, and diagnose agrees.
+. "$SRCDIR/tests/e2e/lib.sh"
+need_perf_events
+
+record nofp.data -- "$WORKLOADS/hot-nofp" 1
+run_gtrace flame -i nofp.data --folded >folded.txt
+expect_contains folded.txt '^hot-nofp;.*;main;run_workload;compute_outer;hot_leaf [0-9]+$'
+
+# Samples that stopped in the workload's code; each must reach main.
+awk '/(run_workload|compute_outer|hot_leaf) [0-9]+$/ { all += $NF; if (/;main;/) whole += $NF }
+     END { print all ? int(100 * whole / all) : 0 }' folded.txt >complete
+at_least "share of hot-nofp's samples unwound to main" "$(cat complete)" 99
+
+run_gtrace diagnose -i nofp.data >diagnose.txt
+expect_contains diagnose.txt '^unwinding:'
+at_least "complete unwinds in diagnose" "$(diagnose_percent diagnose.txt complete)" 99

@@ -1,0 +1,45 @@
+# SPDX-License-Identifier: MIT
+# Bad input gets one "gtrace: ..." line on stderr and a non-zero exit,
+# never a crash.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+# expect_one_error CODE CMD...: CMD exits CODE with exactly one error line.
+expect_one_error() {
+	expect_exit "$@"
+	expect_contains stderr '^gtrace: '
+	[ "$(grep -c '^gtrace: ' stderr)" -eq 1 ] ||
+		{ show stderr; fail "'$*' printed more than one error line"; }
+}
+
+expect_one_error 2 "$GTRACE" no-such-command
+expect_exit 2 "$GTRACE"
+for cmd in record report flame threads diagnose; do
+	expect_one_error 2 "$GTRACE" $cmd --no-such-option
+	expect_contains stderr 'no-such-option'
+done
+expect_one_error 2 "$GTRACE" report -n not-a-number
+expect_exit 2 "$GTRACE" record -q
+
+# The default input is ./gtrace.data, which is not there.
+expect_one_error 1 "$GTRACE" report
+expect_contains stderr 'gtrace\.data'
+for cmd in report flame threads diagnose; do
+	expect_one_error 1 "$GTRACE" $cmd -i missing.data
+	expect_contains stderr "'missing.data'"
+done
+
+: >empty.data
+expect_one_error 1 "$GTRACE" report -i empty.data
+expect_contains stderr 'empty.data'
+
+head -c 4096 /dev/urandom >random.data
+for cmd in report flame threads diagnose; do
+	expect_one_error 1 "$GTRACE" $cmd -i random.data
+	expect_contains stderr 'random.data'
+done
+
+echo 'not a trace, just text' >text.data
+expect_one_error 1 "$GTRACE" report -i text.data
+
+mkdir dir.data
+expect_one_error 1 "$GTRACE" report -i dir.data

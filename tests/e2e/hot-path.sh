@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: MIT
+# One hot path: report, flame (tree, folded, SVG) and threads all show
+# main -> run_workload -> compute_outer -> hot_leaf, with hot_leaf on top.
+. "$SRCDIR/tests/e2e/lib.sh"
+need_perf_events
+
+record hot.data -- "$WORKLOADS/hot" 1
+
+run_gtrace report -i hot.data --no-children >report.txt
+expect_contains report.txt '^#'
+expect_contains report.txt 'hot_leaf$'
+at_least "hot_leaf's self share in the report" "$(report_self report.txt hot_leaf)" 50
+compute=$(report_self report.txt compute_outer)
+[ "$compute" -lt "$(report_self report.txt hot_leaf)" ] ||
+	fail "compute_outer ($compute%) is not below hot_leaf in the report"
+
+run_gtrace report -i hot.data >children.txt
+for sym in main run_workload compute_outer hot_leaf; do
+	expect_contains children.txt " $sym\$"
+done
+
+run_gtrace flame -i hot.data --folded >folded.txt
+expect_contains folded.txt '^hot;'
+expect_contains folded.txt ';main;run_workload;compute_outer;hot_leaf [0-9]+$'
+at_least "share of folded samples in hot_leaf" \
+	"$(folded_share folded.txt ';main;run_workload;compute_outer;hot_leaf ')" 50
+
+run_gtrace flame -i hot.data >tree.txt
+for sym in main run_workload compute_outer hot_leaf; do
+	expect_contains tree.txt "$sym"
+done
+
+run_gtrace flame -i hot.data --svg flame.svg >/dev/null
+expect_contains flame.svg '<svg'
+expect_contains flame.svg 'hot_leaf'
+expect_contains flame.svg '</svg>'
+
+run_gtrace threads -i hot.data >threads.txt
+expect_contains threads.txt ' hot '

@@ -1,0 +1,193 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=sh
+#
+# Helpers for the end-to-end tests. tests/run.sh runs each tests/e2e/*.sh
+# with sh, inside a fresh $TESTDIR, with:
+#
+#   GTRACE     absolute path of the gtrace binary under test
+#   BUILD      the build directory
+#   WORKLOADS  $BUILD/workloads: the programs of tests/workloads/
+#   SRCDIR     the repository root
+#
+# A test exits 0 to pass, 77 to skip (see skip), anything else to fail. It
+# sources this file first:  . "$SRCDIR/tests/e2e/lib.sh"
+
+set -u
+
+for var in GTRACE BUILD WORKLOADS SRCDIR TESTDIR; do
+	eval "value=\${$var:-}"
+	if [ -z "$value" ]; then
+		echo "FAIL: \$$var is not set; run the tests with tests/run.sh" >&2
+		exit 1
+	fi
+done
+cd "$TESTDIR" || exit 1
+
+# fail MESSAGE: the test failed.
+fail() {
+	echo "FAIL: $*" >&2
+	exit 1
+}
+
+# skip REASON: the test cannot run here; this is not a failure.
+skip() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# show FILE: prints a file's content indented, to explain a failure.
+show() {
+	echo "--- $1:" >&2
+	sed 's/^/  | /' "$1" >&2
+}
+
+# expect_contains FILE PATTERN: FILE has a line matching the extended regex.
+expect_contains() {
+	if ! grep -Eq -- "$2" "$1"; then
+		show "$1"
+		fail "'$1' has no line matching '$2'"
+	fi
+}
+
+# expect_not_contains FILE PATTERN: no line of FILE matches.
+expect_not_contains() {
+	if grep -Eq -- "$2" "$1"; then
+		show "$1"
+		fail "'$1' has a line matching '$2'"
+	fi
+}
+
+# expect_lines FILE N: FILE has exactly N lines.
+expect_lines() {
+	lines=$(wc -l <"$1")
+	if [ "$lines" -ne "$2" ]; then
+		show "$1"
+		fail "'$1' has $lines lines, expected $2"
+	fi
+}
+
+# expect_exit CODE CMD...: CMD exits with CODE. Its stdout and stderr are
+# left in $TESTDIR/stdout and $TESTDIR/stderr.
+expect_exit() {
+	want=$1
+	shift
+	"$@" >"$TESTDIR/stdout" 2>"$TESTDIR/stderr" </dev/null
+	got=$?
+	if [ "$got" -ne "$want" ]; then
+		show "$TESTDIR/stdout"
+		show "$TESTDIR/stderr"
+		fail "'$*' exited with $got, expected $want"
+	fi
+}
+
+# run_gtrace ARGS...: runs gtrace, which must succeed. Its stdout goes where
+# the caller sends it; its stderr is kept in $TESTDIR/stderr, and shown with
+# the exit status when it fails.
+run_gtrace() {
+	"$GTRACE" "$@" 2>"$TESTDIR/stderr" </dev/null
+	status=$?
+	if [ $status -ne 0 ]; then
+		show "$TESTDIR/stderr"
+		fail "'gtrace $*' exited with $status"
+	fi
+}
+
+# is_perf_refusal FILE: FILE holds gtrace's message that the kernel refused
+# perf_event_open (permissions or a sandbox), not some other failure.
+is_perf_refusal() {
+	grep -Eq 'perf_event_paranoid|CAP_PERFMON|seccomp' "$1"
+}
+
+# need_perf_events: skips the test when perf_event_open is unusable here.
+need_perf_events() {
+	"$GTRACE" record -q -o "$TESTDIR/probe.data" -- true \
+		>"$TESTDIR/probe.out" 2>&1 </dev/null
+	status=$?
+	if [ $status -eq 1 ] && is_perf_refusal "$TESTDIR/probe.out"; then
+		skip "$(sed -n '1s/^gtrace: //p' "$TESTDIR/probe.out")"
+	fi
+	if [ $status -ne 0 ]; then
+		show "$TESTDIR/probe.out"
+		fail "'gtrace record -- true' exited with $status"
+	fi
+	rm -f "$TESTDIR/probe.data"
+}
+
+# record FILE [RECORD-OPTIONS] -- CMD...: records CMD quietly into FILE;
+# gtrace must exit 0 (so CMD must too).
+record() {
+	out=$1
+	shift
+	run_gtrace record -q -o "$out" "$@"
+	[ -s "$out" ] || fail "gtrace record wrote no '$out'"
+}
+
+# as_unprivileged CMD...: runs CMD as an ordinary user: as nobody, without
+# capabilities, when root; as is otherwise. Skips when that is impossible.
+as_unprivileged() {
+	if [ "$(id -u)" -ne 0 ]; then
+		"$@"
+		return
+	fi
+	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	setpriv --reuid=65534 --regid=65534 --clear-groups \
+		--inh-caps=-all --bounding-set=-all -- "$@"
+}
+
+# folded_share FILE ERE: the percentage (0-100, rounded down) of the samples
+# in the folded stacks FILE ("frame;frame;... COUNT" lines) whose line
+# matches ERE.
+folded_share() {
+	awk -v re="$2" '
+		{ total += $NF; if ($0 ~ re) hit += $NF }
+		END { print total ? int(100 * hit / total) : 0 }' "$1"
+}
+
+# folded_samples FILE ERE: the number of samples on lines matching ERE.
+folded_samples() {
+	awk -v re="$2" '$0 ~ re { n += $NF } END { print n + 0 }' "$1"
+}
+
+# report_self FILE SYMBOL: the first percentage on the line of a report whose
+# last column is SYMBOL (with --no-children, the self share), as an integer.
+report_self() {
+	awk -v sym="$2" '
+		$NF == sym && !found {
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^[0-9.]+%$/) { print int($i); found = 1; break }
+		}
+		END { if (!found) print -1 }' "$1"
+}
+
+# thread_column FILE NAME COLUMN: from gtrace threads output, COLUMN (1-based)
+# of the first row whose Name column (3) is NAME; empty when there is none.
+thread_column() {
+	awk -v name="$2" -v col="$3" '
+		$1 !~ /^#/ && $3 == name { print $col; exit }' "$1"
+}
+
+# at_least WHAT VALUE MIN: VALUE >= MIN (numbers, possibly fractional).
+at_least() {
+	if ! awk -v v="$2" -v m="$3" 'BEGIN { exit !(v + 0 >= m + 0) }'; then
+		fail "$1 is $2, expected at least $3"
+	fi
+}
+
+# diagnose_percent FILE KEY: from gtrace diagnose output, the percentage on
+# the line whose first word is KEY (e.g. complete, under unwinding:), as an
+# integer; -1 when there is none.
+diagnose_percent() {
+	awk -v key="$2" '
+		$1 == key && match($0, /[0-9.]+%/) {
+			print int(substr($0, RSTART, RLENGTH - 1)); found = 1; exit
+		}
+		END { if (!found) print -1 }' "$1"
+}
+
+# diagnose_value FILE KEY: the first number after "KEY:" in diagnose output.
+diagnose_value() {
+	awk -v key="$2:" '
+		index($0, key) == 1 && match(substr($0, length(key) + 1), /[0-9]+/) {
+			print substr($0, length(key) + RSTART, RLENGTH); exit
+		}' "$1"
+}

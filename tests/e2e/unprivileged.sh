@@ -1,0 +1,22 @@
+# SPDX-License-Identifier: MIT
+# An ordinary user records its own program (user-space stacks only) when
+# perf_event_paranoid allows it (<= 2), and is told why not otherwise.
+. "$SRCDIR/tests/e2e/lib.sh"
+need_perf_events
+
+mkdir user
+chmod 1777 user
+cd user || exit 1
+as_unprivileged "$GTRACE" record -o user.data -- "$WORKLOADS/hot" 0.5 \
+	>out.txt 2>err.txt </dev/null
+status=$?
+paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)
+if [ $status -eq 1 ] && is_perf_refusal err.txt; then
+	[ "$paranoid" != unknown ] && [ "$paranoid" -le 2 ] &&
+		{ show err.txt; fail "refused with perf_event_paranoid=$paranoid, which allows it"; }
+	skip "perf_event_paranoid=$paranoid does not let ordinary users record"
+fi
+[ $status -eq 0 ] || { show err.txt; fail "unprivileged record exited with $status"; }
+expect_contains err.txt "recorded [0-9]+ samples"
+run_gtrace report -i user.data --no-children >report.txt
+expect_contains report.txt 'hot_leaf$'

@@ -1,0 +1,499 @@
+/* SPDX-License-Identifier: MIT */
+/* Aggregations and views over synthetic recordings with known answers. */
+#include <errno.h>
+#include <stdlib.h>
+
+#include "analysis/analysis.h"
+#include "test.h"
+#include "synth.h"
+
+/*
+ * Ten samples. Process 100 "app": thread 100 "app" and thread 101
+ * "worker". Outermost first:
+ *	5  app:    main > foo > bar (bar's location has "helper" inlined)
+ *	2  app:    main > foo
+ *	1  app:    main > baz > memcpy (libc)
+ *	1  app:    main > [app]+0x999 (unresolved)
+ *	1  worker: rec > rec > rec (recursion, three locations of one function)
+ */
+static void build_shape(struct model *m)
+{
+	static const char *const bar_chain[] = { "helper", "bar" };
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t libc = synth_dso(&s, "/lib/x86_64-linux-gnu/libc.so.6");
+	uint32_t main_ = synth_loc(&s, app, 0x1000, "main");
+	uint32_t foo = synth_loc(&s, app, 0x2000, "foo");
+	uint32_t bar = synth_loc_chain(&s, app, 0x3000, bar_chain, 2);
+	uint32_t baz = synth_loc(&s, app, 0x4000, "baz");
+	uint32_t memcpy_ = synth_loc(&s, libc, 0x5000, "memcpy");
+	uint32_t unknown = synth_loc(&s, app, 0x999, NULL);
+	uint32_t rec1 = synth_loc(&s, app, 0x6000, "rec");
+	uint32_t rec2 = synth_loc(&s, app, 0x6010, "rec");
+	uint32_t rec3 = synth_loc(&s, app, 0x6020, "rec");
+	uint32_t s1[] = { main_, foo, bar }, s2[] = { main_, foo };
+	uint32_t s3[] = { main_, baz, memcpy_ }, s4[] = { main_, unknown };
+	uint32_t s5[] = { rec1, rec2, rec3 };
+	uint32_t lane;
+
+	synth_task(&s, TR_TASK_NEW, 100, 100, 0, SYNTH_T0 - 1000000);
+	synth_comm(&s, 100, 100, "sh");
+	synth_comm(&s, 100, 100, "app");	/* the latest name wins */
+	synth_comm(&s, 100, 101, "worker");
+	synth_samples(&s, 100, 100, synth_stack(&s, s1, 3), 5);
+	synth_samples(&s, 100, 100, synth_stack(&s, s2, 2), 2);
+	synth_samples(&s, 100, 100, synth_stack(&s, s3, 3), 1);
+	synth_samples(&s, 100, 101, synth_stack(&s, s5, 3), 1);
+	synth_samples(&s, 100, 100, synth_stack(&s, s4, 2), 1);
+	synth_offcpu(&s, 100, SYNTH_T0 + 1000000, SYNTH_T0 + 2000000);
+	synth_offcpu(&s, 100, SYNTH_T0 + 3000000, SYNTH_T0 + 5000000);
+
+	lane = synth_lane(&s, 100, "GPU0 stream 7");
+	synth_span(&s, lane, "kernel_a", SYNTH_T0, 3000000);
+	synth_span(&s, lane, "kernel_b", SYNTH_T0 + 4000000, 2000000);
+	lane = synth_lane(&s, 100, "GPU0 stream 8");
+	synth_span(&s, lane, "kernel_c", SYNTH_T0 + 1000000, 300000);
+
+	synth_meta(&s, "event", "cpu-clock");
+	synth_meta(&s, "frequency", "1000");
+	synth_meta(&s, "command", "./app --fast");
+	synth_counter(&s, "unwind.complete", 5);
+	synth_counter(&s, "lost", 3);
+	synth_counter(&s, "unwind.complete", 9);	/* cumulative: the last wins */
+	synth_counter(&s, "unwind.failed.no-map", 1);
+	synth_counter(&s, "symbols.resolved", 8);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS);
+}
+
+/* What a view wrote, as one string. */
+struct capture {
+	char *text;
+	size_t len;
+	FILE *f;
+};
+
+static FILE *capture_start(struct capture *c)
+{
+	c->f = open_memstream(&c->text, &c->len);
+	return c->f;
+}
+
+static const char *capture_end(struct capture *c)
+{
+	fclose(c->f);
+	return c->text;
+}
+
+static bool has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; *p;) {
+		const char *end = strchr(p, '\n');
+
+		if (!strncmp(p, line, n) && (p[n] == '\n' || !p[n]))
+			return true;
+		if (!end)
+			break;
+		p = end + 1;
+	}
+	printf("  missing line: \"%s\"\n", line);
+	return false;
+}
+
+static const struct report_row *find_row(const struct report *r, const struct funcs *f,
+					 const char *symbol)
+{
+	for (size_t i = 0; i < r->rows.len; i++)
+		if (!strcmp(funcs_name(f, f->v.v[r->rows.v[i].func].name), symbol))
+			return &r->rows.v[i];
+	return NULL;
+}
+
+static void build_report(struct report *r, struct funcs *f, const struct model *m,
+			 struct report_opts *o, const char *keys)
+{
+	CHECK(report_parse_keys(o, keys) == 0);
+	funcs_init(f, m, o->inline_frames);
+	report_build(r, f, o);
+}
+
+#define CHECK_ROW(r, f, sym, self_, children_)                                 \
+	do {                                                                   \
+		const struct report_row *row_ = find_row(r, f, sym);           \
+		CHECK(row_ != NULL);                                           \
+		if (row_) {                                                    \
+			CHECK_EQ_U64(row_->self, self_);                       \
+			CHECK_EQ_U64(row_->children, children_);               \
+		}                                                              \
+	} while (0)
+
+static void test_report_children(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true };
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 10);
+	CHECK_EQ_U64(r.rows.len, 7);
+	CHECK_ROW(&r, &f, "main", 0, 9);
+	CHECK_ROW(&r, &f, "foo", 2, 7);
+	CHECK_ROW(&r, &f, "bar", 5, 5);		/* helper is inlined into it */
+	CHECK_ROW(&r, &f, "baz", 0, 1);
+	CHECK_ROW(&r, &f, "memcpy", 1, 1);
+	CHECK_ROW(&r, &f, "[app]+0x999", 1, 1);
+	CHECK_ROW(&r, &f, "rec", 1, 1);		/* recursion counted once */
+	CHECK(find_row(&r, &f, "helper") == NULL);
+
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "# Samples: 10 of event 'cpu-clock'"));
+	CHECK(has_line(text, "# File: t.data"));
+	CHECK(has_line(text, "#  Children       Self  Samples  Command  DSO        Symbol"));
+	CHECK(has_line(text, "     90.00%      0.00%        9  app      app        main"));
+	CHECK(has_line(text, "     10.00%     10.00%        1  app      libc.so.6  memcpy"));
+	CHECK(has_line(text, "     10.00%     10.00%        1  worker   app        rec"));
+	/* Sorted by children, then self, then name. */
+	CHECK(strstr(text, "main") < strstr(text, "foo"));
+	CHECK(strstr(text, "foo\n") < strstr(text, "bar\n"));
+	CHECK(strstr(text, "memcpy") < strstr(text, "baz"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static void test_report_no_children_and_limit(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = false, .limit = 2 };
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[0].func].name), "bar");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[1].func].name), "foo");
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(!strstr(text, "Children"));
+	CHECK(has_line(text, "#      Self  Samples  Command  DSO  Symbol"));
+	CHECK(has_line(text, "     50.00%        5  app      app  bar"));
+	CHECK(has_line(text, "     20.00%        2  app      app  foo"));
+	CHECK(!strstr(text, "main"));	/* past the limit */
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static void test_report_sort_keys(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true };
+	const struct model_thread *th;
+
+	build_shape(&m);
+	build_report(&r, &f, &m, &o, "dso");
+	CHECK_EQ_U64(r.rows.len, 2);
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[0].func].dso), "app");
+	CHECK_EQ_U64(r.rows.v[0].children, 10);
+	CHECK_EQ_U64(r.rows.v[0].self, 9);
+	CHECK_EQ_U64(r.rows.v[1].children, 1);
+	CHECK_EQ_U64(r.rows.v[1].self, 1);
+	report_free(&r);
+	funcs_free(&f);
+
+	build_report(&r, &f, &m, &o, "tid");
+	CHECK_EQ_U64(r.rows.len, 2);
+	th = &m.threads.v[r.rows.v[0].thread];
+	CHECK_EQ_U64(th->tid, 100);
+	CHECK_EQ_U64(r.rows.v[0].self, 9);
+	CHECK_EQ_U64(r.rows.v[0].children, 9);
+	CHECK_EQ_U64(m.threads.v[r.rows.v[1].thread].tid, 101);
+	report_free(&r);
+	funcs_free(&f);
+
+	CHECK(report_parse_keys(&o, "symbol,bogus") == -EINVAL);
+	CHECK(report_parse_keys(&o, "dso,dso") == -EINVAL);
+	CHECK(report_parse_keys(&o, "") == -EINVAL);
+	model_free(&m);
+}
+
+static void test_report_filters(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct sample_filter flt = {0};
+	struct report_opts o = { .children = true, .filter = &flt };
+
+	build_shape(&m);
+	CHECK(filter_add(&flt, FILTER_TID, "101") == 0);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 1);
+	CHECK_EQ_U64(r.rows.len, 1);
+	CHECK_ROW(&r, &f, "rec", 1, 1);
+	report_free(&r);
+	funcs_free(&f);
+	filter_free(&flt);
+
+	CHECK(filter_add(&flt, FILTER_COMM, "nobody,app") == 0);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 9);
+	CHECK(find_row(&r, &f, "rec") == NULL);
+	report_free(&r);
+	funcs_free(&f);
+	filter_free(&flt);
+
+	CHECK(filter_add(&flt, FILTER_DSO, "libc.so.6") == 0);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 1);
+	CHECK_ROW(&r, &f, "memcpy", 1, 1);
+	CHECK_ROW(&r, &f, "main", 0, 1);
+	report_free(&r);
+	funcs_free(&f);
+	filter_free(&flt);
+
+	CHECK(filter_add(&flt, FILTER_PID, "100") == 0);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 10);
+	report_free(&r);
+	funcs_free(&f);
+	filter_free(&flt);
+
+	CHECK(filter_add(&flt, FILTER_PID, "12x") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_TID, "1,,2") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_PID, "-1") == -EINVAL);
+	filter_free(&flt);
+	model_free(&m);
+}
+
+static void test_report_inline(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true, .inline_frames = true };
+
+	build_shape(&m);
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_ROW(&r, &f, "helper", 5, 5);
+	CHECK_ROW(&r, &f, "bar", 0, 5);
+	CHECK_ROW(&r, &f, "foo", 2, 7);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static void test_flame_tree_and_folded(void)
+{
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	funcs_init(&f, &m, false);
+	calltree_build(&t, &f, NULL);
+	CHECK_EQ_U64(t.nodes.v[0].total, 10);
+
+	calltree_print_folded(capture_start(&cap), &t, &f);
+	text = capture_end(&cap);
+	/* Depth first, a node's own samples before its children's. */
+	CHECK_STREQ(text, "app;main;foo 2\n"
+			  "app;main;foo;bar 5\n"
+			  "app;main;[app]+0x999 1\n"
+			  "app;main;baz;memcpy 1\n"
+			  "worker;rec;rec;rec 1\n");
+	free(cap.text);
+
+	calltree_print(capture_start(&cap), &t, &f, 15.0);
+	text = capture_end(&cap);
+	CHECK_STREQ(text, " 100.00%        10  all\n"
+			  "  90.00%         9    app\n"
+			  "  90.00%         9      main\n"
+			  "  70.00%         7        foo\n"
+			  "  50.00%         5          bar\n");
+	free(cap.text);
+	calltree_free(&t);
+	funcs_free(&f);
+
+	funcs_init(&f, &m, true);
+	calltree_build(&t, &f, NULL);
+	calltree_print_folded(capture_start(&cap), &t, &f);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "app;main;foo;bar;helper 5"));
+	free(cap.text);
+	calltree_free(&t);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static void test_flame_filter(void)
+{
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	struct sample_filter flt = {0};
+	struct capture cap;
+
+	build_shape(&m);
+	funcs_init(&f, &m, false);
+	CHECK(filter_add(&flt, FILTER_COMM, "worker") == 0);
+	calltree_build(&t, &f, &flt);
+	calltree_print_folded(capture_start(&cap), &t, &f);
+	CHECK_STREQ(capture_end(&cap), "worker;rec;rec;rec 1\n");
+	free(cap.text);
+	calltree_free(&t);
+	funcs_free(&f);
+	filter_free(&flt);
+	model_free(&m);
+}
+
+static size_t count_of(const char *text, const char *needle)
+{
+	size_t n = 0;
+
+	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
+		n++;
+	return n;
+}
+
+static void test_flame_svg(void)
+{
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	funcs_init(&f, &m, false);
+	calltree_build(&t, &f, NULL);
+	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more");
+	text = capture_end(&cap);
+	CHECK(!strncmp(text, "<?xml", 5));
+	CHECK(strstr(text, "<svg ") != NULL);
+	CHECK(strstr(text, "<script") != NULL);
+	CHECK(strstr(text, "</svg>\n") != NULL);
+	CHECK(strstr(text, "a &lt;title&gt; &amp; more") != NULL);
+	CHECK(strstr(text, "<title>memcpy (1 samples, 10.00%)</title>") != NULL);
+	CHECK(strstr(text, "<title>main (9 samples, 90.00%)</title>") != NULL);
+	CHECK(strstr(text, "<title>[app]+0x999 (1 samples, 10.00%)</title>") != NULL);
+	/* Every node is wide enough to be drawn. */
+	CHECK_EQ_U64(count_of(text, "<g class=\"f\""), t.nodes.len);
+	CHECK_EQ_U64(count_of(text, "<g "), count_of(text, "</g>"));
+	CHECK(!strstr(text, "http://") || count_of(text, "http://") == 1);	/* xmlns only */
+	free(cap.text);
+	calltree_free(&t);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static void test_threads_view(void)
+{
+	struct model m;
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	CHECK_EQ_U64(m.real_threads, 2);
+	CHECK_EQ_U64(m.threads.len, 4);
+	threads_print(capture_start(&cap), &m, 1);
+	text = capture_end(&cap);
+	/* Seen from 1 ms before the first sample to the last: 10 ms, 3 ms off-CPU. */
+	CHECK(has_line(text, "     PID        TID  Name   Samples   On-CPU ms  Off-CPU ms    First s     Last s"));
+	CHECK(has_line(text, "     100        100  app          9         7.0         3.0      0.000      0.010"));
+	CHECK(!strstr(text, "worker"));		/* past -n 1 */
+	/* Lanes are listed past the limit. */
+	CHECK(has_line(text, "     PID        TID  Kind  Name              Spans   Target ms    First s     Last s"));
+	CHECK(has_line(text, "     100 4293918720  cuda  GPU0 stream 7         2         5.0      0.001      0.007"));
+	CHECK(has_line(text, "     100 4293918721  cuda  GPU0 stream 8         1         0.3      0.002      0.002"));
+	free(cap.text);
+	model_free(&m);
+}
+
+static void test_diagnose_view(void)
+{
+	struct model m;
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	diagnose_print(capture_start(&cap), &m, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "file:                 t.data"));
+	CHECK(has_line(text, "command:              ./app --fast"));
+	CHECK(has_line(text, "event:                cpu-clock"));
+	CHECK(has_line(text, "kernel:               n/a"));
+	CHECK(has_line(text, "samples:              10"));
+	CHECK(has_line(text, "threads:              2"));
+	CHECK(has_line(text, "processes:            1"));
+	CHECK(has_line(text, "lost records:         3"));
+	CHECK(has_line(text, "throttled:            n/a"));
+	CHECK(has_line(text, "unwinding:            10 stacks"));
+	CHECK(has_line(text, "  complete                     9   90.00%"));
+	CHECK(has_line(text, "  failed.no-map                1   10.00%"));
+	CHECK(has_line(text, "symbols:              8 of 9 locations resolved (88.89%)"));
+	CHECK(has_line(text, "leaf resolved:        9 of 10 samples (90.00%)"));
+	CHECK(has_line(text, "lanes:                2"));
+	CHECK(has_line(text, "spans:                3"));
+	CHECK(has_line(text, "  symbols.resolved                       8"));
+	free(cap.text);
+	model_free(&m);
+}
+
+/* A file with nothing in it but must not crash any view. */
+static void test_empty_model(void)
+{
+	struct synth s = {0};
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct calltree t;
+	struct report_opts o = { .children = true };
+	FILE *null = fopen("/dev/null", "w");
+
+	synth_model(&s, &m, 0);
+	build_report(&r, &f, &m, &o, "comm,dso,symbol");
+	CHECK_EQ_U64(r.total, 0);
+	report_print(null, &r, &f, &o, "e.data");
+	calltree_build(&t, &f, NULL);
+	calltree_print(null, &t, &f, 0.5);
+	calltree_print_folded(null, &t, &f);
+	calltree_write_svg(null, &t, &f, "empty");
+	threads_print(null, &m, 0);
+	diagnose_print(null, &m, "e.data");
+	fclose(null);
+	calltree_free(&t);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+int main(void)
+{
+	RUN(test_report_children);
+	RUN(test_report_no_children_and_limit);
+	RUN(test_report_sort_keys);
+	RUN(test_report_filters);
+	RUN(test_report_inline);
+	RUN(test_flame_tree_and_folded);
+	RUN(test_flame_filter);
+	RUN(test_flame_svg);
+	RUN(test_threads_view);
+	RUN(test_diagnose_view);
+	RUN(test_empty_model);
+	return test_summary();
+}

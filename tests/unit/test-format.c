@@ -1,0 +1,896 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The trace file format: varints, table encodings, the chunked container,
+ * and what readers do with damaged, truncated and foreign files.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "format/buf.h"
+#include "format/crc32c.h"
+#include "format/file.h"
+#include "format/tables.h"
+#include "util/hashmap.h"
+#include "test.h"
+
+static char tmpdir[64];
+
+static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
+
+static uint64_t rnd(void)
+{
+	/* xorshift64*: deterministic, so a failure reproduces. */
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static uint32_t rnd_below(uint32_t n)
+{
+	return (uint32_t)(rnd() % n);
+}
+
+static char *tmp_path(const char *name)
+{
+	static char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
+static uint8_t *read_file(const char *path, size_t *len)
+{
+	struct stat st;
+	uint8_t *data;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0 || fstat(fd, &st) < 0)
+		abort();
+	data = xmalloc((size_t)st.st_size + 1);
+	if (read(fd, data, (size_t)st.st_size) != st.st_size)
+		abort();
+	close(fd);
+	*len = (size_t)st.st_size;
+	return data;
+}
+
+/* A small recording's worth of every table, with values shaped like real ones. */
+static void fill_tables(struct tr_tables *t, uint64_t base_ts)
+{
+	static const char *const names[] = {
+		"/usr/bin/python3.11", "main", "worker", "[kernel.kallsyms]", "cuda",
+		"GPU0 stream 7", "gemm_kernel<float>", "samples", "lost", "",
+		"unwind.failed.no-map", "/usr/lib/x86_64-linux-gnu/libc.so.6",
+	};
+	struct tr_meta *m;
+
+	m = VEC_PUSH(&t->meta);
+	m->key = xstrdup("command");
+	m->value = xstrdup("python3 train.py --epochs 3");
+	m = VEC_PUSH(&t->meta);
+	m->key = xstrdup("frequency");
+	m->value = xstrdup("999");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		*VEC_PUSH(&t->strings) = xstrdup(names[i]);
+	for (uint32_t i = 0; i < 6; i++)
+		*VEC_PUSH(&t->tasks) = (struct tr_task){ base_ts + i * 1000003, 4242,
+							 4242 + i, TR_TASK_NEW + i % 4, i };
+	for (uint32_t i = 0; i < 4; i++) {
+		struct tr_dso *d = VEC_PUSH(&t->dsos);
+
+		d->path = i + 1;
+		d->pid = i == 3 ? 4242 : 0;
+		d->flags = i == 3 ? TR_DSO_ANON : i == 2 ? TR_DSO_KERNEL : 0;
+		d->build_id_len = i == 3 ? 0 : TR_BUILD_ID_MAX - i;
+		for (uint32_t b = 0; b < d->build_id_len; b++)
+			d->build_id[b] = (uint8_t)rnd();
+	}
+	for (uint32_t i = 0; i < 50; i++)
+		*VEC_PUSH(&t->locs) = (struct tr_loc){ 1 + rnd_below(4),
+						       i == 7 ? UINT64_MAX :
+						       0x7f3a12340000ULL + rnd_below(1 << 20) };
+	for (uint32_t i = 0; i < 80; i++)
+		*VEC_PUSH(&t->nodes) = (struct tr_node){ i ? rnd_below(i) : 0, 1 + rnd_below(50) };
+	for (uint32_t i = 0; i < 300; i++)
+		*VEC_PUSH(&t->samples) = (struct tr_sample){
+			base_ts + i * 1001001 + rnd_below(5000), 4242, 4242 + rnd_below(6),
+			rnd_below(81), rnd_below(64), rnd_below(2) };
+	for (uint32_t i = 0; i < 20; i++) {
+		uint64_t start = base_ts + i * 7777777;
+
+		*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 4242 + rnd_below(6), start,
+							   start + rnd_below(1 << 24) };
+	}
+	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 6 };
+	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 2 };
+	for (uint32_t i = 0; i < 30; i++)
+		*VEC_PUSH(&t->spans) = (struct tr_span){
+			1 + i % 2, 7, base_ts + i * 500000, 1000 + rnd_below(90000),
+			i % 5 ? 4243 : 0, i % 5 ? base_ts + i * 500000 - rnd_below(40000) : 0 };
+	*VEC_PUSH(&t->counters) = (struct tr_counter){ 8, 300 };
+	*VEC_PUSH(&t->counters) = (struct tr_counter){ 9, UINT64_MAX };
+	for (uint32_t i = 0; i < 40; i++)
+		*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1 + i, 2 + i % 3, i % 4 ? 12 : 0,
+							     i % 4 ? 10 + rnd_below(3000) : 0,
+							     i % 7 == 0 ? TR_SYM_INLINED : 0 };
+}
+
+/* Compares every row of every table; reports the first table that differs. */
+static bool tables_equal(const struct tr_tables *a, const struct tr_tables *b)
+{
+#define SAME_LEN(f)                                                            \
+	do {                                                                   \
+		if (a->f.len != b->f.len) {                                    \
+			printf("  table " #f ": %zu rows, expected %zu\n",    \
+			       b->f.len, a->f.len);                            \
+			return false;                                          \
+		}                                                              \
+	} while (0)
+#define SAME_ROWS(f)                                                           \
+	do {                                                                   \
+		SAME_LEN(f);                                                   \
+		for (size_t i = 0; i < a->f.len; i++)                          \
+			if (memcmp(&a->f.v[i], &b->f.v[i], sizeof(a->f.v[i]))) { \
+				printf("  table " #f ": row %zu differs\n", i); \
+				return false;                                  \
+			}                                                      \
+	} while (0)
+
+	SAME_LEN(meta);
+	for (size_t i = 0; i < a->meta.len; i++)
+		if (strcmp(a->meta.v[i].key, b->meta.v[i].key) ||
+		    strcmp(a->meta.v[i].value, b->meta.v[i].value))
+			return false;
+	SAME_LEN(strings);
+	for (size_t i = 0; i < a->strings.len; i++)
+		if (strcmp(a->strings.v[i], b->strings.v[i]))
+			return false;
+	SAME_ROWS(tasks);
+	SAME_ROWS(dsos);
+	SAME_ROWS(locs);
+	SAME_ROWS(nodes);
+	SAME_ROWS(samples);
+	SAME_ROWS(offcpu);
+	SAME_ROWS(lanes);
+	SAME_ROWS(spans);
+	SAME_ROWS(counters);
+	SAME_ROWS(symbols);
+	return true;
+#undef SAME_ROWS
+#undef SAME_LEN
+}
+
+static void test_varint_edges(void)
+{
+	static const struct {
+		uint64_t v;
+		size_t len;
+	} cases[] = {
+		{ 0, 1 }, { 1, 1 }, { 127, 1 }, { 128, 2 }, { 16383, 2 }, { 16384, 3 },
+		{ UINT32_MAX, 5 }, { 1ULL << 63, 10 }, { UINT64_MAX, 10 },
+	};
+	static const int64_t signed_cases[] = {
+		0, -1, 1, -2, 63, -64, 64, INT32_MIN, INT32_MAX, INT64_MIN, INT64_MAX,
+	};
+	struct gbuf b = {0};
+	struct gcursor c;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		gbuf_reset(&b);
+		gbuf_put_uvarint(&b, cases[i].v);
+		CHECK_EQ_U64(b.len, cases[i].len);
+		gcursor_init(&c, b.data, b.len);
+		CHECK_EQ_U64(gcursor_uvarint(&c), cases[i].v);
+		CHECK(!c.err && !gcursor_left(&c));
+	}
+	/* Zigzag keeps small magnitudes small, whatever the sign. */
+	gbuf_reset(&b);
+	gbuf_put_svarint(&b, -1);
+	gbuf_put_svarint(&b, 1);
+	gbuf_put_svarint(&b, -64);
+	CHECK_EQ_U64(b.len, 3);
+	CHECK(b.data[0] == 1 && b.data[1] == 2 && b.data[2] == 127);
+	for (size_t i = 0; i < sizeof(signed_cases) / sizeof(signed_cases[0]); i++) {
+		gbuf_reset(&b);
+		gbuf_put_svarint(&b, signed_cases[i]);
+		gcursor_init(&c, b.data, b.len);
+		CHECK(gcursor_svarint(&c) == signed_cases[i]);
+		CHECK(!c.err && !gcursor_left(&c));
+	}
+	gbuf_free(&b);
+}
+
+static void test_varint_malformed(void)
+{
+	static const uint8_t unterminated[] = { 0x80, 0x80 };
+	static const uint8_t too_long[] = { 0xff, 0xff, 0xff, 0xff, 0xff,
+					    0xff, 0xff, 0xff, 0xff, 0x02 };
+	static const uint8_t eleven[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+					  0x80, 0x80, 0x80, 0x81, 0x00 };
+	static const uint8_t nul_in_str[] = { 3, 'a', 0, 'b' };
+	static const uint8_t long_str[] = { 9, 'a', 'b' };
+	struct gcursor c;
+
+	gcursor_init(&c, unterminated, sizeof(unterminated));
+	CHECK_EQ_U64(gcursor_uvarint(&c), 0);
+	CHECK(c.err);
+	gcursor_init(&c, too_long, sizeof(too_long));
+	gcursor_uvarint(&c);
+	CHECK(c.err);
+	gcursor_init(&c, eleven, sizeof(eleven));
+	gcursor_uvarint(&c);
+	CHECK(c.err);
+	/* Once failed, every read returns 0. */
+	CHECK_EQ_U64(gcursor_u8(&c), 0);
+	CHECK_EQ_U64(gcursor_left(&c), 0);
+	gcursor_init(&c, nul_in_str, sizeof(nul_in_str));
+	CHECK(!gcursor_str(&c) && c.err);
+	gcursor_init(&c, long_str, sizeof(long_str));
+	CHECK(!gcursor_str(&c) && c.err);
+	gcursor_init(&c, NULL, 0);
+	CHECK_EQ_U64(gcursor_le32(&c), 0);
+	CHECK(c.err);
+}
+
+static void test_fixed_width(void)
+{
+	struct gbuf b = {0};
+	struct gcursor c;
+	char *s;
+
+	gbuf_put_le32(&b, 0xdeadbeef);
+	gbuf_put_le64(&b, 0x0123456789abcdefULL);
+	gbuf_put_str(&b, "héllo");
+	gbuf_put_str(&b, NULL);
+	CHECK(b.data[0] == 0xef && b.data[3] == 0xde);
+	gcursor_init(&c, b.data, b.len);
+	CHECK_EQ_U64(gcursor_le32(&c), 0xdeadbeef);
+	CHECK_EQ_U64(gcursor_le64(&c), 0x0123456789abcdefULL);
+	s = gcursor_str(&c);
+	CHECK_STREQ(s, "héllo");
+	free(s);
+	s = gcursor_str(&c);
+	CHECK_STREQ(s, "");
+	free(s);
+	CHECK(!c.err && !gcursor_left(&c));
+	gbuf_free(&b);
+}
+
+static void test_crc32c(void)
+{
+	CHECK_EQ_U64(crc32c("123456789", 9), 0xE3069283);
+	CHECK_EQ_U64(crc32c("", 0), 0);
+}
+
+static void test_tables_round_trip(void)
+{
+	struct tr_tables in = {0}, out = {0};
+	struct gbuf b = {0};
+
+	fill_tables(&in, 123456789012345ULL);
+	tr_tables_encode(&in, &b);
+	CHECK_EQ_U64(tr_tables_decode(&out, b.data, b.len), 0);
+	CHECK(tables_equal(&in, &out));
+	CHECK_EQ_U64(tr_tables_rows(&out), tr_tables_rows(&in));
+
+	/* Decoding appends: a second payload doubles every table. */
+	CHECK_EQ_U64(tr_tables_decode(&out, b.data, b.len), 0);
+	CHECK_EQ_U64(tr_tables_rows(&out), 2 * tr_tables_rows(&in));
+	CHECK_STREQ(out.strings.v[in.strings.len], in.strings.v[0]);
+	CHECK(!memcmp(&out.samples.v[in.samples.len + 5], &in.samples.v[5],
+		      sizeof(in.samples.v[5])));
+
+	tr_tables_clear(&out);
+	CHECK_EQ_U64(tr_tables_rows(&out), 0);
+	/* Nothing to write encodes to nothing. */
+	gbuf_reset(&b);
+	tr_tables_encode(&out, &b);
+	CHECK_EQ_U64(b.len, 0);
+	CHECK_EQ_U64(tr_tables_decode(&out, b.data, b.len), 0);
+
+	tr_tables_free(&in);
+	tr_tables_free(&out);
+	gbuf_free(&b);
+}
+
+/* A damaged payload leaves whole tables or none: never half a table. */
+static void test_tables_decode_damaged(void)
+{
+	struct tr_tables in = {0};
+	struct gbuf b = {0};
+	size_t corrupt = 0;
+
+	fill_tables(&in, 1000);
+	tr_tables_encode(&in, &b);
+	for (size_t cut = 0; cut < b.len; cut++) {
+		struct tr_tables out = {0};
+		int err = tr_tables_decode(&out, b.data, cut);
+
+		corrupt += err == -TR_ERR_CORRUPT;
+		CHECK(err == 0 || err == -TR_ERR_CORRUPT);
+		CHECK(!out.samples.len || out.samples.len == in.samples.len);
+		CHECK(!out.strings.len || out.strings.len == in.strings.len);
+		CHECK(!out.symbols.len || out.symbols.len == in.symbols.len);
+		tr_tables_free(&out);
+	}
+	/* Every cut but the one between two table records is caught. */
+	CHECK(corrupt >= b.len - 12);
+	tr_tables_free(&in);
+	gbuf_free(&b);
+}
+
+static void test_tables_decode_rules(void)
+{
+	/* An unknown table (id 99) is skipped; then a samples table of one row. */
+	static const uint8_t unknown_then_sample[] = {
+		99, 1, 3, 0xaa, 0xbb, 0xcc,
+		7, 1, 6, 2, 4, 6, 4, 10, 1,
+	};
+	/* A pid of 2^32 does not fit its field. */
+	static const uint8_t too_wide[] = { 7, 1, 10, 2, 0x80, 0x80, 0x80, 0x80, 0x20, 6, 8, 10, 1 };
+	/* A build-id longer than TR_BUILD_ID_MAX. */
+	static const uint8_t long_build_id[] = { 4, 1, 4, 2, 0, 0, 21 };
+	/* A row count no body this size can hold. */
+	static const uint8_t huge_count[] = { 7, 0xff, 0xff, 0xff, 0xff, 0x0f, 6, 0, 0, 0, 0, 0, 0 };
+	/* A column this reader does not know, after the ones it does. */
+	static const uint8_t newer_column[] = { 11, 1, 4, 1, 5, 0x80, 0x01 };
+	struct tr_tables t = {0};
+
+	CHECK_EQ_U64(tr_tables_decode(&t, unknown_then_sample, sizeof(unknown_then_sample)), 0);
+	CHECK_EQ_U64(t.samples.len, 1);
+	CHECK_EQ_U64(t.samples.v[0].ts, 1);
+	CHECK_EQ_U64(t.samples.v[0].pid, 2);
+	CHECK_EQ_U64(t.samples.v[0].tid, 3);
+	CHECK_EQ_U64(t.samples.v[0].node, 4);
+	CHECK_EQ_U64(t.samples.v[0].cpu, 5);
+	CHECK_EQ_U64(t.samples.v[0].flags, 1);
+	CHECK(tr_tables_decode(&t, too_wide, sizeof(too_wide)) == -TR_ERR_CORRUPT);
+	CHECK(tr_tables_decode(&t, long_build_id, sizeof(long_build_id)) == -TR_ERR_CORRUPT);
+	CHECK(tr_tables_decode(&t, huge_count, sizeof(huge_count)) == -TR_ERR_CORRUPT);
+	CHECK_EQ_U64(tr_tables_rows(&t), 1);
+	CHECK_EQ_U64(tr_tables_decode(&t, newer_column, sizeof(newer_column)), 0);
+	CHECK_EQ_U64(t.counters.len, 1);
+	CHECK_EQ_U64(t.counters.v[0].value, 5);
+	tr_tables_free(&t);
+}
+
+/* Stack interning through util's strtab: ids in the file are strtab ids. */
+static void test_string_interning(void)
+{
+	static const char *const words[] = { "main", "work", "main", "", "libc.so.6", "work" };
+	struct strtab st = {0};
+	struct tr_tables in = {0}, out = {0};
+	uint32_t ids[6];
+	struct gbuf b = {0};
+
+	for (size_t i = 0; i < 6; i++)
+		ids[i] = strtab_intern(&st, words[i]);
+	CHECK(ids[0] == ids[2] && ids[1] == ids[5]);
+	CHECK_EQ_U64(st.len, 4);
+	for (size_t i = 0; i < st.len; i++)
+		*VEC_PUSH(&in.strings) = xstrdup(st.strs[i]);
+	for (size_t i = 0; i < 6; i++)
+		*VEC_PUSH(&in.symbols) = (struct tr_symbol){ .loc = 1, .func = ids[i] };
+	tr_tables_encode(&in, &b);
+	CHECK_EQ_U64(tr_tables_decode(&out, b.data, b.len), 0);
+	CHECK_EQ_U64(out.strings.len, 4);
+	for (size_t i = 0; i < 6; i++)
+		CHECK_STREQ(out.strings.v[out.symbols.v[i].func - 1], words[i]);
+	strtab_free(&st);
+	tr_tables_free(&in);
+	tr_tables_free(&out);
+	gbuf_free(&b);
+}
+
+#define NCHUNKS 3
+
+/*
+ * Writes NCHUNKS tables chunks then an END chunk to name; fills offsets[] with
+ * where each chunk starts and offsets[NCHUNKS + 1] with the file size.
+ */
+static void write_sample_file(const char *name, struct tr_tables *all, uint64_t *offsets)
+{
+	struct tr_writer *w;
+	struct gbuf b = {0};
+
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path(name), TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES), 0);
+	CHECK_EQ_U64(tr_writer_bytes(w), TR_HEADER_SIZE);
+	for (int i = 0; i < NCHUNKS; i++) {
+		struct tr_tables t = {0};
+
+		fill_tables(&t, 1000000000ULL * (uint64_t)(i + 1));
+		gbuf_reset(&b);
+		tr_tables_encode(&t, &b);
+		CHECK_EQ_U64(tr_tables_decode(all, b.data, b.len), 0);
+		offsets[i] = tr_writer_bytes(w);
+		CHECK_EQ_U64(tr_writer_put(w, TR_CHUNK_TABLES, b.data, b.len), 0);
+		tr_tables_free(&t);
+	}
+	offsets[NCHUNKS] = tr_writer_bytes(w);
+	CHECK_EQ_U64(tr_writer_put(w, TR_CHUNK_END, NULL, 0), 0);
+	offsets[NCHUNKS + 1] = tr_writer_bytes(w);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	gbuf_free(&b);
+}
+
+/*
+ * Reads every chunk, decoding tables into t. Returns the number of chunks read
+ * and the final status of the reader (0 at a clean end, else the error).
+ */
+static int read_all(struct tr_reader *r, struct tr_tables *t, int *status, bool *saw_end)
+{
+	struct tr_chunk c;
+	int n = 0, ret;
+
+	*saw_end = false;
+	while ((ret = tr_reader_next(r, &c)) == 1) {
+		n++;
+		if (c.type == TR_CHUNK_TABLES)
+			CHECK_EQ_U64(tr_tables_decode(t, c.payload, c.len), 0);
+		*saw_end |= c.type == TR_CHUNK_END;
+	}
+	*status = ret;
+	return n;
+}
+
+static void test_file_round_trip(void)
+{
+	struct tr_tables written = {0}, read = {0};
+	uint64_t offsets[NCHUNKS + 2];
+	struct tr_reader *r;
+	struct tr_header hdr;
+	struct tr_chunk c;
+	bool saw_end;
+	int status;
+
+	write_sample_file("round-trip", &written, offsets);
+	CHECK_EQ_U64(tr_reader_open(&r, tmp_path("round-trip"), &hdr), 0);
+	CHECK_EQ_U64(hdr.version, TR_VERSION);
+	CHECK_EQ_U64(hdr.min_reader_version, TR_MIN_READER_VERSION);
+	CHECK_EQ_U64(hdr.features, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	CHECK_EQ_U64(tr_reader_file_size(r), offsets[NCHUNKS + 1]);
+	CHECK_EQ_U64(read_all(r, &read, &status, &saw_end), NCHUNKS + 1);
+	CHECK_EQ_U64(status, 0);
+	CHECK(saw_end);
+	CHECK(tables_equal(&written, &read));
+	/* The end stays the end. */
+	CHECK_EQ_U64(tr_reader_next(r, &c), 0);
+	tr_reader_close(r);
+
+	/* Chunk offsets and sizes are reported as written. */
+	CHECK_EQ_U64(tr_reader_open(&r, tmp_path("round-trip"), &hdr), 0);
+	for (int i = 0; i <= NCHUNKS; i++) {
+		CHECK_EQ_U64(tr_reader_next(r, &c), 1);
+		CHECK_EQ_U64(c.offset, offsets[i]);
+		CHECK_EQ_U64(c.offset + TR_CHUNK_HEADER_SIZE + c.compressed_len, offsets[i + 1]);
+	}
+	tr_reader_close(r);
+	tr_tables_free(&written);
+	tr_tables_free(&read);
+}
+
+/* A flipped byte anywhere in a chunk stops the reader there, as CORRUPT. */
+static void test_flipped_bytes(void)
+{
+	struct tr_tables written = {0};
+	uint64_t offsets[NCHUNKS + 2];
+	uint8_t *data;
+	size_t len;
+
+	write_sample_file("flip", &written, offsets);
+	data = read_file(tmp_path("flip"), &len);
+	for (uint64_t pos = offsets[1]; pos < offsets[2]; pos++) {
+		struct tr_tables t = {0};
+		struct tr_reader *r;
+		struct tr_header hdr;
+		struct tr_chunk c;
+		bool saw_end;
+		int status;
+
+		data[pos] ^= 0x5a;
+		CHECK_EQ_U64(tr_reader_open_mem(&r, data, len, &hdr), 0);
+		CHECK_EQ_U64(read_all(r, &t, &status, &saw_end), 1);
+		CHECK(status == -TR_ERR_CORRUPT);
+		/* The first chunk survives intact. */
+		CHECK_EQ_U64(t.samples.len, written.samples.len / NCHUNKS);
+		/* Errors are sticky and say where the damage starts. */
+		CHECK(tr_reader_next(r, &c) == -TR_ERR_CORRUPT);
+		CHECK_EQ_U64(c.offset, offsets[1]);
+		tr_reader_close(r);
+		tr_tables_free(&t);
+		data[pos] ^= 0x5a;
+	}
+	/* A damaged file header is caught too. */
+	for (size_t pos = 16; pos < TR_HEADER_SIZE; pos++) {
+		struct tr_reader *r;
+		struct tr_header hdr;
+
+		data[pos] ^= 0x01;
+		CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_CORRUPT);
+		data[pos] ^= 0x01;
+	}
+	free(data);
+	tr_tables_free(&written);
+}
+
+/*
+ * A file cut anywhere gives back every chunk before the cut: at a chunk
+ * boundary it just ends (without an END chunk), inside one it is TRUNCATED.
+ */
+static void test_truncation(void)
+{
+	struct tr_tables written = {0};
+	uint64_t offsets[NCHUNKS + 2];
+	uint8_t *data;
+	size_t len;
+
+	write_sample_file("cut", &written, offsets);
+	data = read_file(tmp_path("cut"), &len);
+	for (size_t cut = 0; cut <= len; cut++) {
+		struct tr_tables t = {0};
+		struct tr_reader *r;
+		struct tr_header hdr;
+		int want_chunks = 0, status, n, err;
+		bool boundary = cut == TR_HEADER_SIZE, saw_end;
+
+		for (int i = 0; i <= NCHUNKS; i++) {
+			want_chunks += offsets[i + 1] <= cut;
+			boundary |= offsets[i + 1] == cut;
+		}
+		err = tr_reader_open_mem(&r, data, cut, &hdr);
+		if (cut < TR_HEADER_SIZE) {
+			CHECK(err == -TR_ERR_TRUNCATED);
+			continue;
+		}
+		CHECK_EQ_U64(err, 0);
+		n = read_all(r, &t, &status, &saw_end);
+		CHECK_EQ_U64(n, want_chunks);
+		CHECK(status == (boundary ? 0 : -TR_ERR_TRUNCATED));
+		CHECK(saw_end == (cut == len));
+		CHECK_EQ_U64(t.samples.len, written.samples.len / NCHUNKS *
+					    (uint64_t)(want_chunks < NCHUNKS ? want_chunks : NCHUNKS));
+		tr_reader_close(r);
+		tr_tables_free(&t);
+	}
+	free(data);
+	tr_tables_free(&written);
+}
+
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void test_foreign_files(void)
+{
+	struct tr_tables written = {0};
+	uint64_t offsets[NCHUNKS + 2];
+	struct tr_reader *r;
+	struct tr_header hdr;
+	uint8_t *data;
+	size_t len;
+	int fd;
+
+	/* Empty, or a prefix of the magic: it may be a trace cut short. */
+	CHECK(tr_reader_open_mem(&r, "", 0, &hdr) == -TR_ERR_TRUNCATED);
+	CHECK(tr_reader_open_mem(&r, "GTRA", 4, &hdr) == -TR_ERR_TRUNCATED);
+	CHECK(tr_reader_open_mem(&r, "GTRX", 4, &hdr) == -TR_ERR_NOT_TRACE);
+	CHECK(tr_reader_open_mem(&r, "#!/bin/sh\necho not a trace at all\n", 35, &hdr) ==
+	      -TR_ERR_NOT_TRACE);
+	CHECK(!r);
+	fd = open(tmp_path("empty"), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	close(fd);
+	CHECK(tr_reader_open(&r, tmp_path("empty"), &hdr) == -TR_ERR_TRUNCATED);
+	CHECK(tr_reader_open(&r, tmp_path("does-not-exist"), &hdr) == -ENOENT);
+	CHECK(tr_reader_open(&r, tmpdir, &hdr) == -EISDIR);
+
+	write_sample_file("newer", &written, offsets);
+	data = read_file(tmp_path("newer"), &len);
+	/* A newer writer whose files old readers can still read: fine. */
+	put_le32(data + 8, TR_VERSION + 1);
+	put_le32(data + 28, crc32c(data, 28));
+	CHECK_EQ_U64(tr_reader_open_mem(&r, data, len, &hdr), 0);
+	CHECK_EQ_U64(hdr.version, TR_VERSION + 1);
+	tr_reader_close(r);
+	/* One that needs a newer reader: refused, with the versions reported. */
+	put_le32(data + 12, TR_VERSION + 1);
+	put_le32(data + 28, crc32c(data, 28));
+	CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_VERSION);
+	CHECK_EQ_U64(hdr.min_reader_version, TR_VERSION + 1);
+	data[0] = 'g';
+	CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_NOT_TRACE);
+	free(data);
+	tr_tables_free(&written);
+}
+
+static void test_unknown_chunk_type(void)
+{
+	struct tr_writer *w;
+	struct tr_reader *r;
+	struct tr_header hdr;
+	struct tr_chunk c;
+
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path("unknown"), 0), 0);
+	CHECK_EQ_U64(tr_writer_put(w, 77, "future", 6), 0);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	CHECK_EQ_U64(tr_reader_open(&r, tmp_path("unknown"), &hdr), 0);
+	CHECK_EQ_U64(tr_reader_next(r, &c), 1);
+	CHECK_EQ_U64(c.type, 77);
+	CHECK(c.len == 6 && !memcmp(c.payload, "future", 6));
+	CHECK_EQ_U64(tr_reader_next(r, &c), 0);
+	tr_reader_close(r);
+	CHECK(tr_writer_open(&w, tmp_path("no-such-dir/x"), 0) == -ENOENT);
+}
+
+static void test_strerror(void)
+{
+	static const int codes[] = { TR_ERR_NOT_TRACE, TR_ERR_VERSION, TR_ERR_CORRUPT,
+				     TR_ERR_TRUNCATED };
+
+	for (size_t i = 0; i < 4; i++) {
+		const char *msg = tr_strerror(-codes[i]);
+
+		CHECK(msg && msg[0] >= 'a' && msg[0] <= 'z');
+		CHECK(msg[strlen(msg) - 1] != '.');
+	}
+	CHECK_STREQ(tr_strerror(-ENOENT), strerror(ENOENT));
+}
+
+/*
+ * The size target: 100k samples of 8 threads, with timer jitter and a few
+ * hundred distinct stacks, written the way the recorder writes them (a
+ * chunk every 16k samples carrying the stacks first seen in it).
+ */
+static void test_bytes_per_sample(void)
+{
+	enum { SAMPLES = 100000, THREADS = 8, STACKS = 300, CHUNK = 16384 };
+	struct tr_tables t = {0};
+	struct tr_writer *w;
+	struct gbuf b = {0};
+	uint64_t thread_ts[THREADS];
+	uint32_t stack_leaf[STACKS], thread_cpu[THREADS], nodes = 0, locs = 0;
+	bool stack_written[STACKS] = {0};
+	double per_sample;
+
+	for (int i = 0; i < THREADS; i++) {
+		thread_ts[i] = 5123456789000ULL + rnd_below(1000000);
+		thread_cpu[i] = (uint32_t)i % 2;
+	}
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path("size"), TR_FEAT_CPU_SAMPLES), 0);
+	for (uint32_t i = 0; i < SAMPLES; i++) {
+		/* The thread due next, 1 ms (at 999 Hz) per sample and jitter. */
+		int th = 0;
+		uint32_t s;
+		struct tr_sample *smp;
+
+		for (int k = 1; k < THREADS; k++)
+			if (thread_ts[k] < thread_ts[th])
+				th = k;
+		/* Hot stacks: a skewed choice, as real profiles are. */
+		s = rnd_below(STACKS);
+		s %= 1 + rnd_below(STACKS);
+		if (!stack_written[s]) {
+			/* A new stack: 8-30 frames, sharing the first ones with others. */
+			uint32_t depth = 8 + rnd_below(23), parent = 0;
+
+			for (uint32_t d = 0; d < depth; d++) {
+				struct tr_loc *loc;
+
+				if (d < 4 && nodes >= 4) {
+					parent = d + 1;
+					continue;
+				}
+				loc = VEC_PUSH(&t.locs);
+				loc->dso = 1 + rnd_below(5);
+				loc->addr = 0x401000 + rnd_below(1 << 22);
+				*VEC_PUSH(&t.nodes) = (struct tr_node){ parent, ++locs };
+				parent = ++nodes;
+			}
+			stack_leaf[s] = parent;
+			stack_written[s] = true;
+		}
+		if (!rnd_below(50))
+			thread_cpu[th] = rnd_below(2);
+		smp = VEC_PUSH(&t.samples);
+		smp->ts = thread_ts[th];
+		smp->pid = 31337;
+		smp->tid = 31337 + (uint32_t)th;
+		smp->node = stack_leaf[s];
+		smp->cpu = thread_cpu[th];
+		smp->flags = !rnd_below(100) ? TR_SAMPLE_TRUNCATED : 0;
+		thread_ts[th] += 1001001 + rnd_below(20000) - 10000;
+		if (t.samples.len == CHUNK || i == SAMPLES - 1) {
+			gbuf_reset(&b);
+			tr_tables_encode(&t, &b);
+			CHECK_EQ_U64(tr_writer_put(w, TR_CHUNK_TABLES, b.data, b.len), 0);
+			tr_tables_clear(&t);
+		}
+	}
+	per_sample = (double)tr_writer_bytes(w) / SAMPLES;
+	printf("  %d samples, %u stack nodes: %" PRIu64 " bytes, %.2f bytes per sample\n",
+	       SAMPLES, nodes, tr_writer_bytes(w), per_sample);
+	CHECK(per_sample <= 10.0);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	tr_tables_free(&t);
+	gbuf_free(&b);
+}
+
+/*
+ * The fuzzers' seed corpus, small and deterministic: `test-format
+ * --write-corpus tests/fuzz/corpus` regenerates it (scripts/gen-fuzz-corpus.sh).
+ */
+static void small_tables(struct tr_tables *t, uint64_t ts)
+{
+	static const char *const names[] = { "/bin/app", "main", "[vdso]", "cuda", "samples" };
+	struct tr_meta *m = VEC_PUSH(&t->meta);
+
+	m->key = xstrdup("command");
+	m->value = xstrdup("app --run");
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		*VEC_PUSH(&t->strings) = xstrdup(names[i]);
+	*VEC_PUSH(&t->tasks) = (struct tr_task){ ts, 100, 100, TR_TASK_COMM, 2 };
+	*VEC_PUSH(&t->tasks) = (struct tr_task){ ts + 50, 100, 101, TR_TASK_NEW, 100 };
+	*VEC_PUSH(&t->dsos) = (struct tr_dso){ 1, 0, 0, 4, { 0xde, 0xad, 0xbe, 0xef } };
+	*VEC_PUSH(&t->dsos) = (struct tr_dso){ 3, 0, TR_DSO_VDSO, 0, { 0 } };
+	*VEC_PUSH(&t->locs) = (struct tr_loc){ 1, 0x401000 };
+	*VEC_PUSH(&t->locs) = (struct tr_loc){ 1, 0x401234 };
+	*VEC_PUSH(&t->locs) = (struct tr_loc){ 2, 0x800 };
+	*VEC_PUSH(&t->nodes) = (struct tr_node){ 0, 1 };
+	*VEC_PUSH(&t->nodes) = (struct tr_node){ 1, 2 };
+	*VEC_PUSH(&t->nodes) = (struct tr_node){ 2, 3 };
+	for (uint32_t i = 0; i < 6; i++)
+		*VEC_PUSH(&t->samples) = (struct tr_sample){ ts + i * 1000000 + i % 3, 100,
+							     100 + i % 2, 1 + i % 3, i % 2, 0 };
+	*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 101, ts + 10, ts + 900 };
+	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 100, 4, 4 };
+	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 2, ts + 100, 40, 100, ts + 90 };
+	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 2, ts + 200, 40, 0, 0 };
+	*VEC_PUSH(&t->counters) = (struct tr_counter){ 5, 6 };
+	*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1, 2, 1, 42, TR_SYM_INLINED };
+	*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1, 2, 1, 40, 0 };
+}
+
+static int write_bytes(const char *dir, const char *name, const void *data, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "wb");
+	if (!f || fwrite(data, 1, len, f) != len || fclose(f)) {
+		printf("cannot write '%s'\n", path);
+		return 1;
+	}
+	return 0;
+}
+
+/* Writes a trace of the given chunk types (TABLES ones hold small_tables). */
+static uint8_t *make_trace(const uint32_t *types, int n, size_t *len)
+{
+	struct tr_writer *w;
+	struct gbuf b = {0};
+	uint8_t *data;
+
+	if (tr_writer_open(&w, tmp_path("corpus"), TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS))
+		abort();
+	for (int i = 0; i < n; i++) {
+		struct tr_tables t = {0};
+
+		gbuf_reset(&b);
+		if (types[i] == TR_CHUNK_TABLES) {
+			small_tables(&t, 1000000000ULL * (uint64_t)(i + 1));
+			tr_tables_encode(&t, &b);
+			tr_tables_free(&t);
+		} else if (types[i] != TR_CHUNK_END) {
+			gbuf_put_str(&b, "a chunk type from the future");
+		}
+		if (tr_writer_put(w, types[i], b.data, b.len))
+			abort();
+	}
+	tr_writer_close(w);
+	gbuf_free(&b);
+	data = read_file(tmp_path("corpus"), len);
+	unlink(tmp_path("corpus"));
+	return data;
+}
+
+static int write_corpus(const char *base)
+{
+	static const uint32_t one[] = { TR_CHUNK_TABLES, TR_CHUNK_END };
+	static const uint32_t two[] = { TR_CHUNK_TABLES, TR_CHUNK_TABLES, TR_CHUNK_END };
+	static const uint32_t future[] = { 77, TR_CHUNK_TABLES };
+	static const uint8_t unknown_table[] = { 99, 1, 2, 0xaa, 0xbb, 7, 1, 6, 2, 4, 6, 4, 10, 1 };
+	char reader[4096], tables[4096];
+	struct tr_tables t = {0};
+	struct gbuf b = {0};
+	uint8_t *data;
+	size_t len;
+	int err = 0;
+
+	snprintf(reader, sizeof(reader), "%s/reader", base);
+	snprintf(tables, sizeof(tables), "%s/tables", base);
+	data = make_trace(one, 2, &len);
+	err |= write_bytes(reader, "valid", data, len);
+	err |= write_bytes(reader, "header-only", data, TR_HEADER_SIZE);
+	err |= write_bytes(reader, "cut-in-header", data, TR_HEADER_SIZE - 12);
+	err |= write_bytes(reader, "cut-in-chunk", data, TR_HEADER_SIZE + 40);
+	err |= write_bytes(reader, "empty", data, 0);
+	data[TR_HEADER_SIZE + TR_CHUNK_HEADER_SIZE + 10] ^= 0x10;
+	err |= write_bytes(reader, "bad-frame-crc", data, len);
+	data[TR_HEADER_SIZE + TR_CHUNK_HEADER_SIZE + 10] ^= 0x10;
+	data[TR_HEADER_SIZE + 4] ^= 0x01;	/* the compressed length */
+	err |= write_bytes(reader, "bad-chunk-header", data, len);
+	data[TR_HEADER_SIZE + 4] ^= 0x01;
+	put_le32(data + 12, TR_VERSION + 1);
+	put_le32(data + 28, crc32c(data, 28));
+	err |= write_bytes(reader, "needs-newer-reader", data, len);
+	free(data);
+	data = make_trace(two, 3, &len);
+	err |= write_bytes(reader, "two-chunks", data, len);
+	free(data);
+	data = make_trace(one, 1, &len);
+	err |= write_bytes(reader, "no-end", data, len);
+	free(data);
+	data = make_trace(future, 2, &len);
+	err |= write_bytes(reader, "unknown-chunk-type", data, len);
+	free(data);
+
+	small_tables(&t, 5000);
+	tr_tables_encode(&t, &b);
+	err |= write_bytes(tables, "all-tables", b.data, b.len);
+	err |= write_bytes(tables, "cut", b.data, b.len / 2);
+	err |= write_bytes(tables, "unknown-table", unknown_table, sizeof(unknown_table));
+	tr_tables_free(&t);
+	gbuf_free(&b);
+	return err;
+}
+
+int main(int argc, char **argv)
+{
+	const char *base = getenv("TMPDIR");
+
+	snprintf(tmpdir, sizeof(tmpdir), "%s/test-format.XXXXXX", base ? base : "/tmp");
+	if (!mkdtemp(tmpdir)) {
+		printf("cannot create a directory in '%s'\n", base ? base : "/tmp");
+		return 1;
+	}
+	if (argc == 3 && !strcmp(argv[1], "--write-corpus")) {
+		int err = write_corpus(argv[2]);
+
+		rmdir(tmpdir);
+		return err;
+	}
+	RUN(test_varint_edges);
+	RUN(test_varint_malformed);
+	RUN(test_fixed_width);
+	RUN(test_crc32c);
+	RUN(test_tables_round_trip);
+	RUN(test_tables_decode_damaged);
+	RUN(test_tables_decode_rules);
+	RUN(test_string_interning);
+	RUN(test_file_round_trip);
+	RUN(test_flipped_bytes);
+	RUN(test_truncation);
+	RUN(test_foreign_files);
+	RUN(test_unknown_chunk_type);
+	RUN(test_strerror);
+	RUN(test_bytes_per_sample);
+	/* Leave the files behind when something failed, to look at. */
+	if (!test_failures) {
+		static const char *const files[] = { "round-trip", "flip", "cut", "empty",
+						     "newer", "unknown", "size" };
+
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			unlink(tmp_path(files[i]));
+		rmdir(tmpdir);
+	}
+	return test_summary();
+}

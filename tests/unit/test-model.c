@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/* Loading recordings into the model: indexes, damaged files, and speed. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis/analysis.h"
+#include "test.h"
+#include "synth.h"
+
+static char tmpdir[] = "/tmp/gtrace-test-model.XXXXXX";
+
+static const char *tmp_path(const char *name)
+{
+	static char path[256];
+
+	snprintf(path, sizeof(path), "%s/%s", tmpdir, name);
+	return path;
+}
+
+/*
+ * Two TABLES chunks and an END: the first with names, stacks and 3
+ * samples, the second with 2 more samples and a later comm. Returns the
+ * offset where the second chunk starts.
+ */
+static uint64_t write_two_chunks(const char *path)
+{
+	struct synth s = {0};
+	struct tr_writer *w;
+	uint32_t dso, main_loc, work_loc, stack[2];
+	uint64_t second;
+
+	CHECK(tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS) == 0);
+	synth_meta(&s, "command", "./first");
+	synth_meta(&s, "frequency", "500");
+	synth_comm(&s, 7, 7, "first");
+	dso = synth_dso(&s, "/bin/app");
+	main_loc = synth_loc(&s, dso, 0x10, "main");
+	work_loc = synth_loc(&s, dso, 0x20, "work");
+	stack[0] = main_loc;
+	stack[1] = work_loc;
+	synth_samples(&s, 7, 7, synth_stack(&s, stack, 2), 3);
+	synth_counter(&s, "lost", 1);
+	CHECK(synth_put_chunk(&s, w) == 0);
+	second = tr_writer_bytes(w);
+
+	synth_comm(&s, 7, 7, "second");
+	synth_meta(&s, "command", "./second");
+	synth_samples(&s, 7, 8, synth_stack(&s, stack, 1), 2);
+	synth_counter(&s, "lost", 4);
+	CHECK(synth_put_chunk(&s, w) == 0);
+	CHECK(synth_put_end(w) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	synth_free(&s);
+	return second;
+}
+
+static void test_load_whole_file(void)
+{
+	const char *path = tmp_path("whole.data");
+	struct model m;
+	const struct tr_symbol *syms;
+	uint64_t lost = 0;
+	uint32_t n;
+	long ti;
+
+	write_two_chunks(path);
+	CHECK(model_load(&m, path) == 0);
+	CHECK(m.ended);
+	CHECK(m.damage == 0);
+	CHECK_EQ_U64(m.chunks, 3);
+	CHECK(m.compressed_bytes > 0 && m.compressed_bytes < m.file_size);
+	CHECK_EQ_U64(m.t.samples.len, 5);
+	CHECK_EQ_U64(m.real_threads, 2);
+	CHECK_EQ_U64(m.processes, 1);
+	ti = model_thread_index(&m, 7);
+	CHECK(ti >= 0);
+	if (ti >= 0) {
+		CHECK_STREQ(model_str(&m, m.threads.v[ti].name), "second");
+		CHECK_EQ_U64(m.threads.v[ti].samples, 3);
+	}
+	CHECK(model_thread_index(&m, 9) == -1);
+	CHECK_STREQ(model_meta(&m, "command"), "./second");
+	CHECK(model_meta(&m, "nothing") == NULL);
+	CHECK(model_counter(&m, "lost", &lost));
+	CHECK_EQ_U64(lost, 4);
+	CHECK(!model_counter(&m, "nothing", &lost));
+	CHECK_EQ_U64(model_sample_period_ns(&m), 2000000);
+	syms = model_loc_symbols(&m, 2, &n);
+	CHECK_EQ_U64(n, 1);
+	CHECK(syms && !strcmp(model_str(&m, syms->func), "work"));
+	model_free(&m);
+}
+
+static void truncate_to(const char *path, uint64_t size)
+{
+	CHECK(truncate(path, (off_t)size) == 0);
+}
+
+static void test_truncated_file(void)
+{
+	const char *path = tmp_path("cut.data");
+	uint64_t second = write_two_chunks(path);
+	struct model m;
+
+	/* Cut inside the second chunk: the first one is kept. */
+	truncate_to(path, second + 10);
+	CHECK(model_load(&m, path) == 0);
+	CHECK(!m.ended);
+	CHECK(m.damage == -TR_ERR_TRUNCATED);
+	CHECK_EQ_U64(m.chunks, 1);
+	CHECK_EQ_U64(m.damage_offset, second);
+	CHECK_EQ_U64(m.t.samples.len, 3);
+	CHECK_EQ_U64(m.threads.v[0].samples, 3);
+	model_free(&m);
+
+	/* Whole chunks but no END: the recorder died between two chunks. */
+	truncate_to(path, second);
+	CHECK(model_load(&m, path) == 0);
+	CHECK(m.damage == -TR_ERR_TRUNCATED);
+	CHECK_EQ_U64(m.chunks, 1);
+	CHECK_EQ_U64(m.damage_offset, second);
+	model_free(&m);
+}
+
+static void test_corrupt_chunk(void)
+{
+	const char *path = tmp_path("flip.data");
+	uint64_t second = write_two_chunks(path);
+	struct model m;
+	unsigned char byte;
+	int fd = open(path, O_RDWR);
+
+	/* A flipped byte in the second chunk's frame fails its checksum. */
+	CHECK(pread(fd, &byte, 1, (off_t)second + 24) == 1);
+	byte ^= 0x40;
+	CHECK(pwrite(fd, &byte, 1, (off_t)second + 24) == 1);
+	close(fd);
+	CHECK(model_load(&m, path) == 0);
+	CHECK(m.damage == -TR_ERR_CORRUPT);
+	CHECK_EQ_U64(m.chunks, 1);
+	CHECK_EQ_U64(m.t.samples.len, 3);
+	model_free(&m);
+}
+
+static void write_bytes(const char *path, const char *bytes, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	CHECK(fwrite(bytes, 1, len, f) == len);
+	fclose(f);
+}
+
+static void test_unreadable_files(void)
+{
+	struct model m;
+
+	CHECK(model_load(&m, tmp_path("missing.data")) == -ENOENT);
+	write_bytes(tmp_path("empty.data"), "", 0);
+	CHECK(model_load(&m, tmp_path("empty.data")) == -ENODATA);
+	write_bytes(tmp_path("text.data"), "hello, this is not a trace\n", 27);
+	CHECK(model_load(&m, tmp_path("text.data")) == -TR_ERR_NOT_TRACE);
+	CHECK(model_load(&m, tmpdir) == -EISDIR);
+}
+
+static void test_lanes_are_synthetic_threads(void)
+{
+	struct synth s = {0};
+	struct model m;
+	uint32_t lane;
+	long ti;
+
+	synth_samples(&s, 1, 1, 0, 1);
+	synth_lane(&s, 1, "queue A");
+	lane = synth_lane(&s, 1, "GPU0 stream 14");
+	synth_span(&s, lane, "k", 100, 40);
+	synth_span(&s, lane, "k", 200, 2);
+	synth_model(&s, &m, TR_FEAT_LANES);
+	CHECK_EQ_U64(m.real_threads, 1);
+	CHECK_EQ_U64(m.threads.len, 3);
+	ti = model_thread_index(&m, TR_SYNTHETIC_TID_BASE + 1);
+	CHECK(ti == 2);
+	if (ti == 2) {
+		CHECK_STREQ(model_str(&m, m.threads.v[ti].name), "GPU0 stream 14");
+		CHECK_EQ_U64(m.threads.v[ti].lane, 2);
+		CHECK_EQ_U64(m.threads.v[ti].spans, 2);
+		CHECK_EQ_U64(m.threads.v[ti].span_ns, 42);
+		CHECK_EQ_U64(m.threads.v[ti].first_ts, 100);
+		CHECK_EQ_U64(m.threads.v[ti].last_ts, 202);
+		CHECK_EQ_U64(model_thread_oncpu_ns(&m, &m.threads.v[ti]), 0);
+	}
+	model_free(&m);
+}
+
+/* Corrupt ids in a file must not send the readers out of bounds. */
+static void test_bad_ids(void)
+{
+	struct synth s = {0};
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct calltree t;
+	struct report_opts o = { .children = true };
+	struct tr_node *node;
+	struct tr_symbol *sym;
+
+	synth_loc(&s, 99, 0x1, "f");			/* dso out of range */
+	node = VEC_PUSH(&s.t.nodes);
+	node->parent = 5;				/* a parent after its child */
+	node->loc = 1;
+	node = VEC_PUSH(&s.t.nodes);
+	node->loc = 77;					/* loc out of range */
+	sym = VEC_PUSH(&s.t.symbols);
+	sym->loc = 1;
+	sym->func = 4000;				/* string out of range */
+	sym = VEC_PUSH(&s.t.symbols);
+	sym->loc = 1000;				/* loc out of range */
+	synth_samples(&s, 1, 1, 1, 1);
+	synth_samples(&s, 1, 1, 2, 1);
+	synth_samples(&s, 1, 1, 300, 1);		/* node out of range */
+	synth_model(&s, &m, 0);
+	report_parse_keys(&o, "comm,dso,symbol");
+	funcs_init(&f, &m, true);
+	report_build(&r, &f, &o);
+	CHECK_EQ_U64(r.total, 3);
+	calltree_build(&t, &f, NULL);
+	CHECK_EQ_U64(t.nodes.v[0].total, 3);
+	calltree_free(&t);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/*
+ * 2M samples over 4 threads and 20k distinct stacks 8..40 frames deep
+ * from 2,000 functions: loading and a full report, timed (not asserted;
+ * the goal is well under 0.7 s).
+ */
+static void test_load_and_report_speed(void)
+{
+	enum { SAMPLES = 2000000, STACKS = 20000, FUNCS = 2000, PER_CHUNK = 100000 };
+	const char *path = tmp_path("big.data");
+	struct synth s = {0};
+	struct tr_writer *w;
+	uint32_t *leaf = xmalloc(STACKS * sizeof(*leaf));
+	uint32_t dso, locs[FUNCS], stack[40];
+	uint64_t rng = 42;
+	struct timespec t0;
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true };
+	FILE *null;
+	double load_s, report_s;
+
+	CHECK(tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS) == 0);
+	dso = synth_dso(&s, "/usr/bin/big");
+	for (int i = 0; i < FUNCS; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "function_%d", i);
+		locs[i] = synth_loc(&s, dso, 0x1000 + 16 * (uint64_t)i, name);
+	}
+	for (int i = 0; i < STACKS; i++) {
+		size_t depth = 8 + (size_t)(i % 33);
+
+		stack[0] = locs[0];
+		for (size_t d = 1; d < depth; d++) {
+			rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+			/* Shared prefixes, like real stacks: shallow frames vary little. */
+			stack[d] = locs[(rng >> 33) % (d < 4 ? 8 : FUNCS)];
+		}
+		leaf[i] = synth_stack(&s, stack, depth);
+	}
+	for (int i = 0; i < SAMPLES; i++) {
+		uint32_t tid = 1000 + (uint32_t)(i / 1000 % 4);
+
+		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+		synth_samples(&s, 1000, tid, leaf[(rng >> 33) % STACKS], 1);
+		if ((i + 1) % PER_CHUNK == 0)
+			CHECK(synth_put_chunk(&s, w) == 0);
+	}
+	CHECK(synth_put_end(w) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	synth_free(&s);
+	free(leaf);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	CHECK(model_load(&m, path) == 0);
+	load_s = seconds_since(&t0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	report_parse_keys(&o, "comm,dso,symbol");
+	funcs_init(&f, &m, false);
+	report_build(&r, &f, &o);
+	null = fopen("/dev/null", "w");
+	report_print(null, &r, &f, &o, path);
+	fclose(null);
+	report_s = seconds_since(&t0);
+	CHECK_EQ_U64(r.total, SAMPLES);
+	printf("  2M samples: load %.3f s, report %.3f s, total %.3f s\n",
+	       load_s, report_s, load_s + report_s);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+	unlink(path);
+}
+
+int main(void)
+{
+	if (!mkdtemp(tmpdir)) {
+		printf("SKIP: cannot create a temporary directory\n");
+		return 77;
+	}
+	RUN(test_load_whole_file);
+	RUN(test_truncated_file);
+	RUN(test_corrupt_chunk);
+	RUN(test_unreadable_files);
+	RUN(test_lanes_are_synthetic_threads);
+	RUN(test_bad_ids);
+	RUN(test_load_and_report_speed);
+	unlink(tmp_path("whole.data"));
+	unlink(tmp_path("cut.data"));
+	unlink(tmp_path("flip.data"));
+	unlink(tmp_path("empty.data"));
+	unlink(tmp_path("text.data"));
+	rmdir(tmpdir);
+	return test_summary();
+}

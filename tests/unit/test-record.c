@@ -1,0 +1,487 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder below perf_event_open: record parsing, the time-ordering
+ * queue, and records turned into a trace file by the collector and writer.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "format/file.h"
+#include "format/tables.h"
+#include "record/collect.h"
+#include "record/queue.h"
+#include "record/records.h"
+#include "record/writer.h"
+#include "test.h"
+
+#define DWARF_TYPE                                                             \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER)
+
+/* A record under construction: a header, then u64 words. */
+struct rec {
+	uint64_t words[64];
+	size_t n;
+};
+
+static void rec_start(struct rec *r, uint32_t type, uint16_t misc)
+{
+	struct perf_event_header *h = (struct perf_event_header *)r->words;
+
+	memset(r, 0, sizeof(*r));
+	h->type = type;
+	h->misc = misc;
+	r->n = 1;
+}
+
+static void rec_put(struct rec *r, uint64_t v)
+{
+	r->words[r->n++] = v;
+}
+
+static const struct perf_event_header *rec_end(struct rec *r)
+{
+	struct perf_event_header *h = (struct perf_event_header *)r->words;
+
+	h->size = (uint16_t)(r->n * 8);
+	return h;
+}
+
+/* The sample_id_all trailer for TID | TIME | CPU. */
+static void put_id(struct rec *r, uint32_t pid, uint32_t tid, uint64_t time, uint32_t cpu)
+{
+	rec_put(r, (uint64_t)tid << 32 | pid);
+	rec_put(r, time);
+	rec_put(r, cpu);
+}
+
+static const struct perf_event_header *dwarf_sample(struct rec *r, uint64_t stack_bytes,
+						    uint64_t dyn)
+{
+	rec_start(r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	rec_put(r, 0x401000);			/* ip */
+	rec_put(r, (uint64_t)12 << 32 | 11);	/* pid 11, tid 12 */
+	rec_put(r, 123456789);			/* time */
+	rec_put(r, 1);				/* cpu 1 */
+	rec_put(r, 1000);			/* period */
+	rec_put(r, PERF_SAMPLE_REGS_ABI_64);
+	rec_put(r, 0xaa);			/* regs of mask 0x181 */
+	rec_put(r, 0xbb);
+	rec_put(r, 0xcc);
+	rec_put(r, stack_bytes);
+	for (uint64_t i = 0; i < stack_bytes / 8; i++)
+		rec_put(r, 0x1111 * (i + 1));
+	rec_put(r, dyn);
+	return rec_end(r);
+}
+
+static void test_parse_dwarf_sample(void)
+{
+	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
+	const struct perf_event_header *h;
+	struct rec_sample s;
+	struct rec r;
+
+	h = dwarf_sample(&r, 32, 24);
+	CHECK(rec_parse_sample(&l, h, &s) == 0);
+	CHECK_EQ_U64(s.ip, 0x401000);
+	CHECK_EQ_U64(s.pid, 11);
+	CHECK_EQ_U64(s.tid, 12);
+	CHECK_EQ_U64(s.time, 123456789);
+	CHECK_EQ_U64(s.cpu, 1);
+	CHECK_EQ_U64(s.period, 1000);
+	CHECK_EQ_U64(s.regs_abi, PERF_SAMPLE_REGS_ABI_64);
+	CHECK(s.regs && s.regs[0] == 0xaa && s.regs[2] == 0xcc);
+	CHECK_EQ_U64(s.stack_len, 24);
+	CHECK(s.stack && ((const uint64_t *)s.stack)[3] == 0x4444);
+	CHECK(s.callchain == NULL);
+	CHECK_EQ_U64(rec_time(&l, h), 123456789);
+}
+
+static void test_parse_rejects_short_records(void)
+{
+	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
+	struct perf_event_header *h;
+	struct rec_sample s;
+	struct rec r;
+
+	/* Cut inside the stack copy. */
+	h = (struct perf_event_header *)dwarf_sample(&r, 32, 24);
+	h->size -= 16;
+	CHECK(rec_parse_sample(&l, h, &s) == -EINVAL);
+	CHECK_EQ_U64(rec_time(&l, h), 0);
+
+	/* A dynamic size larger than the copy. */
+	h = (struct perf_event_header *)dwarf_sample(&r, 16, 24);
+	CHECK(rec_parse_sample(&l, h, &s) == -EINVAL);
+
+	/* A callchain claiming more entries than the record has. */
+	l.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_CALLCHAIN;
+	rec_start(&r, PERF_RECORD_SAMPLE, 0);
+	rec_put(&r, 1);
+	rec_put(&r, 1000);
+	rec_put(&r, 2);
+	CHECK(rec_parse_sample(&l, rec_end(&r), &s) == -EINVAL);
+
+	/* A layout the parser does not know. */
+	l.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_RAW;
+	CHECK(rec_parse_sample(&l, rec_end(&r), &s) == -EINVAL);
+}
+
+static void test_parse_callchain_sample(void)
+{
+	struct rec_layout l = {
+		.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
+			       PERF_SAMPLE_CALLCHAIN,
+	};
+	struct rec_sample s;
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_SAMPLE, 0);
+	rec_put(&r, 0x1234);
+	rec_put(&r, (uint64_t)5 << 32 | 5);
+	rec_put(&r, 77);
+	rec_put(&r, 3);
+	rec_put(&r, PERF_CONTEXT_USER);
+	rec_put(&r, 0x1234);
+	rec_put(&r, 0x5678);
+	CHECK(rec_parse_sample(&l, rec_end(&r), &s) == 0);
+	CHECK_EQ_U64(s.callchain_nr, 3);
+	CHECK(s.callchain && s.callchain[2] == 0x5678);
+	CHECK_EQ_U64(s.time, 77);
+}
+
+static void test_parse_id_trailer(void)
+{
+	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
+	struct rec_id id;
+	struct rec r;
+
+	/* A FORK record: pid, ppid, tid, ptid, time, then the trailer. */
+	rec_start(&r, PERF_RECORD_FORK, 0);
+	rec_put(&r, (uint64_t)10 << 32 | 20);
+	rec_put(&r, (uint64_t)10 << 32 | 20);
+	rec_put(&r, 999);
+	put_id(&r, 20, 20, 1000, 1);
+	CHECK(rec_parse_id(&l, rec_end(&r), &id) == 0);
+	CHECK_EQ_U64(id.pid, 20);
+	CHECK_EQ_U64(id.tid, 20);
+	CHECK_EQ_U64(id.time, 1000);
+	CHECK_EQ_U64(id.cpu, 1);
+	CHECK_EQ_U64(rec_time(&l, rec_end(&r)), 1000);
+
+	/* A record too short for its trailer. */
+	rec_start(&r, PERF_RECORD_SWITCH, 0);
+	rec_put(&r, 1);
+	CHECK(rec_parse_id(&l, rec_end(&r), &id) == -EINVAL);
+}
+
+struct seen {
+	uint64_t times[16];
+	uint32_t types[16];
+	size_t n;
+};
+
+static void collect_seen(void *arg, const struct perf_event_header *h, uint64_t time)
+{
+	struct seen *s = arg;
+
+	if (s->n < 16) {
+		s->times[s->n] = time;
+		s->types[s->n] = h->type;
+	}
+	s->n++;
+}
+
+static void queue_push(struct rec_queue *q, uint32_t type, uint64_t time, size_t words)
+{
+	const struct perf_event_header *h;
+	struct rec r;
+
+	rec_start(&r, type, 0);
+	for (size_t i = 0; i < words; i++)
+		rec_put(&r, time);
+	h = rec_end(&r);
+	memcpy(rec_queue_reserve(q, h->size), h, h->size);
+	rec_queue_commit(q, time);
+}
+
+static void test_queue_orders_and_holds_back(void)
+{
+	struct rec_queue q = {0};
+	struct seen seen = {0};
+
+	/* Two rings read one after the other: each in order, together not. */
+	queue_push(&q, 1, 30, 3);
+	queue_push(&q, 2, 50, 1);
+	queue_push(&q, 3, 10, 7);
+	queue_push(&q, 4, 40, 2);
+	queue_push(&q, 5, 30, 1);	/* same time as the first: stays after it */
+
+	rec_queue_flush(&q, 35, collect_seen, &seen);
+	CHECK_EQ_U64(seen.n, 3);
+	CHECK_EQ_U64(seen.types[0], 3);
+	CHECK_EQ_U64(seen.types[1], 1);
+	CHECK_EQ_U64(seen.types[2], 5);
+	CHECK_EQ_U64(rec_queue_len(&q), 2);
+
+	/* An older record arriving later still goes out before newer ones. */
+	queue_push(&q, 6, 36, 5);
+	rec_queue_flush(&q, UINT64_MAX, collect_seen, &seen);
+	CHECK_EQ_U64(seen.n, 6);
+	CHECK_EQ_U64(seen.types[3], 6);
+	CHECK_EQ_U64(seen.types[4], 4);
+	CHECK_EQ_U64(seen.types[5], 2);
+	CHECK_EQ_U64(seen.times[5], 50);
+	CHECK_EQ_U64(rec_queue_len(&q), 0);
+	rec_queue_free(&q);
+}
+
+static void check_payload(void *arg, const struct perf_event_header *h, uint64_t time)
+{
+	const uint64_t *w = (const uint64_t *)(h + 1);
+	int *bad = arg;
+
+	/* Each record's words all hold its time: compaction kept them whole. */
+	for (size_t i = 0; i < (h->size - sizeof(*h)) / 8; i++)
+		*bad += w[i] != time;
+}
+
+static void test_queue_compaction_keeps_records(void)
+{
+	struct rec_queue q = {0};
+	int bad = 0;
+
+	for (int round = 0; round < 50; round++) {
+		for (uint64_t i = 0; i < 20; i++)
+			queue_push(&q, 1, (uint64_t)round * 10 + (i * 7) % 20, 1 + i % 9);
+		rec_queue_flush(&q, (uint64_t)round * 10, check_payload, &bad);
+	}
+	rec_queue_flush(&q, UINT64_MAX, check_payload, &bad);
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(rec_queue_len(&q), 0);
+	rec_queue_free(&q);
+}
+
+#define FP_TYPE                                                                \
+	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
+	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
+
+/* Copies a string into the record's words, NUL-padded to 8 bytes. */
+static void put_str(struct rec *r, const char *str)
+{
+	size_t len = strlen(str) + 1, words = (len + 7) / 8;
+
+	memcpy(&r->words[r->n], str, len);
+	r->n += words;
+}
+
+static void feed(struct collector *c, struct rec *r, uint64_t time)
+{
+	collector_record(c, rec_end(r), time);
+}
+
+static void feed_sample(struct collector *c, uint32_t tid, uint64_t time,
+			const uint64_t *ips, size_t n)
+{
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
+	rec_put(&r, ips[0]);
+	rec_put(&r, (uint64_t)tid << 32 | 100);
+	rec_put(&r, time);
+	rec_put(&r, 0);
+	rec_put(&r, 1000);
+	rec_put(&r, n + 1);
+	rec_put(&r, PERF_CONTEXT_USER);
+	for (size_t i = 0; i < n; i++)
+		rec_put(&r, ips[i]);
+	feed(c, &r, time);
+}
+
+static void feed_task(struct collector *c, uint32_t type, uint32_t tid, uint64_t time)
+{
+	struct rec r;
+
+	rec_start(&r, type, 0);
+	rec_put(&r, (uint64_t)100 << 32 | 100);	/* pid 100, ppid 100 */
+	rec_put(&r, (uint64_t)100 << 32 | tid);	/* tid, ptid 100 */
+	rec_put(&r, time);
+	put_id(&r, 100, tid, time, 0);
+	feed(c, &r, time);
+}
+
+static void feed_switch(struct collector *c, uint32_t tid, uint64_t time, bool out)
+{
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_SWITCH, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+	put_id(&r, 100, tid, time, 0);
+	feed(c, &r, time);
+}
+
+/* Everything a short run of a two-thread process produces. */
+static void feed_run(struct collector *c)
+{
+	const uint64_t stack[] = { 0x400100, 0x400200 }, stray[] = { 0x900000 };
+	struct rec r;
+
+	collector_add_process(c, 100, "gtrace", 1000);
+	rec_start(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
+	rec_put(&r, (uint64_t)100 << 32 | 100);
+	put_str(&r, "app");
+	put_id(&r, 100, 100, 1100, 0);
+	feed(c, &r, 1100);
+
+	rec_start(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	rec_put(&r, (uint64_t)100 << 32 | 100);
+	rec_put(&r, 0x400000);		/* addr */
+	rec_put(&r, 0x1000);		/* len */
+	rec_put(&r, 0);			/* pgoff */
+	rec_put(&r, 0);			/* maj, min */
+	rec_put(&r, 0);			/* ino */
+	rec_put(&r, 0);			/* ino_generation */
+	rec_put(&r, (uint64_t)MAP_PRIVATE << 32 | (PROT_READ | PROT_EXEC));
+	put_str(&r, "/nonexistent/gtrace-test/app");
+	put_id(&r, 100, 100, 1200, 0);
+	feed(c, &r, 1200);
+
+	feed_sample(c, 100, 2000, stack, 2);
+	feed_sample(c, 100, 3000, stack, 2);
+	feed_sample(c, 100, 3500, stray, 1);
+	feed_task(c, PERF_RECORD_FORK, 101, 3600);
+	feed_switch(c, 101, 4000, true);
+	feed_switch(c, 101, 4500, false);
+
+	rec_start(&r, PERF_RECORD_LOST, 0);
+	rec_put(&r, 1);			/* id */
+	rec_put(&r, 5);			/* lost */
+	put_id(&r, 100, 100, 4600, 0);
+	feed(c, &r, 4600);
+	feed_task(c, PERF_RECORD_EXIT, 101, 5000);
+}
+
+static uint64_t counter(const struct tr_tables *t, const char *name)
+{
+	for (size_t i = t->counters.len; i-- > 0;)
+		if (!strcmp(t->strings.v[t->counters.v[i].name - 1], name))
+			return t->counters.v[i].value;
+	return UINT64_MAX;
+}
+
+static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uint32_t arg)
+{
+	for (size_t i = 0; i < t->tasks.len; i++)
+		if (t->tasks.v[i].tid == tid && t->tasks.v[i].kind == kind &&
+		    t->tasks.v[i].arg == arg)
+			return true;
+	return false;
+}
+
+/* Writes feed_run's records through a collector and reads the file back. */
+static int record_and_load(struct tr_tables *t, bool *ended)
+{
+	struct rec_layout layout = { .sample_type = FP_TYPE };
+	char path[] = "/tmp/gtrace-test-record.XXXXXX";
+	struct chunk_writer *cw;
+	struct tr_writer *w;
+	struct tr_reader *r;
+	struct collector *c;
+	struct tr_header hdr;
+	struct tr_chunk chunk;
+	int fd = mkstemp(path), got;
+
+	if (fd < 0 || tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES))
+		return -1;
+	close(fd);
+	if (chunk_writer_start(&cw, w) || collector_new(&c, UNWIND_FP, &layout, cw))
+		return -1;
+	collector_meta(c, "command", "app");
+	feed_run(c);
+	collector_finish(c);
+	collector_flush(c, true);
+	if (chunk_writer_stop(cw, true) || tr_writer_close(w))
+		return -1;
+	collector_free(c);
+
+	*ended = false;
+	if (tr_reader_open(&r, path, &hdr))
+		return -1;
+	while ((got = tr_reader_next(r, &chunk)) > 0) {
+		if (chunk.type == TR_CHUNK_END)
+			*ended = true;
+		else if (tr_tables_decode(t, chunk.payload, chunk.len))
+			got = -1;
+	}
+	tr_reader_close(r);
+	unlink(path);
+	return got;
+}
+
+static void test_collect_rows(void)
+{
+	struct tr_tables t = {0};
+	const struct tr_sample *s;
+	const struct tr_node *leaf, *caller;
+	bool ended;
+
+	CHECK(record_and_load(&t, &ended) == 0);
+	CHECK(ended);
+	CHECK_EQ_U64(t.meta.len, 1);
+	CHECK_EQ_U64(t.samples.len, 3);
+	if (t.samples.len != 3)
+		goto out;
+	s = t.samples.v;
+	/* The same stack twice is one leaf node: two frames, outermost at the root. */
+	CHECK_EQ_U64(s[0].node, s[1].node);
+	CHECK_EQ_U64(s[0].tid, 100);
+	CHECK_EQ_U64(s[1].ts, 3000);
+	leaf = &t.nodes.v[s[0].node - 1];
+	CHECK(leaf->parent != 0);
+	caller = &t.nodes.v[leaf->parent - 1];
+	CHECK_EQ_U64(caller->parent, 0);
+	CHECK(t.locs.v[leaf->loc - 1].dso != 0);
+	CHECK(t.locs.v[leaf->loc - 1].addr != t.locs.v[caller->loc - 1].addr);
+	/* An address outside every map is kept, absolute, under dso 0. */
+	CHECK_EQ_U64(t.locs.v[t.nodes.v[s[2].node - 1].loc - 1].dso, 0);
+	CHECK_EQ_U64(t.locs.v[t.nodes.v[s[2].node - 1].loc - 1].addr, 0x900000);
+	CHECK_EQ_U64(t.dsos.len, 1);
+
+	CHECK_EQ_U64(t.offcpu.len, 1);
+	if (t.offcpu.len == 1) {
+		CHECK_EQ_U64(t.offcpu.v[0].tid, 101);
+		CHECK_EQ_U64(t.offcpu.v[0].start, 4000);
+		CHECK_EQ_U64(t.offcpu.v[0].end, 4500);
+	}
+	CHECK(has_task(&t, 100, TR_TASK_NEW, 0));
+	CHECK(has_task(&t, 101, TR_TASK_NEW, 100));
+	CHECK(has_task(&t, 101, TR_TASK_EXIT, 0));
+	CHECK(t.tasks.len > 2 && t.tasks.v[2].kind == TR_TASK_EXEC &&
+	      !strcmp(t.strings.v[t.tasks.v[2].arg - 1], "app"));
+
+	CHECK_EQ_U64(counter(&t, "samples"), 3);
+	CHECK_EQ_U64(counter(&t, "lost"), 5);
+	CHECK_EQ_U64(counter(&t, "threads"), 2);
+	CHECK_EQ_U64(counter(&t, "processes"), 1);
+	CHECK_EQ_U64(counter(&t, "chunks"), 1);
+	CHECK_EQ_U64(counter(&t, "symbols.unresolved"), 1);
+	CHECK_EQ_U64(counter(&t, "symbols.missing-dso"), 2);
+out:
+	tr_tables_free(&t);
+}
+
+int main(void)
+{
+	RUN(test_parse_dwarf_sample);
+	RUN(test_parse_rejects_short_records);
+	RUN(test_parse_callchain_sample);
+	RUN(test_parse_id_trailer);
+	RUN(test_queue_orders_and_holds_back);
+	RUN(test_queue_compaction_keeps_records);
+	RUN(test_collect_rows);
+	return test_summary();
+}

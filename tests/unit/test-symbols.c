@@ -1,0 +1,389 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The test program is its own fixture: it symbolizes addresses inside its
+ * own functions (built with -g), an always_inline helper, libc, the vdso,
+ * and a perf-PID.map it writes.
+ */
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <unistd.h>
+
+#include "format/tables.h"
+#include "symbols/demangle.h"
+#include "symbols/symbols.h"
+#include "test.h"
+
+static volatile int sink;
+static void *volatile captured_addr;
+static volatile int captured_line, inline_call_line;
+
+/* Remembers where it returns to, a spot inside its caller, and a line there. */
+static __attribute__((noinline)) void capture(int line)
+{
+	captured_addr = __builtin_return_address(0);
+	captured_line = line;
+}
+
+static inline __attribute__((always_inline)) void inlined_helper(int call_line)
+{
+	inline_call_line = call_line;
+	capture(__LINE__);
+	sink++;		/* keeps the call from being a tail call */
+}
+
+static __attribute__((noinline)) void outer_function(void)
+{
+	inlined_helper(__LINE__);
+	sink++;
+}
+
+static __attribute__((noinline)) void plain_function(void)
+{
+	capture(__LINE__);
+	sink++;
+}
+
+static char self_path[4096];
+
+/* The dso (path only) holding p, and p's ELF address in it. */
+static bool locate(const void *p, struct dso_info *dso, uint64_t *addr)
+{
+	struct link_map *lm;
+	Dl_info info;
+	ssize_t n;
+
+	if (!dladdr1(p, &info, (void **)&lm, RTLD_DL_LINKMAP) || !lm)
+		return false;
+	memset(dso, 0, sizeof(*dso));
+	*addr = (uint64_t)(uintptr_t)p - lm->l_addr;
+	if (lm->l_name && lm->l_name[0]) {
+		dso->path = lm->l_name;
+		return true;
+	}
+	/* The main program's link map has no name. */
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	if (n <= 0)
+		return false;
+	self_path[n] = '\0';
+	dso->path = self_path;
+	return true;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, m = strlen(suffix);
+
+	return n >= m && !strcmp(s + n - m, suffix);
+}
+
+struct build_id_search {
+	uintptr_t addr;
+	struct dso_info *dso;
+};
+
+static void copy_build_id(const struct dl_phdr_info *info,
+			  const ElfW(Phdr) *ph, struct dso_info *dso)
+{
+	const char *p = (const char *)(info->dlpi_addr + ph->p_vaddr);
+	const char *end = p + ph->p_memsz;
+
+	while (p + sizeof(ElfW(Nhdr)) <= end) {
+		const ElfW(Nhdr) *nh = (const void *)p;
+		const char *name = p + sizeof(*nh);
+		const char *desc = name + ((nh->n_namesz + 3) & ~3u);
+
+		if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+		    !memcmp(name, "GNU", 4) && nh->n_descsz <= TR_BUILD_ID_MAX) {
+			memcpy(dso->build_id, desc, nh->n_descsz);
+			dso->build_id_len = nh->n_descsz;
+			return;
+		}
+		p = desc + ((nh->n_descsz + 3) & ~3u);
+	}
+}
+
+static int find_build_id(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct build_id_search *search = data;
+	bool holds = false;
+
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && search->addr >= start &&
+		    search->addr < start + ph->p_memsz)
+			holds = true;
+	}
+	if (!holds)
+		return 0;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_NOTE)
+			copy_build_id(info, &info->dlpi_phdr[i], search->dso);
+	return 1;
+}
+
+static void test_plain_function(void)
+{
+	struct sym_frame frames[SYM_MAX_INLINE];
+	struct symbolizer *s;
+	struct dso_info dso;
+	uint64_t addr;
+	int n;
+
+	plain_function();
+	CHECK(locate(captured_addr, &dso, &addr));
+	CHECK(symbolizer_new(&s) == 0);
+	n = symbolize(s, &dso, addr - 1, frames, SYM_MAX_INLINE);
+	CHECK(n == 1);
+	if (n == 1) {
+		CHECK_STREQ(frames[0].func, "plain_function");
+		CHECK(ends_with(frames[0].file, "test-symbols.c"));
+		CHECK_EQ_U64(frames[0].line, captured_line);
+		CHECK(!frames[0].inlined);
+	}
+	/* The entry point names the function too. */
+	CHECK(locate((const void *)plain_function, &dso, &addr));
+	n = symbolize(s, &dso, addr, frames, SYM_MAX_INLINE);
+	CHECK(n >= 1);
+	if (n >= 1)
+		CHECK_STREQ(frames[n - 1].func, "plain_function");
+	symbolizer_free(s);
+}
+
+static void test_inline_chain(void)
+{
+	struct sym_frame frames[SYM_MAX_INLINE];
+	struct symbolizer *s;
+	struct dso_info dso;
+	uint64_t addr;
+	int n;
+
+	outer_function();
+	CHECK(locate(captured_addr, &dso, &addr));
+	CHECK(symbolizer_new(&s) == 0);
+	n = symbolize(s, &dso, addr - 1, frames, SYM_MAX_INLINE);
+	CHECK(n == 2);
+	if (n == 2) {
+		CHECK_STREQ(frames[0].func, "inlined_helper");
+		CHECK(frames[0].inlined);
+		CHECK(ends_with(frames[0].file, "test-symbols.c"));
+		CHECK_EQ_U64(frames[0].line, captured_line);
+		CHECK_STREQ(frames[1].func, "outer_function");
+		CHECK(!frames[1].inlined);
+		CHECK(ends_with(frames[1].file, "test-symbols.c"));
+		CHECK_EQ_U64(frames[1].line, inline_call_line);
+	}
+	/* Room for one frame: the innermost. */
+	n = symbolize(s, &dso, addr - 1, frames, 1);
+	CHECK(n == 1);
+	if (n == 1)
+		CHECK_STREQ(frames[0].func, "inlined_helper");
+	CHECK(symbolize(s, &dso, addr - 1, frames, 0) == -EINVAL);
+	symbolizer_free(s);
+}
+
+static void test_libc_symtab(void)
+{
+	struct sym_frame first, again;
+	struct symbolizer *s;
+	struct dso_info dso;
+	uint64_t addr;
+
+	CHECK(locate((const void *)write, &dso, &addr));
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, addr, &first, 1) == 1);
+	CHECK(first.func && strstr(first.func, "write"));
+	/* Cached: the same interned strings come back. */
+	CHECK(symbolize(s, &dso, addr, &again, 1) == 1);
+	CHECK(first.func == again.func);
+	symbolizer_free(s);
+}
+
+/* A copy of this program without DWARF still names its functions. */
+static void test_stripped_symtab(void)
+{
+	char stripped[64], cmd[4300];
+	struct sym_frame frame;
+	struct symbolizer *s;
+	struct dso_info dso;
+	uint64_t addr;
+
+	CHECK(locate((const void *)plain_function, &dso, &addr));
+	snprintf(stripped, sizeof(stripped), "/tmp/gtrace-test-symbols-%d",
+		 (int)getpid());
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-debug '%s' %s 2>/dev/null",
+		 dso.path, stripped);
+	if (system(cmd)) {
+		printf("  note: no objcopy, stripped binaries not checked\n");
+		return;
+	}
+	dso.path = stripped;
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, addr, &frame, 1) == 1);
+	CHECK(frame.func && !strncmp(frame.func, "plain_function", 14));
+	CHECK(frame.file == NULL && frame.line == 0 && !frame.inlined);
+	symbolizer_free(s);
+	unlink(stripped);
+}
+
+static void test_build_id(void)
+{
+	struct build_id_search search = { 0 };
+	struct sym_frame frame;
+	struct symbolizer *s;
+	struct dso_info dso;
+	uint64_t addr;
+
+	CHECK(locate((const void *)write, &dso, &addr));
+	search.addr = (uintptr_t)write;
+	search.dso = &dso;
+	dl_iterate_phdr(find_build_id, &search);
+	if (!dso.build_id_len) {
+		printf("  note: libc has no build-id, build-id checks skipped\n");
+		return;
+	}
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, addr, &frame, 1) == 1);
+	dso.build_id[0] ^= 0xff;
+	CHECK(symbolize(s, &dso, addr, &frame, 1) == -ESTALE);
+	/* A shorter recorded id is a different one too. */
+	dso.build_id[0] ^= 0xff;
+	dso.build_id_len--;
+	CHECK(symbolize(s, &dso, addr, &frame, 1) == -ESTALE);
+	symbolizer_free(s);
+}
+
+static void test_missing_file(void)
+{
+	struct dso_info dso = { .path = "/nonexistent/gtrace/libgone.so" };
+	struct sym_frame frame;
+	struct symbolizer *s;
+
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, 0x1000, &frame, 1) == -ENOENT);
+	CHECK(symbolize(s, &dso, 0x2000, &frame, 1) == -ENOENT);
+	dso.path = "/proc/self/status";		/* there, but not ELF */
+	CHECK(symbolize(s, &dso, 0x1000, &frame, 1) == -ENOEXEC);
+	symbolizer_free(s);
+}
+
+static void test_unknown_address(void)
+{
+	struct dso_info dso = { .flags = TR_DSO_KERNEL, .path = "[kernel]" };
+	struct sym_frame frame;
+	struct symbolizer *s;
+	uint64_t addr;
+
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, 0xffffffff81000000ull, &frame, 1) == 0);
+	CHECK(locate((const void *)plain_function, &dso, &addr));
+	CHECK(symbolize(s, &dso, 0, &frame, 1) == 0);
+	symbolizer_free(s);
+}
+
+static void test_jit_map(void)
+{
+	/* Above PID_MAX_LIMIT: no real process has this pid. */
+	uint32_t pid = (1u << 22) + (uint32_t)getpid();
+	struct dso_info dso = { .path = "//anon", .flags = TR_DSO_ANON, .pid = pid };
+	struct demangler d = { 0 };
+	struct sym_frame frame;
+	struct symbolizer *s;
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	f = fopen(path, "w");
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fprintf(f, "7f0000002000 10 _ZN6gtrace4test3fooEi\n"
+		   "not a symbol line\n"
+		   "7f0000001000 100 jit_alpha\n"
+		   "0x7f0000001100 80 LazyCompile:*beta script.js:12\n");
+	fclose(f);
+
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, 0x7f0000001000, &frame, 1) == 1);
+	CHECK_STREQ(frame.func, "jit_alpha");
+	CHECK(frame.file == NULL && frame.line == 0 && !frame.inlined);
+	CHECK(symbolize(s, &dso, 0x7f00000010ff, &frame, 1) == 1);
+	CHECK_STREQ(frame.func, "jit_alpha");
+	CHECK(symbolize(s, &dso, 0x7f000000117f, &frame, 1) == 1);
+	CHECK_STREQ(frame.func, "LazyCompile:*beta script.js:12");
+	CHECK(symbolize(s, &dso, 0x7f0000001180, &frame, 1) == 0);
+	CHECK(symbolize(s, &dso, 0x7f0000000fff, &frame, 1) == 0);
+	CHECK(symbolize(s, &dso, 0x7f0000002008, &frame, 1) == 1);
+	if (demangler_available(&d))
+		CHECK_STREQ(frame.func, "gtrace::test::foo(int)");
+	else
+		printf("  note: no libstdc++, demangling not checked\n");
+	/* Read once per pid: later changes to the file are not seen. */
+	unlink(path);
+	CHECK(symbolize(s, &dso, 0x7f0000001000, &frame, 1) == 1);
+	dso.pid = pid + 1;
+	CHECK(symbolize(s, &dso, 0x7f0000001000, &frame, 1) == 0);
+	symbolizer_free(s);
+	demangler_free(&d);
+}
+
+static void test_demangle(void)
+{
+	struct demangler d = { 0 };
+	char *name;
+
+	CHECK(demangle(&d, "plain_c_name") == NULL);
+	if (!demangler_available(&d)) {
+		printf("  note: no libstdc++, demangling not checked\n");
+		return;
+	}
+	name = demangle(&d, "_ZNSt6vectorIiSaIiEE9push_backERKi");
+	CHECK_STREQ(name, "std::vector<int, std::allocator<int> >::push_back(int const&)");
+	free(name);
+	CHECK(demangle(&d, "_Znot really mangled") == NULL);
+	demangler_free(&d);
+}
+
+static void test_vdso(void)
+{
+	struct dso_info dso = { .path = "[vdso]", .flags = TR_DSO_VDSO };
+	uintptr_t base = getauxval(AT_SYSINFO_EHDR);
+	struct sym_frame frame;
+	struct symbolizer *s;
+	void *vdso, *fn;
+
+	vdso = dlopen("linux-vdso.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	fn = vdso ? dlsym(vdso, "__vdso_clock_gettime") : NULL;
+	if (!base || !fn) {
+		printf("  note: no vdso symbol to look up, vdso not checked\n");
+		return;
+	}
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, (uintptr_t)fn - base, &frame, 1) == 1);
+	CHECK(frame.func && strstr(frame.func, "clock_gettime"));
+	symbolizer_free(s);
+	dlclose(vdso);
+}
+
+int main(void)
+{
+	RUN(test_plain_function);
+	RUN(test_inline_chain);
+	RUN(test_libc_symtab);
+	RUN(test_stripped_symtab);
+	RUN(test_build_id);
+	RUN(test_missing_file);
+	RUN(test_unknown_address);
+	RUN(test_jit_map);
+	RUN(test_demangle);
+	RUN(test_vdso);
+	return test_summary();
+}
