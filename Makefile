@@ -44,6 +44,15 @@ CORE_SRCS := $(filter-out src/unwind/unwind-libunwind.c,$(CORE_SRCS))
 endif
 CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
 
+# libgtrace-target goes into applications, not into gtrace: its own
+# position-independent objects, exporting only the gtrace_* API.
+TARGET_SRCS = $(wildcard src/target/*.c)
+TARGET_OBJS = $(TARGET_SRCS:%.c=$(BUILD)/pic/%.o)
+TARGET_SONAME = libgtrace-target.so.0
+TARGET_A = $(BUILD)/libgtrace-target.a
+TARGET_SO = $(BUILD)/libgtrace-target.so
+TARGET_LIBS = -lpthread
+
 CORE_OBJS = $(CORE_SRCS:%.c=$(BUILD)/%.o)
 CMD_OBJS = $(CMD_SRCS:%.c=$(BUILD)/%.o)
 CORE_LIB = $(BUILD)/libgtrace-core.a
@@ -54,7 +63,7 @@ UNIT_BINS = $(UNIT_SRCS:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRCS = $(wildcard tests/fuzz/fuzz-*.c)
 FUZZ_BINS = $(FUZZ_SRCS:tests/fuzz/%.c=$(BUILD)/tests/%)
 
-all: $(GTRACE)
+all: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 
 $(BUILD)/%.o: %.c config.h
 	$(call say,CC,$<)
@@ -70,9 +79,33 @@ $(GTRACE): $(CMD_OBJS) $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $(CMD_OBJS) $(CORE_LIB) -o $@ $(LIBS)
 
+$(BUILD)/pic/%.o: %.c config.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
+
+$(TARGET_A): $(TARGET_OBJS)
+	$(call say,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+# The file carries the SONAME; libgtrace-target.so is the link-time name.
+$(BUILD)/$(TARGET_SONAME): $(TARGET_OBJS)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -shared -Wl,-soname,$(TARGET_SONAME) -Wl,-z,nodelete \
+		$^ -o $@ $(TARGET_LIBS)
+
+$(TARGET_SO): $(BUILD)/$(TARGET_SONAME)
+	$(Q)ln -sf $(TARGET_SONAME) $@
+
 $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS)
+
+# The library's own test links its internals, not the core.
+$(BUILD)/tests/test-target: $(BUILD)/tests/unit/test-target.o $(TARGET_A)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(TARGET_LIBS)
 
 # Fuzz harnesses build as replay programs (tests/fuzz/replay.c supplies main)
 # so make check runs the committed corpus without needing libFuzzer.
@@ -90,12 +123,20 @@ check: tests
 demo: $(GTRACE) $(WORKLOADS)
 	$(Q)sh scripts/demo.sh $(BUILD)
 
-install: $(GTRACE)
+install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
-		$(DESTDIR)$(PREFIX)/share/man/man5
+		$(DESTDIR)$(PREFIX)/share/man/man3 $(DESTDIR)$(PREFIX)/share/man/man5 \
+		$(DESTDIR)$(PREFIX)/include/gtrace $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 755 $(GTRACE) $(DESTDIR)$(PREFIX)/bin/gtrace
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5
+	install -m 644 include/gtrace/target.h $(DESTDIR)$(PREFIX)/include/gtrace
+	install -m 644 $(TARGET_A) $(DESTDIR)$(PREFIX)/lib
+	install -m 755 $(BUILD)/$(TARGET_SONAME) $(DESTDIR)$(PREFIX)/lib
+	ln -sf $(TARGET_SONAME) $(DESTDIR)$(PREFIX)/lib/libgtrace-target.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' -e 's|@LIBS@|$(TARGET_LIBS)|' \
+		src/target/gtrace-target.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/gtrace-target.pc
 
 clean:
 	rm -rf build build-asan

@@ -67,17 +67,67 @@ int filter_add(struct sample_filter *flt, enum filter_field field, const char *l
 void filter_free(struct sample_filter *flt);
 bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 		   const struct model_thread *th);
+/* Whether a lane's work is selected: as a thread, and only without a dso filter. */
+bool filter_lane(const struct sample_filter *flt, struct funcs *f,
+		 const struct model_thread *lane);
+/*
+ * By stack node id (0 .. nodes): whether a sample ending there passes the
+ * dso filter. NULL, meaning all pass, when there is no dso filter.
+ */
+bool *filter_nodes(const struct funcs *f, const struct sample_filter *flt);
 
-/* Samples of one group of threads that ended in one stack node. */
+/*
+ * Where each span's origin leads. A span has no origin when its origin tid
+ * and time are both 0; otherwise the origin is joined to the sample with a
+ * stack of that thread nearest in time, if it is within the window.
+ */
+enum origin_outcome {
+	ORIGIN_NONE,		/* no origin */
+	ORIGIN_LINKED,		/* a sample with a stack within the window */
+	ORIGIN_BAD_TID,		/* tid 0 with a time, or a synthetic tid */
+	ORIGIN_NO_THREAD,	/* a tid the recording never saw */
+	ORIGIN_NO_STACK,	/* the thread has no sample with a stack */
+	ORIGIN_TOO_FAR,		/* its nearest such sample is outside the window */
+	ORIGIN_OUTCOMES
+};
+
+/* Distances in ns between origins and their nearest samples. */
+struct distance_stats {
+	uint64_t count;
+	uint64_t min, max, sum;
+};
+
+struct origin_links {
+	uint64_t window_ns;
+	uint8_t *outcome;	/* by span index: enum origin_outcome */
+	uint32_t *sample;	/* by span index: the linked sample's index + 1, else 0 */
+	uint64_t counts[ORIGIN_OUTCOMES];
+	struct distance_stats linked, too_far;
+};
+
+/* Four sampling periods, or 4 ms when the sampling rate is unknown. */
+uint64_t origins_default_window(const struct model *m);
+/* O(spans log samples): each thread's samples are indexed once. */
+void origins_link(struct origin_links *l, const struct model *m, uint64_t window_ns);
+void origins_free(struct origin_links *l);
+/* "linked", "bad_tid", ...: the names the views print. */
+const char *origin_outcome_name(enum origin_outcome o);
+
+/*
+ * Samples of one group of threads that ended in one stack node; or, for
+ * lane work, the spans queued from there and their target time.
+ */
 struct stack_count {
 	uint32_t group;
 	uint32_t node;
 	uint64_t count;
+	uint64_t target_ns;
 };
 
 struct stack_counts {
 	VEC(struct stack_count) c;	/* sorted by group, then node */
-	uint64_t total;			/* samples counted */
+	uint64_t total;			/* samples (spans) counted */
+	uint64_t target_ns;		/* lane work: their target time */
 };
 
 /*
@@ -87,6 +137,26 @@ struct stack_counts {
 void count_stacks(struct stack_counts *sc, const struct funcs *f,
 		  const struct sample_filter *flt, const uint32_t *thread_group);
 void stack_counts_free(struct stack_counts *sc);
+
+/* One span of lane work and the stack its origin linked to. */
+struct lane_work {
+	uint32_t group;		/* thread_group of the linked sample's thread */
+	uint32_t node;		/* the linked sample's leaf node */
+	uint32_t span;		/* index in m->t.spans */
+};
+
+/*
+ * The lane work queued from the threads of nonzero thread_group: the spans
+ * whose origin linked to a sample of theirs that passes the dso filter, in
+ * span order; *n of them. Free the array.
+ */
+struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
+				   const uint32_t *thread_group,
+				   const struct origin_links *links, size_t *n);
+/* The same, counted by (group, node): count spans, target_ns their durations. */
+void count_lane_work(struct stack_counts *sc, const struct funcs *f,
+		     const struct sample_filter *flt, const uint32_t *thread_group,
+		     const struct origin_links *links);
 
 /* report: one row per distinct value of the sort keys. */
 enum report_key {
@@ -115,28 +185,77 @@ struct report_row {
 	uint32_t func;		/* a func of the row: its dso, symbol */
 	uint64_t self;		/* samples whose innermost frame is the row's */
 	uint64_t children;	/* samples with the row anywhere on the stack, once each */
+	uint64_t target_self;	/* lane work: target ns, like self */
+	uint64_t target_children; /* lane work: target ns, like children */
 };
 
 struct report {
 	VEC(struct report_row) rows;	/* sorted, first row printed first */
 	uint64_t total;
+	uint64_t target_ns;		/* lane work: all of it */
 };
 
 void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
 void report_print(FILE *out, const struct report *r, struct funcs *f,
 		  const struct report_opts *o, const char *path);
+/*
+ * The lane work queued from the selected threads, by the functions of the
+ * stacks its origins linked to: self and children count spans, target_self
+ * and target_children sum their durations. Sorted by target time.
+ */
+void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
+			    const struct origin_links *links);
+void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
+			    const struct report_opts *o);
 void report_free(struct report *r);
+
+/* A lane's spans of one name. */
+struct lane_row {
+	uint32_t lane;		/* lane id */
+	uint32_t name;		/* string id of the span name */
+	uint64_t spans;
+	uint64_t target_ns;	/* sum of their durations */
+	uint64_t min_ns, max_ns;
+};
+
+/* report for lanes: their spans by name. */
+struct lane_report {
+	VEC(struct lane_row) rows;	/* by target time, descending */
+	size_t lanes;			/* lanes selected */
+	uint64_t spans, target_ns;	/* of the selected lanes */
+};
+
+void lane_report_build(struct lane_report *r, struct funcs *f, const struct sample_filter *flt);
+/* The header names path unless it is NULL; limit rows, 0 all. */
+void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
+		       const char *path, size_t limit);
+void lane_report_free(struct lane_report *r);
 
 /*
  * The merged call tree: the root holds all samples, its children are thread
  * names, theirs the outermost functions and so on down to the leaves.
+ * Lane work is weighed in target time, never in samples: a selected lane is
+ * a child "[lane] NAME" of the root with its span names under it, and the
+ * lane work queued from a selected thread hangs the same way under the
+ * stack its origin linked to.
  */
 struct calltree_node {
 	uint32_t parent;	/* index; the root is 0 and its own parent */
 	uint32_t name;		/* id in funcs.names */
 	uint32_t depth;		/* root 0, thread names 1 */
+	bool lane;		/* a lane or span name node */
 	uint64_t self;		/* samples that ended here */
 	uint64_t total;		/* self plus the children's totals */
+	uint64_t target_self;	/* ns of the spans of this span name node */
+	uint64_t target_total;
+	uint64_t spans_self;
+	uint64_t spans_total;
+};
+
+/* What the folded stacks and the SVG weigh. */
+enum calltree_weight {
+	WEIGHT_SAMPLES,
+	WEIGHT_TARGET,		/* ns of lane work */
 };
 
 struct calltree {
@@ -145,21 +264,36 @@ struct calltree {
 	uint32_t *kids;		/* by total, descending */
 };
 
-void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt);
+/* A node's own and total weight. */
+uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w);
+uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w);
+
+/* links may be NULL: no lane work under the stacks. */
+void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		    const struct origin_links *links);
 void calltree_free(struct calltree *t);
-/* An indented tree, pruning nodes under min_percent of all samples. */
+/*
+ * An indented tree, pruning nodes under min_percent of all samples and of
+ * all target time. Lane work shows target ms and spans in place of the
+ * percentage and samples.
+ */
 void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 		    double min_percent);
-/* Collapsed stacks: "thread;outer;...;leaf count", one line per leaf. */
-void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f);
+/* Collapsed stacks: "thread;outer;...;leaf weight", one line per leaf. */
+void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
+			   enum calltree_weight w);
 /* A self-contained interactive SVG flame graph. */
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
-			const char *title);
+			const char *title, enum calltree_weight w);
 
 /* threads: the real threads by samples (at most limit, 0 all), then every lane. */
 void threads_print(FILE *out, const struct model *m, size_t limit);
 
-/* diagnose: the recording's health, from the container, meta and counters. */
-void diagnose_print(FILE *out, const struct model *m, const char *path);
+/*
+ * diagnose: the recording's health, from the container, meta and counters,
+ * and how the spans' origins linked.
+ */
+void diagnose_print(FILE *out, const struct model *m, const char *path,
+		    const struct origin_links *links);
 
 #endif

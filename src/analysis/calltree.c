@@ -77,14 +77,19 @@ struct kids_order {
 	const struct funcs *f;
 };
 
+/* Frames by samples, then lane work by target time. */
 static int cmp_kids(const void *pa, const void *pb, void *pctx)
 {
 	const struct kids_order *o = pctx;
 	const struct calltree_node *a = &o->t->nodes.v[*(const uint32_t *)pa];
 	const struct calltree_node *b = &o->t->nodes.v[*(const uint32_t *)pb];
 
+	if (a->lane != b->lane)
+		return a->lane ? 1 : -1;
 	if (a->total != b->total)
 		return a->total > b->total ? -1 : 1;
+	if (a->target_total != b->target_total)
+		return a->target_total > b->target_total ? -1 : 1;
 	return strcmp(funcs_name(o->f, a->name), funcs_name(o->f, b->name));
 }
 
@@ -96,11 +101,18 @@ static void finish_tree(struct calltree *t, const struct funcs *f)
 	uint32_t *fill;
 
 	/* Children are created after their parent: one backward pass sums. */
-	for (size_t i = len; i-- > 1;) {
-		t->nodes.v[i].total += t->nodes.v[i].self;
-		t->nodes.v[t->nodes.v[i].parent].total += t->nodes.v[i].total;
+	for (size_t i = len; i-- > 0;) {
+		struct calltree_node *n = &t->nodes.v[i], *parent = &t->nodes.v[n->parent];
+
+		n->total += n->self;
+		n->target_total += n->target_self;
+		n->spans_total += n->spans_self;
+		if (!i)
+			break;
+		parent->total += n->total;
+		parent->target_total += n->target_total;
+		parent->spans_total += n->spans_total;
 	}
-	t->nodes.v[0].total += t->nodes.v[0].self;
 
 	t->kid_start = xcalloc(len + 1, sizeof(*t->kid_start));
 	t->kids = xcalloc(len, sizeof(*t->kids));
@@ -119,11 +131,62 @@ static void finish_tree(struct calltree *t, const struct funcs *f)
 				sizeof(*t->kids), cmp_kids, &order);
 }
 
-void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt)
+/* Names ids of "[lane] NAME" by lane id, for the lane nodes. */
+static uint32_t *lane_labels(struct funcs *f)
+{
+	const struct model *m = f->m;
+	uint32_t *labels = xcalloc(m->t.lanes.len + 1, sizeof(*labels));
+
+	for (size_t i = 0; i < m->t.lanes.len; i++) {
+		const char *name = model_str(m, m->t.lanes.v[i].name);
+		char label[256];
+
+		snprintf(label, sizeof(label), "[lane] %s", name && *name ? name : "-");
+		labels[i + 1] = strtab_intern(&f->names, label);
+	}
+	return labels;
+}
+
+/* Adds one span under parent: its lane's node, then its name's. */
+static void add_span(struct tree_builder *b, struct funcs *f, const uint32_t *labels,
+		     uint32_t parent, const struct tr_span *sp)
+{
+	const char *name = model_str(f->m, sp->name);
+	uint32_t lane = child_of(b, parent, labels[sp->lane]);
+	uint32_t leaf;
+
+	b->t->nodes.v[lane].lane = true;
+	leaf = child_of(b, lane, strtab_intern(&f->names, name && *name ? name : "-"));
+	b->t->nodes.v[leaf].lane = true;
+	b->t->nodes.v[leaf].target_self += sp->dur;
+	b->t->nodes.v[leaf].spans_self++;
+}
+
+static void add_lanes(struct tree_builder *b, struct funcs *f, const struct sample_filter *flt,
+		      const uint32_t *labels)
+{
+	const struct model *m = f->m;
+	size_t nlanes = m->t.lanes.len;
+	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
+
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++)
+		selected[m->threads.v[ti].lane] = filter_lane(flt, f, &m->threads.v[ti]);
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		const struct tr_span *sp = &m->t.spans.v[i];
+
+		if (sp->lane && sp->lane <= nlanes && selected[sp->lane])
+			add_span(b, f, labels, 0, sp);
+	}
+	free(selected);
+}
+
+void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		    const struct origin_links *links)
 {
 	const struct model *m = f->m;
 	struct tree_builder b = { .t = t };
 	uint32_t *thread_name = xcalloc(m->real_threads + 1, sizeof(*thread_name));
+	uint32_t *labels = lane_labels(f);
 	struct stack_counts sc;
 	struct calltree_node *root;
 
@@ -139,10 +202,21 @@ void calltree_build(struct calltree *t, struct funcs *f, const struct sample_fil
 
 		t->nodes.v[leaf].self += sc.c.v[i].count;
 	}
+	if (links) {
+		size_t n;
+		struct lane_work *work = lane_work_select(f, flt, thread_name, links, &n);
+
+		for (size_t i = 0; i < n; i++)
+			add_span(&b, f, labels, tree_node_of(&b, f, work[i].group, work[i].node),
+				 &m->t.spans.v[work[i].span]);
+		free(work);
+	}
+	add_lanes(&b, f, flt, labels);
 	finish_tree(t, f);
 
 	stack_counts_free(&sc);
 	free(thread_name);
+	free(labels);
 	u64map_free(&b.kids);
 	u64map_free(&b.memo);
 	VEC_FREE(&b.path);
@@ -160,21 +234,31 @@ static double share(uint64_t part, uint64_t all)
 	return all ? 100.0 * (double)part / (double)all : 0.0;
 }
 
+/* A node holding at least min_percent of the samples or of the target time. */
+static bool shown(const struct calltree *t, uint32_t i, double min_percent)
+{
+	const struct calltree_node *n = &t->nodes.v[i], *root = &t->nodes.v[0];
+
+	if (n->total && !n->lane && share(n->total, root->total) >= min_percent)
+		return true;
+	return n->target_total && share(n->target_total, root->target_total) >= min_percent;
+}
+
 static void print_node(FILE *out, const struct calltree *t, const struct funcs *f,
 		       uint32_t i, double min_percent)
 {
 	const struct calltree_node *n = &t->nodes.v[i];
 	uint64_t all = t->nodes.v[0].total;
 
-	fprintf(out, "%7.2f%% %9" PRIu64 "  %*s%s\n", share(n->total, all), n->total,
-		(int)(2 * n->depth), "", funcs_name(f, n->name));
-	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++) {
-		uint64_t total = t->nodes.v[t->kids[k]].total;
-
-		if (!total || share(total, all) < min_percent)
-			break;	/* children are sorted: the rest are smaller */
-		print_node(out, t, f, t->kids[k], min_percent);
-	}
+	/* Lane work, and frames only lane work passed through, in target time. */
+	if (n->lane || (!n->total && n->target_total))
+		fprintf(out, "%7.3fms %8" PRIu64, (double)n->target_total / 1e6, n->spans_total);
+	else
+		fprintf(out, "%7.2f%% %9" PRIu64, share(n->total, all), n->total);
+	fprintf(out, "  %*s%s\n", (int)(2 * n->depth), "", funcs_name(f, n->name));
+	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
+		if (shown(t, t->kids[k], min_percent))
+			print_node(out, t, f, t->kids[k], min_percent);
 }
 
 void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
@@ -183,23 +267,37 @@ void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 	print_node(out, t, f, 0, min_percent);
 }
 
-static void print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
-			 uint32_t i, const char **names)
+uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w)
 {
-	const struct calltree_node *n = &t->nodes.v[i];
-
-	if (n->depth)
-		names[n->depth - 1] = funcs_name(f, n->name);
-	if (n->self && n->depth) {
-		for (uint32_t d = 0; d < n->depth; d++)
-			fprintf(out, "%s%s", d ? ";" : "", names[d]);
-		fprintf(out, " %" PRIu64 "\n", n->self);
-	}
-	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
-		print_folded(out, t, f, t->kids[k], names);
+	return w == WEIGHT_TARGET ? n->target_self : n->self;
 }
 
-void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f)
+uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w)
+{
+	return w == WEIGHT_TARGET ? n->target_total : n->total;
+}
+
+static void print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
+			 uint32_t i, const char **names, enum calltree_weight w)
+{
+	const struct calltree_node *n = &t->nodes.v[i];
+	uint64_t self = calltree_weight_self(n, w);
+
+	if (!calltree_weight_total(n, w))
+		return;
+	if (n->depth)
+		names[n->depth - 1] = funcs_name(f, n->name);
+	if (self && n->depth) {
+		for (uint32_t d = 0; d < n->depth; d++)
+			fprintf(out, "%s%s", d ? ";" : "", names[d]);
+		fprintf(out, " %" PRIu64 "\n", self);
+	}
+	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
+		print_folded(out, t, f, t->kids[k], names, w);
+}
+
+void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
+			   enum calltree_weight w)
 {
 	uint32_t max_depth = 0;
 	const char **names;
@@ -208,6 +306,6 @@ void calltree_print_folded(FILE *out, const struct calltree *t, const struct fun
 		if (t->nodes.v[i].depth > max_depth)
 			max_depth = t->nodes.v[i].depth;
 	names = xcalloc(max_depth + 1, sizeof(*names));
-	print_folded(out, t, f, 0, names);
+	print_folded(out, t, f, 0, names, w);
 	free(names);
 }

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The SVG flame graph: one rectangle per call tree node, the root at the
- * bottom, widths proportional to samples. Self-contained: the script for
- * click-to-zoom and search is inline and nothing is fetched.
+ * bottom, widths proportional to samples or to the target time of lane
+ * work. Self-contained: the script for click-to-zoom and search is inline
+ * and nothing is fetched.
  */
 #include "analysis/analysis.h"
 
@@ -17,7 +18,7 @@
 #define CHAR_WIDTH 7		/* of the 12px font, roughly */
 #define MIN_FRAME_WIDTH 0.1	/* narrower frames are left out */
 
-/* Frame positions are in samples; the script maps them to pixels. */
+/* Frame positions are in weight units (samples or ns); the script maps them to pixels. */
 static const char svg_script[] =
 	"var frames = [], total = 1, unzoomBtn, details, matched;\n"
 	"function nameOf(g) {\n"
@@ -112,7 +113,8 @@ struct svg_ctx {
 	FILE *out;
 	const struct calltree *t;
 	const struct funcs *f;
-	double px_per_sample;
+	enum calltree_weight weight;
+	double px_per_unit;
 	int height;
 };
 
@@ -139,18 +141,23 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 {
 	const struct calltree_node *n = &c->t->nodes.v[i];
 	const char *name = funcs_name(c->f, n->name);
-	double x = SVG_PAD + (double)offset * c->px_per_sample;
-	double w = (double)n->total * c->px_per_sample;
+	uint64_t weight = calltree_weight_total(n, c->weight);
+	uint64_t all = calltree_weight_total(&c->t->nodes.v[0], c->weight);
+	double x = SVG_PAD + (double)offset * c->px_per_unit;
+	double w = (double)weight * c->px_per_unit;
 	int y = c->height - BOTTOM_MARGIN - (int)(n->depth + 1) * FRAME_HEIGHT;
-	uint64_t all = c->t->nodes.v[0].total;
 
 	if (w < MIN_FRAME_WIDTH)
 		return;
 	fprintf(c->out, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\"><title>",
-		offset, n->total);
+		offset, weight);
 	put_xml(c->out, name);
-	fprintf(c->out, " (%" PRIu64 " samples, %.2f%%)</title>", n->total,
-		100.0 * (double)n->total / (double)all);
+	if (c->weight == WEIGHT_TARGET)
+		fprintf(c->out, " (%.3f ms, %" PRIu64 " spans, %.2f%%)</title>",
+			(double)weight / 1e6, n->spans_total, 100.0 * (double)weight / (double)all);
+	else
+		fprintf(c->out, " (%" PRIu64 " samples, %.2f%%)</title>", weight,
+			100.0 * (double)weight / (double)all);
 	fprintf(c->out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" rx=\"2\" fill=\"",
 		x, y, w, FRAME_HEIGHT - 1);
 	put_color(c->out, name);
@@ -160,23 +167,24 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 
 	for (uint32_t k = c->t->kid_start[i]; k < c->t->kid_start[i + 1]; k++) {
 		put_frame(c, c->t->kids[k], offset);
-		offset += c->t->nodes.v[c->t->kids[k]].total;
+		offset += calltree_weight_total(&c->t->nodes.v[c->t->kids[k]], c->weight);
 	}
 }
 
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
-			const char *title)
+			const char *title, enum calltree_weight weight)
 {
-	uint64_t all = t->nodes.v[0].total;
+	uint64_t all = calltree_weight_total(&t->nodes.v[0], weight);
 	struct svg_ctx c = {
-		.out = out, .t = t, .f = f,
-		.px_per_sample = all ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)all : 0,
+		.out = out, .t = t, .f = f, .weight = weight,
+		.px_per_unit = all ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)all : 0,
 	};
 	uint32_t depth = 0;
 
 	for (size_t i = 0; i < t->nodes.len; i++)
 		if (t->nodes.v[i].depth > depth &&
-		    (double)t->nodes.v[i].total * c.px_per_sample >= MIN_FRAME_WIDTH)
+		    (double)calltree_weight_total(&t->nodes.v[i], weight) * c.px_per_unit >=
+		    MIN_FRAME_WIDTH)
 			depth = t->nodes.v[i].depth;
 	c.height = TOP_MARGIN + (int)(depth + 1) * FRAME_HEIGHT + BOTTOM_MARGIN;
 

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The diagnose view: how the recording went. Everything comes from the
- * container, the meta pairs and the counters; anything missing prints as
- * "n/a" so that a file from an interrupted or older recorder still shows.
+ * container, the meta pairs, the counters and the origin links; anything
+ * missing prints as "n/a" so that a file from an interrupted or older
+ * recorder still shows.
  */
 #include "analysis/analysis.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/xalloc.h"
 
 /* Meta keys with a line of their own, in print order, and their labels. */
 static const struct {
@@ -29,6 +33,8 @@ static const struct {
 static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 
 #define UNWIND_PREFIX "unwind."
+#define TARGET_PREFIX "target."
+#define DROPPED_PREFIX "target.dropped."
 
 static const struct {
 	uint64_t bit;
@@ -195,9 +201,130 @@ static void put_symbols(FILE *out, const struct model *m)
 		m->t.samples.len, percent(leaf_resolved, m->t.samples.len));
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
+/* A duration in the unit that reads best: "850 ns", "12.500 us", "4.000 ms". */
+static const char *duration(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%" PRIu64 " ns", ns);
+	else if (ns < 1000000)
+		snprintf(buf, size, "%.3f us", (double)ns / 1e3);
+	else if (ns < 1000000000)
+		snprintf(buf, size, "%.3f ms", (double)ns / 1e6);
+	else
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+	return buf;
+}
+
+static void put_target_counters(FILE *out, const struct model *m)
+{
+	uint64_t target_ns = 0, dropped = 0;
+	struct u64map pids = {0};
+
+	for (size_t i = 0; i < m->t.spans.len; i++)
+		target_ns += m->t.spans.v[i].dur;
+	for (size_t i = 0; i < m->t.lanes.len; i++)
+		u64map_put(&pids, m->t.lanes.v[i].pid, 0);
+	field(out, "target:");
+	fprintf(out, "%zu spans in %zu lane%s of %zu process%s, %.3f ms of target time\n",
+		m->t.spans.len, m->t.lanes.len, m->t.lanes.len == 1 ? "" : "s",
+		pids.len, pids.len == 1 ? "" : "es", (double)target_ns / 1e6);
+	u64map_free(&pids);
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+		uint64_t v = m->counters.v[i].value;
+
+		if (!has_prefix(name, TARGET_PREFIX))
+			continue;
+		fprintf(out, "  %-28s%12" PRIu64 "\n", name + strlen(TARGET_PREFIX), v);
+		if (has_prefix(name, DROPPED_PREFIX))
+			dropped += v;
+	}
+	field(out, "spans dropped:");
+	fprintf(out, "%" PRIu64 " (%.2f%% of %" PRIu64 " reported)\n", dropped,
+		percent(dropped, m->t.spans.len + dropped), m->t.spans.len + dropped);
+}
+
+static void put_distances(FILE *out, const struct distance_stats *d)
+{
+	char min[32], avg[32], max[32];
+
+	if (!d->count)
+		return;
+	fprintf(out, "  distance min %s, avg %s, max %s", duration(min, sizeof(min), d->min),
+		duration(avg, sizeof(avg), d->sum / d->count),
+		duration(max, sizeof(max), d->max));
+}
+
+static void put_origins(FILE *out, const struct model *m, const struct origin_links *l)
+{
+	static const enum origin_outcome order[] = {
+		ORIGIN_LINKED, ORIGIN_BAD_TID, ORIGIN_NO_THREAD, ORIGIN_NO_STACK,
+		ORIGIN_TOO_FAR, ORIGIN_NONE,
+	};
+	char window[32];
+
+	field(out, "origin links:");
+	fprintf(out, "window %s\n", duration(window, sizeof(window), l->window_ns));
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		uint64_t n = l->counts[order[i]];
+
+		fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%", origin_outcome_name(order[i]), n,
+			percent(n, m->t.spans.len));
+		if (order[i] == ORIGIN_LINKED)
+			put_distances(out, &l->linked);
+		else if (order[i] == ORIGIN_TOO_FAR)
+			put_distances(out, &l->too_far);
+		fputc('\n', out);
+	}
+}
+
+static void put_lanes(FILE *out, const struct model *m, const struct origin_links *l)
+{
+	size_t nlanes = m->t.lanes.len;
+	uint64_t *linked = xcalloc(nlanes + 1, sizeof(*linked));
+
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		uint32_t lane = m->t.spans.v[i].lane;
+
+		if (lane && lane <= nlanes && l->outcome[i] == ORIGIN_LINKED)
+			linked[lane]++;
+	}
+	fprintf(out, "lane spans:\n  %8s %10s %10s %12s %8s  %s\n", "PID", "TID", "Spans",
+		"Target ms", "Linked", "Name");
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+		const char *name = model_str(m, th->name);
+
+		fprintf(out, "  %8" PRIu32 " %#10" PRIx32 " %10" PRIu64 " %12.3f %7.2f%%  %s\n",
+			th->pid, th->tid, th->spans, (double)th->span_ns / 1e6,
+			percent(linked[th->lane], th->spans), name && *name ? name : "-");
+	}
+	free(linked);
+}
+
+/* Lanes and spans: what the target libraries sent, and where origins lead. */
+static void put_target(FILE *out, const struct model *m, const struct origin_links *l)
+{
+	bool counters = false;
+
+	for (size_t i = 0; i < m->counters.len; i++)
+		counters |= has_prefix(model_str(m, m->counters.v[i].name), TARGET_PREFIX);
+	if (!counters && !m->t.lanes.len && !m->t.spans.len)
+		return;
+	put_target_counters(out, m);
+	put_origins(out, m, l);
+	if (m->t.lanes.len)
+		put_lanes(out, m, l);
+}
+
 static bool is_counter_line(const char *name)
 {
-	if (!strncmp(name, UNWIND_PREFIX, strlen(UNWIND_PREFIX)))
+	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
@@ -222,12 +349,14 @@ static void put_other_counters(FILE *out, const struct model *m)
 	}
 }
 
-void diagnose_print(FILE *out, const struct model *m, const char *path)
+void diagnose_print(FILE *out, const struct model *m, const char *path,
+		    const struct origin_links *links)
 {
 	put_container(out, m, path);
 	put_meta(out, m);
 	put_counts(out, m);
 	put_unwinding(out, m);
 	put_symbols(out, m);
+	put_target(out, m, links);
 	put_other_counters(out, m);
 }

@@ -153,6 +153,7 @@ static void add_stack(struct row_builder *b, const struct funcs *f,
 	uint32_t leaf = row_of(b, sc->group, fn[0]);	/* may grow rows: look up first */
 
 	b->r->rows.v[leaf].self += sc->count;
+	b->r->rows.v[leaf].target_self += sc->target_ns;
 	if (!children)
 		return;
 	for (;;) {
@@ -162,6 +163,7 @@ static void add_stack(struct row_builder *b, const struct funcs *f,
 			if (b->seen.v[row] != stamp) {
 				b->seen.v[row] = stamp;
 				b->r->rows.v[row].children += sc->count;
+				b->r->rows.v[row].target_children += sc->target_ns;
 			}
 		}
 		/* Parents precede their children: a parent id not below its child is corrupt. */
@@ -176,8 +178,8 @@ static void add_stack(struct row_builder *b, const struct funcs *f,
 
 struct sort_ctx {
 	const struct funcs *f;
-	const struct model *m;
 	bool children;
+	bool by_target;		/* lane work: by target time first */
 };
 
 static int cmp_u64_desc(uint64_t a, uint64_t b)
@@ -192,6 +194,11 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	const struct func *fa = &ctx->f->v.v[a->func], *fb = &ctx->f->v.v[b->func];
 	int c;
 
+	if (ctx->by_target && ctx->children &&
+	    (c = cmp_u64_desc(a->target_children, b->target_children)))
+		return c;
+	if (ctx->by_target && (c = cmp_u64_desc(a->target_self, b->target_self)))
+		return c;
 	if (ctx->children && (c = cmp_u64_desc(a->children, b->children)))
 		return c;
 	if ((c = cmp_u64_desc(a->self, b->self)))
@@ -203,17 +210,23 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
-void report_build(struct report *r, struct funcs *f, const struct report_opts *o)
+/* The rows of the samples, or with links, of the lane work queued from their stacks. */
+static void build_rows(struct report *r, struct funcs *f, const struct report_opts *o,
+		       const struct origin_links *links)
 {
 	struct row_builder b = { .r = r };
 	struct stack_counts sc;
-	struct sort_ctx ctx = { .f = f, .m = f->m, .children = o->children };
+	struct sort_ctx ctx = { .f = f, .children = o->children, .by_target = links != NULL };
 
 	memset(r, 0, sizeof(*r));
 	make_thread_parts(&b, f, o);
 	make_func_parts(&b, f, o);
-	count_stacks(&sc, f, o->filter, b.thread_part);
+	if (links)
+		count_lane_work(&sc, f, o->filter, b.thread_part, links);
+	else
+		count_stacks(&sc, f, o->filter, b.thread_part);
 	r->total = sc.total;
+	r->target_ns = sc.target_ns;
 	for (size_t i = 0; i < sc.c.len; i++)
 		add_stack(&b, f, &sc.c.v[i], (uint32_t)i + 1, o->children);
 	if (r->rows.len)
@@ -228,6 +241,17 @@ void report_build(struct report *r, struct funcs *f, const struct report_opts *o
 	free(b.cache_part);
 	free(b.cache_row);
 	VEC_FREE(&b.seen);
+}
+
+void report_build(struct report *r, struct funcs *f, const struct report_opts *o)
+{
+	build_rows(r, f, o, NULL);
+}
+
+void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
+			    const struct origin_links *links)
+{
+	build_rows(r, f, o, links);
 }
 
 void report_free(struct report *r)
@@ -264,12 +288,10 @@ static double percent(uint64_t part, uint64_t total)
 	return total ? 100.0 * (double)part / (double)total : 0.0;
 }
 
-void report_print(FILE *out, const struct report *r, struct funcs *f,
-		  const struct report_opts *o, const char *path)
+/* The widths of the key columns, over the rows printed. */
+static void key_widths(int *width, const struct report *r, size_t rows, struct funcs *f,
+		       const struct report_opts *o)
 {
-	const char *event = model_meta(f->m, "event");
-	size_t rows = o->limit && o->limit < r->rows.len ? o->limit : r->rows.len;
-	int width[REPORT_KEYS] = {0};
 	char buf[32];
 
 	for (size_t k = 0; k < o->nkeys; k++) {
@@ -282,7 +304,34 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 				width[k] = len;
 		}
 	}
+}
 
+/* The key columns of a row, or their headers when row is NULL; then the newline. */
+static void put_keys(FILE *out, const struct report_row *row, const int *width,
+		     struct funcs *f, const struct report_opts *o)
+{
+	char buf[32];
+
+	for (size_t k = 0; k < o->nkeys; k++)
+		fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
+			row ? key_text(row, o->keys[k], f, buf, sizeof(buf))
+			    : key_headers[o->keys[k]]);
+	fputc('\n', out);
+}
+
+static size_t rows_shown(const struct report *r, const struct report_opts *o)
+{
+	return o->limit && o->limit < r->rows.len ? o->limit : r->rows.len;
+}
+
+void report_print(FILE *out, const struct report *r, struct funcs *f,
+		  const struct report_opts *o, const char *path)
+{
+	const char *event = model_meta(f->m, "event");
+	size_t rows = rows_shown(r, o);
+	int width[REPORT_KEYS] = {0};
+
+	key_widths(width, r, rows, f, o);
 	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
 		event ? event : "unknown");
 	fprintf(out, "# File: %s\n#\n", path);
@@ -290,10 +339,8 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 	if (o->children)
 		fprintf(out, "#%10s", "Children");
 	fprintf(out, "%s%10s %8s", o->children ? " " : "#", "Self", "Samples");
-	for (size_t k = 0; k < o->nkeys; k++)
-		fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
-			key_headers[o->keys[k]]);
-	fprintf(out, "\n#\n");
+	put_keys(out, NULL, width, f, o);
+	fprintf(out, "#\n");
 
 	for (size_t i = 0; i < rows; i++) {
 		const struct report_row *row = &r->rows.v[i];
@@ -302,9 +349,33 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 			fprintf(out, " %9.2f%%", percent(row->children, r->total));
 		fprintf(out, " %9.2f%% %8" PRIu64, percent(row->self, r->total),
 			o->children ? row->children : row->self);
-		for (size_t k = 0; k < o->nkeys; k++)
-			fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
-				key_text(row, o->keys[k], f, buf, sizeof(buf)));
-		fputc('\n', out);
+		put_keys(out, row, width, f, o);
+	}
+}
+
+void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
+			    const struct report_opts *o)
+{
+	size_t rows = rows_shown(r, o);
+	int width[REPORT_KEYS] = {0};
+
+	key_widths(width, r, rows, f, o);
+	fprintf(out, "#\n# Lane work queued from these threads: %" PRIu64
+		" spans, %.3f ms of target time, not in the percentages above\n#\n",
+		r->total, (double)r->target_ns / 1e6);
+	if (o->children)
+		fprintf(out, "#%11s", "Children ms");
+	fprintf(out, "%s%10s %8s", o->children ? " " : "#", "Self ms", "Spans");
+	put_keys(out, NULL, width, f, o);
+	fprintf(out, "#\n");
+
+	for (size_t i = 0; i < rows; i++) {
+		const struct report_row *row = &r->rows.v[i];
+
+		if (o->children)
+			fprintf(out, " %11.3f", (double)row->target_children / 1e6);
+		fprintf(out, " %10.3f %8" PRIu64, (double)row->target_self / 1e6,
+			o->children ? row->children : row->self);
+		put_keys(out, row, width, f, o);
 	}
 }

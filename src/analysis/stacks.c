@@ -2,10 +2,12 @@
 /* Functions of locations, sample filters, and counting samples by stack. */
 #include "analysis/analysis.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/xalloc.h"
 
@@ -151,12 +153,18 @@ int filter_add(struct sample_filter *flt, enum filter_field field, const char *l
 		if (!len)
 			return -EINVAL;
 		if (field == FILTER_PID || field == FILTER_TID) {
+			/* Hex too, as threads shows the synthetic tids of lanes. */
+			bool hex = !strncasecmp(p, "0x", 2);
+			const char *digits = hex ? p + 2 : p;
+			unsigned char first = (unsigned char)*digits;
 			char *end;
 			unsigned long v;
 
+			if (!(hex ? isxdigit(first) : isdigit(first)))
+				return -EINVAL;
 			errno = 0;
-			v = strtoul(p, &end, 10);
-			if (errno || end != p + len || v > UINT32_MAX || *p == '-')
+			v = strtoul(digits, &end, hex ? 16 : 10);
+			if (errno || end != p + len || v > UINT32_MAX)
 				return -EINVAL;
 			if (field == FILTER_PID)
 				*VEC_PUSH(&flt->pids) = (uint32_t)v;
@@ -212,11 +220,20 @@ bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 					  funcs_name(f, funcs_thread_name(f, th)));
 }
 
-/* By node id: whether a sample ending there passes the dso filter. */
-static bool *nodes_in_dsos(const struct funcs *f, const struct sample_filter *flt)
+bool filter_lane(const struct sample_filter *flt, struct funcs *f,
+		 const struct model_thread *lane)
+{
+	return !flt || (!flt->dsos.len && filter_thread(flt, f, lane));
+}
+
+bool *filter_nodes(const struct funcs *f, const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
-	bool *ok = xcalloc(m->t.nodes.len + 1, sizeof(*ok));
+	bool *ok;
+
+	if (!flt || !flt->dsos.len)
+		return NULL;
+	ok = xcalloc(m->t.nodes.len + 1, sizeof(*ok));
 
 	for (uint32_t node = 0; node <= m->t.nodes.len; node++) {
 		uint32_t n;
@@ -237,11 +254,46 @@ static int cmp_stack_count(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
+/* The group of a thread by tid: 0 for a lane or an unknown tid. */
+static uint32_t group_of(const struct model *m, const uint32_t *thread_group, uint32_t tid)
+{
+	long ti = model_thread_index(m, tid);
+
+	return ti >= 0 && (size_t)ti < m->real_threads ? thread_group[ti] : 0;
+}
+
+/* Adds count and target_ns to the (group, node) entry; index maps keys to entries. */
+static void add_count(struct stack_counts *sc, struct u64map *index, uint32_t group,
+		      uint32_t node, uint64_t target_ns)
+{
+	uint64_t key = (uint64_t)group << 32 | node, at;
+	struct stack_count *c;
+
+	sc->total++;
+	sc->target_ns += target_ns;
+	if (u64map_get(index, key, &at)) {
+		c = &sc->c.v[at];
+	} else {
+		u64map_put(index, key, sc->c.len);
+		c = VEC_PUSH(&sc->c);
+		c->group = group;
+		c->node = node;
+	}
+	c->count++;
+	c->target_ns += target_ns;
+}
+
+static void sort_counts(struct stack_counts *sc)
+{
+	if (sc->c.len)
+		qsort(sc->c.v, sc->c.len, sizeof(*sc->c.v), cmp_stack_count);
+}
+
 void count_stacks(struct stack_counts *sc, const struct funcs *f,
 		  const struct sample_filter *flt, const uint32_t *thread_group)
 {
 	const struct model *m = f->m;
-	bool *node_ok = flt && flt->dsos.len ? nodes_in_dsos(f, flt) : NULL;
+	bool *node_ok = filter_nodes(f, flt);
 	struct u64map index = {0};	/* group << 32 | node -> index in sc->c */
 	uint32_t last_tid = 0, group = 0;
 
@@ -249,33 +301,65 @@ void count_stacks(struct stack_counts *sc, const struct funcs *f,
 	for (size_t i = 0; i < m->t.samples.len; i++) {
 		const struct tr_sample *s = &m->t.samples.v[i];
 		uint32_t node = s->node <= m->t.nodes.len ? s->node : 0;
-		uint64_t key, at;
 
 		if (i == 0 || s->tid != last_tid) {
-			long ti = model_thread_index(m, s->tid);
-
 			last_tid = s->tid;
-			group = ti >= 0 && (size_t)ti < m->real_threads ? thread_group[ti] : 0;
+			group = group_of(m, thread_group, s->tid);
 		}
-		if (!group || (node_ok && !node_ok[node]))
-			continue;
-		sc->total++;
-		key = (uint64_t)group << 32 | node;
-		if (u64map_get(&index, key, &at)) {
-			sc->c.v[at].count++;
-		} else {
-			struct stack_count *c = VEC_PUSH(&sc->c);
-
-			c->group = group;
-			c->node = node;
-			c->count = 1;
-			u64map_put(&index, key, sc->c.len - 1);
-		}
+		if (group && (!node_ok || node_ok[node]))
+			add_count(sc, &index, group, node, 0);
 	}
 	u64map_free(&index);
 	free(node_ok);
-	if (sc->c.len)
-		qsort(sc->c.v, sc->c.len, sizeof(*sc->c.v), cmp_stack_count);
+	sort_counts(sc);
+}
+
+struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
+				   const uint32_t *thread_group,
+				   const struct origin_links *links, size_t *n)
+{
+	const struct model *m = f->m;
+	bool *node_ok = filter_nodes(f, flt);
+	VEC(struct lane_work) work = {0};
+
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		const struct tr_sample *s;
+		uint32_t group, node;
+		struct lane_work *w;
+
+		if (!links->sample[i] || !m->t.spans.v[i].lane ||
+		    m->t.spans.v[i].lane > m->t.lanes.len)
+			continue;
+		s = &m->t.samples.v[links->sample[i] - 1];
+		node = s->node <= m->t.nodes.len ? s->node : 0;
+		group = group_of(m, thread_group, s->tid);
+		if (!group || (node_ok && !node_ok[node]))
+			continue;
+		w = VEC_PUSH(&work);
+		w->group = group;
+		w->node = node;
+		w->span = (uint32_t)i;
+	}
+	free(node_ok);
+	*n = work.len;
+	return work.v;
+}
+
+void count_lane_work(struct stack_counts *sc, const struct funcs *f,
+		     const struct sample_filter *flt, const uint32_t *thread_group,
+		     const struct origin_links *links)
+{
+	struct u64map index = {0};
+	size_t n;
+	struct lane_work *work = lane_work_select(f, flt, thread_group, links, &n);
+
+	memset(sc, 0, sizeof(*sc));
+	for (size_t i = 0; i < n; i++)
+		add_count(sc, &index, work[i].group, work[i].node,
+			  f->m->t.spans.v[work[i].span].dur);
+	u64map_free(&index);
+	free(work);
+	sort_counts(sc);
 }
 
 void stack_counts_free(struct stack_counts *sc)

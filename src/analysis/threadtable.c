@@ -107,10 +107,12 @@ void threads_print(FILE *out, const struct model *m, size_t limit)
 		kind_width, "Kind", width, "Name", "Spans", "Target ms", "First s", "Last s");
 	for (size_t i = real; i < m->threads.len; i++) {
 		const struct model_thread *th = &m->threads.v[i];
+		char tid[16];
 
-		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %-*s  %8" PRIu64, th->pid,
-			th->tid, kind_width, lane_kind(m, th), width, thread_name(m, th),
-			th->spans);
+		/* In hex, so that a synthetic tid reads as one: 0xfff00000 and up. */
+		snprintf(tid, sizeof(tid), "%#" PRIx32, th->tid);
+		fprintf(out, "%8" PRIu32 " %10s  %-*s  %-*s  %8" PRIu64, th->pid, tid,
+			kind_width, lane_kind(m, th), width, thread_name(m, th), th->spans);
 		put_ms(out, true, th->span_ns);
 		put_seen(out, m, th);
 	}

@@ -8,24 +8,31 @@
 #include "cmd/offline.h"
 #include "util/log.h"
 
+enum { OPT_LINK_WINDOW = 256 };
+
 static void usage(void)
 {
 	printf("usage: gtrace diagnose [options]\n\n"
 	       "Shows how a recording went: the file and whether it ended cleanly, the\n"
-	       "recording settings, lost and throttled records, unwinding outcomes and\n"
-	       "symbol resolution.\n\n"
-	       "  -i, --input FILE   the recording (default " DEFAULT_INPUT ")\n"
-	       "  -h, --help         show this help\n");
+	       "recording settings, lost and throttled records, unwinding outcomes,\n"
+	       "symbol resolution, and the lanes: spans received and dropped, and how\n"
+	       "their origins linked to CPU samples.\n\n"
+	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       LINK_WINDOW_USAGE
+	       "  -h, --help               show this help\n");
 }
 
 int cmd_diagnose(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
+		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	const char *path = DEFAULT_INPUT;
+	uint64_t window = LINK_WINDOW_DEFAULT;
+	struct origin_links links;
 	struct model m;
 	int c, status = 0;
 
@@ -34,6 +41,9 @@ int cmd_diagnose(int argc, char **argv)
 		switch (c) {
 		case 'i':
 			path = optarg;
+			break;
+		case OPT_LINK_WINDOW:
+			status = offline_link_window_option(optarg, &window);
 			break;
 		case 'h':
 			usage();
@@ -48,7 +58,9 @@ int cmd_diagnose(int argc, char **argv)
 		status = offline_load(&m, path);
 	if (status)
 		return status;
-	diagnose_print(stdout, &m, path);
+	offline_link_origins(&links, &m, window);
+	diagnose_print(stdout, &m, path, &links);
+	origins_free(&links);
 	model_free(&m);
 	return 0;
 }

@@ -20,20 +20,29 @@ enum {
 	OPT_MIN_PERCENT,
 	OPT_INLINE,
 	OPT_TITLE,
+	OPT_WEIGHT,
+	OPT_LINK_WINDOW,
 };
 
 static void usage(void)
 {
 	printf("usage: gtrace flame [options]\n\n"
 	       "Shows the merged call tree of a recording: as an indented tree (default),\n"
-	       "as folded stacks for flamegraph tools, or as an SVG flame graph.\n\n"
+	       "as folded stacks for flamegraph tools, or as an SVG flame graph. Lanes and\n"
+	       "the lane work queued from each stack hang in the tree as \"[lane] NAME\"\n"
+	       "nodes, shown in target ms and spans instead of percent and samples.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --folded             print collapsed stacks: \"thread;outer;...;leaf count\"\n"
 	       "      --svg FILE           write an interactive SVG flame graph ('-': stdout)\n"
 	       "      --title TEXT         the SVG's title (default: the input file)\n"
-	       "      --min-percent P      tree: hide nodes under P%% of samples (default %.1f)\n"
+	       "      --min-percent P      tree: hide nodes under P%% of samples and of target\n"
+	       "                           time (default %.1f)\n"
+	       "      --weight UNIT        what --folded and --svg weigh: samples, or target\n"
+	       "                           (ns of lane work); default samples, target when\n"
+	       "                           the selection has lane work but no samples\n"
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
+	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
 }
 
@@ -46,8 +55,20 @@ static int parse_percent(const char *s, double *p)
 	return errno || end == s || *end || *p < 0 || *p > 100 ? -EINVAL : 0;
 }
 
+static int parse_weight(const char *s, enum calltree_weight *w, bool *given)
+{
+	*given = true;
+	if (!strcmp(s, "samples"))
+		*w = WEIGHT_SAMPLES;
+	else if (!strcmp(s, "target"))
+		*w = WEIGHT_TARGET;
+	else
+		return -EINVAL;
+	return 0;
+}
+
 static int write_svg(const struct calltree *t, const struct funcs *f, const char *file,
-		     const char *title)
+		     const char *title, enum calltree_weight w)
 {
 	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
 	int failed;
@@ -56,7 +77,7 @@ static int write_svg(const struct calltree *t, const struct funcs *f, const char
 		pr_err("cannot create '%s': %s", file, strerror(errno));
 		return EXIT_FAIL;
 	}
-	calltree_write_svg(out, t, f, title);
+	calltree_write_svg(out, t, f, title, w);
 	if (out == stdout)
 		return 0;
 	failed = ferror(out);
@@ -76,6 +97,8 @@ int cmd_flame(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ "weight", required_argument, NULL, OPT_WEIGHT },
+		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -83,7 +106,10 @@ int cmd_flame(int argc, char **argv)
 	struct sample_filter filter = {0};
 	const char *path = DEFAULT_INPUT, *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
-	bool folded = false, inline_frames = false;
+	bool folded = false, inline_frames = false, weight_given = false;
+	enum calltree_weight weight = WEIGHT_SAMPLES;
+	uint64_t window = LINK_WINDOW_DEFAULT;
+	struct origin_links links;
 	struct model m;
 	struct funcs f;
 	struct calltree t;
@@ -116,6 +142,15 @@ int cmd_flame(int argc, char **argv)
 		case OPT_INLINE:
 			inline_frames = true;
 			break;
+		case OPT_WEIGHT:
+			if (parse_weight(optarg, &weight, &weight_given)) {
+				pr_err("invalid --weight '%s'; use samples or target", optarg);
+				status = EXIT_USAGE;
+			}
+			break;
+		case OPT_LINK_WINDOW:
+			status = offline_link_window_option(optarg, &window);
+			break;
 		case 'h':
 			usage();
 			filter_free(&filter);
@@ -138,14 +173,18 @@ int cmd_flame(int argc, char **argv)
 	}
 
 	funcs_init(&f, &m, inline_frames);
-	calltree_build(&t, &f, &filter);
+	offline_link_origins(&links, &m, window);
+	calltree_build(&t, &f, &filter, &links);
+	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
+		weight = WEIGHT_TARGET;
 	if (svg)
-		status = write_svg(&t, &f, svg, title ? title : path);
+		status = write_svg(&t, &f, svg, title ? title : path, weight);
 	else if (folded)
-		calltree_print_folded(stdout, &t, &f);
+		calltree_print_folded(stdout, &t, &f, weight);
 	else
 		calltree_print(stdout, &t, &f, min_percent);
 	calltree_free(&t);
+	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);
 	filter_free(&filter);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cmd/cmds.h"
 #include "util/log.h"
@@ -61,6 +62,59 @@ int offline_parse_count(const char *s, size_t *n)
 		return -EINVAL;
 	*n = (size_t)v;
 	return 0;
+}
+
+int offline_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *suffix;
+		double ns;
+	} units[] = {
+		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
+	};
+	char *end;
+	double v;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		double scaled = v * units[i].ns;
+
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (!(scaled < 1.8e19))	/* also NaN; UINT64_MAX means the default */
+			return -EINVAL;
+		*ns = (uint64_t)(scaled + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int offline_link_window_option(const char *arg, uint64_t *window_ns)
+{
+	if (!offline_parse_duration(arg, window_ns))
+		return 0;
+	pr_err("invalid --link-window '%s'; use e.g. 5ms, 200us, 1s or a number of ns", arg);
+	return EXIT_USAGE;
+}
+
+void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns)
+{
+	if (window_ns == LINK_WINDOW_DEFAULT)
+		window_ns = origins_default_window(m);
+	origins_link(l, m, window_ns);
+}
+
+bool offline_only_lanes(const struct sample_filter *flt)
+{
+	for (size_t i = 0; i < flt->tids.len; i++)
+		if (flt->tids.v[i] < TR_SYNTHETIC_TID_BASE)
+			return false;
+	return flt->tids.len > 0;
 }
 
 int offline_filter_option(struct sample_filter *flt, int c, const char *arg, int *status)

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gtrace record: run a command and sample it into a trace file. This file
- * parses the options and words the messages; src/record/ does the work.
+ * gtrace record: run a command, or attach to a running process, and sample
+ * it into a trace file. This file parses the options and words the
+ * messages; src/record/ does the work.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -27,11 +28,15 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: gtrace record [<options>] [--] <command> [<args>...]\n"
+		"   or: gtrace record [<options>] -p <pid>\n"
 		"\n"
 		"Runs <command> and samples the call stacks of its threads and of the\n"
-		"processes it starts into one self-contained trace file.\n"
+		"processes it starts into one self-contained trace file, together with\n"
+		"the lane work (spans) they report through libgtrace-target.\n"
 		"\n"
 		"options:\n"
+		"  -p, --pid PID            attach to the running process PID instead of\n"
+		"                           running a command, until ^C or --duration\n"
 		"  -o, --output FILE        write to FILE (default " DEFAULT_OUTPUT "); an existing\n"
 		"                           FILE is renamed FILE.old\n"
 		"  -F, --freq HZ            samples per second per thread (default %d)\n"
@@ -41,13 +46,14 @@ static void usage(FILE *out)
 		"                           stack (default dwarf,%d; at most %d);\n"
 		"                           fp: follow frame pointers\n"
 		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
+		"                           (an attached process is left running)\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
 		"  -h, --help               show this help\n"
 		"\n"
 		"Exit status: the command's (128 + N when signal N ended it, 0 when\n"
-		"--duration did), 127 command not found, 126 command not executable,\n"
-		"1 recording failed, 2 bad options.\n",
+		"--duration did; 0 with -p), 127 command not found, 126 command not\n"
+		"executable, 1 recording failed, 2 bad options.\n",
 		DEFAULT_FREQ, DEFAULT_STACK_SIZE, MAX_STACK_SIZE);
 }
 
@@ -127,6 +133,7 @@ enum { OPT_CALL_GRAPH = 256, OPT_DURATION };
 static int parse_options(int argc, char **argv, struct record_opts *o)
 {
 	static const struct option longopts[] = {
+		{ "pid", required_argument, NULL, 'p' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },
@@ -137,13 +144,21 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	uint32_t pid;
 	int opt;
 
 	opterr = 0;
 	optind = 1;
 	/* '+': the first non-option starts the command, whose options are its own. */
-	while ((opt = getopt_long(argc, argv, "+:o:F:e:qvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:o:F:e:qvh", longopts, NULL)) != -1) {
 		switch (opt) {
+		case 'p':
+			if (parse_uint(optarg, 1, INT32_MAX, &pid)) {
+				pr_err("invalid pid '%s': expected a process id", optarg);
+				return usage_error();
+			}
+			o->attach = (pid_t)pid;
+			break;
 		case 'o':
 			o->output = optarg;
 			break;
@@ -195,11 +210,16 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			return usage_error();
 		}
 	}
-	if (optind == argc) {
+	if (o->attach && optind < argc) {
+		pr_err("cannot both attach to pid %d and run '%s'", (int)o->attach, argv[optind]);
+		return usage_error();
+	}
+	if (!o->attach && optind == argc) {
 		pr_err("no command to record");
 		return usage_error();
 	}
-	o->argv = argv + optind;
+	if (!o->attach)
+		o->argv = argv + optind;
 	return -1;
 }
 
@@ -237,20 +257,48 @@ static void explain_events_error(int err, const struct record_opts *o)
 	}
 }
 
+static void explain_attach_error(int err, pid_t pid)
+{
+	switch (-err) {
+	case ESRCH:
+	case ENOENT:
+		pr_err("no process with pid '%d'", (int)pid);
+		break;
+	case EPERM:
+	case EACCES:
+		pr_err("cannot attach to pid '%d': permission denied (another user's process needs root or CAP_PERFMON and CAP_SYS_PTRACE)",
+		       (int)pid);
+		break;
+	default:
+		pr_err("cannot attach to pid '%d': %s", (int)pid, strerror(-err));
+		break;
+	}
+}
+
 static int explain_failure(int err, const struct record_result *res,
 			   const struct record_opts *o)
 {
-	const char *cmd = o->argv[0];
+	const char *cmd = o->argv ? o->argv[0] : NULL;
 
 	switch (res->stage) {
 	case RECORD_STAGE_OUTPUT:
 		pr_err("cannot create '%s': %s", o->output, tr_strerror(err));
 		return EXIT_FAIL;
 	case RECORD_STAGE_START:
-		pr_err("cannot start recording '%s': %s", cmd, strerror(-err));
+		if (cmd)
+			pr_err("cannot start recording '%s': %s", cmd, strerror(-err));
+		else
+			pr_err("cannot start recording pid '%d': %s", (int)o->attach, strerror(-err));
+		return EXIT_FAIL;
+	case RECORD_STAGE_ATTACH:
+		explain_attach_error(err, o->attach);
 		return EXIT_FAIL;
 	case RECORD_STAGE_EVENTS:
-		explain_events_error(err, o);
+		/* The process may have gone between the check and the events. */
+		if (o->attach && err == -ESRCH)
+			explain_attach_error(err, o->attach);
+		else
+			explain_events_error(err, o);
 		return EXIT_FAIL;
 	case RECORD_STAGE_EXEC:
 		if (err == -ENOENT && !strchr(cmd, '/')) {
@@ -278,6 +326,11 @@ static void print_summary(const struct record_result *res, const struct record_o
 		(unsigned long long)res->stats.threads, res->stats.threads == 1 ? "" : "s",
 		(unsigned long long)res->stats.lost, o->output,
 		kib < 10240 ? kib : kib / 1024, kib < 10240 ? "KiB" : "MiB");
+	if (res->stats.spans || res->stats.spans_dropped)
+		pr_info("recorded %llu spans on %llu lane%s (%llu dropped)",
+			(unsigned long long)res->stats.spans,
+			(unsigned long long)res->stats.lanes, res->stats.lanes == 1 ? "" : "s",
+			(unsigned long long)res->stats.spans_dropped);
 	if (res->stats.lost)
 		pr_warn("the kernel dropped %llu records because gtrace could not keep up; try a lower -F or a smaller --call-graph dwarf,SIZE",
 			(unsigned long long)res->stats.lost);
@@ -308,6 +361,11 @@ int cmd_record(int argc, char **argv)
 	err = record_run(&o, &res);
 	if (err)
 		return explain_failure(err, &res, &o);
+	if (res.spans_err)
+		pr_warn("cannot open the span socket: %s; lane work was not recorded",
+			res.spans_err == -EPERM ? "the rendezvous directory is not private to this user"
+			: res.spans_err == -EADDRINUSE ? "another gtrace is attached to this process"
+			: strerror(-res.spans_err));
 	print_summary(&res, &o);
 	return res.exit_status;
 }

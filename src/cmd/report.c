@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* gtrace report: where the samples fell, one row per symbol. */
+/* gtrace report: where the samples fell, one row per symbol; lanes by span name. */
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -14,12 +14,15 @@
 enum {
 	OPT_NO_CHILDREN = 256,
 	OPT_INLINE,
+	OPT_LINK_WINDOW,
 };
 
 static void usage(void)
 {
 	printf("usage: gtrace report [options]\n\n"
-	       "Shows the samples of a recording by symbol, like perf report.\n\n"
+	       "Shows the samples of a recording by symbol, like perf report, then the\n"
+	       "lane work queued from those stacks and the selected lanes' spans by name,\n"
+	       "in target time of their own (select a lane by its tid from gtrace threads).\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid\n"
@@ -27,7 +30,34 @@ static void usage(void)
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all)\n"
 	       "      --inline             show inlined functions as their own frames\n"
+	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
+}
+
+/*
+ * The samples' report and the lane work queued from their stacks, unless
+ * --tid names only lanes; then the selected lanes' spans by name.
+ */
+static void print_reports(struct funcs *f, const struct report_opts *o,
+			  const struct origin_links *links, const char *path)
+{
+	bool cpu = !offline_only_lanes(o->filter);
+	struct lane_report lanes;
+	struct report r;
+
+	if (cpu) {
+		report_build(&r, f, o);
+		report_print(stdout, &r, f, o, path);
+		report_free(&r);
+		report_build_lane_work(&r, f, o, links);
+		if (r.total)
+			report_print_lane_work(stdout, &r, f, o);
+		report_free(&r);
+	}
+	lane_report_build(&lanes, f, o->filter);
+	if (lanes.lanes || !cpu)
+		lane_report_print(stdout, &lanes, f->m, cpu ? NULL : path, o->limit);
+	lane_report_free(&lanes);
 }
 
 int cmd_report(int argc, char **argv)
@@ -38,6 +68,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -45,9 +76,10 @@ int cmd_report(int argc, char **argv)
 	struct sample_filter filter = {0};
 	struct report_opts o = { .children = true, .filter = &filter };
 	const char *path = DEFAULT_INPUT;
+	uint64_t window = LINK_WINDOW_DEFAULT;
 	struct model m;
 	struct funcs f;
-	struct report r;
+	struct origin_links links;
 	int c, status = 0;
 
 	report_parse_keys(&o, DEFAULT_SORT);
@@ -79,6 +111,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_INLINE:
 			o.inline_frames = true;
 			break;
+		case OPT_LINK_WINDOW:
+			status = offline_link_window_option(optarg, &window);
+			break;
 		case 'h':
 			usage();
 			filter_free(&filter);
@@ -97,9 +132,9 @@ int cmd_report(int argc, char **argv)
 	}
 
 	funcs_init(&f, &m, o.inline_frames);
-	report_build(&r, &f, &o);
-	report_print(stdout, &r, &f, &o, path);
-	report_free(&r);
+	offline_link_origins(&links, &m, window);
+	print_reports(&f, &o, &links, path);
+	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);
 	filter_free(&filter);

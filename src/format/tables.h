@@ -119,7 +119,7 @@ struct tr_span {
 	uint32_t name;		/* string id: the synthetic symbol */
 	uint64_t start;		/* CLOCK_MONOTONIC ns */
 	uint64_t dur;		/* ns */
-	uint32_t origin_tid;	/* 0: no origin */
+	uint32_t origin_tid;	/* 0: no origin (with origin_ts 0), else a bad tid */
 	uint64_t origin_ts;
 };
 

@@ -30,7 +30,8 @@ enum counter {
 	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
 	CNT_SYM_UNRESOLVED,
 	CNT_SYM_MISSING_DSO,
-	NCOUNTERS
+	CNT_TARGET,	/* one per enum target_counter */
+	NCOUNTERS = CNT_TARGET + TARGET_COUNTERS
 };
 
 static const char *const fixed_counter_names[CNT_UNWIND] = {
@@ -45,6 +46,18 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 
 static const char *const symbol_counter_names[] = {
 	"symbols.resolved", "symbols.unresolved", "symbols.missing-dso",
+};
+
+static const char *const target_counter_names[TARGET_COUNTERS] = {
+	[TARGET_BATCHES] = "target.batches",
+	[TARGET_SPANS] = "target.spans",
+	[TARGET_LANES] = "target.lanes",
+	[TARGET_PROCESSES] = "target.processes",
+	[TARGET_DROPPED_QUEUE_FULL] = "target.dropped.queue-full",
+	[TARGET_DROPPED_UNSENT] = "target.dropped.unsent",
+	[TARGET_DROPPED_NO_RUN] = "target.dropped.no-run",
+	[TARGET_DROPPED_WRONG_PID] = "target.dropped.wrong-pid",
+	[TARGET_DROPPED_BAD_MESSAGE] = "target.dropped.bad-message",
 };
 
 struct collector {
@@ -70,6 +83,8 @@ struct collector {
 	uint64_t counters[NCOUNTERS];
 	uint32_t counter_names[NCOUNTERS];
 	bool symbolized;
+	bool target_counted;	/* the target.* counters are worth writing */
+	uint32_t lanes;
 
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
@@ -401,7 +416,14 @@ static void on_lost(struct collector *c, const struct perf_event_header *h)
 static size_t pending_rows(const struct collector *c)
 {
 	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
-	       c->cur->tasks.len;
+	       c->cur->tasks.len + c->cur->spans.len;
+}
+
+/* Closes the chunk early when it grows large, and waits rather than grow without bound. */
+static void flush_if_large(struct collector *c)
+{
+	if (pending_rows(c) >= CHUNK_SOON_ROWS)
+		collector_flush(c, pending_rows(c) >= CHUNK_MAX_ROWS);
 }
 
 void collector_record(void *arg, const struct perf_event_header *h, uint64_t time)
@@ -437,8 +459,7 @@ void collector_record(void *arg, const struct perf_event_header *h, uint64_t tim
 	default:
 		break;
 	}
-	if (pending_rows(c) >= CHUNK_SOON_ROWS)
-		collector_flush(c, pending_rows(c) >= CHUNK_MAX_ROWS);
+	flush_if_large(c);
 }
 
 int collector_new(struct collector **out, enum unwind_method method,
@@ -465,9 +486,11 @@ int collector_new(struct collector **out, enum unwind_method method,
 			snprintf(name, sizeof(name), "unwind.%s",
 				 unwind_outcome_name((enum unwind_outcome)(i - CNT_UNWIND)));
 			c->counter_names[i] = intern_str(c, name);
-		} else {
+		} else if (i < CNT_TARGET) {
 			c->counter_names[i] =
 				intern_str(c, symbol_counter_names[i - CNT_SYM_RESOLVED]);
+		} else {
+			c->counter_names[i] = intern_str(c, target_counter_names[i - CNT_TARGET]);
 		}
 	}
 	*out = c;
@@ -502,37 +525,103 @@ void collector_meta(struct collector *c, const char *key, const char *value)
 	m->value = xstrdup(value);
 }
 
-void collector_add_process(struct collector *c, uint32_t pid, const char *comm,
-			   uint64_t time)
+void collector_add_thread(struct collector *c, uint32_t pid, uint32_t tid,
+			  const char *comm, uint64_t time)
 {
 	uint32_t id = intern_str(c, comm);
 
-	addrspace_fork(c->as, pid, 0);
-	c->counters[CNT_PROCESSES]++;
 	thread_born(c, pid);
-	u64map_put(&c->comms, pid, id);
-	add_task(c, time, pid, pid, TR_TASK_NEW, 0);
-	add_task(c, time, pid, pid, TR_TASK_COMM, id);
+	u64map_put(&c->comms, tid, id);
+	add_task(c, time, pid, tid, TR_TASK_NEW, 0);
+	add_task(c, time, pid, tid, TR_TASK_COMM, id);
 }
 
-void collector_flush(struct collector *c, bool wait)
+void collector_add_process(struct collector *c, uint32_t pid, const char *comm,
+			   uint64_t time)
 {
-	int last = c->symbolized ? NCOUNTERS : CNT_SYM_RESOLVED;
+	addrspace_fork(c->as, pid, 0);
+	c->counters[CNT_PROCESSES]++;
+	collector_add_thread(c, pid, pid, comm, time);
+}
 
-	/* An idle second needs no chunk. */
-	if (!tr_tables_rows(c->cur) && !wait)
-		return;
-	c->counters[CNT_CHUNKS]++;
-	for (int i = 0; i < last; i++) {
+int collector_attach_process(struct collector *c, uint32_t pid)
+{
+	int err;
+
+	addrspace_fork(c->as, pid, 0);
+	err = addrspace_load_proc(c->as, pid);
+	if (err)
+		return err;
+	c->counters[CNT_PROCESSES]++;
+	sync_dsos(c);
+	return 0;
+}
+
+bool collector_knows_process(const struct collector *c, uint32_t pid)
+{
+	return u64map_get(&c->live_threads, pid, NULL);
+}
+
+uint32_t collector_intern(struct collector *c, const char *s)
+{
+	return intern_str(c, s);
+}
+
+uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, uint32_t name)
+{
+	struct tr_lane *row = VEC_PUSH(&c->cur->lanes);
+
+	row->pid = pid;
+	row->kind = kind;
+	row->name = name;
+	collector_count_target(c, TARGET_LANES, 1);
+	return ++c->lanes;
+}
+
+void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n)
+{
+	VEC_RESERVE(&c->cur->spans, n);
+	memcpy(c->cur->spans.v + c->cur->spans.len, rows, n * sizeof(*rows));
+	c->cur->spans.len += n;
+	collector_count_target(c, TARGET_SPANS, n);
+	flush_if_large(c);
+}
+
+void collector_count_target(struct collector *c, enum target_counter k, uint64_t n)
+{
+	c->counters[CNT_TARGET + k] += n;
+	c->target_counted = true;
+}
+
+/* Appends the counters [from, to) to the chunk; returns how many. */
+static size_t put_counters(struct collector *c, int from, int to)
+{
+	for (int i = from; i < to; i++) {
 		struct tr_counter *row = VEC_PUSH(&c->cur->counters);
 
 		row->name = c->counter_names[i];
 		row->value = c->counters[i];
 	}
+	return (size_t)(to - from);
+}
+
+void collector_flush(struct collector *c, bool wait)
+{
+	size_t added;
+
+	/* An idle second needs no chunk. */
+	if (!tr_tables_rows(c->cur) && !wait)
+		return;
+	c->counters[CNT_CHUNKS]++;
+	added = put_counters(c, 0, CNT_SYM_RESOLVED);
+	if (c->symbolized)
+		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
+	if (c->target_counted)
+		added += put_counters(c, CNT_TARGET, NCOUNTERS);
 	if (!chunk_writer_hand(c->cw, &c->cur, wait)) {
 		/* The writer is busy: these rows wait, and the counters come again. */
 		c->counters[CNT_CHUNKS]--;
-		c->cur->counters.len -= (size_t)last;
+		c->cur->counters.len -= added;
 	}
 }
 
@@ -588,4 +677,9 @@ void collector_stats(const struct collector *c, struct collect_stats *st)
 	st->samples = c->counters[CNT_SAMPLES];
 	st->threads = c->counters[CNT_THREADS];
 	st->lost = c->counters[CNT_LOST];
+	st->spans = c->counters[CNT_TARGET + TARGET_SPANS];
+	st->lanes = c->counters[CNT_TARGET + TARGET_LANES];
+	st->spans_dropped = 0;
+	for (int k = TARGET_DROPPED_QUEUE_FULL; k <= TARGET_DROPPED_BAD_MESSAGE; k++)
+		st->spans_dropped += c->counters[CNT_TARGET + k];
 }

@@ -11,8 +11,10 @@
 
 #include <linux/perf_event.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "format/tables.h"
 #include "record/records.h"
 #include "record/writer.h"
 #include "unwind/unwind.h"
@@ -23,6 +25,26 @@ struct collect_stats {
 	uint64_t samples;
 	uint64_t threads;
 	uint64_t lost;		/* records the kernel dropped: rings were full */
+	uint64_t spans;		/* lane work recorded */
+	uint64_t lanes;
+	uint64_t spans_dropped;	/* lane work lost, all target.dropped.* together */
+};
+
+/*
+ * Counts of the span channel, written as the target.* counters once any
+ * is non-zero. Spans and lanes count themselves as they are added.
+ */
+enum target_counter {
+	TARGET_BATCHES,			/* WIRE_SPANS packets */
+	TARGET_SPANS,
+	TARGET_LANES,
+	TARGET_PROCESSES,		/* distinct pids that said HELLO */
+	TARGET_DROPPED_QUEUE_FULL,	/* by the application's queue */
+	TARGET_DROPPED_UNSENT,		/* lost by the application with its connection */
+	TARGET_DROPPED_NO_RUN,		/* arrived after the run */
+	TARGET_DROPPED_WRONG_PID,	/* from a process not in the recording */
+	TARGET_DROPPED_BAD_MESSAGE,	/* malformed, or naming an unknown lane or string */
+	TARGET_COUNTERS
 };
 
 /* Returns 0 or the negative errno of the addrspace or unwinder set-up. */
@@ -35,6 +57,24 @@ void collector_meta(struct collector *c, const char *key, const char *value);
 /* The target itself, which no FORK record announces. */
 void collector_add_process(struct collector *c, uint32_t pid, const char *comm,
 			   uint64_t time);
+
+/*
+ * A process that ran before the recording (gtrace record -p): its maps are
+ * read from /proc; its threads are added one by one.
+ */
+int collector_attach_process(struct collector *c, uint32_t pid);
+void collector_add_thread(struct collector *c, uint32_t pid, uint32_t tid,
+			  const char *comm, uint64_t time);
+
+/* Whether a FORK record or the calls above have named pid so far. */
+bool collector_knows_process(const struct collector *c, uint32_t pid);
+
+/* Lane work (src/record/ingest.c). */
+uint32_t collector_intern(struct collector *c, const char *s);
+/* Adds a tr_lane row; returns its lane id. */
+uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, uint32_t name);
+void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n);
+void collector_count_target(struct collector *c, enum target_counter k, uint64_t n);
 
 /* One record; a rec_fn for rec_queue_flush. */
 void collector_record(void *c, const struct perf_event_header *h, uint64_t time);

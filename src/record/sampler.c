@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/sampler.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,12 +20,16 @@
 
 struct ring {
 	int fd;
+	int cpu;
 	void *base;		/* the control page, then the data */
 	size_t map_len;
 };
 
 struct sampler {
 	VEC(struct ring) rings;
+	VEC(int) followers;	/* attach: the other threads' events, output to the rings */
+	VEC(pid_t) tids;	/* attach: every thread events were opened for */
+	struct perf_event_attr attr;
 	struct rec_layout layout;
 	enum sampler_event event;
 	bool fell_back;
@@ -120,8 +125,9 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		a->exclude_callchain_kernel = 1;
 	}
-	a->disabled = 1;
-	a->enable_on_exec = 1;
+	/* A command is sampled from its exec on, a running process at once. */
+	a->disabled = !o->attach;
+	a->enable_on_exec = !o->attach;
 	a->inherit = 1;
 	/* User space only: allowed at perf_event_paranoid 2 without privilege. */
 	a->exclude_kernel = 1;
@@ -250,8 +256,10 @@ static int open_events(struct sampler *s, const struct sampler_opts *o)
 			break;
 		}
 		VEC_PUSH(&s->rings)->fd = fd;
+		s->rings.v[s->rings.len - 1].cpu = cpu;
 	}
 	VEC_FREE(&cpus.ids);
+	s->attr = attr;
 	s->layout.sample_type = attr.sample_type;
 	s->layout.regs_mask = attr.sample_regs_user;
 	return err;
@@ -259,10 +267,76 @@ static int open_events(struct sampler *s, const struct sampler_opts *o)
 
 static void close_events(struct sampler *s)
 {
+	for (size_t i = 0; i < s->followers.len; i++)
+		close(s->followers.v[i]);
+	s->followers.len = 0;
 	unmap_rings(s);
 	for (size_t i = 0; i < s->rings.len; i++)
 		close(s->rings.v[i].fd);
 	s->rings.len = 0;
+}
+
+/* Opens tid's event on every ring's CPU, writing to that ring. */
+static int follow_thread(struct sampler *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->rings.len; i++) {
+		int fd = perf_event_open(&s->attr, tid, s->rings.v[i].cpu);
+
+		if (fd < 0)
+			return fd;
+		*VEC_PUSH(&s->followers) = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings.v[i].fd))
+			return -errno;
+	}
+	*VEC_PUSH(&s->tids) = tid;
+	return 0;
+}
+
+static bool followed(const struct sampler *s, pid_t tid)
+{
+	for (size_t i = 0; i < s->tids.len; i++)
+		if (s->tids.v[i] == tid)
+			return true;
+	return false;
+}
+
+/*
+ * Follows every thread of the process besides the one the rings belong to.
+ * A thread started by one not followed yet inherits nothing, so the threads
+ * are listed again until no new one turns up.
+ */
+static int follow_threads(struct sampler *s, pid_t pid)
+{
+	char path[64];
+	bool found;
+
+	*VEC_PUSH(&s->tids) = pid;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	do {
+		DIR *dir = opendir(path);
+		struct dirent *e;
+		int err = 0;
+
+		if (!dir)
+			return -errno;
+		found = false;
+		while (!err && (e = readdir(dir))) {
+			pid_t tid = (pid_t)strtol(e->d_name, NULL, 10);
+
+			if (tid <= 0 || followed(s, tid))
+				continue;
+			err = follow_thread(s, tid);
+			/* A thread that ended meanwhile needs no event. */
+			if (err == -ESRCH)
+				err = 0;
+			else
+				found = true;
+		}
+		closedir(dir);
+		if (err)
+			return err;
+	} while (found);
+	return 0;
 }
 
 int sampler_open(struct sampler **out, const struct sampler_opts *o)
@@ -286,6 +360,9 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o)
 		if (!err && s->ring_bytes != opened_for)
 			close_events(s);
 	} while (!err && s->ring_bytes != opened_for);
+	/* Output can only be redirected to a ring that is mapped. */
+	if (!err && o->attach)
+		err = follow_threads(s, o->pid);
 	if (err) {
 		sampler_close(s);
 		return err;
@@ -300,6 +377,8 @@ void sampler_close(struct sampler *s)
 		return;
 	close_events(s);
 	VEC_FREE(&s->rings);
+	VEC_FREE(&s->followers);
+	VEC_FREE(&s->tids);
 	free(s);
 }
 
@@ -321,6 +400,12 @@ size_t sampler_ring_bytes(const struct sampler *s)
 const struct rec_layout *sampler_layout(const struct sampler *s)
 {
 	return &s->layout;
+}
+
+size_t sampler_threads(const struct sampler *s, const pid_t **tids)
+{
+	*tids = s->tids.v;
+	return s->tids.len;
 }
 
 size_t sampler_nfds(const struct sampler *s)
@@ -369,4 +454,6 @@ void sampler_disable(struct sampler *s)
 {
 	for (size_t i = 0; i < s->rings.len; i++)
 		ioctl(s->rings.v[i].fd, PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < s->followers.len; i++)
+		ioctl(s->followers.v[i], PERF_EVENT_IOC_DISABLE, 0);
 }

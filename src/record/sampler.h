@@ -6,6 +6,10 @@
  * The perf events of a recording: one per online CPU, following the target
  * and everything it starts (inherit), enabled when it execs, each with a
  * ring the kernel writes samples, maps, forks, exits and context switches to.
+ *
+ * Attached to a running process, there is one event per CPU for each of
+ * its threads, enabled at once; each CPU's events write to that CPU's ring,
+ * and threads and processes started later inherit them.
  */
 
 #include <stdbool.h>
@@ -26,6 +30,7 @@ enum sampler_event {
 
 struct sampler_opts {
 	pid_t pid;			/* the target, before its exec */
+	bool attach;			/* pid is running already: follow it from now */
 	enum sampler_event event;
 	uint32_t freq;			/* samples per second per thread */
 	enum unwind_method method;
@@ -53,6 +58,9 @@ const char *sampler_event_name(const struct sampler *s);
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
 const struct rec_layout *sampler_layout(const struct sampler *s);
+
+/* With attach: the threads events were opened for. */
+size_t sampler_threads(const struct sampler *s, const pid_t **tids);
 
 size_t sampler_nfds(const struct sampler *s);
 int sampler_fd(const struct sampler *s, size_t i);

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -18,8 +19,10 @@
 
 #include "config.h"
 #include "format/file.h"
+#include "record/ingest.h"
 #include "record/queue.h"
 #include "record/writer.h"
+#include "target/wire.h"
 #include "util/xalloc.h"
 
 #define NSEC_PER_SEC 1000000000ull
@@ -35,6 +38,8 @@
 #define CHUNK_NS NSEC_PER_SEC
 /* How long a command stopped by --duration has to exit before SIGKILL. */
 #define STOP_GRACE_NS (2 * NSEC_PER_SEC)
+/* How long spans may still come once the command has exited: its atexit flush. */
+#define SPANS_GRACE_NS NSEC_PER_SEC
 #define DWARF_RING_BYTES (4u << 20)
 #define FP_RING_BYTES (1u << 20)
 
@@ -46,10 +51,14 @@ struct session {
 	struct chunk_writer *cw;
 	struct sampler *sampler;
 	struct collector *c;
+	struct ingest *in;	/* the span socket, NULL if it could not be made */
 	struct rec_queue q;
 	int sigfd;
 	sigset_t old_mask;
 	pid_t child;
+	pid_t target;		/* the child, or the process attached to */
+	int target_fd;		/* attached: a pidfd, readable once it exits; else -1 */
+	bool detached;		/* attached: done recording it */
 	int ready_fd;		/* the child execs once a byte arrives */
 	int exec_err_fd;	/* carries execvp's errno; closes on exec */
 	int status;		/* the child's, from waitpid */
@@ -75,7 +84,8 @@ static void close_fd(int *fd)
 static int open_output(struct session *se)
 {
 	const char *path = se->o->output;
-	uint64_t features = TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS;
+	uint64_t features = TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS |
+			    TR_FEAT_LANES;
 	struct stat st;
 	int err;
 
@@ -134,9 +144,9 @@ static void __attribute__((noreturn)) child_main(char **argv, int ready_fd, int 
 	_exit(127);
 }
 
-static int start_child(struct session *se)
+/* The signals the event loop waits for come through se->sigfd. */
+static int catch_signals(struct session *se)
 {
-	int ready[2], exec_err[2];
 	sigset_t mask;
 
 	/* An inherited SIG_IGN would reap the child before gtrace saw its status. */
@@ -149,8 +159,13 @@ static int start_child(struct session *se)
 	if (sigprocmask(SIG_BLOCK, &mask, &se->old_mask))
 		return -errno;
 	se->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	if (se->sigfd < 0)
-		return -errno;
+	return se->sigfd < 0 ? -errno : 0;
+}
+
+static int start_child(struct session *se)
+{
+	int ready[2], exec_err[2];
+
 	if (pipe2(ready, O_CLOEXEC))
 		return -errno;
 	if (pipe2(exec_err, O_CLOEXEC)) {
@@ -158,12 +173,17 @@ static int start_child(struct session *se)
 		close(ready[1]);
 		return -errno;
 	}
+	/* The command's processes find the span socket in their environment. */
+	if (se->in)
+		setenv(WIRE_SOCKET_ENV, ingest_socket_path(se->in), 1);
 	se->child = fork();
 	if (se->child == 0) {
 		close(ready[1]);
 		close(exec_err[0]);
 		child_main(se->o->argv, ready[0], exec_err[1]);
 	}
+	if (se->in)
+		unsetenv(WIRE_SOCKET_ENV);
 	close(ready[0]);
 	close(exec_err[1]);
 	se->ready_fd = ready[1];
@@ -231,16 +251,36 @@ static void meta_u64(struct collector *c, const char *key, uint64_t v)
 	collector_meta(c, key, buf);
 }
 
-static void add_start_meta(struct session *se)
+/* A running process's command line from /proc, arguments joined by spaces. */
+static char *proc_command(pid_t pid)
+{
+	char path[64], *buf = xmalloc(4096);
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, 4095, f);
+		fclose(f);
+	}
+	while (n && buf[n - 1] == '\0')
+		n--;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return buf;
+}
+
+static char *command_line(const struct session *se)
 {
 	const struct record_opts *o = se->o;
-	struct collector *c = se->c;
-	char buf[HOST_NAME_MAX + 64];
-	struct utsname uts;
 	size_t len = 0;
 	char *command;
-	long paranoid;
 
+	if (o->attach)
+		return proc_command(o->attach);
 	for (char **a = o->argv; *a; a++)
 		len += strlen(*a) + 1;
 	command = xmalloc(len + 1);
@@ -250,6 +290,19 @@ static void add_start_meta(struct session *se)
 			strcat(command, " ");
 		strcat(command, *a);
 	}
+	return command;
+}
+
+static void add_start_meta(struct session *se)
+{
+	const struct record_opts *o = se->o;
+	struct collector *c = se->c;
+	char buf[HOST_NAME_MAX + 64];
+	struct utsname uts;
+	char *command;
+	long paranoid;
+
+	command = command_line(se);
 	collector_meta(c, "command", command);
 	free(command);
 
@@ -269,7 +322,7 @@ static void add_start_meta(struct session *se)
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(c, "start-time", buf);
 	meta_u64(c, "start-ns", se->start_ns);
-	meta_u64(c, "pid", (uint64_t)se->child);
+	meta_u64(c, "pid", (uint64_t)se->target);
 	collector_meta(c, "gtrace-version", GTRACE_VERSION);
 }
 
@@ -282,8 +335,11 @@ static void add_end_meta(struct session *se, uint64_t end_ns)
 	meta_u64(se->c, "end-ns", end_ns);
 	snprintf(buf, sizeof(buf), "%.3f", (double)(end_ns - se->start_ns) / NSEC_PER_SEC);
 	collector_meta(se->c, "duration", buf);
-	snprintf(buf, sizeof(buf), "%d", se->res->exit_status);
-	collector_meta(se->c, "exit-status", buf);
+	/* An attached process goes on, or ended with a status only its parent sees. */
+	if (!se->o->attach) {
+		snprintf(buf, sizeof(buf), "%d", se->res->exit_status);
+		collector_meta(se->c, "exit-status", buf);
+	}
 }
 
 static const char *basename_of(const char *path)
@@ -293,11 +349,59 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
+static void read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
+{
+	char path[64];
+	size_t n = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (f) {
+		n = fread(buf, 1, size - 1, f);
+		fclose(f);
+	}
+	if (n && buf[n - 1] == '\n')
+		n--;
+	buf[n] = '\0';
+}
+
+/* The process attached to, its maps and threads, as rows of the trace. */
+static int add_attached(struct session *se)
+{
+	const pid_t *tids;
+	size_t n = sampler_threads(se->sampler, &tids);
+	char comm[64];
+	int err;
+
+	err = collector_attach_process(se->c, (uint32_t)se->target);
+	if (err)
+		return err;
+	for (size_t i = 0; i < n; i++) {
+		read_comm(se->target, tids[i], comm, sizeof(comm));
+		collector_add_thread(se->c, (uint32_t)se->target, (uint32_t)tids[i], comm,
+				     se->start_ns);
+	}
+	return 0;
+}
+
+/* Checks the process exists and is ours to watch, and learns when it exits. */
+static int find_target(struct session *se)
+{
+	if (kill(se->o->attach, 0))
+		return -errno;
+	se->target = se->o->attach;
+	/* Without pidfds (before Linux 5.3) only ^C or --duration ends the recording. */
+	se->target_fd = (int)syscall(SYS_pidfd_open, se->target, 0);
+	return 0;
+}
+
 /* Everything up to the exec: the file, the child, its events, the writer. */
 static int start(struct session *se)
 {
 	const struct record_opts *o = se->o;
 	struct sampler_opts so = {
+		.attach = o->attach != 0,
 		.event = o->event,
 		.freq = o->freq,
 		.method = o->method,
@@ -311,12 +415,23 @@ static int start(struct session *se)
 	if (err)
 		return err;
 	se->res->stage = RECORD_STAGE_START;
-	err = start_child(se);
+	err = catch_signals(se);
+	if (err)
+		return err;
+	if (o->attach) {
+		se->res->stage = RECORD_STAGE_ATTACH;
+		err = find_target(se);
+	} else {
+		/* Spans are an extra: a recording goes on without them. */
+		se->res->spans_err = ingest_open(&se->in, 0);
+		err = start_child(se);
+		se->target = se->child;
+	}
 	if (err)
 		return err;
 
 	se->res->stage = RECORD_STAGE_EVENTS;
-	so.pid = se->child;
+	so.pid = se->target;
 	err = sampler_open(&se->sampler, &so);
 	if (err)
 		return err;
@@ -334,8 +449,20 @@ static int start(struct session *se)
 
 	se->start_ns = now_ns(CLOCK_MONOTONIC);
 	add_start_meta(se);
-	collector_add_process(se->c, (uint32_t)se->child, basename_of(o->argv[0]),
-			      se->start_ns);
+	if (o->attach) {
+		se->res->stage = RECORD_STAGE_ATTACH;
+		err = add_attached(se);
+		if (err)
+			return err;
+		se->res->spans_err = ingest_open(&se->in, o->attach);
+	} else {
+		collector_add_process(se->c, (uint32_t)se->child, basename_of(o->argv[0]),
+				      se->start_ns);
+	}
+	if (se->in)
+		ingest_start(se->in, se->c, (uint32_t)se->target);
+	if (o->attach)
+		return 0;
 	se->res->stage = RECORD_STAGE_EXEC;
 	return release_child(se);
 }
@@ -357,9 +484,16 @@ static void read_signals(struct session *se)
 	while (read(se->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGCHLD)
 			reap_child(se, WNOHANG);
+		else if (se->o->attach)
+			se->detached = true;	/* the attached process is not ours to stop */
 		else
 			forward_signal(se, &si);
 	}
+}
+
+static bool recording(const struct session *se)
+{
+	return se->o->attach ? !se->detached : !se->exited;
 }
 
 static int poll_timeout(uint64_t now, uint64_t next_event)
@@ -375,42 +509,54 @@ static void drain(struct session *se, uint64_t limit)
 	rec_queue_flush(&se->q, limit, collector_record, se->c);
 }
 
-/* Drains the rings until the command exits. */
+/* What the event loop polls: a negative fd is not there. */
+enum { PFD_SIGNALS, PFD_SPANS, PFD_TARGET, PFD_RINGS };
+
+/* Drains the rings and takes in spans until the command exits. */
 static void event_loop(struct session *se)
 {
-	size_t nfds = sampler_nfds(se->sampler) + 1;
+	size_t nfds = sampler_nfds(se->sampler) + PFD_RINGS;
 	struct pollfd *pfds = xcalloc(nfds, sizeof(*pfds));
 	uint64_t now = now_ns(CLOCK_MONOTONIC);
 	uint64_t next_chunk = now + CHUNK_NS;
 	uint64_t stop_at = se->o->duration_ns ? se->start_ns + se->o->duration_ns : UINT64_MAX;
 	uint64_t kill_at = UINT64_MAX;
 
-	pfds[0].fd = se->sigfd;
-	pfds[0].events = POLLIN;
-	for (size_t i = 1; i < nfds; i++) {
-		pfds[i].fd = sampler_fd(se->sampler, i - 1);
+	pfds[PFD_SIGNALS].fd = se->sigfd;
+	pfds[PFD_SPANS].fd = se->in ? ingest_fd(se->in) : -1;
+	pfds[PFD_TARGET].fd = se->target_fd;
+	for (size_t i = PFD_RINGS; i < nfds; i++)
+		pfds[i].fd = sampler_fd(se->sampler, i - PFD_RINGS);
+	for (size_t i = 0; i < nfds; i++)
 		pfds[i].events = POLLIN;
-	}
-	while (!se->exited) {
+	while (recording(se)) {
 		uint64_t wake = next_chunk < stop_at ? next_chunk : stop_at;
 
 		if (kill_at < wake)
 			wake = kill_at;
 		poll(pfds, nfds, poll_timeout(now, wake));
 		/* An event whose task exited polls as hung up: stop watching it. */
-		for (size_t i = 1; i < nfds; i++)
+		for (size_t i = PFD_RINGS; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
 				pfds[i].fd = -1;
-		if (pfds[0].revents & POLLIN)
+		if (pfds[PFD_SIGNALS].revents & POLLIN)
 			read_signals(se);
+		if (pfds[PFD_TARGET].revents & POLLIN)
+			se->detached = true;
 
 		now = now_ns(CLOCK_MONOTONIC);
 		drain(se, now - ORDER_MARGIN_NS);
+		/* After the drain: a new process's fork is known before its spans. */
+		if (se->in)
+			ingest_poll(se->in, false);
 		if (now >= next_chunk) {
 			collector_flush(se->c, false);
 			next_chunk = now + CHUNK_NS;
 		}
-		if (now >= stop_at && !se->exited) {
+		if (now >= stop_at && se->o->attach) {
+			se->detached = true;
+			se->res->stopped = true;
+		} else if (now >= stop_at && !se->exited) {
 			sampler_disable(se->sampler);
 			se->res->stopped = true;
 			kill(se->child, SIGTERM);
@@ -440,6 +586,29 @@ static int exit_status(const struct session *se)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/*
+ * Spans still on their way once sampling stopped: the exited command's
+ * processes flush theirs as they exit, so their connections are waited for,
+ * briefly. An attached process goes on sending: what has arrived is taken.
+ * Whatever comes later counts as arriving with no run.
+ */
+static void take_last_spans(struct session *se)
+{
+	uint64_t now = now_ns(CLOCK_MONOTONIC), deadline = now + SPANS_GRACE_NS;
+	struct pollfd pfd = { .fd = ingest_fd(se->in), .events = POLLIN };
+	bool attached = se->o->attach;
+
+	ingest_poll(se->in, true);
+	while (!ingest_idle(se->in) && now < deadline) {
+		if (poll(&pfd, 1, attached ? 0 : poll_timeout(now, deadline)) <= 0 && attached)
+			break;
+		ingest_poll(se->in, true);
+		now = now_ns(CLOCK_MONOTONIC);
+	}
+	ingest_close(se->in);
+	se->in = NULL;
+}
+
 /* After the exit: the last records, the symbols, the END chunk. */
 static int finish(struct session *se)
 {
@@ -448,7 +617,9 @@ static int finish(struct session *se)
 
 	sampler_disable(se->sampler);
 	drain(se, UINT64_MAX);
-	se->res->exit_status = exit_status(se);
+	if (se->in)
+		take_last_spans(se);
+	se->res->exit_status = se->o->attach ? 0 : exit_status(se);
 	add_end_meta(se, end_ns);
 	collector_finish(se->c);
 	collector_flush(se->c, true);
@@ -465,6 +636,7 @@ static int finish(struct session *se)
 
 static void cleanup(struct session *se)
 {
+	ingest_close(se->in);
 	if (se->cw)
 		chunk_writer_stop(se->cw, false);
 	collector_free(se->c);
@@ -472,6 +644,7 @@ static void cleanup(struct session *se)
 	rec_queue_free(&se->q);
 	close_fd(&se->ready_fd);
 	close_fd(&se->exec_err_fd);
+	close_fd(&se->target_fd);
 	if (se->sigfd >= 0) {
 		struct signalfd_siginfo si;
 
@@ -488,6 +661,7 @@ int record_run(const struct record_opts *o, struct record_result *res)
 {
 	struct session se = {
 		.o = o, .res = res, .sigfd = -1, .ready_fd = -1, .exec_err_fd = -1,
+		.target_fd = -1,
 	};
 	int err;
 

@@ -4,31 +4,35 @@
 
 /*
  * One recording from start to end: creates the file, starts the command
- * held at a ready pipe until its events are open, drains the rings until it
- * exits, then symbolizes and closes the file.
+ * held at a ready pipe until its events are open (or attaches to a running
+ * process), drains the rings and takes in spans until it exits, then
+ * symbolizes and closes the file.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "record/collect.h"
 #include "record/sampler.h"
 
 struct record_opts {
 	char **argv;			/* the command, NULL-terminated */
+	pid_t attach;			/* or else a running process (argv NULL) */
 	const char *output;		/* an existing file is renamed to output.old */
 	enum sampler_event event;
 	uint32_t freq;
 	enum unwind_method method;
 	uint32_t stack_size;
-	uint64_t duration_ns;		/* 0: until the command exits */
+	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
 };
 
 /* Where a recording failed, for the command to word its message. */
 enum record_stage {
 	RECORD_STAGE_OUTPUT,	/* creating the output file */
 	RECORD_STAGE_START,	/* pipes, fork, threads, the unwinder */
+	RECORD_STAGE_ATTACH,	/* the process to attach to: -ESRCH none, -EPERM not ours */
 	RECORD_STAGE_EVENTS,	/* perf_event_open or mapping the rings */
 	RECORD_STAGE_EXEC,	/* the command could not be run; err is execvp's */
 	RECORD_STAGE_WRITE,	/* writing chunks */
@@ -36,12 +40,13 @@ enum record_stage {
 
 struct record_result {
 	enum record_stage stage;	/* valid when record_run fails */
-	int exit_status;		/* the command's: its code, or 128 + signal */
+	int exit_status;		/* the command's: its code, or 128 + signal; 0 attached */
 	bool stopped;			/* ended by the duration, not by itself */
 	const char *event;		/* what was sampled */
 	bool event_fell_back;		/* cycles was not available */
 	size_t ring_bytes;
 	uint64_t file_bytes;
+	int spans_err;			/* the span socket could not be made: no spans */
 	struct collect_stats stats;
 };
 

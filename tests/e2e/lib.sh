@@ -191,3 +191,33 @@ diagnose_value() {
 			print substr($0, length(key) + RSTART, RLENGTH); exit
 		}' "$1"
 }
+
+# target_counter FILE NAME: from gtrace diagnose output, the target counter
+# NAME (spans, dropped.queue-full, ...) of the "target:" block; -1 if none.
+target_counter() {
+	awk -v name="$2" '
+		/^target:/ { on = 1; next }
+		on && !/^ / { on = 0 }
+		on && $1 == name && $2 ~ /^[0-9]+$/ { print $2; found = 1; exit }
+		END { if (!found) print -1 }' "$1"
+}
+
+# lanes_result FILE pid|reported|dropped: from the last "lanes: pid P
+# reported N spans, dropped D" line the lanes example printed; -1 if none.
+lanes_result() {
+	awk -v what="$2" '
+		/^lanes: pid [0-9]+ reported [0-9]+ spans, dropped [0-9]+$/ {
+			v["pid"] = $3; v["reported"] = $5; v["dropped"] = $8
+		}
+		END { print ("pid" in v) ? v[what] : -1 }' "$1"
+}
+
+# wait_for FILE: until FILE exists and is not empty (at most 20 s).
+wait_for() {
+	tries=0
+	while [ ! -s "$1" ]; do
+		tries=$((tries + 1))
+		[ $tries -le 400 ] || fail "'$1' did not appear"
+		sleep 0.05
+	done
+}

@@ -166,8 +166,10 @@ static inline uint32_t synth_lane(struct synth *s, uint32_t pid, const char *nam
 	return s->lanes_out + (uint32_t)s->t.lanes.len;
 }
 
-static inline void synth_span(struct synth *s, uint32_t lane, const char *name,
-			      uint64_t start, uint64_t dur)
+/* A span queued from thread origin_tid at origin_ts; both 0 for no origin. */
+static inline void synth_span_from(struct synth *s, uint32_t lane, const char *name,
+				   uint64_t start, uint64_t dur, uint32_t origin_tid,
+				   uint64_t origin_ts)
 {
 	struct tr_span *sp = VEC_PUSH(&s->t.spans);
 
@@ -175,6 +177,14 @@ static inline void synth_span(struct synth *s, uint32_t lane, const char *name,
 	sp->name = synth_str(s, name);
 	sp->start = start;
 	sp->dur = dur;
+	sp->origin_tid = origin_tid;
+	sp->origin_ts = origin_ts;
+}
+
+static inline void synth_span(struct synth *s, uint32_t lane, const char *name,
+			      uint64_t start, uint64_t dur)
+{
+	synth_span_from(s, lane, name, start, dur, 0, 0);
 }
 
 /* Moves the tables into m and indexes them; s is empty afterwards. */

@@ -274,6 +274,16 @@ static void test_report_filters(void)
 	CHECK(filter_add(&flt, FILTER_PID, "12x") == -EINVAL);
 	CHECK(filter_add(&flt, FILTER_TID, "1,,2") == -EINVAL);
 	CHECK(filter_add(&flt, FILTER_PID, "-1") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_TID, "0x") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_TID, "0x-1") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_TID, "0x1g") == -EINVAL);
+	CHECK(filter_add(&flt, FILTER_TID, "0x100000000") == -EINVAL);
+	filter_free(&flt);
+	CHECK(filter_add(&flt, FILTER_TID, "0xFFF00001,0x65,17") == 0);
+	CHECK_EQ_U64(flt.tids.len, 3);
+	CHECK_EQ_U64(flt.tids.v[0], 0xfff00001);
+	CHECK_EQ_U64(flt.tids.v[1], 101);
+	CHECK_EQ_U64(flt.tids.v[2], 17);
 	filter_free(&flt);
 	model_free(&m);
 }
@@ -305,10 +315,10 @@ static void test_flame_tree_and_folded(void)
 
 	build_shape(&m);
 	funcs_init(&f, &m, false);
-	calltree_build(&t, &f, NULL);
+	calltree_build(&t, &f, NULL, NULL);
 	CHECK_EQ_U64(t.nodes.v[0].total, 10);
 
-	calltree_print_folded(capture_start(&cap), &t, &f);
+	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
 	text = capture_end(&cap);
 	/* Depth first, a node's own samples before its children's. */
 	CHECK_STREQ(text, "app;main;foo 2\n"
@@ -320,18 +330,22 @@ static void test_flame_tree_and_folded(void)
 
 	calltree_print(capture_start(&cap), &t, &f, 15.0);
 	text = capture_end(&cap);
+	/* Lanes follow the threads, in target time: GPU0 stream 8 is under 15% of it. */
 	CHECK_STREQ(text, " 100.00%        10  all\n"
 			  "  90.00%         9    app\n"
 			  "  90.00%         9      main\n"
 			  "  70.00%         7        foo\n"
-			  "  50.00%         5          bar\n");
+			  "  50.00%         5          bar\n"
+			  "  5.000ms        2    [lane] GPU0 stream 7\n"
+			  "  3.000ms        1      kernel_a\n"
+			  "  2.000ms        1      kernel_b\n");
 	free(cap.text);
 	calltree_free(&t);
 	funcs_free(&f);
 
 	funcs_init(&f, &m, true);
-	calltree_build(&t, &f, NULL);
-	calltree_print_folded(capture_start(&cap), &t, &f);
+	calltree_build(&t, &f, NULL, NULL);
+	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "app;main;foo;bar;helper 5"));
 	free(cap.text);
@@ -351,8 +365,8 @@ static void test_flame_filter(void)
 	build_shape(&m);
 	funcs_init(&f, &m, false);
 	CHECK(filter_add(&flt, FILTER_COMM, "worker") == 0);
-	calltree_build(&t, &f, &flt);
-	calltree_print_folded(capture_start(&cap), &t, &f);
+	calltree_build(&t, &f, &flt, NULL);
+	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
 	CHECK_STREQ(capture_end(&cap), "worker;rec;rec;rec 1\n");
 	free(cap.text);
 	calltree_free(&t);
@@ -380,8 +394,8 @@ static void test_flame_svg(void)
 
 	build_shape(&m);
 	funcs_init(&f, &m, false);
-	calltree_build(&t, &f, NULL);
-	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more");
+	calltree_build(&t, &f, NULL, NULL);
+	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more", WEIGHT_SAMPLES);
 	text = capture_end(&cap);
 	CHECK(!strncmp(text, "<?xml", 5));
 	CHECK(strstr(text, "<svg ") != NULL);
@@ -391,8 +405,9 @@ static void test_flame_svg(void)
 	CHECK(strstr(text, "<title>memcpy (1 samples, 10.00%)</title>") != NULL);
 	CHECK(strstr(text, "<title>main (9 samples, 90.00%)</title>") != NULL);
 	CHECK(strstr(text, "<title>[app]+0x999 (1 samples, 10.00%)</title>") != NULL);
-	/* Every node is wide enough to be drawn. */
-	CHECK_EQ_U64(count_of(text, "<g class=\"f\""), t.nodes.len);
+	/* Every node with samples is wide enough to be drawn; lanes weigh nothing. */
+	CHECK_EQ_U64(count_of(text, "<g class=\"f\""), t.nodes.len - 5);
+	CHECK(!strstr(text, "[lane]"));
 	CHECK_EQ_U64(count_of(text, "<g "), count_of(text, "</g>"));
 	CHECK(!strstr(text, "http://") || count_of(text, "http://") == 1);	/* xmlns only */
 	free(cap.text);
@@ -418,20 +433,22 @@ static void test_threads_view(void)
 	CHECK(!strstr(text, "worker"));		/* past -n 1 */
 	/* Lanes are listed past the limit. */
 	CHECK(has_line(text, "     PID        TID  Kind  Name              Spans   Target ms    First s     Last s"));
-	CHECK(has_line(text, "     100 4293918720  cuda  GPU0 stream 7         2         5.0      0.001      0.007"));
-	CHECK(has_line(text, "     100 4293918721  cuda  GPU0 stream 8         1         0.3      0.002      0.002"));
+	CHECK(has_line(text, "     100 0xfff00000  cuda  GPU0 stream 7         2         5.0      0.001      0.007"));
+	CHECK(has_line(text, "     100 0xfff00001  cuda  GPU0 stream 8         1         0.3      0.002      0.002"));
 	free(cap.text);
 	model_free(&m);
 }
 
 static void test_diagnose_view(void)
 {
+	struct origin_links links;
 	struct model m;
 	struct capture cap;
 	const char *text;
 
 	build_shape(&m);
-	diagnose_print(capture_start(&cap), &m, "t.data");
+	origins_link(&links, &m, origins_default_window(&m));
+	diagnose_print(capture_start(&cap), &m, "t.data", &links);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "file:                 t.data"));
 	CHECK(has_line(text, "command:              ./app --fast"));
@@ -450,7 +467,15 @@ static void test_diagnose_view(void)
 	CHECK(has_line(text, "lanes:                2"));
 	CHECK(has_line(text, "spans:                3"));
 	CHECK(has_line(text, "  symbols.resolved                       8"));
+	/* Spans without origins, and no target counters. */
+	CHECK(has_line(text, "target:               3 spans in 2 lanes of 1 process, 5.300 ms of target time"));
+	CHECK(has_line(text, "spans dropped:        0 (0.00% of 3 reported)"));
+	CHECK(has_line(text, "origin links:         window 4.000 ms"));
+	CHECK(has_line(text, "  none                         3  100.00%"));
+	CHECK(has_line(text, "  linked                       0    0.00%"));
+	CHECK(has_line(text, "       100 0xfff00000          2        5.000    0.00%  GPU0 stream 7"));
 	free(cap.text);
+	origins_free(&links);
 	model_free(&m);
 }
 
@@ -463,18 +488,21 @@ static void test_empty_model(void)
 	struct report r;
 	struct calltree t;
 	struct report_opts o = { .children = true };
+	struct origin_links links;
 	FILE *null = fopen("/dev/null", "w");
 
 	synth_model(&s, &m, 0);
 	build_report(&r, &f, &m, &o, "comm,dso,symbol");
 	CHECK_EQ_U64(r.total, 0);
 	report_print(null, &r, &f, &o, "e.data");
-	calltree_build(&t, &f, NULL);
+	calltree_build(&t, &f, NULL, NULL);
 	calltree_print(null, &t, &f, 0.5);
-	calltree_print_folded(null, &t, &f);
-	calltree_write_svg(null, &t, &f, "empty");
+	calltree_print_folded(null, &t, &f, WEIGHT_SAMPLES);
+	calltree_write_svg(null, &t, &f, "empty", WEIGHT_SAMPLES);
 	threads_print(null, &m, 0);
-	diagnose_print(null, &m, "e.data");
+	origins_link(&links, &m, 0);
+	diagnose_print(null, &m, "e.data", &links);
+	origins_free(&links);
 	fclose(null);
 	calltree_free(&t);
 	report_free(&r);

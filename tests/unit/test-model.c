@@ -229,7 +229,7 @@ static void test_bad_ids(void)
 	funcs_init(&f, &m, true);
 	report_build(&r, &f, &o);
 	CHECK_EQ_U64(r.total, 3);
-	calltree_build(&t, &f, NULL);
+	calltree_build(&t, &f, NULL, NULL);
 	CHECK_EQ_U64(t.nodes.v[0].total, 3);
 	calltree_free(&t);
 	report_free(&r);
@@ -247,12 +247,14 @@ static double seconds_since(const struct timespec *t0)
 
 /*
  * 2M samples over 4 threads and 20k distinct stacks 8..40 frames deep
- * from 2,000 functions: loading and a full report, timed (not asserted;
- * the goal is well under 0.7 s).
+ * from 2,000 functions, and 100k spans queued from those threads: loading
+ * and a full report with its lane sections, timed (not asserted; the goal
+ * is well under 0.7 s).
  */
 static void test_load_and_report_speed(void)
 {
-	enum { SAMPLES = 2000000, STACKS = 20000, FUNCS = 2000, PER_CHUNK = 100000 };
+	enum { SAMPLES = 2000000, STACKS = 20000, FUNCS = 2000, PER_CHUNK = 100000,
+	       SPANS_PER_CHUNK = 5000 };
 	const char *path = tmp_path("big.data");
 	struct synth s = {0};
 	struct tr_writer *w;
@@ -264,8 +266,11 @@ static void test_load_and_report_speed(void)
 	struct funcs f;
 	struct report r;
 	struct report_opts o = { .children = true };
+	struct origin_links links;
+	struct lane_report lanes;
 	FILE *null;
 	double load_s, report_s;
+	uint32_t lane;
 
 	CHECK(tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS) == 0);
 	dso = synth_dso(&s, "/usr/bin/big");
@@ -286,13 +291,22 @@ static void test_load_and_report_speed(void)
 		}
 		leaf[i] = synth_stack(&s, stack, depth);
 	}
+	lane = synth_lane(&s, 1000, "stream 1");
 	for (int i = 0; i < SAMPLES; i++) {
 		uint32_t tid = 1000 + (uint32_t)(i / 1000 % 4);
 
 		rng = rng * 6364136223846793005ull + 1442695040888963407ull;
 		synth_samples(&s, 1000, tid, leaf[(rng >> 33) % STACKS], 1);
-		if ((i + 1) % PER_CHUNK == 0)
+		if ((i + 1) % PER_CHUNK == 0) {
+			/* Spans queued from the thread sampled 500 us ago. */
+			for (int k = 0; k < SPANS_PER_CHUNK; k++) {
+				char name[16];
+
+				snprintf(name, sizeof(name), "kernel_%d", k % 500);
+				synth_span_from(&s, lane, name, s.ts, 1000, tid, s.ts - 500000);
+			}
 			CHECK(synth_put_chunk(&s, w) == 0);
+		}
 	}
 	CHECK(synth_put_end(w) == 0);
 	CHECK(tr_writer_close(w) == 0);
@@ -308,11 +322,21 @@ static void test_load_and_report_speed(void)
 	report_build(&r, &f, &o);
 	null = fopen("/dev/null", "w");
 	report_print(null, &r, &f, &o, path);
+	CHECK_EQ_U64(r.total, SAMPLES);
+	report_free(&r);
+	origins_link(&links, &m, origins_default_window(&m));
+	report_build_lane_work(&r, &f, &o, &links);
+	report_print_lane_work(null, &r, &f, &o);
+	lane_report_build(&lanes, &f, NULL);
+	lane_report_print(null, &lanes, &m, NULL, 0);
 	fclose(null);
 	report_s = seconds_since(&t0);
-	CHECK_EQ_U64(r.total, SAMPLES);
-	printf("  2M samples: load %.3f s, report %.3f s, total %.3f s\n",
+	CHECK_EQ_U64(links.counts[ORIGIN_LINKED], SAMPLES / PER_CHUNK * SPANS_PER_CHUNK);
+	CHECK_EQ_U64(lanes.rows.len, 500);
+	printf("  2M samples, 100k spans: load %.3f s, report %.3f s, total %.3f s\n",
 	       load_s, report_s, load_s + report_s);
+	lane_report_free(&lanes);
+	origins_free(&links);
 	report_free(&r);
 	funcs_free(&f);
 	model_free(&m);

@@ -7,7 +7,7 @@
 
 static FRAME uint64_t busy_bit(uint64_t seed)
 {
-	for (int i = 0; i < 20000; i++)
+	for (int i = 0; i < 400000; i++)
 		seed = workload_mix(seed + i);
 	return seed;
 }

@@ -10,7 +10,7 @@ WORKLOAD_BOTH = hot threads recurse
 WORKLOAD_FP_ONLY = forkexec sleeper crasher demo
 
 WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
-	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%)
+	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared
 
 $(WORKLOAD_DIR)/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call say,CC,$@)
@@ -21,6 +21,21 @@ $(WORKLOAD_DIR)/%-nofp: tests/workloads/%.c tests/workloads/workload.h
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@
+
+# lanes reports target spans: linked with the static library, and again
+# with the shared one (found through its rpath). The library takes the
+# sanitizers of the build, so the link does too.
+$(WORKLOAD_DIR)/lanes: tests/workloads/lanes.c tests/workloads/workload.h $(TARGET_A)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -Iinclude -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		$< $(TARGET_A) -o $@ $(SAN_FLAGS) $(TARGET_LIBS)
+
+$(WORKLOAD_DIR)/lanes-shared: tests/workloads/lanes.c tests/workloads/workload.h $(TARGET_SO)
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -Iinclude -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		$< -o $@ $(SAN_FLAGS) -L$(BUILD) -lgtrace-target -Wl,-rpath,$(abspath $(BUILD)) $(TARGET_LIBS)
 
 workloads: $(WORKLOADS)
 

@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_TARGET_H
+#define GTRACE_TARGET_H
+
+/*
+ * Report work done by executors other than CPU threads (GPU queues,
+ * accelerators, runtime task queues, I/O rings) to a running gtrace record,
+ * which puts it on the same timeline as the threads. Link with
+ * libgtrace-target (pkg-config gtrace-target).
+ *
+ * A lane is one executor, named by a kind ("gpu", "queue") and a name
+ * ("GPU0 stream 7"). A span is one piece of work on a lane: a name, its
+ * start and end in CLOCK_MONOTONIC nanoseconds (gtrace_now_ns), and
+ * optionally its origin, the CPU thread and time that queued it.
+ *
+ *	static gtrace_lane *lane;
+ *
+ *	lane = gtrace_lane_get("queue", "io-uring");	   (at start-up)
+ *	...
+ *	if (gtrace_reporting_active())
+ *		gtrace_span(lane, "read", start, end, &origin);
+ *
+ * Threading guarantees:
+ *  - every function may be called from any thread at any time, also before
+ *    main and in a child after fork;
+ *  - gtrace_span never blocks, allocates or makes a system call once its
+ *    thread has reported its first span and the span name is known to the
+ *    thread: it is wait-free. When the thread's queue is full the new span
+ *    is dropped and counted (gtrace_dropped_spans);
+ *  - the spans of one thread reach the recorder in the order reported;
+ *  - kind, lane and span names are copied: the caller may free or reuse
+ *    its strings as soon as the call returns. Names are cut at 1024 bytes;
+ *  - lane handles stay valid until the process ends, across fork too.
+ *
+ * The library reports only while a recording of the process runs: found
+ * through $GTRACE_TARGET_SOCKET (gtrace record -- cmd) or, once any function
+ * other than gtrace_reporting_active and gtrace_now_ns has been called, by
+ * polling a per-user rendezvous directory about once a second (gtrace
+ * record -p PID). Spans reported while no recording runs are ignored and
+ * cost almost nothing. The library's two threads, gtrace-target and
+ * gtrace-target-io, never keep the process alive. See gtrace-target(3).
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#if defined(__GNUC__)
+#define GTRACE_TARGET_API __attribute__((visibility("default")))
+#else
+#define GTRACE_TARGET_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct gtrace_lane gtrace_lane;	/* opaque handle */
+
+/* Where work was queued: a CPU thread id and a gtrace_now_ns() time. */
+typedef struct {
+	uint32_t tid;
+	uint64_t ts_ns;
+} gtrace_origin;
+
+/* Not part of the API: nonzero while a recording accepts this process's spans. */
+extern GTRACE_TARGET_API int gtrace_target_active_;
+
+/* True while a gtrace recording of this process runs; one relaxed load. */
+static inline bool gtrace_reporting_active(void)
+{
+	return __atomic_load_n(&gtrace_target_active_, __ATOMIC_RELAXED) != 0;
+}
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock of span and origin times. */
+GTRACE_TARGET_API uint64_t gtrace_now_ns(void);
+
+/*
+ * The lane of this kind and name, created on first use: the same pair
+ * always gives the same handle. NULL only when memory runs out.
+ */
+GTRACE_TARGET_API gtrace_lane *gtrace_lane_get(const char *kind, const char *name);
+
+/* The calling thread's id and the current time. */
+GTRACE_TARGET_API gtrace_origin gtrace_current_origin(void);
+
+/*
+ * Reports that name ran on lane from start_ns to end_ns, queued at origin
+ * (NULL: unknown). An end before the start is taken as the start. Does
+ * nothing while no recording runs, or when lane or name is NULL.
+ */
+GTRACE_TARGET_API void gtrace_span(gtrace_lane *lane, const char *name, uint64_t start_ns,
+				   uint64_t end_ns, const gtrace_origin *origin);
+
+/* Spans of this process accepted by gtrace_span so far (not dropped). */
+GTRACE_TARGET_API uint64_t gtrace_reported_spans(void);
+
+/*
+ * Spans of this process dropped so far: reported while the queue was full,
+ * or queued and then lost with the connection to the recorder.
+ */
+GTRACE_TARGET_API uint64_t gtrace_dropped_spans(void);
+
+/*
+ * Waits up to timeout_ms for the spans reported so far to reach the
+ * recorder or be counted as dropped. True when that happened in time, or
+ * when there is nothing to wait for. Runs by itself at exit.
+ */
+GTRACE_TARGET_API bool gtrace_flush(unsigned timeout_ms);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

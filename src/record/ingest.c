@@ -1,0 +1,633 @@
+/* SPDX-License-Identifier: MIT */
+#include "record/ingest.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "format/tables.h"
+#include "target/wire.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+#include "util/xalloc.h"
+
+#define NSEC_PER_MSEC 1000000ull
+/*
+ * How long a peer the recording does not know yet may wait: its FORK record
+ * is collected within the event loop's ordering margin and a poll or two.
+ */
+#define PEER_WAIT_NS (250 * NSEC_PER_MSEC)
+/* Packets read from one connection per poll, so that the rings get drained too. */
+#define READ_BUDGET 64
+/* Wire ids above this are refused: they index arrays. */
+#define MAX_WIRE_ID (1u << 22)
+#define MAX_ANCESTRY 64
+
+/* What the process's ids stand for, kept across its reconnections. */
+struct id_map {
+	VEC(uint32_t) ids;	/* ids.v[wire id]: trace id, 0 undefined */
+};
+
+struct target_proc {
+	uint32_t pid;
+	struct id_map strings;
+	struct id_map lanes;		/* a tr_lane row is made for the first span */
+	struct id_map lane_kinds;	/* trace string ids of the lanes' definitions */
+	struct id_map lane_names;
+	uint64_t queue_full;	/* the last WIRE_DROPS */
+	uint64_t unsent;
+};
+
+enum conn_state {
+	CONN_CHECKING,	/* peer not placed yet: not read */
+	CONN_OPEN,	/* a process of the recording */
+	CONN_REJECTED,	/* read only to count its spans as wrong-pid */
+};
+
+struct conn {
+	int fd;
+	uint32_t pid;			/* SO_PEERCRED */
+	enum conn_state state;
+	uint64_t accepted_ns;
+	struct target_proc *proc;	/* once HELLO came */
+};
+
+struct ingest {
+	int listen_fd;
+	int epoll_fd;
+	char *path;		/* the socket */
+	char *dir;		/* the private directory, NULL for attach */
+	bool bound;		/* the socket file is ours to remove */
+	struct collector *c;
+	uint32_t root;
+
+	VEC(struct conn *) conns;
+	VEC(struct target_proc *) procs;
+	struct u64map proc_index;	/* pid -> index in procs */
+
+	/* One packet, 8-byte aligned, with room for a string's NUL. */
+	uint64_t packet[WIRE_MAX_PACKET / 8 + 1];
+	struct tr_span rows[WIRE_SPANS_PER_PACKET];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void id_map_set(struct id_map *m, uint32_t id, uint32_t value)
+{
+	size_t old = m->ids.len;
+
+	if (id >= old) {
+		VEC_RESERVE(&m->ids, id + 1 - old);
+		memset(m->ids.v + old, 0, (id + 1 - old) * sizeof(*m->ids.v));
+		m->ids.len = id + 1;
+	}
+	m->ids.v[id] = value;
+}
+
+static uint32_t id_map_get(const struct id_map *m, uint32_t id)
+{
+	return id < m->ids.len ? m->ids.v[id] : 0;
+}
+
+/* The runtime directory for sockets: $XDG_RUNTIME_DIR, else /tmp. */
+static const char *runtime_dir(void)
+{
+	const char *dir = getenv("XDG_RUNTIME_DIR");
+
+	return dir && *dir == '/' ? dir : "/tmp";
+}
+
+static char *path_join(const char *dir, const char *name)
+{
+	size_t len = strlen(dir) + strlen(name) + 2;
+	char *p = xmalloc(len);
+
+	snprintf(p, len, "%s/%s", dir, name);
+	return p;
+}
+
+/* The rendezvous directory of wire.h, made if missing, and ours alone. */
+static int rendezvous_dir(char **out)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char name[32];
+	struct stat st;
+	char *dir;
+
+	if (xdg && *xdg == '/') {
+		dir = path_join(xdg, "gtrace");
+	} else {
+		snprintf(name, sizeof(name), "gtrace-%u", (unsigned)geteuid());
+		dir = path_join("/tmp", name);
+	}
+	if (mkdir(dir, 0700) && errno != EEXIST) {
+		int err = -errno;
+
+		free(dir);
+		return err;
+	}
+	/* In /tmp anyone may have made it first: use it only if it is ours. */
+	if (lstat(dir, &st) || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+	    (st.st_mode & 077)) {
+		free(dir);
+		return -EPERM;
+	}
+	*out = dir;
+	return 0;
+}
+
+static int fill_addr(struct sockaddr_un *sa, const char *path)
+{
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	if (strlen(path) >= sizeof(sa->sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa->sun_path, path);
+	return 0;
+}
+
+/* A socket file left by a recorder that was killed is taken over; a live one is not. */
+static int claim_path(const char *path)
+{
+	struct sockaddr_un sa;
+	int fd, err;
+
+	if (access(path, F_OK))
+		return 0;
+	err = fill_addr(&sa, path);
+	if (err)
+		return err;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	err = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) ? 0 : -EADDRINUSE;
+	close(fd);
+	if (!err && unlink(path))
+		err = -errno;
+	return err;
+}
+
+static int listen_at(struct ingest *in)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+	struct sockaddr_un sa;
+	int err = fill_addr(&sa, in->path);
+
+	if (err)
+		return err;
+	in->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (in->listen_fd < 0)
+		return -errno;
+	if (bind(in->listen_fd, (struct sockaddr *)&sa, sizeof(sa)))
+		return -errno;
+	in->bound = true;
+	if (listen(in->listen_fd, SOMAXCONN))
+		return -errno;
+	in->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (in->epoll_fd < 0)
+		return -errno;
+	if (epoll_ctl(in->epoll_fd, EPOLL_CTL_ADD, in->listen_fd, &ev))
+		return -errno;
+	return 0;
+}
+
+static void remove_socket(struct ingest *in)
+{
+	if (in->bound)
+		unlink(in->path);
+	if (in->listen_fd >= 0)
+		close(in->listen_fd);
+	in->bound = false;
+	in->listen_fd = -1;
+	if (in->dir)
+		rmdir(in->dir);
+}
+
+int ingest_open(struct ingest **out, pid_t attach)
+{
+	struct ingest *in = xcalloc(1, sizeof(*in));
+	char name[32];
+	int err;
+
+	in->listen_fd = -1;
+	in->epoll_fd = -1;
+	if (attach) {
+		char *dir = NULL;
+
+		err = rendezvous_dir(&dir);
+		if (!err) {
+			snprintf(name, sizeof(name), "%d.sock", (int)attach);
+			in->path = path_join(dir, name);
+			free(dir);
+			err = claim_path(in->path);
+		}
+	} else {
+		char *templ = path_join(runtime_dir(), "gtrace-XXXXXX");
+
+		if (mkdtemp(templ)) {
+			in->dir = templ;
+			in->path = path_join(in->dir, "target.sock");
+			err = 0;
+		} else {
+			err = -errno;
+			free(templ);
+		}
+	}
+	if (!err)
+		err = listen_at(in);
+	if (err) {
+		ingest_close(in);
+		return err;
+	}
+	*out = in;
+	return 0;
+}
+
+const char *ingest_socket_path(const struct ingest *in)
+{
+	return in->path;
+}
+
+int ingest_fd(const struct ingest *in)
+{
+	return in->epoll_fd;
+}
+
+void ingest_start(struct ingest *in, struct collector *c, uint32_t root)
+{
+	in->c = c;
+	in->root = root;
+}
+
+bool ingest_idle(const struct ingest *in)
+{
+	return !in->conns.len;
+}
+
+/* The parent pid from /proc/PID/stat, or 0. */
+static uint32_t parent_of(uint32_t pid)
+{
+	char path[64], buf[512], *paren;
+	unsigned ppid;
+	ssize_t n;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = (ssize_t)fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n > 0 ? n : 0] = '\0';
+	/* The name in parentheses may hold anything: the fields follow the last ')'. */
+	paren = strrchr(buf, ')');
+	if (!paren || sscanf(paren + 1, " %*c %u", &ppid) != 1)
+		return 0;
+	return ppid;
+}
+
+static bool descends_from(uint32_t pid, uint32_t root)
+{
+	for (int depth = 0; pid > 1 && depth < MAX_ANCESTRY; depth++) {
+		if (pid == root)
+			return true;
+		pid = parent_of(pid);
+	}
+	return false;
+}
+
+static bool is_member(const struct ingest *in, uint32_t pid)
+{
+	return pid == in->root || collector_knows_process(in->c, pid) ||
+	       descends_from(pid, in->root);
+}
+
+static void count(struct ingest *in, enum target_counter k, uint64_t n)
+{
+	collector_count_target(in->c, k, n);
+}
+
+static void close_conn(struct ingest *in, size_t i)
+{
+	struct conn *k = in->conns.v[i];
+
+	close(k->fd);	/* also takes it out of the epoll set */
+	free(k);
+	in->conns.v[i] = in->conns.v[--in->conns.len];
+}
+
+static void accept_all(struct ingest *in)
+{
+	struct ucred cred;
+	struct conn *k;
+	socklen_t len;
+	int fd;
+
+	while ((fd = accept4(in->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		len = sizeof(cred);
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
+			close(fd);
+			continue;
+		}
+		k = xcalloc(1, sizeof(*k));
+		k->fd = fd;
+		k->pid = (uint32_t)cred.pid;
+		k->state = CONN_CHECKING;
+		k->accepted_ns = now_ns();
+		*VEC_PUSH(&in->conns) = k;
+	}
+}
+
+/* Starts reading k, in the state its peer deserves. */
+static void place(struct ingest *in, struct conn *k, enum conn_state state)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = k };
+
+	k->state = state;
+	epoll_ctl(in->epoll_fd, EPOLL_CTL_ADD, k->fd, &ev);
+}
+
+static void check_peers(struct ingest *in, bool settle)
+{
+	uint64_t now = now_ns();
+
+	for (size_t i = 0; i < in->conns.len; i++) {
+		struct conn *k = in->conns.v[i];
+
+		if (k->state != CONN_CHECKING)
+			continue;
+		if (is_member(in, k->pid))
+			place(in, k, CONN_OPEN);
+		else if (settle || now - k->accepted_ns >= PEER_WAIT_NS)
+			place(in, k, CONN_REJECTED);
+	}
+}
+
+static struct target_proc *proc_of(struct ingest *in, uint32_t pid)
+{
+	struct target_proc *p;
+	uint64_t i;
+
+	if (u64map_get(&in->proc_index, pid, &i))
+		return in->procs.v[i];
+	p = xcalloc(1, sizeof(*p));
+	p->pid = pid;
+	u64map_put(&in->proc_index, pid, in->procs.len);
+	*VEC_PUSH(&in->procs) = p;
+	count(in, TARGET_PROCESSES, 1);
+	return p;
+}
+
+/* The spans a packet carries, whatever else is wrong with it. */
+static uint64_t spans_in(const struct wire_header *h, size_t len)
+{
+	size_t room = (len - sizeof(*h)) / sizeof(struct wire_span);
+
+	if (h->type != WIRE_SPANS)
+		return 0;
+	return h->count < room ? h->count : room;
+}
+
+static void on_hello(struct ingest *in, struct conn *k, const struct wire_hello *m)
+{
+	if (m->pid != k->pid || k->proc) {
+		/* Speaking for another process: nothing it sends is believed. */
+		k->state = CONN_REJECTED;
+		return;
+	}
+	k->proc = proc_of(in, k->pid);
+}
+
+static bool on_string(struct ingest *in, struct conn *k, const struct wire_string *m,
+		      size_t len)
+{
+	char *s = (char *)(m + 1);
+
+	if (!m->id || m->id > MAX_WIRE_ID || m->len != len - sizeof(*m))
+		return false;
+	s[m->len] = '\0';	/* the packet buffer has room after the packet */
+	id_map_set(&k->proc->strings, m->id, collector_intern(in->c, s));
+	return true;
+}
+
+static bool on_lane(struct ingest *in, struct conn *k, const struct wire_lane *m)
+{
+	struct target_proc *p = k->proc;
+	uint32_t kind = id_map_get(&p->strings, m->kind);
+	uint32_t name = id_map_get(&p->strings, m->name);
+
+	if (!m->id || m->id > MAX_WIRE_ID || !kind || !name)
+		return false;
+	id_map_set(&p->lane_kinds, m->id, kind);
+	id_map_set(&p->lane_names, m->id, name);
+	return true;
+}
+
+/*
+ * The trace lane of a wire lane, made on its first span: a forked child
+ * defines again every lane its parent had, most of which it never uses.
+ * A reconnecting process defines its lanes again too: they stay the same.
+ */
+static uint32_t lane_of(struct ingest *in, struct target_proc *p, uint32_t id)
+{
+	uint32_t lane = id_map_get(&p->lanes, id);
+	uint32_t kind, name;
+
+	if (lane)
+		return lane;
+	kind = id_map_get(&p->lane_kinds, id);
+	name = id_map_get(&p->lane_names, id);
+	if (!kind || !name)
+		return 0;
+	lane = collector_add_lane(in->c, p->pid, kind, name);
+	id_map_set(&p->lanes, id, lane);
+	return lane;
+}
+
+static void on_spans(struct ingest *in, struct conn *k, const struct wire_span *s,
+		     uint32_t n)
+{
+	struct target_proc *p = k->proc;
+	size_t ok = 0;
+
+	for (uint32_t i = 0; i < n; i++, s++) {
+		struct tr_span *row = &in->rows[ok];
+
+		row->lane = lane_of(in, p, s->lane);
+		row->name = id_map_get(&p->strings, s->name);
+		if (!row->lane || !row->name || s->end_ns < s->start_ns)
+			continue;
+		row->start = s->start_ns;
+		row->dur = s->end_ns - s->start_ns;
+		row->origin_tid = s->origin_tid;
+		/* A time without a tid is kept: a broken origin, not none. */
+		row->origin_ts = s->origin_ns;
+		ok++;
+	}
+	count(in, TARGET_BATCHES, 1);
+	count(in, TARGET_DROPPED_BAD_MESSAGE, n - ok);
+	collector_add_spans(in->c, in->rows, ok);
+}
+
+static void on_drops(struct ingest *in, struct conn *k, const struct wire_drops *m)
+{
+	struct target_proc *p = k->proc;
+
+	/* Cumulative per process: only growth is news. */
+	if (m->queue_full > p->queue_full) {
+		count(in, TARGET_DROPPED_QUEUE_FULL, m->queue_full - p->queue_full);
+		p->queue_full = m->queue_full;
+	}
+	if (m->unsent > p->unsent) {
+		count(in, TARGET_DROPPED_UNSENT, m->unsent - p->unsent);
+		p->unsent = m->unsent;
+	}
+}
+
+/* Handles a well-formed-looking packet of an open connection; false if malformed. */
+static bool on_packet(struct ingest *in, struct conn *k, const struct wire_header *h,
+		      size_t len)
+{
+	const void *body = h + 1;
+	size_t body_len = len - sizeof(*h);
+
+	if (h->type == WIRE_HELLO) {
+		if (body_len != sizeof(struct wire_hello))
+			return false;
+		on_hello(in, k, body);
+		return true;
+	}
+	if (!k->proc)
+		return false;
+	switch (h->type) {
+	case WIRE_STRING:
+		return body_len >= sizeof(struct wire_string) &&
+		       on_string(in, k, body, body_len);
+	case WIRE_LANE:
+		return body_len == sizeof(struct wire_lane) && on_lane(in, k, body);
+	case WIRE_SPANS:
+		if (body_len != (size_t)h->count * sizeof(struct wire_span))
+			return false;
+		on_spans(in, k, body, h->count);
+		return true;
+	case WIRE_DROPS:
+		if (body_len != sizeof(struct wire_drops))
+			return false;
+		on_drops(in, k, body);
+		return true;
+	default:
+		return false;
+	}
+}
+
+enum read_result {
+	READ_MORE,	/* the budget ran out first */
+	READ_DRAINED,	/* nothing more for now */
+	READ_CLOSED,	/* the peer is gone: the connection is closed and freed */
+};
+
+/*
+ * Reads up to budget packets of conns[i]. Packets of a rejected peer, or
+ * all of them when no_run is set, only have their spans counted.
+ */
+static enum read_result read_conn(struct ingest *in, size_t i, int budget, bool no_run)
+{
+	struct conn *k = in->conns.v[i];
+	const struct wire_header *h = (const void *)in->packet;
+
+	while (budget--) {
+		ssize_t n = recv(k->fd, in->packet, WIRE_MAX_PACKET, MSG_DONTWAIT | MSG_TRUNC);
+		size_t len = (size_t)n;
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return READ_DRAINED;
+		if (n <= 0) {
+			close_conn(in, i);
+			return READ_CLOSED;
+		}
+		/* MSG_TRUNC: len is the whole packet's, even past the buffer. */
+		if (len < sizeof(*h))
+			continue;
+		if (len > WIRE_MAX_PACKET || h->version != WIRE_VERSION)
+			count(in, TARGET_DROPPED_BAD_MESSAGE, spans_in(h, len));
+		else if (no_run)
+			count(in, TARGET_DROPPED_NO_RUN, spans_in(h, len));
+		else if (k->state == CONN_REJECTED)
+			count(in, TARGET_DROPPED_WRONG_PID, spans_in(h, len));
+		else if (!on_packet(in, k, h, len))
+			count(in, TARGET_DROPPED_BAD_MESSAGE, spans_in(h, len));
+	}
+	return READ_MORE;
+}
+
+void ingest_poll(struct ingest *in, bool settle)
+{
+	struct epoll_event ev[32];
+	int n;
+
+	n = epoll_wait(in->epoll_fd, ev, sizeof(ev) / sizeof(ev[0]), 0);
+	for (int e = 0; e < n; e++) {
+		if (!ev[e].data.ptr) {
+			accept_all(in);
+			continue;
+		}
+		for (size_t i = 0; i < in->conns.len; i++) {
+			if (in->conns.v[i] == ev[e].data.ptr) {
+				read_conn(in, i, READ_BUDGET, false);
+				break;
+			}
+		}
+	}
+	check_peers(in, settle);
+}
+
+void ingest_close(struct ingest *in)
+{
+	if (!in)
+		return;
+	if (in->c) {
+		/* Whatever is still unread came too late for the run. */
+		accept_all(in);
+		while (in->conns.len) {
+			size_t i = in->conns.len - 1;
+			bool no_run = in->conns.v[i]->state != CONN_REJECTED;
+			enum read_result r;
+
+			while ((r = read_conn(in, i, READ_BUDGET, no_run)) == READ_MORE)
+				;
+			if (r != READ_CLOSED)
+				close_conn(in, i);
+		}
+	}
+	remove_socket(in);
+	while (in->conns.len)
+		close_conn(in, in->conns.len - 1);
+	for (size_t i = 0; i < in->procs.len; i++) {
+		VEC_FREE(&in->procs.v[i]->strings.ids);
+		VEC_FREE(&in->procs.v[i]->lanes.ids);
+		VEC_FREE(&in->procs.v[i]->lane_kinds.ids);
+		VEC_FREE(&in->procs.v[i]->lane_names.ids);
+		free(in->procs.v[i]);
+	}
+	VEC_FREE(&in->procs);
+	VEC_FREE(&in->conns);
+	u64map_free(&in->proc_index);
+	if (in->epoll_fd >= 0)
+		close(in->epoll_fd);
+	free(in->path);
+	free(in->dir);
+	free(in);
+}

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_TARGET_INTERNAL_H
+#define GTRACE_TARGET_INTERNAL_H
+
+/*
+ * Inside libgtrace-target. Application threads intern names and push spans
+ * into their own queue (a ring); the gtrace-target thread drains the rings
+ * into packets; the gtrace-target-io thread finds the recorder, connects
+ * and sends the packets, with the string and lane definitions they need.
+ *
+ * Functions here never print, exit or abort: the library lives inside
+ * someone else's program, so every failure turns into "not reporting".
+ *
+ * Locks, always taken in this order: the start lock (api.c), the intern
+ * lock, the ring registry lock, the packet queue lock. fork holds them all.
+ */
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "gtrace/target.h"
+#include "target/wire.h"
+
+#define TGT_NAME_MAX 1024		/* longer names are cut */
+#define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
+#define TGT_QUEUE_DEFAULT 16384		/* spans per reporting thread */
+#define TGT_CACHE_SLOTS 1024		/* per-thread span name cache */
+
+#define TGT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
+#define TGT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
+#define TGT_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
+
+/* An interned string: ids are dense from 1 in order of first use. */
+struct tgt_string {
+	uint32_t id;
+	uint32_t len;
+	char str[];			/* len bytes and a NUL */
+};
+
+struct gtrace_lane {
+	uint32_t id;			/* dense from 1 */
+	uint32_t kind, name;		/* string ids */
+};
+
+struct tgt_cache_slot {
+	const char *ptr;		/* the caller's pointer last seen here */
+	const struct tgt_string *s;
+};
+
+/*
+ * One reporting thread's ring. The thread alone writes the spans, head and
+ * drops; the drain thread alone writes tail. head and tail count the spans
+ * ever pushed and popped; put and take are their positions in spans[].
+ */
+struct tgt_ring {
+	/* the reporting thread's */
+	uint64_t head;			/* release: spans accepted */
+	uint64_t drops;			/* spans reported while full */
+	uint64_t tail_seen;		/* a recent tail: reads the shared line less */
+	uint32_t put;
+	int exited;			/* release: the thread is gone */
+	struct tgt_cache_slot cache[TGT_CACHE_SLOTS];
+
+	/* the drain thread's */
+	uint64_t tail __attribute__((aligned(64)));	/* release */
+	uint32_t take;
+	struct tgt_ring *next;		/* in the registry */
+
+	uint32_t cap;
+	struct wire_span *spans;
+};
+
+/* intern.c: strings and lanes, shared by all threads. */
+/* NULL when out of memory. */
+const struct tgt_string *tgt_intern(const char *s);
+gtrace_lane *tgt_lane_get(const char *kind, const char *name);
+/* A string or lane by id; NULL when there is none with it. */
+const struct tgt_string *tgt_string_by_id(uint32_t id);
+const gtrace_lane *tgt_lane_by_id(uint32_t id);
+void tgt_intern_lock(void);
+void tgt_intern_unlock(void);
+
+/* Finds the id of a span name through the thread's cache; 0: no memory. */
+static inline uint32_t tgt_name_id(struct tgt_ring *r, const char *name)
+{
+	uintptr_t p = (uintptr_t)name;
+	struct tgt_cache_slot *slot = &r->cache[((p >> 3) ^ (p >> 13)) & (TGT_CACHE_SLOTS - 1)];
+	const struct tgt_string *s = slot->s;
+
+	/* The pointer alone is not enough: callers may reuse a buffer. */
+	if (slot->ptr == name && strncmp(s->str, name, s->len) == 0 &&
+	    (s->len == TGT_NAME_MAX || name[s->len] == '\0'))
+		return s->id;
+	s = tgt_intern(name);
+	if (!s)
+		return 0;
+	slot->ptr = name;
+	slot->s = s;
+	return s->id;
+}
+
+/* ring.c: per-thread rings and the registry the drain thread walks. */
+extern __thread struct tgt_ring *tgt_self __attribute__((tls_model("initial-exec")));
+
+struct tgt_ring *tgt_ring_new(uint32_t cap);
+void tgt_ring_free(struct tgt_ring *r);
+/* Registers a ring for the calling thread; NULL when out of memory. */
+struct tgt_ring *tgt_ring_attach(void);
+/* Sets the capacity of rings made from now on. */
+void tgt_ring_configure(uint32_t cap);
+
+/* The calling thread's ring, made on first use; NULL when out of memory. */
+static inline struct tgt_ring *tgt_ring_self(void)
+{
+	return tgt_self ? tgt_self : tgt_ring_attach();
+}
+
+/*
+ * Calls visit on every ring, under the registry lock, until it returns
+ * false; then frees the rings of gone threads that are empty.
+ */
+void tgt_rings_visit(bool (*visit)(struct tgt_ring *r, void *ctx), void *ctx);
+/* Spans accepted and dropped by all threads, gone ones included. */
+void tgt_ring_totals(uint64_t *accepted, uint64_t *dropped);
+/* Counts a span dropped before it reached a ring (no memory for one). */
+void tgt_ring_count_lost(void);
+void tgt_registry_lock(void);
+void tgt_registry_unlock(void);
+/* In a child after fork: the rings were the parent's threads'. */
+void tgt_registry_reset_child(void);
+
+/* Drop-newest: false when the ring is full (counted in drops). */
+static inline bool tgt_ring_push(struct tgt_ring *r, const struct wire_span *s)
+{
+	if (r->head - r->tail_seen >= r->cap) {
+		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (r->head - r->tail_seen >= r->cap) {
+			TGT_STORE(&r->drops, r->drops + 1);
+			return false;
+		}
+	}
+	r->spans[r->put] = *s;
+	if (++r->put == r->cap)
+		r->put = 0;
+	__atomic_store_n(&r->head, r->head + 1, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Pops up to max spans into out (drain thread only); returns how many. */
+uint32_t tgt_ring_pop(struct tgt_ring *r, struct wire_span *out, uint32_t max);
+/* Throws queued spans away; returns how many. */
+uint64_t tgt_ring_discard(struct tgt_ring *r);
+
+/* worker.c: the drain thread and the packets between the two threads. */
+struct tgt_packet {
+	struct tgt_packet *next;
+	struct {
+		struct wire_header h;	/* WIRE_SPANS, count spans */
+		struct wire_span spans[WIRE_SPANS_PER_PACKET];
+	} msg;
+};
+
+/* Starts both threads; reporting stays off when this fails. */
+int tgt_workers_start(void);
+/*
+ * For the io thread: the next packet to send, or NULL with *flush set when
+ * a flush has been drained from the rings and all its packets handed out,
+ * or NULL with *flush 0 after timeout_ms.
+ */
+struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush);
+void tgt_queue_release(struct tgt_packet *p);
+void tgt_queue_flushed(uint64_t flush);
+/* Connected (fd) or not (-1): turns reporting on or off; off discards. */
+void tgt_queue_set_connected(int fd);
+/* gtrace_flush: the rings drained, the packets sent or counted. */
+bool tgt_queue_flush(unsigned timeout_ms);
+void tgt_queue_lock(void);
+void tgt_queue_unlock(void);
+/* In a child after fork: no threads, no connection, nothing queued. */
+void tgt_queue_reset_child(void);
+/* Spans queued, then lost with the connection. */
+uint64_t tgt_unsent(void);
+void tgt_count_unsent(uint64_t n);
+
+/* conn.c: the gtrace-target-io thread. */
+/* Reads where to look for the recorder from the environment. */
+void tgt_conn_configure(void);
+/*
+ * Connects to the recorder of this process, if there is one, and says
+ * hello: the socket, or -errno. env_only: not the rendezvous directory.
+ */
+int tgt_connect(bool env_only);
+/* The io thread; arg is a socket tgt_connect made, or -1. */
+void *tgt_io_main(void *arg);
+
+/* api.c */
+void tgt_set_active(bool on);
+
+#endif

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_TARGET_WIRE_H
+#define GTRACE_TARGET_WIRE_H
+
+/*
+ * The private protocol between libgtrace-target (inside the application)
+ * and gtrace record. Both ends run on one machine and are built from one
+ * tree, so messages are host-endian packed structures over a SOCK_SEQPACKET
+ * Unix socket: one message per packet, never split or merged.
+ *
+ * A connection starts with HELLO. Strings and lanes are defined before the
+ * first span that names them; their ids are per process and dense from 1.
+ * The recorder checks the sender's pid with SO_PEERCRED.
+ *
+ * Where the socket is:
+ *  - gtrace record -- cmd: the path in $GTRACE_TARGET_SOCKET, inherited by
+ *    every process of the command;
+ *  - gtrace record -p PID: <rendezvous dir>/<PID>.sock, where the
+ *    rendezvous dir is $XDG_RUNTIME_DIR/gtrace if XDG_RUNTIME_DIR is set,
+ *    else /tmp/gtrace-<uid>; it must be owned by the user and mode 0700.
+ */
+
+#include <stdint.h>
+
+#define WIRE_VERSION 1
+#define WIRE_SOCKET_ENV "GTRACE_TARGET_SOCKET"
+#define WIRE_MAX_PACKET (64 * 1024)
+
+enum wire_type {
+	WIRE_HELLO = 1,		/* struct wire_hello */
+	WIRE_STRING = 2,	/* struct wire_string, then len bytes (no NUL) */
+	WIRE_LANE = 3,		/* struct wire_lane */
+	WIRE_SPANS = 4,		/* count struct wire_span */
+	WIRE_DROPS = 5,		/* struct wire_drops */
+};
+
+struct wire_header {
+	uint16_t type;		/* enum wire_type */
+	uint16_t version;	/* WIRE_VERSION */
+	uint32_t count;		/* entries that follow (WIRE_SPANS), else 1 */
+};
+
+struct wire_hello {
+	uint32_t pid;
+	uint32_t reserved;
+};
+
+struct wire_string {
+	uint32_t id;
+	uint32_t len;
+};
+
+struct wire_lane {
+	uint32_t id;
+	uint32_t kind;		/* string id */
+	uint32_t name;		/* string id */
+	uint32_t reserved;
+};
+
+struct wire_span {
+	uint32_t lane;		/* lane id */
+	uint32_t name;		/* string id */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	uint64_t end_ns;
+	uint32_t origin_tid;	/* see origin_ns */
+	uint32_t reserved;
+	uint64_t origin_ns;	/* with origin_tid 0: nonzero for an origin
+				 * given with tid 0 (a bad tid), 0 for none */
+};
+
+/* Cumulative counts of spans the application side dropped, by reason. */
+struct wire_drops {
+	uint64_t queue_full;	/* drop-newest in the bounded queue */
+	uint64_t unsent;	/* queued, then lost with a broken connection */
+};
+
+#define WIRE_SPANS_PER_PACKET \
+	((WIRE_MAX_PACKET - sizeof(struct wire_header)) / sizeof(struct wire_span))
+
+#endif

@@ -1,0 +1,338 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The gtrace-target thread and the packets it hands to gtrace-target-io.
+ * A fixed pool of packets bounds the memory: when the recorder reads too
+ * slowly the pool runs dry, the rings fill, and new spans are dropped and
+ * counted where they are reported.
+ */
+#include "target/internal.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TGT_PACKETS 32		/* 2 MiB: what a slow recorder may owe us */
+#define DRAIN_TICK_MS 1		/* while connected */
+#define IDLE_TICK_MS 100	/* while not: only gone threads to clean up */
+
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t io_cond;		/* packets ready, a flush drained */
+static pthread_cond_t drain_cond;	/* a flush asked, the connection up */
+static pthread_cond_t flush_cond;	/* a flush done */
+
+static struct tgt_packet *pool;
+static struct tgt_packet *free_packets, *ready, **ready_end = &ready;
+static int conn_fd = -1;
+static bool running;
+/* Flushes asked, drained from the rings, and sent: each counts up. */
+static uint64_t flush_asked, flush_drained, flush_done;
+static uint64_t unsent;			/* atomic */
+
+void tgt_queue_lock(void)
+{
+	pthread_mutex_lock(&queue_lock);
+}
+
+void tgt_queue_unlock(void)
+{
+	pthread_mutex_unlock(&queue_lock);
+}
+
+uint64_t tgt_unsent(void)
+{
+	return TGT_LOAD(&unsent);
+}
+
+void tgt_count_unsent(uint64_t n)
+{
+	TGT_ADD(&unsent, n);
+}
+
+static void init_conds(void)
+{
+	pthread_condattr_t attr;
+
+	pthread_condattr_init(&attr);
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	pthread_cond_init(&io_cond, &attr);
+	pthread_cond_init(&drain_cond, &attr);
+	pthread_cond_init(&flush_cond, &attr);
+	pthread_condattr_destroy(&attr);
+}
+
+static void fill_pool(void)
+{
+	free_packets = NULL;
+	ready = NULL;
+	ready_end = &ready;
+	for (int i = 0; i < TGT_PACKETS; i++) {
+		pool[i].next = free_packets;
+		free_packets = &pool[i];
+	}
+}
+
+static struct timespec deadline_in(unsigned ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/* Under queue_lock: throws a packet's spans away, counted as unsent. */
+static void discard(struct tgt_packet *p)
+{
+	tgt_count_unsent(p->msg.h.count);
+	p->next = free_packets;
+	free_packets = p;
+}
+
+static struct tgt_packet *take_free(void)
+{
+	struct tgt_packet *p;
+
+	pthread_mutex_lock(&queue_lock);
+	p = free_packets;
+	if (p) {
+		free_packets = p->next;
+		p->msg.h.type = WIRE_SPANS;
+		p->msg.h.version = WIRE_VERSION;
+		p->msg.h.count = 0;
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return p;
+}
+
+/* Hands a packet to the io thread, or frees it when empty or unsendable. */
+static void hand_over(struct tgt_packet *p)
+{
+	pthread_mutex_lock(&queue_lock);
+	if (!p->msg.h.count) {
+		p->next = free_packets;
+		free_packets = p;
+	} else if (conn_fd < 0) {
+		discard(p);
+	} else {
+		p->next = NULL;
+		*ready_end = p;
+		ready_end = &p->next;
+		pthread_cond_signal(&io_cond);
+	}
+	pthread_mutex_unlock(&queue_lock);
+}
+
+struct drain {
+	struct tgt_packet *packet;
+	bool connected;
+};
+
+static bool drain_ring(struct tgt_ring *r, void *ctx)
+{
+	struct drain *d = ctx;
+
+	if (!d->connected) {
+		tgt_count_unsent(tgt_ring_discard(r));
+		return true;
+	}
+	for (;;) {
+		struct tgt_packet *p = d->packet;
+		uint32_t room;
+
+		if (!p) {
+			p = d->packet = take_free();
+			if (!p)
+				return false;	/* the rings keep the rest */
+		}
+		room = WIRE_SPANS_PER_PACKET - p->msg.h.count;
+		p->msg.h.count += tgt_ring_pop(r, &p->msg.spans[p->msg.h.count], room);
+		if (p->msg.h.count < WIRE_SPANS_PER_PACKET)
+			return true;
+		hand_over(p);
+		d->packet = NULL;
+	}
+}
+
+static void block_signals(sigset_t *old)
+{
+	sigset_t all;
+
+	/* Signals are the application's business, not its helper threads'. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static void *drain_main(void *arg)
+{
+	pthread_setname_np(pthread_self(), "gtrace-target");
+	pthread_mutex_lock(&queue_lock);
+	for (;;) {
+		struct drain d = { .connected = conn_fd >= 0 };
+		uint64_t flush = flush_asked;
+
+		if (flush == flush_drained) {
+			struct timespec until = deadline_in(d.connected ? DRAIN_TICK_MS : IDLE_TICK_MS);
+
+			pthread_cond_timedwait(&drain_cond, &queue_lock, &until);
+			d.connected = conn_fd >= 0;
+			flush = flush_asked;
+		}
+		pthread_mutex_unlock(&queue_lock);
+		tgt_rings_visit(drain_ring, &d);
+		if (d.packet)
+			hand_over(d.packet);
+		pthread_mutex_lock(&queue_lock);
+		if (flush > flush_drained) {
+			flush_drained = flush;
+			pthread_cond_signal(&io_cond);
+		}
+	}
+	return NULL;
+}
+
+int tgt_workers_start(void)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	sigset_t old;
+	int err, fd;
+
+	if (!pool) {
+		pool = malloc(TGT_PACKETS * sizeof(*pool));
+		if (!pool)
+			return -ENOMEM;
+		init_conds();
+	}
+	fill_pool();
+	/*
+	 * Under gtrace record -- cmd the recorder listens already: connecting
+	 * now (a few system calls, none that wait) turns reporting on before
+	 * the first span, instead of on the io thread's first look.
+	 */
+	fd = tgt_connect(true);
+	if (fd >= 0)
+		tgt_queue_set_connected(fd);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	block_signals(&old);
+	err = pthread_create(&thread, &attr, drain_main, NULL);
+	if (!err) {
+		err = pthread_create(&thread, &attr, tgt_io_main, (void *)(intptr_t)fd);
+		/* a drain thread alone is harmless: with no connection it idles */
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		if (fd >= 0) {
+			tgt_queue_set_connected(-1);
+			close(fd);
+		}
+		return -err;
+	}
+	pthread_mutex_lock(&queue_lock);
+	running = true;
+	pthread_mutex_unlock(&queue_lock);
+	return 0;
+}
+
+struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush)
+{
+	struct timespec until = deadline_in(timeout_ms);
+	struct tgt_packet *p = NULL;
+
+	*flush = 0;
+	pthread_mutex_lock(&queue_lock);
+	for (;;) {
+		if (ready) {
+			p = ready;
+			ready = p->next;
+			if (!ready)
+				ready_end = &ready;
+			break;
+		}
+		if (flush_drained > flush_done) {
+			*flush = flush_drained;
+			break;
+		}
+		if (pthread_cond_timedwait(&io_cond, &queue_lock, &until) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return p;
+}
+
+void tgt_queue_release(struct tgt_packet *p)
+{
+	pthread_mutex_lock(&queue_lock);
+	p->next = free_packets;
+	free_packets = p;
+	pthread_mutex_unlock(&queue_lock);
+}
+
+void tgt_queue_flushed(uint64_t flush)
+{
+	pthread_mutex_lock(&queue_lock);
+	if (flush > flush_done) {
+		flush_done = flush;
+		pthread_cond_broadcast(&flush_cond);
+	}
+	pthread_mutex_unlock(&queue_lock);
+}
+
+void tgt_queue_set_connected(int fd)
+{
+	pthread_mutex_lock(&queue_lock);
+	conn_fd = fd;
+	if (fd < 0) {
+		while (ready) {
+			struct tgt_packet *p = ready;
+
+			ready = p->next;
+			discard(p);
+		}
+		ready_end = &ready;
+	}
+	tgt_set_active(fd >= 0);
+	pthread_cond_signal(&drain_cond);
+	pthread_mutex_unlock(&queue_lock);
+}
+
+bool tgt_queue_flush(unsigned timeout_ms)
+{
+	struct timespec until = deadline_in(timeout_ms);
+	uint64_t flush;
+	bool done = true;
+
+	pthread_mutex_lock(&queue_lock);
+	if (running) {
+		flush = ++flush_asked;
+		pthread_cond_signal(&drain_cond);
+		while (flush_done < flush && done)
+			done = pthread_cond_timedwait(&flush_cond, &queue_lock, &until) != ETIMEDOUT ||
+			       flush_done >= flush;
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return done;
+}
+
+void tgt_queue_reset_child(void)
+{
+	/* The parent's connection and packets are not ours to send. */
+	if (conn_fd >= 0)
+		close(conn_fd);
+	conn_fd = -1;
+	running = false;
+	flush_asked = flush_drained = flush_done = 0;
+	unsent = 0;
+	if (pool) {
+		fill_pool();
+		init_conds();
+	}
+}

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+# A recorder killed while the lanes example reports spans: the program
+# notices nothing but its own drop count and exits 0, and the recording
+# reads up to its last whole chunk, lane work included.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+LANES=$WORKLOADS/lanes
+[ -x "$LANES" ] || skip "the lanes example is not built ($LANES)"
+need_perf_events
+
+"$GTRACE" record -q -o killed.data -- sh -c \
+	'echo "$GTRACE_TARGET_SOCKET" >socket.path; "$0" --wait-active 5 --run-ms 3000 >lanes.out; echo $? >lanes.status' \
+	"$LANES" </dev/null 2>stderr &
+gtrace_pid=$!
+
+# Until a chunk with spans is written (readers take a file being written).
+tries=0
+until "$GTRACE" threads -i killed.data 2>/dev/null </dev/null | grep -q ' 0xfff00000 '; do
+	tries=$((tries + 1))
+	[ $tries -le 400 ] || { kill -KILL $gtrace_pid; fail "no chunk with spans was written"; }
+	sleep 0.05
+done
+kill -KILL $gtrace_pid
+wait $gtrace_pid 2>/dev/null
+# A killed recorder cannot clean up after itself.
+trap 'rm -rf "$(dirname "$(cat socket.path)")"' EXIT
+
+wait_for lanes.status
+[ "$(cat lanes.status)" -eq 0 ] || { show lanes.out; fail "lanes exited with $(cat lanes.status)"; }
+at_least "spans reported" "$(lanes_result lanes.out reported)" 1
+
+"$GTRACE" threads -i killed.data >threads.txt 2>err.txt </dev/null ||
+	{ show err.txt; fail "the recording of a killed gtrace does not read"; }
+expect_contains err.txt "warning: 'killed.data' is truncated"
+expect_contains threads.txt '^ +[0-9]+ +0xfff00000 +queue +queue [01] +[1-9][0-9]* '

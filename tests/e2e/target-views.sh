@@ -1,0 +1,100 @@
+# SPDX-License-Identifier: MIT
+# The views of lane work, on recordings of the lanes example: threads lists
+# the lanes, report and flame show a lane's spans by name and, for a CPU
+# thread, the lane work it queued under the stack that queued it; diagnose
+# counts each origin outcome that --origin provokes.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+# A bad --link-window is refused before any file is read.
+for cmd in report flame diagnose; do
+	expect_exit 2 "$GTRACE" $cmd -i none.data --link-window 5parsecs
+	expect_contains "$TESTDIR/stderr" "invalid --link-window '5parsecs'"
+done
+
+[ -x "$WORKLOADS/lanes" ] || skip "the lanes example is not built ($WORKLOADS/lanes)"
+need_perf_events
+
+# lane_spans FILE: the sum of the Spans column of the lanes in threads output.
+lane_spans() {
+	awk '$2 ~ /^0xfff/ { n += $(NF - 3) } END { print n + 0 }' "$1"
+}
+
+# origin_count FILE OUTCOME: the count on diagnose's line for OUTCOME.
+origin_count() {
+	awk -v o="$2" '$1 == o && NF >= 3 { print $2; found = 1; exit }
+		END { if (!found) print -1 }' "$1"
+}
+
+# expect_count FILE OUTCOME N: diagnose counted N origins with OUTCOME.
+expect_count() {
+	got=$(origin_count "$1" "$2")
+	if [ "$got" != "$3" ]; then
+		show "$1"
+		fail "diagnose counts $got origins $2, expected $3"
+	fi
+}
+
+record lanes.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 500
+run_gtrace threads -i lanes.data >threads.txt
+expect_contains threads.txt '^ +[0-9]+ +0xfff0000[01] +queue +queue 0 '
+expect_contains threads.txt '^ +[0-9]+ +0xfff0000[01] +queue +queue 1 '
+[ "$(lane_spans threads.txt)" -eq 1000 ] || { show threads.txt; fail "the lanes do not hold 2 x 500 spans"; }
+# Lanes are listed past -n.
+run_gtrace threads -i lanes.data -n 1 >threads1.txt
+[ "$(lane_spans threads1.txt)" -eq 1000 ] || { show threads1.txt; fail "threads -n 1 hides lanes"; }
+
+lane=$(awk '$2 ~ /^0xfff/ { print $2; exit }' threads.txt)
+worker=$(thread_column threads.txt worker-0 2)
+[ -n "$worker" ] || { show threads.txt; fail "no thread worker-0"; }
+
+# A lane: its spans by name in target time, never as samples.
+run_gtrace report -i lanes.data --tid "$lane" >lane-report.txt
+expect_contains lane-report.txt '^# Lane spans: [0-9]+ in 1 lane'
+expect_contains lane-report.txt ' queue [01]  job-[0-9]+$'
+expect_not_contains lane-report.txt '^# Samples'
+run_gtrace flame -i lanes.data --tid "$lane" >lane-flame.txt
+expect_contains lane-flame.txt '^ +[0-9.]+ms +[0-9]+ +\[lane\] queue [01]$'
+expect_contains lane-flame.txt '^ +[0-9.]+ms +[0-9]+ +job-[0-9]+$'
+run_gtrace flame -i lanes.data --tid "$lane" --folded >lane-folded.txt
+expect_contains lane-folded.txt '^\[lane\] queue [01];job-[0-9]+ [0-9]+$'
+
+# A worker: its samples, and under dispatch_work the lane work it queued.
+run_gtrace report -i lanes.data --tid "$worker" >worker-report.txt
+expect_contains worker-report.txt '^# Samples: [0-9]+'
+expect_contains worker-report.txt '^# Lane work queued from these threads: [1-9][0-9]* spans'
+awk '/^# Lane work queued/ { work = 1 } work && $NF == "dispatch_work" { found = 1 }
+	END { exit !found }' worker-report.txt ||
+	{ show worker-report.txt; fail "no lane work queued from dispatch_work"; }
+run_gtrace flame -i lanes.data --tid "$worker" --min-percent 0 >worker-flame.txt
+awk '/ dispatch_work$/ { depth = index($0, "dispatch_work"); next }
+	depth && /\[lane\] queue/ && index($0, "[lane]") > depth { found = 1 }
+	END { exit !found }' worker-flame.txt ||
+	{ show worker-flame.txt; fail "flame shows no lane work under dispatch_work"; }
+run_gtrace flame -i lanes.data --tid "$worker" --folded --weight target >worker-folded.txt
+expect_contains worker-folded.txt ';dispatch_work;([^;]+;)*\[lane\] queue [01];job-[0-9]+ [0-9]+$'
+expect_not_contains worker-folded.txt '^worker-1'
+# Folded samples stay samples.
+run_gtrace flame -i lanes.data --tid "$worker" --folded >worker-samples.txt
+expect_not_contains worker-samples.txt '\[lane\]'
+
+run_gtrace diagnose -i lanes.data >diag.txt
+expect_contains diag.txt '^target: +1000 spans in 2 lanes of 1 process'
+at_least "linked origins" "$(origin_count diag.txt linked)" 1
+for outcome in bad_tid no_thread none; do
+	expect_count diag.txt $outcome 0
+done
+# Nothing is close enough within a window of 0.
+run_gtrace diagnose -i lanes.data --link-window 0 >diag0.txt
+expect_count diag0.txt linked 0
+
+# Each --origin mode gives its outcome to every span. "bad" alternates tid 0
+# (with a time: an origin, not none) and a synthetic tid.
+for mode in unknown:no_thread nostack:no_stack far:too_far none:none bad:bad_tid; do
+	origin=${mode%%:*}
+	outcome=${mode#*:}
+	record "$origin.data" -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 200 \
+		--origin "$origin"
+	run_gtrace diagnose -i "$origin.data" >"$origin.txt"
+	expect_count "$origin.txt" "$outcome" 400
+	expect_count "$origin.txt" linked 0
+done

@@ -1,0 +1,276 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The recorder's span socket: packets sent the way libgtrace-target sends
+ * them, good and bad, become lane and span rows and target.* counters.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "format/file.h"
+#include "format/tables.h"
+#include "record/collect.h"
+#include "record/ingest.h"
+#include "record/writer.h"
+#include "target/wire.h"
+#include "test.h"
+
+static int connect_to(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	strcpy(sa.sun_path, path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* Sends a header of type and count, then len bytes of body. */
+static void send_packet(int fd, uint16_t type, uint16_t version, uint32_t count,
+			const void *body, size_t len)
+{
+	static uint8_t buf[WIRE_MAX_PACKET + 64];
+	struct wire_header h = { .type = type, .version = version, .count = count };
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), body, len);
+	CHECK(send(fd, buf, sizeof(h) + len, 0) == (ssize_t)(sizeof(h) + len));
+}
+
+static void send_hello(int fd, uint32_t pid)
+{
+	struct wire_hello m = { .pid = pid };
+
+	send_packet(fd, WIRE_HELLO, WIRE_VERSION, 1, &m, sizeof(m));
+}
+
+static void send_string(int fd, uint32_t id, const char *s)
+{
+	uint8_t buf[256];
+	struct wire_string m = { .id = id, .len = (uint32_t)strlen(s) };
+
+	memcpy(buf, &m, sizeof(m));
+	memcpy(buf + sizeof(m), s, m.len);
+	send_packet(fd, WIRE_STRING, WIRE_VERSION, 1, buf, sizeof(m) + m.len);
+}
+
+static void send_lane(int fd, uint32_t id, uint32_t kind, uint32_t name)
+{
+	struct wire_lane m = { .id = id, .kind = kind, .name = name };
+
+	send_packet(fd, WIRE_LANE, WIRE_VERSION, 1, &m, sizeof(m));
+}
+
+static void send_drops(int fd, uint64_t queue_full, uint64_t unsent)
+{
+	struct wire_drops m = { .queue_full = queue_full, .unsent = unsent };
+
+	send_packet(fd, WIRE_DROPS, WIRE_VERSION, 1, &m, sizeof(m));
+}
+
+static struct wire_span span(uint32_t lane, uint32_t name, uint64_t start, uint64_t end)
+{
+	return (struct wire_span){ .lane = lane, .name = name, .start_ns = start,
+				   .end_ns = end, .origin_tid = 42, .origin_ns = start - 5 };
+}
+
+/* Polls until every connection is closed (the peers closed theirs first). */
+static void drain(struct ingest *in)
+{
+	struct pollfd p = { .fd = ingest_fd(in), .events = POLLIN };
+
+	ingest_poll(in, true);
+	for (int i = 0; i < 100 && !ingest_idle(in); i++) {
+		poll(&p, 1, 10);
+		ingest_poll(in, true);
+	}
+	CHECK(ingest_idle(in));
+}
+
+/* A process of the recording that sends a bit of everything. */
+static void good_peer(const char *path)
+{
+	struct wire_span spans[4];
+	int fd = connect_to(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	/* Spans before HELLO cannot be placed. */
+	spans[0] = span(1, 3, 100, 200);
+	send_packet(fd, WIRE_SPANS, WIRE_VERSION, 1, spans, sizeof(spans[0]));
+	send_hello(fd, (uint32_t)getpid());
+	send_string(fd, 1, "queue");
+	send_string(fd, 2, "queue 0");
+	send_string(fd, 3, "job-a");
+	send_string(fd, 4, "queue 1");
+	send_lane(fd, 1, 1, 2);
+	send_lane(fd, 2, 1, 4);	/* defined, never used: no lane row */
+	spans[0] = span(1, 3, 1000, 1500);
+	spans[1] = span(1, 3, 2000, 2100);
+	spans[2] = span(7, 3, 2000, 2100);	/* unknown lane */
+	spans[3] = span(1, 3, 3000, 2999);	/* ends before it starts */
+	send_packet(fd, WIRE_SPANS, WIRE_VERSION, 4, spans, sizeof(spans));
+	/* A count that does not match the size, a version from elsewhere. */
+	send_packet(fd, WIRE_SPANS, WIRE_VERSION, 3, spans, 2 * sizeof(spans[0]));
+	send_packet(fd, WIRE_SPANS, WIRE_VERSION + 1, 2, spans, 2 * sizeof(spans[0]));
+	send_drops(fd, 5, 1);
+	send_drops(fd, 9, 1);	/* cumulative: 9 in all */
+	close(fd);
+}
+
+/* A HELLO for a pid that is not its own: nothing it sends is recorded. */
+static void lying_peer(const char *path)
+{
+	struct wire_span spans[3] = { span(1, 1, 10, 20), span(1, 1, 30, 40), span(1, 1, 50, 60) };
+	int fd = connect_to(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	send_hello(fd, (uint32_t)getpid() + 1);
+	send_string(fd, 1, "x");
+	send_lane(fd, 1, 1, 1);
+	send_packet(fd, WIRE_SPANS, WIRE_VERSION, 3, spans, sizeof(spans));
+	close(fd);
+}
+
+static uint64_t counter(const struct tr_tables *t, const char *name)
+{
+	for (size_t i = t->counters.len; i-- > 0;)
+		if (!strcmp(t->strings.v[t->counters.v[i].name - 1], name))
+			return t->counters.v[i].value;
+	return UINT64_MAX;
+}
+
+static int load(const char *path, struct tr_tables *t)
+{
+	struct tr_reader *r;
+	struct tr_header hdr;
+	struct tr_chunk chunk;
+	int got;
+
+	if (tr_reader_open(&r, path, &hdr))
+		return -1;
+	while ((got = tr_reader_next(r, &chunk)) > 0)
+		if (chunk.type == TR_CHUNK_TABLES && tr_tables_decode(t, chunk.payload, chunk.len))
+			got = -1;
+	tr_reader_close(r);
+	return got;
+}
+
+static void test_packets_to_rows(void)
+{
+	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
+	struct tr_tables t = {0};
+	struct chunk_writer *cw;
+	struct ingest *in;
+	struct tr_writer *w;
+	struct collector *c;
+	char *sock;
+	int fd = mkstemp(path);
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
+	CHECK(chunk_writer_start(&cw, w) == 0);
+	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
+	CHECK(ingest_open(&in, 0) == 0);
+	sock = strdup(ingest_socket_path(in));
+	ingest_start(in, c, (uint32_t)getpid());
+
+	good_peer(sock);
+	lying_peer(sock);
+	drain(in);
+	ingest_close(in);
+	CHECK(access(sock, F_OK) && errno == ENOENT);
+	free(sock);
+
+	collector_flush(c, true);
+	CHECK(chunk_writer_stop(cw, true) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	collector_free(c);
+	CHECK(load(path, &t) == 0);
+	unlink(path);
+
+	CHECK_EQ_U64(t.lanes.len, 1);
+	CHECK_EQ_U64(t.spans.len, 2);
+	if (t.lanes.len == 1 && t.spans.len == 2) {
+		CHECK_EQ_U64(t.lanes.v[0].pid, getpid());
+		CHECK_STREQ(t.strings.v[t.lanes.v[0].kind - 1], "queue");
+		CHECK_STREQ(t.strings.v[t.lanes.v[0].name - 1], "queue 0");
+		CHECK_EQ_U64(t.spans.v[0].lane, 1);
+		CHECK_STREQ(t.strings.v[t.spans.v[0].name - 1], "job-a");
+		CHECK_EQ_U64(t.spans.v[0].start, 1000);
+		CHECK_EQ_U64(t.spans.v[0].dur, 500);
+		CHECK_EQ_U64(t.spans.v[0].origin_tid, 42);
+		CHECK_EQ_U64(t.spans.v[0].origin_ts, 995);
+		CHECK_EQ_U64(t.spans.v[1].dur, 100);
+	}
+	CHECK_EQ_U64(counter(&t, "target.spans"), 2);
+	CHECK_EQ_U64(counter(&t, "target.lanes"), 1);
+	CHECK_EQ_U64(counter(&t, "target.processes"), 1);
+	CHECK_EQ_U64(counter(&t, "target.batches"), 1);
+	/* 1 before HELLO, 2 bad spans, 2 + 2 in the bad packets (what they hold). */
+	CHECK_EQ_U64(counter(&t, "target.dropped.bad-message"), 7);
+	CHECK_EQ_U64(counter(&t, "target.dropped.queue-full"), 9);
+	CHECK_EQ_U64(counter(&t, "target.dropped.unsent"), 1);
+	CHECK_EQ_U64(counter(&t, "target.dropped.wrong-pid"), 3);
+	CHECK_EQ_U64(counter(&t, "target.dropped.no-run"), 0);
+	tr_tables_free(&t);
+}
+
+/* A peer still sending when the recording ends: its spans came too late. */
+static void test_late_spans(void)
+{
+	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
+	struct wire_span spans[2] = { span(1, 1, 10, 20), span(1, 1, 30, 40) };
+	struct tr_tables t = {0};
+	struct chunk_writer *cw;
+	struct ingest *in;
+	struct tr_writer *w;
+	struct collector *c;
+	int fd = mkstemp(path), peer;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
+	CHECK(chunk_writer_start(&cw, w) == 0);
+	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
+	CHECK(ingest_open(&in, 0) == 0);
+	ingest_start(in, c, (uint32_t)getpid());
+	peer = connect_to(ingest_socket_path(in));
+	CHECK(peer >= 0);
+	send_hello(peer, (uint32_t)getpid());
+	send_packet(peer, WIRE_SPANS, WIRE_VERSION, 2, spans, sizeof(spans));
+	ingest_close(in);
+	close(peer);
+
+	collector_flush(c, true);
+	CHECK(chunk_writer_stop(cw, true) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	collector_free(c);
+	CHECK(load(path, &t) == 0);
+	unlink(path);
+	CHECK_EQ_U64(t.spans.len, 0);
+	CHECK_EQ_U64(counter(&t, "target.dropped.no-run"), 2);
+	tr_tables_free(&t);
+}
+
+int main(void)
+{
+	RUN(test_packets_to_rows);
+	RUN(test_late_spans);
+	return test_summary();
+}

@@ -1,0 +1,529 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * libgtrace-target from the inside: interning, lane identity, the rings'
+ * drop-newest accounting, and the whole path to a fake recorder in this
+ * process (a SOCK_SEQPACKET server checking the protocol): reporting off
+ * until it listens, definitions before use, order, drops, fork, restart.
+ */
+#include "target/internal.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "test.h"
+
+#define MAX_IDS 256
+#define MAX_CONNS 16
+#define WAIT_MS 5000
+
+/* What the fake recorder saw on one connection. */
+struct fake_conn {
+	int fd;
+	uint32_t pid;
+	char *strings[MAX_IDS];
+	uint32_t lane_name[MAX_IDS];	/* string id, 0: undefined */
+	uint64_t last_start[MAX_IDS];	/* per lane: starts must grow */
+	uint64_t spans;
+	struct wire_drops drops;
+	int errors;			/* protocol violations */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	int listen_fd;
+	bool stop;			/* close everything and exit */
+	struct fake_conn conns[MAX_CONNS];
+	int nconns;
+	pthread_t thread;
+} server = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1 };
+
+static char dir[64], sock_path[128];
+
+static void on_message(struct fake_conn *c, const unsigned char *buf, size_t len)
+{
+	const struct wire_header *h = (const void *)buf;
+	const void *body = buf + sizeof(*h);
+	size_t body_len = len - sizeof(*h);
+
+	if (len < sizeof(*h) || h->version != WIRE_VERSION) {
+		c->errors++;
+		return;
+	}
+	if (h->type != WIRE_HELLO && !c->pid) {
+		c->errors++;	/* HELLO comes first */
+		return;
+	}
+	switch (h->type) {
+	case WIRE_HELLO: {
+		const struct wire_hello *m = body;
+
+		c->pid = m->pid;
+		break;
+	}
+	case WIRE_STRING: {
+		const struct wire_string *m = body;
+
+		if (m->id >= MAX_IDS || c->strings[m->id] || m->len != body_len - sizeof(*m)) {
+			c->errors++;
+			break;
+		}
+		c->strings[m->id] = strndup((const char *)(m + 1), m->len);
+		break;
+	}
+	case WIRE_LANE: {
+		const struct wire_lane *m = body;
+
+		if (m->id >= MAX_IDS || c->lane_name[m->id] || m->kind >= MAX_IDS ||
+		    m->name >= MAX_IDS || !c->strings[m->kind] || !c->strings[m->name])
+			c->errors++;
+		else
+			c->lane_name[m->id] = m->name;
+		break;
+	}
+	case WIRE_SPANS: {
+		const struct wire_span *s = body;
+
+		if (body_len != h->count * sizeof(*s)) {
+			c->errors++;
+			break;
+		}
+		for (uint32_t i = 0; i < h->count; i++, s++) {
+			char want[16];
+
+			snprintf(want, sizeof(want), "job-%d", (int)(s->start_ns % 7));
+			if (s->lane >= MAX_IDS || !c->lane_name[s->lane] || s->name >= MAX_IDS ||
+			    !c->strings[s->name] || strcmp(c->strings[s->name], want) ||
+			    s->start_ns < c->last_start[s->lane] || s->end_ns != s->start_ns + 100)
+				c->errors++;
+			else
+				c->last_start[s->lane] = s->start_ns;
+			c->spans++;
+		}
+		break;
+	}
+	case WIRE_DROPS:
+		memcpy(&c->drops, body, sizeof(c->drops));
+		break;
+	default:
+		c->errors++;
+	}
+}
+
+static void close_all(void)
+{
+	for (int i = 0; i < server.nconns; i++) {
+		if (server.conns[i].fd >= 0)
+			close(server.conns[i].fd);
+		server.conns[i].fd = -1;
+	}
+	if (server.listen_fd >= 0)
+		close(server.listen_fd);
+	server.listen_fd = -1;
+	unlink(sock_path);
+}
+
+static void *serve(void *arg)
+{
+	static unsigned char buf[WIRE_MAX_PACKET];
+
+	for (;;) {
+		struct pollfd pfd[MAX_CONNS + 1];
+		int n = 0;
+
+		pthread_mutex_lock(&server.lock);
+		if (server.stop) {
+			close_all();
+			pthread_mutex_unlock(&server.lock);
+			return arg;
+		}
+		pfd[n++] = (struct pollfd){ .fd = server.listen_fd, .events = POLLIN };
+		for (int i = 0; i < server.nconns; i++)
+			pfd[n++] = (struct pollfd){ .fd = server.conns[i].fd, .events = POLLIN };
+		pthread_mutex_unlock(&server.lock);
+
+		if (poll(pfd, n, 10) <= 0)
+			continue;
+		pthread_mutex_lock(&server.lock);
+		if ((pfd[0].revents & POLLIN) && server.nconns < MAX_CONNS) {
+			int fd = accept(server.listen_fd, NULL, NULL);
+
+			if (fd >= 0)
+				server.conns[server.nconns++] = (struct fake_conn){ .fd = fd };
+		}
+		for (int i = 1; i < n; i++) {
+			struct fake_conn *c = &server.conns[i - 1];
+			ssize_t len;
+
+			if (c->fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP)))
+				continue;
+			len = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (len > 0) {
+				on_message(c, buf, len);
+			} else if (len == 0) {
+				close(c->fd);
+				c->fd = -1;
+			}
+		}
+		pthread_mutex_unlock(&server.lock);
+	}
+}
+
+static void server_listen(void)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	strcpy(addr.sun_path, sock_path);
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 16)) {
+		printf("  cannot listen on %s: %s\n", sock_path, strerror(errno));
+		exit(1);
+	}
+	pthread_mutex_lock(&server.lock);
+	server.listen_fd = fd;
+	server.stop = false;
+	pthread_mutex_unlock(&server.lock);
+	pthread_create(&server.thread, NULL, serve, NULL);
+}
+
+static void server_kill(void)
+{
+	pthread_mutex_lock(&server.lock);
+	server.stop = true;
+	pthread_mutex_unlock(&server.lock);
+	pthread_join(server.thread, NULL);
+}
+
+/* Sums over the connections of pid: spans and protocol errors. */
+static void server_totals(uint32_t pid, uint64_t *spans, int *errors, struct wire_drops *drops)
+{
+	*spans = 0;
+	*errors = 0;
+	pthread_mutex_lock(&server.lock);
+	for (int i = 0; i < server.nconns; i++) {
+		if (server.conns[i].pid != pid)
+			continue;
+		*spans += server.conns[i].spans;
+		*errors += server.conns[i].errors;
+		if (drops)
+			*drops = server.conns[i].drops;
+	}
+	pthread_mutex_unlock(&server.lock);
+}
+
+static uint64_t ms_now(void)
+{
+	return gtrace_now_ns() / 1000000;
+}
+
+static bool wait_active(bool on)
+{
+	const struct timespec ms = { 0, 1000000 };
+
+	for (uint64_t until = ms_now() + WAIT_MS; ms_now() < until;) {
+		if (gtrace_reporting_active() == on)
+			return true;
+		nanosleep(&ms, NULL);
+	}
+	return false;
+}
+
+/*
+ * Waits until the server has seen the spans of pid, and a count of drops
+ * at least drops->queue_full; returns its totals.
+ */
+static uint64_t wait_spans(uint32_t pid, uint64_t want, int *errors, struct wire_drops *drops)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint64_t want_drops = drops ? drops->queue_full : 0;
+	uint64_t spans = 0;
+
+	for (uint64_t until = ms_now() + WAIT_MS; ms_now() < until;) {
+		server_totals(pid, &spans, errors, drops);
+		if (spans >= want && (!drops || drops->queue_full >= want_drops))
+			break;
+		nanosleep(&ms, NULL);
+	}
+	return spans;
+}
+
+static void span_at(gtrace_lane *lane, uint64_t start)
+{
+	static const char *const names[7] = { "job-0", "job-1", "job-2", "job-3",
+					      "job-4", "job-5", "job-6" };
+	char copy[16];
+	gtrace_origin o = gtrace_current_origin();
+
+	/* a reused buffer every other time: names are copied by content */
+	strcpy(copy, names[start % 7]);
+	gtrace_span(lane, start % 2 ? copy : names[start % 7], start, start + 100, &o);
+}
+
+static void test_interning(void)
+{
+	char buf[16] = "alpha";
+	char *longer = malloc(2 * TGT_NAME_MAX);
+	const struct tgt_string *a = tgt_intern("alpha"), *b, *c;
+
+	CHECK(a && !strcmp(a->str, "alpha") && a->len == 5);
+	CHECK(tgt_intern(buf) == a);
+	b = tgt_intern("beta");
+	CHECK(b && b != a && b->id == a->id + 1);
+	CHECK(tgt_string_by_id(b->id) == b);
+	CHECK(tgt_string_by_id(b->id + 1000) == NULL);
+
+	/* names are cut at TGT_NAME_MAX: two that differ only later are one */
+	memset(longer, 'x', 2 * TGT_NAME_MAX - 1);
+	longer[2 * TGT_NAME_MAX - 1] = '\0';
+	c = tgt_intern(longer);
+	longer[TGT_NAME_MAX + 5] = 'y';
+	CHECK(c && c->len == TGT_NAME_MAX && tgt_intern(longer) == c);
+	free(longer);
+}
+
+static void test_name_cache(void)
+{
+	struct tgt_ring *r = tgt_ring_new(4);
+	char buf[16] = "gamma";
+	uint32_t gamma = tgt_name_id(r, buf);
+
+	CHECK(gamma == tgt_intern("gamma")->id);
+	CHECK(tgt_name_id(r, buf) == gamma);
+	/* the same pointer with new content is a new name */
+	strcpy(buf, "gammaray");
+	CHECK(tgt_name_id(r, buf) == tgt_intern("gammaray")->id);
+	strcpy(buf, "gam");
+	CHECK(tgt_name_id(r, buf) == tgt_intern("gam")->id);
+	strcpy(buf, "gamma");
+	CHECK(tgt_name_id(r, buf) == gamma);
+	tgt_ring_free(r);
+}
+
+static void test_lane_identity(void)
+{
+	char kind[8] = "gpu", name[32] = "GPU0 stream 7";
+	gtrace_lane *a = gtrace_lane_get("gpu", "GPU0 stream 7");
+	gtrace_lane *b = gtrace_lane_get("gpu", "GPU0 stream 8");
+
+	CHECK(a && b && a != b);
+	CHECK(gtrace_lane_get(kind, name) == a);
+	CHECK(gtrace_lane_get("queue", "GPU0 stream 7") != a);
+	CHECK(gtrace_lane_get("gpu", "GPU0 stream 8") == b);
+	CHECK(gtrace_lane_get(NULL, NULL) == gtrace_lane_get("", ""));
+	CHECK(tgt_lane_by_id(a->id) == a && tgt_lane_by_id(b->id) == b);
+	CHECK(tgt_lane_by_id(0) == NULL);
+}
+
+static void test_ring_drop_newest(void)
+{
+	struct tgt_ring *r = tgt_ring_new(8);
+	struct wire_span s = { 0 }, out[32];
+	uint32_t n;
+
+	for (uint32_t i = 0; i < 20; i++) {
+		s.start_ns = i;
+		CHECK(tgt_ring_push(r, &s) == (i < 8));
+	}
+	CHECK_EQ_U64(r->head, 8);
+	CHECK_EQ_U64(r->drops, 12);
+	n = tgt_ring_pop(r, out, 5);
+	CHECK_EQ_U64(n, 5);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK_EQ_U64(out[i].start_ns, i);
+	/* five free slots, across the end of the array */
+	for (uint32_t i = 20; i < 30; i++) {
+		s.start_ns = i;
+		tgt_ring_push(r, &s);
+	}
+	CHECK_EQ_U64(r->head, 13);
+	CHECK_EQ_U64(r->drops, 17);
+	n = tgt_ring_pop(r, out, 32);
+	CHECK_EQ_U64(n, 8);
+	for (uint32_t i = 0; i < n; i++)
+		CHECK_EQ_U64(out[i].start_ns, i < 3 ? 5 + i : 20 + i - 3);
+	CHECK_EQ_U64(tgt_ring_pop(r, out, 32), 0);
+	s.start_ns = 99;
+	tgt_ring_push(r, &s);
+	tgt_ring_push(r, &s);
+	CHECK_EQ_U64(tgt_ring_discard(r), 2);
+	CHECK_EQ_U64(tgt_ring_pop(r, out, 32), 0);
+	tgt_ring_free(r);
+}
+
+/* No recorder yet: spans are ignored, neither counted nor dropped. */
+static void test_inactive_noop(void)
+{
+	gtrace_lane *lane = gtrace_lane_get("queue", "idle");
+
+	CHECK(!gtrace_reporting_active());
+	for (uint64_t i = 0; i < 100; i++)
+		span_at(lane, i);
+	CHECK_EQ_U64(gtrace_reported_spans(), 0);
+	CHECK_EQ_U64(gtrace_dropped_spans(), 0);
+	CHECK(gtrace_flush(WAIT_MS));
+}
+
+struct reporter {
+	gtrace_lane *lane;
+	uint64_t first, spans;
+};
+
+static void *report_spans(void *arg)
+{
+	struct reporter *r = arg;
+
+	for (uint64_t k = 0; k < r->spans; k++)
+		span_at(r->lane, r->first + k);
+	return NULL;
+}
+
+/*
+ * Threads reporting, each on its lane; joined, so their rings are freed.
+ * Start times keep growing from call to call, as the server checks.
+ */
+static void report_from_threads(int n, uint64_t spans)
+{
+	static uint64_t first = 1;
+	pthread_t threads[8];
+	struct reporter rep[8];
+
+	for (int i = 0; i < n; i++) {
+		char name[16];
+
+		snprintf(name, sizeof(name), "lane-%d", i);
+		rep[i] = (struct reporter){ gtrace_lane_get("queue", name), first, spans };
+		pthread_create(&threads[i], NULL, report_spans, &rep[i]);
+	}
+	for (int i = 0; i < n; i++)
+		pthread_join(threads[i], NULL);
+	first += spans;
+}
+
+static void test_recorder(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t before = gtrace_reported_spans();
+	int errors;
+
+	server_listen();
+	CHECK(wait_active(true));
+	report_from_threads(3, 1000);
+	CHECK(gtrace_flush(WAIT_MS));
+	CHECK_EQ_U64(gtrace_reported_spans() - before, 3000);
+	CHECK_EQ_U64(gtrace_dropped_spans(), 0);
+	CHECK_EQ_U64(wait_spans(pid, 3000, &errors, NULL), 3000);
+	CHECK_EQ_U64(errors, 0);
+}
+
+/* A queue of 4 spans: what is not accepted is dropped, and the recorder
+ * hears of exactly that many drops. */
+static void test_queue_full(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t accepted = gtrace_reported_spans(), sent, dropped = gtrace_dropped_spans();
+	struct wire_drops drops = { 0 };
+	int errors;
+
+	tgt_ring_configure(4);
+	report_from_threads(2, 20000);
+	tgt_ring_configure(TGT_QUEUE_DEFAULT);
+	CHECK(gtrace_flush(WAIT_MS));
+	accepted = gtrace_reported_spans() - accepted;
+	dropped = gtrace_dropped_spans() - dropped;
+	CHECK(dropped > 0);
+	CHECK_EQ_U64(accepted + dropped, 40000);
+	drops.queue_full = dropped;
+	sent = wait_spans(pid, 3000 + accepted, &errors, &drops);
+	CHECK_EQ_U64(sent, 3000 + accepted);
+	CHECK_EQ_U64(drops.queue_full, dropped);
+	CHECK_EQ_U64(errors, 0);
+}
+
+/* A child starts from nothing but the lanes, and reports under its pid. */
+static void test_fork(void)
+{
+	gtrace_lane *lane = gtrace_lane_get("queue", "lane-0");
+	uint32_t lane_id = lane->id;
+	int status, errors;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		CHECK(!gtrace_reporting_active());
+		CHECK_EQ_U64(gtrace_reported_spans(), 0);
+		CHECK_EQ_U64(gtrace_dropped_spans(), 0);
+		CHECK(gtrace_lane_get("queue", "lane-0") == lane && lane->id == lane_id);
+		CHECK(gtrace_current_origin().tid == (uint32_t)getpid());
+		CHECK(wait_active(true));
+		for (uint64_t k = 1; k <= 10; k++)
+			span_at(lane, k);
+		CHECK(gtrace_flush(WAIT_MS));
+		CHECK_EQ_U64(gtrace_reported_spans(), 10);
+		fflush(stdout);
+		_exit(test_current_failed);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK_EQ_U64(wait_spans((uint32_t)pid, 10, &errors, NULL), 10);
+	CHECK_EQ_U64(errors, 0);
+	CHECK(gtrace_reporting_active());
+}
+
+/* The recorder goes away: reporting turns off, then on with a new one. */
+static void test_restart(void)
+{
+	uint64_t accepted, spans;
+	int errors;
+
+	server_kill();
+	CHECK(wait_active(false));
+	accepted = gtrace_reported_spans();
+	report_from_threads(1, 100);
+	CHECK_EQ_U64(gtrace_reported_spans(), accepted);
+
+	pthread_mutex_lock(&server.lock);
+	for (int i = 0; i < server.nconns; i++)
+		for (int j = 0; j < MAX_IDS; j++)
+			free(server.conns[i].strings[j]);
+	server.nconns = 0;
+	pthread_mutex_unlock(&server.lock);
+	server_listen();
+	CHECK(wait_active(true));
+	report_from_threads(2, 500);
+	CHECK(gtrace_flush(WAIT_MS));
+	spans = wait_spans((uint32_t)getpid(), 1000, &errors, NULL);
+	CHECK_EQ_U64(spans, 1000);
+	CHECK_EQ_U64(errors, 0);
+	server_kill();
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/gtrace-test-target.XXXXXX");
+	if (!mkdtemp(dir)) {
+		printf("SKIP: cannot make a directory in /tmp\n");
+		return 77;
+	}
+	snprintf(sock_path, sizeof(sock_path), "%s/recorder.sock", dir);
+	/* the library reads these when it starts, at its first use below */
+	setenv(WIRE_SOCKET_ENV, sock_path, 1);
+	setenv("XDG_RUNTIME_DIR", dir, 1);
+
+	RUN(test_interning);
+	RUN(test_name_cache);
+	RUN(test_ring_drop_newest);
+	RUN(test_lane_identity);
+	RUN(test_inactive_noop);
+	RUN(test_recorder);
+	RUN(test_queue_full);
+	RUN(test_fork);
+	RUN(test_restart);
+	rmdir(dir);
+	return test_summary();
+}
