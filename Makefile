@@ -12,6 +12,8 @@ ifeq ($(wildcard config.mk),)
 $(error config.mk is missing: run ./configure first)
 endif
 include config.mk
+# libm: report --gpu's standard deviations.
+LIBS += -lm
 
 ifeq ($(ASAN),1)
 BUILD ?= build-asan
@@ -48,6 +50,12 @@ CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
 # position-independent objects, exporting only the gtrace_* API.
 TARGET_SRCS = $(wildcard src/target/*.c)
 TARGET_OBJS = $(TARGET_SRCS:%.c=$(BUILD)/pic/%.o)
+# The same minus the constructor that connects at load time, for agents
+# that link the library into themselves (src/target/autostart.c says why).
+TARGET_OBJS_NOAUTO = $(filter-out %/autostart.o,$(TARGET_OBJS))
+# The archive holds one object made of them all, so that a static link
+# that takes any function of the API takes the constructor too.
+TARGET_MERGED = $(BUILD)/pic/libgtrace-target.o
 TARGET_SONAME = libgtrace-target.so.0
 TARGET_A = $(BUILD)/libgtrace-target.a
 TARGET_SO = $(BUILD)/libgtrace-target.so
@@ -84,7 +92,11 @@ $(BUILD)/pic/%.o: %.c config.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -fPIC -fvisibility=hidden -c $< -o $@
 
-$(TARGET_A): $(TARGET_OBJS)
+$(TARGET_MERGED): $(TARGET_OBJS)
+	$(call say,LD,$@)
+	$(Q)$(LD) -r $^ -o $@
+
+$(TARGET_A): $(TARGET_MERGED)
 	$(call say,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
@@ -113,12 +125,16 @@ $(BUILD)/tests/fuzz-%: $(BUILD)/tests/fuzz/fuzz-%.o $(BUILD)/tests/fuzz/replay.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
 
+include src/cuda/agent.mk
+ifeq ($(HAVE_CUPTI),1)
+include tests/cuda/cuda.mk
+endif
 include tests/workloads/workloads.mk
 
 tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS)
 
 check: tests
-	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) sh tests/run.sh $(T)
+	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) SAN_FLAGS="$(SAN_FLAGS)" sh tests/run.sh $(T)
 
 demo: $(GTRACE) $(WORKLOADS)
 	$(Q)sh scripts/demo.sh $(BUILD)

@@ -91,6 +91,42 @@ GTRACE_TARGET_API gtrace_origin gtrace_current_origin(void);
 GTRACE_TARGET_API void gtrace_span(gtrace_lane *lane, const char *name, uint64_t start_ns,
 				   uint64_t end_ns, const gtrace_origin *origin);
 
+/* A numeric detail of a span: a key (copied and interned like span names) and a value. */
+typedef struct {
+	const char *key;
+	uint64_t value;
+} gtrace_attr;
+
+#define GTRACE_MAX_ATTRS 24	/* attributes past this many are ignored */
+
+/*
+ * gtrace_span with numeric details ("grid.x" = 128, "bytes" = 4096). A span
+ * and its attributes are queued, sent and dropped together, and count as
+ * one span. Attributes with a NULL key are skipped. Keys are interned like
+ * span names; once the thread knows them it is wait-free like gtrace_span,
+ * each attribute taking a third of a queue slot.
+ */
+GTRACE_TARGET_API void gtrace_span_attrs(gtrace_lane *lane, const char *name, uint64_t start_ns,
+					 uint64_t end_ns, const gtrace_origin *origin,
+					 const gtrace_attr *attrs, unsigned nattrs);
+
+/*
+ * Sets a cumulative count of this process, named "<area>.<what>"
+ * ("cuda.records.kernel"). The library keeps the latest value per name and
+ * sends the changed ones to the recorder, which records per name the sum
+ * over the processes of the recording. Takes a lock: call it per batch of
+ * work, not per event. Names without a '.' are ignored by the recorder.
+ */
+GTRACE_TARGET_API void gtrace_counter_set(const char *name, uint64_t value);
+
+/*
+ * Sets a fact about this process, keyed "<area>.<what>" ("cuda.status").
+ * Sent to the recorder once per change, which records it as a meta row of
+ * the trace: readers take the last value of a key. Keys without a '.' are
+ * ignored by the recorder. Both strings are copied and cut at 1024 bytes.
+ */
+GTRACE_TARGET_API void gtrace_meta_set(const char *key, const char *value);
+
 /* Spans of this process accepted by gtrace_span so far (not dropped). */
 GTRACE_TARGET_API uint64_t gtrace_reported_spans(void);
 

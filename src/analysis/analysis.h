@@ -113,6 +113,47 @@ void origins_free(struct origin_links *l);
 /* "linked", "bad_tid", ...: the names the views print. */
 const char *origin_outcome_name(enum origin_outcome o);
 
+/* Lane kinds the views know: what the CUDA agent writes. */
+#define CUDA_LANE_KIND "cuda"		/* a GPU stream: kernels, copies, memsets */
+#define CUDA_API_LANE_KIND "cuda-api"	/* runtime and driver API calls */
+#define CUDA_WAIT_LANE_KIND "cuda-wait"	/* the CPU waiting in a synchronizing call */
+#define NVTX_LANE_KIND "nvtx"		/* NVTX ranges of their origin threads */
+
+/*
+ * NVTX ranges: a span on a lane of kind "nvtx" is a range of its origin
+ * thread, open from its start until its end. The ranges open at one time
+ * form a chain, interned like stack nodes: chain 0 is no range, chain c
+ * (chains.v[c - 1]) its innermost range's name under its parent chain.
+ */
+struct nvtx_chain {
+	uint32_t parent;	/* chain id, 0 for an outermost range */
+	uint32_t name;		/* string id of the innermost range's name */
+	uint32_t depth;		/* 0 for an outermost range */
+};
+
+/* From start until the thread's next segment, the chain open. */
+struct nvtx_segment {
+	uint64_t start;
+	uint32_t chain;
+};
+
+/* The call tree's frame of a range: the prefix, then its name. */
+#define NVTX_FRAME_PREFIX "[nvtx] "
+
+struct nvtx_ranges {
+	VEC(struct nvtx_chain) chains;
+	struct u64map threads;	/* tid -> k: segs.v[seg_start.v[k] .. seg_start.v[k + 1]) */
+	VEC(size_t) seg_start;
+	VEC(struct nvtx_segment) segs;
+};
+
+void nvtx_ranges_build(struct nvtx_ranges *r, const struct model *m);
+/* The chain open on thread tid at ts; 0 for none. O(log ranges of the thread). */
+uint32_t nvtx_chain_at(const struct nvtx_ranges *r, uint32_t tid, uint64_t ts);
+/* By sample index, the chain open on its thread when it was taken. Free it. */
+uint32_t *nvtx_sample_chains(const struct nvtx_ranges *r, const struct model *m);
+void nvtx_ranges_free(struct nvtx_ranges *r);
+
 /*
  * Samples of one group of threads that ended in one stack node; or, for
  * lane work, the spans queued from there and their target time.
@@ -131,31 +172,38 @@ struct stack_counts {
 };
 
 /*
- * Counts the samples of real threads by (thread_group[thread index], leaf
- * node); group 0 leaves a thread's samples out. Applies the dso filter.
+ * By sample index, the group of its thread: thread_group[thread index];
+ * 0 for samples of lanes and unknown tids. Free it.
+ */
+uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group);
+
+/*
+ * Counts the samples by (sample_group[sample index], leaf node); group 0
+ * leaves a sample out. Applies the dso filter.
  */
 void count_stacks(struct stack_counts *sc, const struct funcs *f,
-		  const struct sample_filter *flt, const uint32_t *thread_group);
+		  const struct sample_filter *flt, const uint32_t *sample_group);
 void stack_counts_free(struct stack_counts *sc);
 
 /* One span of lane work and the stack its origin linked to. */
 struct lane_work {
-	uint32_t group;		/* thread_group of the linked sample's thread */
+	uint32_t group;		/* sample_group of the linked sample */
 	uint32_t node;		/* the linked sample's leaf node */
 	uint32_t span;		/* index in m->t.spans */
 };
 
 /*
- * The lane work queued from the threads of nonzero thread_group: the spans
- * whose origin linked to a sample of theirs that passes the dso filter, in
- * span order; *n of them. Free the array.
+ * The lane work queued from the samples of nonzero sample_group: the spans
+ * whose origin linked to such a sample that passes the dso filter, in span
+ * order; *n of them. NVTX ranges are not work: they are left out. Free the
+ * array.
  */
 struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
-				   const uint32_t *thread_group,
+				   const uint32_t *sample_group,
 				   const struct origin_links *links, size_t *n);
 /* The same, counted by (group, node): count spans, target_ns their durations. */
 void count_lane_work(struct stack_counts *sc, const struct funcs *f,
-		     const struct sample_filter *flt, const uint32_t *thread_group,
+		     const struct sample_filter *flt, const uint32_t *sample_group,
 		     const struct origin_links *links);
 
 /* report: one row per distinct value of the sort keys. */
@@ -165,6 +213,7 @@ enum report_key {
 	KEY_SYMBOL,
 	KEY_PID,
 	KEY_TID,
+	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
 	REPORT_KEYS
 };
 
@@ -177,12 +226,13 @@ struct report_opts {
 	const struct sample_filter *filter;
 };
 
-/* Parses "comm,dso,symbol"; -EINVAL for an unknown or repeated key. */
+/* Parses "comm,dso,symbol,nvtx"; -EINVAL for an unknown or repeated key. */
 int report_parse_keys(struct report_opts *o, const char *list);
 
 struct report_row {
 	uint32_t thread;	/* a thread of the row: its comm, pid, tid */
 	uint32_t func;		/* a func of the row: its dso, symbol */
+	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
 	uint64_t self;		/* samples whose innermost frame is the row's */
 	uint64_t children;	/* samples with the row anywhere on the stack, once each */
 	uint64_t target_self;	/* lane work: target ns, like self */
@@ -268,9 +318,16 @@ struct calltree {
 uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w);
 uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w);
 
-/* links may be NULL: no lane work under the stacks. */
+/*
+ * links may be NULL: no lane work under the stacks. The NVTX ranges open
+ * at a sample are frames "[nvtx] NAME" between its thread name and its
+ * outermost frame, outermost range first.
+ */
 void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
 		    const struct origin_links *links);
+/* The same, with the NVTX range frames only when nvtx_frames is set. */
+void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			   const struct origin_links *links, bool nvtx_frames);
 void calltree_free(struct calltree *t);
 /*
  * An indented tree, pruning nodes under min_percent of all samples and of
@@ -285,6 +342,62 @@ void calltree_print_folded(FILE *out, const struct calltree *t, const struct fun
 /* A self-contained interactive SVG flame graph. */
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
 			const char *title, enum calltree_weight w);
+
+/* report --gpu: a summary of each CUDA table by span name. */
+struct gpu_stats {
+	uint64_t count;
+	uint64_t total_ns, min_ns, max_ns;	/* exact */
+	double median_ns;	/* of the sorted durations; two middle ones averaged */
+	double stddev_ns;	/* sample standard deviation, 0 for one span */
+};
+
+#define KERNEL_CONFIG_UNKNOWN UINT64_MAX	/* a value the kernel's record lacked */
+
+/* How a kernel was launched, from its span's attributes. */
+struct kernel_config {
+	uint64_t grid[3], block[3];
+	uint64_t regs;
+	uint64_t occupancy;	/* theoretical occupancy x 1000 */
+	uint64_t limiter;	/* 0 unknown, 1 warps, 2 registers, 3 shared memory, 4 blocks */
+};
+
+struct gpu_row {
+	uint32_t name;		/* string id of the span name */
+	struct gpu_stats st;
+	struct kernel_config config;	/* kernels: the most frequent one */
+	uint64_t configs;	/* kernels: how many distinct configurations */
+	uint64_t bytes;		/* copies and memsets */
+	double min_gbps, max_gbps; /* copies: of the slowest and the fastest */
+};
+
+struct gpu_table {
+	VEC(struct gpu_row) rows;	/* by total time, descending */
+	uint64_t count, total_ns, bytes;
+};
+
+struct gpu_report {
+	struct gpu_table kernels;	/* kernels of the "cuda" lanes, by name */
+	struct gpu_table copies;	/* their copies and memsets, by kind */
+	struct gpu_table api;		/* calls on the "cuda-api" lanes, by function */
+	struct gpu_table waits;		/* spans of the "cuda-wait" lanes, by function */
+	size_t lanes;			/* lanes of those kinds in the recording */
+};
+
+/*
+ * A span counts when its lane passes the filter as a thread would, or its
+ * origin thread does: --tid of a CPU thread selects the work it launched.
+ */
+void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt);
+/* Kernel names demangled; limit rows per table, 0 all. */
+void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
+		      const char *path, size_t limit);
+void gpu_report_free(struct gpu_report *r);
+/*
+ * One line on what became of GPU collection, from the meta the recorder
+ * and the CUDA agent wrote (cuda.status, cuda.injection, cuda.driver), in
+ * buf; NULL when the recording has none of them.
+ */
+const char *cuda_explain(const struct model *m, char *buf, size_t size);
 
 /* threads: the real threads by samples (at most limit, 0 all), then every lane. */
 void threads_print(FILE *out, const struct model *m, size_t limit);

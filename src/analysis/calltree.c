@@ -6,13 +6,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/demangle.h"
 #include "util/xalloc.h"
+
+/* Samples of one thread name within one chain of NVTX ranges. */
+struct tree_group {
+	uint32_t thread;	/* id in funcs.names */
+	uint32_t chain;		/* nvtx chain id, 0 none */
+	uint32_t node;		/* its tree node, under the thread's: 0 not made yet */
+};
 
 struct tree_builder {
 	struct calltree *t;
 	struct u64map kids;	/* parent << 32 | name -> node */
-	struct u64map memo;	/* group << 32 | stack node -> tree node of its innermost frame */
+	struct u64map memo;	/* group << 32 | stack node -> tree node of its leaf frame */
 	VEC(uint32_t) path;	/* stack nodes not yet in the tree, innermost first */
+	struct u64map group_ids; /* thread name << 32 | chain -> group */
+	VEC(struct tree_group) groups; /* by group - 1 */
+	struct nvtx_ranges ranges;
+	uint32_t *chain_label;	/* by chain id: names id of "[nvtx] NAME", 0 not made yet */
+	uint32_t *span_label;	/* by string id: names id of a span name, 0 not made yet */
+	struct demangler demangler;
 };
 
 static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
@@ -43,12 +57,44 @@ static uint32_t add_frames(struct tree_builder *b, const struct funcs *f,
 	return parent;
 }
 
+/* Adds the frames of a chain of NVTX ranges under parent, outermost first. */
+static uint32_t add_ranges(struct tree_builder *b, struct funcs *f, uint32_t parent,
+			   uint32_t chain)
+{
+	const struct nvtx_chain *c;
+
+	if (!chain)
+		return parent;
+	c = &b->ranges.chains.v[chain - 1];
+	parent = add_ranges(b, f, parent, c->parent);
+	if (!b->chain_label[chain]) {
+		const char *name = model_str(f->m, c->name);
+		size_t size = strlen(NVTX_FRAME_PREFIX) + strlen(name ? name : "") + 1;
+		char *label = xmalloc(size);
+
+		snprintf(label, size, "%s%s", NVTX_FRAME_PREFIX, name ? name : "");
+		b->chain_label[chain] = strtab_intern(&f->names, label);
+		free(label);
+	}
+	return child_of(b, parent, b->chain_label[chain]);
+}
+
+/* The tree node of a group: its thread name's, then its ranges'. */
+static uint32_t group_node(struct tree_builder *b, struct funcs *f, uint32_t group)
+{
+	struct tree_group *g = &b->groups.v[group - 1];
+
+	if (!g->node)
+		g->node = add_ranges(b, f, child_of(b, 0, g->thread), g->chain);
+	return g->node;
+}
+
 /* The tree node of a stack's innermost frame, adding what is missing. */
-static uint32_t tree_node_of(struct tree_builder *b, const struct funcs *f,
+static uint32_t tree_node_of(struct tree_builder *b, struct funcs *f,
 			     uint32_t group, uint32_t node)
 {
 	const struct tr_node *nodes = f->m->t.nodes.v;
-	uint32_t at = child_of(b, 0, group);	/* the thread name */
+	uint32_t at = group_node(b, f, group);
 	uint64_t memo;
 
 	if (!node)
@@ -147,16 +193,31 @@ static uint32_t *lane_labels(struct funcs *f)
 	return labels;
 }
 
+/* The names id of a span name, demangled: GPU kernels have C++ names. */
+static uint32_t span_label(struct tree_builder *b, struct funcs *f, uint32_t name)
+{
+	uint32_t id = name <= f->m->t.strings.len ? name : 0;
+
+	if (!b->span_label[id]) {
+		const char *text = model_str(f->m, id);
+		char *plain = text ? demangle(&b->demangler, text) : NULL;
+
+		b->span_label[id] = strtab_intern(&f->names, plain ? plain
+						  : text && *text ? text : "-");
+		free(plain);
+	}
+	return b->span_label[id];
+}
+
 /* Adds one span under parent: its lane's node, then its name's. */
 static void add_span(struct tree_builder *b, struct funcs *f, const uint32_t *labels,
 		     uint32_t parent, const struct tr_span *sp)
 {
-	const char *name = model_str(f->m, sp->name);
 	uint32_t lane = child_of(b, parent, labels[sp->lane]);
 	uint32_t leaf;
 
 	b->t->nodes.v[lane].lane = true;
-	leaf = child_of(b, lane, strtab_intern(&f->names, name && *name ? name : "-"));
+	leaf = child_of(b, lane, span_label(b, f, sp->name));
 	b->t->nodes.v[leaf].lane = true;
 	b->t->nodes.v[leaf].target_self += sp->dur;
 	b->t->nodes.v[leaf].spans_self++;
@@ -180,23 +241,71 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	free(selected);
 }
 
-void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
-		    const struct origin_links *links)
+static uint32_t group_of(struct tree_builder *b, uint32_t thread, uint32_t chain)
+{
+	uint64_t key = (uint64_t)thread << 32 | chain, id;
+	struct tree_group *g;
+
+	if (u64map_get(&b->group_ids, key, &id))
+		return (uint32_t)id;
+	g = VEC_PUSH(&b->groups);
+	g->thread = thread;
+	g->chain = chain;
+	id = b->groups.len;
+	u64map_put(&b->group_ids, key, id);
+	return (uint32_t)id;
+}
+
+/* By sample index: its group, from its thread's name and, with frames, its NVTX ranges. */
+static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
+			       const struct sample_filter *flt, bool nvtx_frames)
+{
+	const struct model *m = f->m;
+	uint32_t *thread_name = xcalloc(m->real_threads + 1, sizeof(*thread_name));
+	uint32_t *groups, *chains = NULL;
+	uint32_t last_name = 0, last_chain = 0, last_group = 0;
+
+	for (size_t ti = 0; ti < m->real_threads; ti++)
+		if (!flt || filter_thread(flt, f, &m->threads.v[ti]))
+			thread_name[ti] = funcs_thread_name(f, &m->threads.v[ti]);
+	groups = groups_by_sample(m, thread_name);
+	free(thread_name);
+	if (nvtx_frames)
+		chains = nvtx_sample_chains(&b->ranges, m);
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		uint32_t name = groups[i], chain = chains ? chains[i] : 0;
+
+		if (!name)
+			continue;
+		if (!last_group || name != last_name || chain != last_chain) {
+			last_name = name;
+			last_chain = chain;
+			last_group = group_of(b, name, chain);
+		}
+		groups[i] = last_group;
+	}
+	free(chains);
+	return groups;
+}
+
+void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			   const struct origin_links *links, bool nvtx_frames)
 {
 	const struct model *m = f->m;
 	struct tree_builder b = { .t = t };
-	uint32_t *thread_name = xcalloc(m->real_threads + 1, sizeof(*thread_name));
-	uint32_t *labels = lane_labels(f);
+	uint32_t *labels = lane_labels(f), *groups;
 	struct stack_counts sc;
 	struct calltree_node *root;
 
 	memset(t, 0, sizeof(*t));
 	root = VEC_PUSH(&t->nodes);
 	root->name = strtab_intern(&f->names, "all");
-	for (size_t ti = 0; ti < m->real_threads; ti++)
-		if (!flt || filter_thread(flt, f, &m->threads.v[ti]))
-			thread_name[ti] = funcs_thread_name(f, &m->threads.v[ti]);
-	count_stacks(&sc, f, flt, thread_name);
+	if (nvtx_frames)
+		nvtx_ranges_build(&b.ranges, m);
+	b.chain_label = xcalloc(b.ranges.chains.len + 1, sizeof(*b.chain_label));
+	b.span_label = xcalloc(m->t.strings.len + 1, sizeof(*b.span_label));
+	groups = sample_groups(&b, f, flt, nvtx_frames);
+	count_stacks(&sc, f, flt, groups);
 	for (size_t i = 0; i < sc.c.len; i++) {
 		uint32_t leaf = tree_node_of(&b, f, sc.c.v[i].group, sc.c.v[i].node);
 
@@ -204,7 +313,7 @@ void calltree_build(struct calltree *t, struct funcs *f, const struct sample_fil
 	}
 	if (links) {
 		size_t n;
-		struct lane_work *work = lane_work_select(f, flt, thread_name, links, &n);
+		struct lane_work *work = lane_work_select(f, flt, groups, links, &n);
 
 		for (size_t i = 0; i < n; i++)
 			add_span(&b, f, labels, tree_node_of(&b, f, work[i].group, work[i].node),
@@ -215,11 +324,23 @@ void calltree_build(struct calltree *t, struct funcs *f, const struct sample_fil
 	finish_tree(t, f);
 
 	stack_counts_free(&sc);
-	free(thread_name);
+	free(groups);
 	free(labels);
 	u64map_free(&b.kids);
 	u64map_free(&b.memo);
 	VEC_FREE(&b.path);
+	u64map_free(&b.group_ids);
+	VEC_FREE(&b.groups);
+	nvtx_ranges_free(&b.ranges);
+	free(b.chain_label);
+	free(b.span_label);
+	demangler_free(&b.demangler);
+}
+
+void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		    const struct origin_links *links)
+{
+	calltree_build_ranges(t, f, flt, links, true);
 }
 
 void calltree_free(struct calltree *t)

@@ -35,6 +35,37 @@ static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 #define UNWIND_PREFIX "unwind."
 #define TARGET_PREFIX "target."
 #define DROPPED_PREFIX "target.dropped."
+#define CUDA_PREFIX "cuda."
+#define CUDA_DEVICE_PREFIX "cuda.device."
+
+/* CUDA meta keys in print order; the devices go before cuda.flush. */
+static const char *const cuda_meta_lines[] = {
+	"cuda.injection", "cuda.driver", "cuda.status", "cuda.cupti-version",
+	"cuda.driver-version",
+};
+
+/* CUDA counters in print order; any others follow. */
+static const char *const cuda_counter_lines[] = {
+	"cuda.records.kernel", "cuda.records.memcpy", "cuda.records.memset",
+	"cuda.records.runtime", "cuda.records.driver", "cuda.records.sync",
+	"cuda.records.overhead", "cuda.records.device", "cuda.records.context",
+	"cuda.records.other", "cuda.dropped", "cuda.no-timestamp", "cuda.incomplete",
+	"cuda.causality", "cuda.no-origin", "cuda.buffers", "cuda.flushes",
+	"cuda.null-buffers",
+};
+
+/* Counters that mean GPU work is missing or misplaced, and what they mean. */
+static const struct {
+	const char *name;
+	const char *what;
+} cuda_problems[] = {
+	{ "cuda.dropped", "dropped by CUPTI" },
+	{ "cuda.no-timestamp", "without timestamps" },
+	{ "cuda.incomplete", "still running at the final flush" },
+	{ "cuda.causality", "starting before their API call" },
+	{ "cuda.no-origin", "without an API call" },
+	{ "cuda.null-buffers", "buffers CUPTI delivered empty" },
+};
 
 static const struct {
 	uint64_t bit;
@@ -95,8 +126,15 @@ static void put_container(FILE *out, const struct model *m, const char *path)
 		fprintf(out, m->ended ? "cleanly\n" : "without an END chunk\n");
 }
 
+static bool has_prefix(const char *s, const char *prefix)
+{
+	return !strncmp(s, prefix, strlen(prefix));
+}
+
 static bool is_meta_line(const char *key)
 {
+	if (has_prefix(key, CUDA_PREFIX))	/* the CUDA section's */
+		return true;
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
 		if (!strcmp(meta_lines[i].key, key))
 			return true;
@@ -201,11 +239,6 @@ static void put_symbols(FILE *out, const struct model *m)
 		m->t.samples.len, percent(leaf_resolved, m->t.samples.len));
 }
 
-static bool has_prefix(const char *s, const char *prefix)
-{
-	return !strncmp(s, prefix, strlen(prefix));
-}
-
 /* A duration in the unit that reads best: "850 ns", "12.500 us", "4.000 ms". */
 static const char *duration(char *buf, size_t size, uint64_t ns)
 {
@@ -307,6 +340,38 @@ static void put_lanes(FILE *out, const struct model *m, const struct origin_link
 	free(linked);
 }
 
+/* Each lane's origins by outcome. */
+static void put_lane_origins(FILE *out, const struct model *m, const struct origin_links *l)
+{
+	static const enum origin_outcome order[] = {
+		ORIGIN_LINKED, ORIGIN_NONE, ORIGIN_BAD_TID, ORIGIN_NO_THREAD, ORIGIN_NO_STACK,
+		ORIGIN_TOO_FAR,
+	};
+	size_t nlanes = m->t.lanes.len, norder = sizeof(order) / sizeof(order[0]);
+	uint64_t (*counts)[ORIGIN_OUTCOMES] = xcalloc(nlanes + 1, sizeof(*counts));
+
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		uint32_t lane = m->t.spans.v[i].lane;
+
+		if (lane && lane <= nlanes)
+			counts[lane][l->outcome[i]]++;
+	}
+	fprintf(out, "origins by lane:\n  %8s %10s", "PID", "TID");
+	for (size_t k = 0; k < norder; k++)
+		fprintf(out, " %9s", origin_outcome_name(order[k]));
+	fprintf(out, "  %s\n", "Name");
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+		const char *name = model_str(m, th->name);
+
+		fprintf(out, "  %8" PRIu32 " %#10" PRIx32, th->pid, th->tid);
+		for (size_t k = 0; k < norder; k++)
+			fprintf(out, " %9" PRIu64, counts[th->lane][order[k]]);
+		fprintf(out, "  %s\n", name && *name ? name : "-");
+	}
+	free(counts);
+}
+
 /* Lanes and spans: what the target libraries sent, and where origins lead. */
 static void put_target(FILE *out, const struct model *m, const struct origin_links *l)
 {
@@ -318,13 +383,161 @@ static void put_target(FILE *out, const struct model *m, const struct origin_lin
 		return;
 	put_target_counters(out, m);
 	put_origins(out, m, l);
-	if (m->t.lanes.len)
+	if (m->t.lanes.len) {
 		put_lanes(out, m, l);
+		put_lane_origins(out, m, l);
+	}
+}
+
+static bool is_cuda_lane(const struct model *m, const struct tr_lane *lane)
+{
+	static const char *const kinds[] = {
+		CUDA_LANE_KIND, CUDA_API_LANE_KIND, CUDA_WAIT_LANE_KIND, NVTX_LANE_KIND,
+	};
+	const char *kind = model_str(m, lane->kind);
+
+	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
+		if (!strcmp(kind, kinds[i]))
+			return true;
+	return false;
+}
+
+static bool has_cuda(const struct model *m)
+{
+	for (size_t i = 0; i < m->t.meta.len; i++)
+		if (m->t.meta.v[i].key && has_prefix(m->t.meta.v[i].key, CUDA_PREFIX))
+			return true;
+	for (size_t i = 0; i < m->counters.len; i++)
+		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_PREFIX))
+			return true;
+	for (size_t i = 0; i < m->t.lanes.len; i++)
+		if (is_cuda_lane(m, &m->t.lanes.v[i]))
+			return true;
+	return false;
+}
+
+static bool is_cuda_meta_line(const char *key)
+{
+	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
+		if (!strcmp(cuda_meta_lines[i], key))
+			return true;
+	return !strcmp(key, "cuda.flush") || has_prefix(key, CUDA_DEVICE_PREFIX);
+}
+
+static void put_meta_line(FILE *out, const char *key, const char *value)
+{
+	char label[64];
+
+	snprintf(label, sizeof(label), "%s:", key);
+	field(out, label);
+	fprintf(out, "%s\n", value ? value : "n/a");
+}
+
+/* The last value of each key with prefix (or only others: none of is_cuda_meta_line's). */
+static void put_meta_keys(FILE *out, const struct model *m, const char *prefix, bool others)
+{
+	for (size_t i = 0; i < m->t.meta.len; i++) {
+		const struct tr_meta *kv = &m->t.meta.v[i];
+
+		if (!kv->key || !has_prefix(kv->key, prefix) ||
+		    model_meta(m, kv->key) != kv->value ||
+		    (others && is_cuda_meta_line(kv->key)))
+			continue;
+		put_meta_line(out, kv->key, kv->value ? kv->value : "");
+	}
+}
+
+/* What the GPU lanes hold: streams, kernels, copies and their GPU time. */
+static void put_cuda_lanes(FILE *out, const struct model *m)
+{
+	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
+	uint64_t streams = 0, spans = 0, ns = 0;
+
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		if (!kind || m->t.lanes.v[th->lane - 1].kind != kind)
+			continue;
+		streams++;
+		spans += th->spans;
+		ns += th->span_ns;
+	}
+	field(out, "GPU lanes:");
+	fprintf(out, "%" PRIu64 " stream%s, %" PRIu64 " spans, %.3f ms of GPU time\n",
+		streams, streams == 1 ? "" : "s", spans, (double)ns / 1e6);
+}
+
+/* The agent counts a problem once it happens: with the agent running, no counter is none. */
+static void put_cuda_problems(FILE *out, const struct model *m)
+{
+	bool any = false, known = model_meta(m, "cuda.status") != NULL;
+
+	field(out, "GPU record problems:");
+	for (size_t i = 0; i < sizeof(cuda_problems) / sizeof(cuda_problems[0]); i++) {
+		uint64_t v;
+
+		if (!model_counter(m, cuda_problems[i].name, &v))
+			continue;
+		known = true;
+		if (!v)
+			continue;
+		fprintf(out, "%s%" PRIu64 " %s", any ? ", " : "", v, cuda_problems[i].what);
+		any = true;
+	}
+	fprintf(out, "%s\n", any ? "" : known ? "none" : "n/a");
+}
+
+static bool is_cuda_counter_line(const char *name)
+{
+	for (size_t i = 0; i < sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]); i++)
+		if (!strcmp(cuda_counter_lines[i], name))
+			return true;
+	return false;
+}
+
+static void put_cuda_counters(FILE *out, const struct model *m)
+{
+	for (size_t i = 0; i < sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]); i++) {
+		uint64_t v;
+
+		if (model_counter(m, cuda_counter_lines[i], &v))
+			fprintf(out, "  %-30s%10" PRIu64 "\n", cuda_counter_lines[i], v);
+	}
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+
+		if (has_prefix(name, CUDA_PREFIX) && !is_cuda_counter_line(name))
+			fprintf(out, "  %-30s%10" PRIu64 "\n", name, m->counters.v[i].value);
+	}
+}
+
+/*
+ * What became of GPU collection, in words first, then the agent's and the
+ * recorder's facts and counts under their own names.
+ */
+static void put_cuda(FILE *out, const struct model *m)
+{
+	char why[512];
+
+	if (!has_cuda(m))
+		return;
+	field(out, "CUDA:");
+	fprintf(out, "%s\n", cuda_explain(m, why, sizeof(why)) ? why
+		: "the recording says nothing about CUDA collection");
+	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
+		put_meta_line(out, cuda_meta_lines[i], model_meta(m, cuda_meta_lines[i]));
+	put_meta_keys(out, m, CUDA_DEVICE_PREFIX, false);
+	put_meta_line(out, "cuda.flush", model_meta(m, "cuda.flush"));
+	put_meta_keys(out, m, CUDA_PREFIX, true);
+	put_cuda_lanes(out, m);
+	put_cuda_problems(out, m);
+	put_cuda_counters(out, m);
 }
 
 static bool is_counter_line(const char *name)
 {
-	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX))
+	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX) ||
+	    has_prefix(name, CUDA_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
@@ -358,5 +571,6 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_unwinding(out, m);
 	put_symbols(out, m);
 	put_target(out, m, links);
+	put_cuda(out, m);
 	put_other_counters(out, m);
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/demangle.h"
 #include "util/xalloc.h"
 
 static int cmp_lane_rows(const void *pa, const void *pb, void *pctx)
@@ -89,6 +90,7 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 		       const char *path, size_t limit)
 {
 	size_t rows = limit && limit < r->rows.len ? limit : r->rows.len;
+	struct demangler d = {0};
 	int width = 4;
 
 	for (size_t i = 0; i < rows; i++) {
@@ -108,12 +110,16 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 	for (size_t i = 0; i < rows; i++) {
 		const struct lane_row *row = &r->rows.v[i];
 		const struct model_thread *th = lane_thread(m, row->lane);
+		const char *name = str_or_dash(m, row->name);
+		char *plain = demangle(&d, name);	/* GPU kernels have C++ names */
 
 		fprintf(out, " %10.3f %7.2f%% %8" PRIu64 " %10.3f %10.3f %10.3f  %-*s  %s\n",
 			(double)row->target_ns / 1e6,
 			th->span_ns ? 100.0 * (double)row->target_ns / (double)th->span_ns : 0.0,
 			row->spans, (double)row->target_ns / (double)row->spans / 1e3,
 			(double)row->min_ns / 1e3, (double)row->max_ns / 1e3, width,
-			str_or_dash(m, th->name), str_or_dash(m, row->name));
+			str_or_dash(m, th->name), plain ? plain : name);
+		free(plain);
 	}
+	demangler_free(&d);
 }

@@ -15,6 +15,7 @@ static const char *const key_names[REPORT_KEYS] = {
 	[KEY_SYMBOL] = "symbol",
 	[KEY_PID] = "pid",
 	[KEY_TID] = "tid",
+	[KEY_NVTX] = "nvtx",
 };
 
 static const char *const key_headers[REPORT_KEYS] = {
@@ -23,7 +24,10 @@ static const char *const key_headers[REPORT_KEYS] = {
 	[KEY_SYMBOL] = "Symbol",
 	[KEY_PID] = "Pid",
 	[KEY_TID] = "Tid",
+	[KEY_NVTX] = "NVTX range",
 };
+
+#define NO_RANGE "[no range]"
 
 int report_parse_keys(struct report_opts *o, const char *list)
 {
@@ -61,23 +65,44 @@ static uint32_t pair_id(struct u64map *pairs, uint32_t a, uint32_t b)
 	return (uint32_t)id;
 }
 
+/*
+ * A group is what the thread keys and the NVTX key make of a sample: its
+ * thread's part of the key tuple and its innermost range.
+ */
+struct group {
+	uint32_t thread;	/* a thread of the group */
+	uint32_t nvtx;		/* string id of the innermost range, 0 none */
+};
+
 /* Everything report_build needs while walking the stacks. */
 struct row_builder {
 	struct report *r;
 	struct u64map pairs;	/* key tuples -> ids */
-	struct u64map rows;	/* thread part << 32 | func part -> row index */
+	struct u64map group_ids; /* thread part << 32 | range name -> group */
+	VEC(struct group) groups; /* by group - 1 */
+	struct u64map rows;	/* group << 32 | func part -> row index */
 	uint32_t *thread_part;	/* by thread index; 0 filtered out */
 	uint32_t *func_part;	/* by func id */
 	uint32_t *part_thread;	/* by thread part: a thread having it */
-	uint32_t *cache_part;	/* by func id: thread part cache_row is for */
+	uint32_t *sample_group;	/* by sample index; 0 filtered out */
+	uint32_t *cache_group;	/* by func id: group cache_row is for */
 	uint32_t *cache_row;	/* by func id */
 	VEC(uint32_t) seen;	/* by row: the last stack that counted it */
 };
+
+static bool has_key(const struct report_opts *o, enum report_key key)
+{
+	for (size_t k = 0; k < o->nkeys; k++)
+		if (o->keys[k] == key)
+			return true;
+	return false;
+}
 
 static void make_thread_parts(struct row_builder *b, struct funcs *f,
 			      const struct report_opts *o)
 {
 	const struct model *m = f->m;
+	uint32_t shared = 0;
 
 	b->thread_part = xcalloc(m->real_threads + 1, sizeof(*b->thread_part));
 	for (size_t ti = 0; ti < m->real_threads; ti++) {
@@ -94,13 +119,64 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 			else if (o->keys[k] == KEY_TID)
 				part = pair_id(&b->pairs, part, th->tid);
 		}
-		/* Without thread keys every thread shares one nonzero part. */
-		b->thread_part[ti] = part ? part : UINT32_MAX;
+		/* Without thread keys every thread shares one part, unlike any tuple's. */
+		if (!part && !shared)
+			shared = pair_id(&b->pairs, 0, 0);
+		b->thread_part[ti] = part ? part : shared;
 	}
 	b->part_thread = xcalloc(b->pairs.len + 1, sizeof(*b->part_thread));
 	for (size_t ti = m->real_threads; ti-- > 0;)
-		if (b->thread_part[ti] && b->thread_part[ti] != UINT32_MAX)
+		if (b->thread_part[ti])
 			b->part_thread[b->thread_part[ti]] = (uint32_t)ti;
+}
+
+static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx)
+{
+	uint64_t key = (uint64_t)part << 32 | nvtx, id;
+	struct group *g;
+
+	if (u64map_get(&b->group_ids, key, &id))
+		return (uint32_t)id;
+	g = VEC_PUSH(&b->groups);
+	g->thread = b->part_thread[part];
+	g->nvtx = nvtx;
+	id = b->groups.len;
+	u64map_put(&b->group_ids, key, id);
+	return (uint32_t)id;
+}
+
+/* The group of each sample: its thread part, and its innermost range if nvtx is a key. */
+static void make_sample_groups(struct row_builder *b, const struct model *m,
+			       const struct report_opts *o)
+{
+	uint32_t last_part = 0, last_name = 0, last_group = 0;
+	uint32_t *chains = NULL;
+	struct nvtx_ranges ranges = {0};
+
+	b->sample_group = groups_by_sample(m, b->thread_part);
+	if (has_key(o, KEY_NVTX)) {
+		nvtx_ranges_build(&ranges, m);
+		chains = nvtx_sample_chains(&ranges, m);
+	}
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		uint32_t part = b->sample_group[i], name = 0;
+
+		if (!part)
+			continue;
+		if (chains && chains[i])
+			name = ranges.chains.v[chains[i] - 1].name;
+		/* Samples come in runs of one thread: most need no lookup. */
+		if (!last_group || part != last_part || name != last_name) {
+			last_part = part;
+			last_name = name;
+			last_group = group_of(b, part, name);
+		}
+		b->sample_group[i] = last_group;
+	}
+	if (chains) {
+		free(chains);
+		nvtx_ranges_free(&ranges);
+	}
 }
 
 static void make_func_parts(struct row_builder *b, const struct funcs *f,
@@ -118,27 +194,28 @@ static void make_func_parts(struct row_builder *b, const struct funcs *f,
 		}
 		b->func_part[fi] = part;
 	}
-	b->cache_part = xcalloc(f->v.len, sizeof(*b->cache_part));
+	b->cache_group = xcalloc(f->v.len, sizeof(*b->cache_group));
 	b->cache_row = xcalloc(f->v.len, sizeof(*b->cache_row));
 }
 
-static uint32_t row_of(struct row_builder *b, uint32_t part, uint32_t func)
+static uint32_t row_of(struct row_builder *b, uint32_t group, uint32_t func)
 {
-	uint64_t key = (uint64_t)part << 32 | b->func_part[func], at;
+	uint64_t key = (uint64_t)group << 32 | b->func_part[func], at;
 	struct report_row *row;
 
-	/* Stacks come sorted by thread part: most lookups hit this cache. */
-	if (b->cache_part[func] == part)
+	/* Stacks come sorted by group: most lookups hit this cache. */
+	if (b->cache_group[func] == group)
 		return b->cache_row[func];
 	if (!u64map_get(&b->rows, key, &at)) {
 		at = b->r->rows.len;
 		u64map_put(&b->rows, key, at);
 		row = VEC_PUSH(&b->r->rows);
-		row->thread = part == UINT32_MAX ? 0 : b->part_thread[part];
+		row->thread = b->groups.v[group - 1].thread;
+		row->nvtx = b->groups.v[group - 1].nvtx;
 		row->func = func;
 		*VEC_PUSH(&b->seen) = 0;
 	}
-	b->cache_part[func] = part;
+	b->cache_group[func] = group;
 	b->cache_row[func] = (uint32_t)at;
 	return (uint32_t)at;
 }
@@ -176,6 +253,13 @@ static void add_stack(struct row_builder *b, const struct funcs *f,
 	}
 }
 
+static const char *range_name(const struct model *m, uint32_t nvtx)
+{
+	const char *name = nvtx ? model_str(m, nvtx) : NULL;
+
+	return name ? name : NO_RANGE;
+}
+
 struct sort_ctx {
 	const struct funcs *f;
 	bool children;
@@ -207,6 +291,8 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 		return c;
 	if ((c = strcmp(funcs_name(ctx->f, fa->dso), funcs_name(ctx->f, fb->dso))))
 		return c;
+	if ((c = strcmp(range_name(ctx->f->m, a->nvtx), range_name(ctx->f->m, b->nvtx))))
+		return c;
 	return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
 
@@ -220,11 +306,12 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 
 	memset(r, 0, sizeof(*r));
 	make_thread_parts(&b, f, o);
+	make_sample_groups(&b, f->m, o);
 	make_func_parts(&b, f, o);
 	if (links)
-		count_lane_work(&sc, f, o->filter, b.thread_part, links);
+		count_lane_work(&sc, f, o->filter, b.sample_group, links);
 	else
-		count_stacks(&sc, f, o->filter, b.thread_part);
+		count_stacks(&sc, f, o->filter, b.sample_group);
 	r->total = sc.total;
 	r->target_ns = sc.target_ns;
 	for (size_t i = 0; i < sc.c.len; i++)
@@ -234,11 +321,14 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 
 	stack_counts_free(&sc);
 	u64map_free(&b.pairs);
+	u64map_free(&b.group_ids);
+	VEC_FREE(&b.groups);
 	u64map_free(&b.rows);
 	free(b.thread_part);
 	free(b.func_part);
 	free(b.part_thread);
-	free(b.cache_part);
+	free(b.sample_group);
+	free(b.cache_group);
 	free(b.cache_row);
 	VEC_FREE(&b.seen);
 }
@@ -278,6 +368,8 @@ static const char *key_text(const struct report_row *row, enum report_key k,
 	case KEY_TID:
 		snprintf(buf, size, "%" PRIu32, th->tid);
 		return buf;
+	case KEY_NVTX:
+		return range_name(f->m, row->nvtx);
 	default:
 		return "";
 	}

@@ -254,12 +254,31 @@ static int cmp_stack_count(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The group of a thread by tid: 0 for a lane or an unknown tid. */
-static uint32_t group_of(const struct model *m, const uint32_t *thread_group, uint32_t tid)
+/* The thread index of a real thread by tid, or -1 for a lane or an unknown tid. */
+static long real_thread_index(const struct model *m, uint32_t tid)
 {
 	long ti = model_thread_index(m, tid);
 
-	return ti >= 0 && (size_t)ti < m->real_threads ? thread_group[ti] : 0;
+	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
+}
+
+uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
+{
+	uint32_t *groups = xcalloc(m->t.samples.len + 1, sizeof(*groups));
+	uint32_t last_tid = 0, group = 0;
+
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		const struct tr_sample *s = &m->t.samples.v[i];
+
+		if (i == 0 || s->tid != last_tid) {
+			long ti = real_thread_index(m, s->tid);
+
+			last_tid = s->tid;
+			group = ti >= 0 ? thread_group[ti] : 0;
+		}
+		groups[i] = group;
+	}
+	return groups;
 }
 
 /* Adds count and target_ns to the (group, node) entry; index maps keys to entries. */
@@ -290,24 +309,20 @@ static void sort_counts(struct stack_counts *sc)
 }
 
 void count_stacks(struct stack_counts *sc, const struct funcs *f,
-		  const struct sample_filter *flt, const uint32_t *thread_group)
+		  const struct sample_filter *flt, const uint32_t *sample_group)
 {
 	const struct model *m = f->m;
 	bool *node_ok = filter_nodes(f, flt);
 	struct u64map index = {0};	/* group << 32 | node -> index in sc->c */
-	uint32_t last_tid = 0, group = 0;
 
 	memset(sc, 0, sizeof(*sc));
 	for (size_t i = 0; i < m->t.samples.len; i++) {
-		const struct tr_sample *s = &m->t.samples.v[i];
-		uint32_t node = s->node <= m->t.nodes.len ? s->node : 0;
+		uint32_t node = m->t.samples.v[i].node;
 
-		if (i == 0 || s->tid != last_tid) {
-			last_tid = s->tid;
-			group = group_of(m, thread_group, s->tid);
-		}
-		if (group && (!node_ok || node_ok[node]))
-			add_count(sc, &index, group, node, 0);
+		if (node > m->t.nodes.len)
+			node = 0;
+		if (sample_group[i] && (!node_ok || node_ok[node]))
+			add_count(sc, &index, sample_group[i], node, 0);
 	}
 	u64map_free(&index);
 	free(node_ok);
@@ -315,24 +330,26 @@ void count_stacks(struct stack_counts *sc, const struct funcs *f,
 }
 
 struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
-				   const uint32_t *thread_group,
+				   const uint32_t *sample_group,
 				   const struct origin_links *links, size_t *n)
 {
 	const struct model *m = f->m;
 	bool *node_ok = filter_nodes(f, flt);
+	uint32_t ranges = model_string_id(m, NVTX_LANE_KIND);
 	VEC(struct lane_work) work = {0};
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
-		const struct tr_sample *s;
-		uint32_t group, node;
+		uint32_t lane = m->t.spans.v[i].lane, group, node;
 		struct lane_work *w;
 
-		if (!links->sample[i] || !m->t.spans.v[i].lane ||
-		    m->t.spans.v[i].lane > m->t.lanes.len)
+		/* An NVTX range is not work queued: its origin is where it opened. */
+		if (!links->sample[i] || !lane || lane > m->t.lanes.len ||
+		    (ranges && m->t.lanes.v[lane - 1].kind == ranges))
 			continue;
-		s = &m->t.samples.v[links->sample[i] - 1];
-		node = s->node <= m->t.nodes.len ? s->node : 0;
-		group = group_of(m, thread_group, s->tid);
+		node = m->t.samples.v[links->sample[i] - 1].node;
+		if (node > m->t.nodes.len)
+			node = 0;
+		group = sample_group[links->sample[i] - 1];
 		if (!group || (node_ok && !node_ok[node]))
 			continue;
 		w = VEC_PUSH(&work);
@@ -346,12 +363,12 @@ struct lane_work *lane_work_select(const struct funcs *f, const struct sample_fi
 }
 
 void count_lane_work(struct stack_counts *sc, const struct funcs *f,
-		     const struct sample_filter *flt, const uint32_t *thread_group,
+		     const struct sample_filter *flt, const uint32_t *sample_group,
 		     const struct origin_links *links)
 {
 	struct u64map index = {0};
 	size_t n;
-	struct lane_work *work = lane_work_select(f, flt, thread_group, links, &n);
+	struct lane_work *work = lane_work_select(f, flt, sample_group, links, &n);
 
 	memset(sc, 0, sizeof(*sc));
 	for (size_t i = 0; i < n; i++)

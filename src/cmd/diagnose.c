@@ -15,8 +15,9 @@ static void usage(void)
 	printf("usage: gtrace diagnose [options]\n\n"
 	       "Shows how a recording went: the file and whether it ended cleanly, the\n"
 	       "recording settings, lost and throttled records, unwinding outcomes,\n"
-	       "symbol resolution, and the lanes: spans received and dropped, and how\n"
-	       "their origins linked to CPU samples.\n\n"
+	       "symbol resolution, the lanes: spans received and dropped, and how\n"
+	       "their origins linked to CPU samples, and for CUDA programs what became of\n"
+	       "GPU collection: why it did not run, or the CUPTI records it counted.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");

@@ -22,6 +22,7 @@ enum {
 	OPT_TITLE,
 	OPT_WEIGHT,
 	OPT_LINK_WINDOW,
+	OPT_NO_NVTX,
 };
 
 static void usage(void)
@@ -30,7 +31,9 @@ static void usage(void)
 	       "Shows the merged call tree of a recording: as an indented tree (default),\n"
 	       "as folded stacks for flamegraph tools, or as an SVG flame graph. Lanes and\n"
 	       "the lane work queued from each stack hang in the tree as \"[lane] NAME\"\n"
-	       "nodes, shown in target ms and spans instead of percent and samples.\n\n"
+	       "nodes, shown in target ms and spans instead of percent and samples.\n"
+	       "The NVTX ranges open at a sample are frames \"[nvtx] NAME\" between the\n"
+	       "thread and its outermost function.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --folded             print collapsed stacks: \"thread;outer;...;leaf count\"\n"
 	       "      --svg FILE           write an interactive SVG flame graph ('-': stdout)\n"
@@ -42,6 +45,7 @@ static void usage(void)
 	       "                           the selection has lane work but no samples\n"
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
+	       "      --no-nvtx            leave out the NVTX range frames\n"
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
 }
@@ -99,6 +103,7 @@ int cmd_flame(int argc, char **argv)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
+		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -106,7 +111,7 @@ int cmd_flame(int argc, char **argv)
 	struct sample_filter filter = {0};
 	const char *path = DEFAULT_INPUT, *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
-	bool folded = false, inline_frames = false, weight_given = false;
+	bool folded = false, inline_frames = false, weight_given = false, nvtx = true;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
 	uint64_t window = LINK_WINDOW_DEFAULT;
 	struct origin_links links;
@@ -151,6 +156,9 @@ int cmd_flame(int argc, char **argv)
 		case OPT_LINK_WINDOW:
 			status = offline_link_window_option(optarg, &window);
 			break;
+		case OPT_NO_NVTX:
+			nvtx = false;
+			break;
 		case 'h':
 			usage();
 			filter_free(&filter);
@@ -174,7 +182,7 @@ int cmd_flame(int argc, char **argv)
 
 	funcs_init(&f, &m, inline_frames);
 	offline_link_origins(&links, &m, window);
-	calltree_build(&t, &f, &filter, &links);
+	calltree_build_ranges(&t, &f, &filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
 	if (svg)

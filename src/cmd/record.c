@@ -32,7 +32,8 @@ static void usage(FILE *out)
 		"\n"
 		"Runs <command> and samples the call stacks of its threads and of the\n"
 		"processes it starts into one self-contained trace file, together with\n"
-		"the lane work (spans) they report through libgtrace-target.\n"
+		"the lane work (spans) they report through libgtrace-target and, for\n"
+		"CUDA programs, their GPU work, CUDA calls and NVTX ranges.\n"
 		"\n"
 		"options:\n"
 		"  -p, --pid PID            attach to the running process PID instead of\n"
@@ -47,6 +48,8 @@ static void usage(FILE *out)
 		"                           fp: follow frame pointers\n"
 		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
 		"                           (an attached process is left running)\n"
+		"      --no-cuda            do not inject the CUDA agent: no GPU work, CUDA\n"
+		"                           calls or NVTX ranges in the recording\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
 		"  -h, --help               show this help\n"
@@ -127,7 +130,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
-enum { OPT_CALL_GRAPH = 256, OPT_DURATION };
+enum { OPT_CALL_GRAPH = 256, OPT_DURATION, OPT_NO_CUDA };
 
 /* Returns -1 to go on recording, else the exit status to end with. */
 static int parse_options(int argc, char **argv, struct record_opts *o)
@@ -139,6 +142,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "duration", required_argument, NULL, OPT_DURATION },
+		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -189,6 +193,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 				       optarg);
 				return usage_error();
 			}
+			break;
+		case OPT_NO_CUDA:
+			o->no_cuda = true;
 			break;
 		case 'q':
 			quiet = 1;

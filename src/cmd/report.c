@@ -15,6 +15,7 @@ enum {
 	OPT_NO_CHILDREN = 256,
 	OPT_INLINE,
 	OPT_LINK_WINDOW,
+	OPT_GPU,
 };
 
 static void usage(void)
@@ -25,8 +26,10 @@ static void usage(void)
 	       "in target time of their own (select a lane by its tid from gtrace threads).\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --no-children        only self samples; sort by Self\n"
-	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid\n"
-	       "                           (default " DEFAULT_SORT ")\n"
+	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"
+	       "                           innermost NVTX range) (default " DEFAULT_SORT ")\n"
+	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
+	       "                           API calls and CPU waits\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all)\n"
 	       "      --inline             show inlined functions as their own frames\n"
@@ -60,6 +63,24 @@ static void print_reports(struct funcs *f, const struct report_opts *o,
 	lane_report_free(&lanes);
 }
 
+/* report --gpu, or why the recording has no CUDA work. */
+static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
+		      const char *path)
+{
+	struct gpu_report r;
+	char why[512];
+
+	gpu_report_build(&r, f, flt);
+	if (r.lanes) {
+		gpu_report_print(stdout, &r, f->m, path, limit);
+	} else {
+		pr_info("no CUDA activity in '%s'", path);
+		pr_info("%s", cuda_explain(f->m, why, sizeof(why)) ? why
+			: "the recording holds no CUDA information");
+	}
+	gpu_report_free(&r);
+}
+
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -69,6 +90,7 @@ int cmd_report(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
+		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -77,6 +99,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { .children = true, .filter = &filter };
 	const char *path = DEFAULT_INPUT;
 	uint64_t window = LINK_WINDOW_DEFAULT;
+	bool gpu = false;
 	struct model m;
 	struct funcs f;
 	struct origin_links links;
@@ -97,8 +120,8 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 's':
 			if (report_parse_keys(&o, optarg)) {
-				pr_err("invalid --sort keys '%s'; use comm, dso, symbol, pid, tid",
-				       optarg);
+				pr_err("invalid --sort keys '%s'; "
+				       "use comm, dso, symbol, pid, tid, nvtx", optarg);
 				status = EXIT_USAGE;
 			}
 			break;
@@ -114,6 +137,9 @@ int cmd_report(int argc, char **argv)
 		case OPT_LINK_WINDOW:
 			status = offline_link_window_option(optarg, &window);
 			break;
+		case OPT_GPU:
+			gpu = true;
+			break;
 		case 'h':
 			usage();
 			filter_free(&filter);
@@ -124,6 +150,11 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!status && optind < argc)
 		status = offline_extra_arg("report", argv[optind]);
+	/* GPU work has no stack of its own to find a dso in. */
+	if (!status && gpu && filter.dsos.len) {
+		pr_err("--dso cannot be used with --gpu");
+		status = EXIT_USAGE;
+	}
 	if (!status)
 		status = offline_load(&m, path);
 	if (status) {
@@ -132,9 +163,13 @@ int cmd_report(int argc, char **argv)
 	}
 
 	funcs_init(&f, &m, o.inline_frames);
-	offline_link_origins(&links, &m, window);
-	print_reports(&f, &o, &links, path);
-	origins_free(&links);
+	if (gpu) {
+		print_gpu(&f, &filter, o.limit, path);
+	} else {
+		offline_link_origins(&links, &m, window);
+		print_reports(&f, &o, &links, path);
+		origins_free(&links);
+	}
 	funcs_free(&f);
 	model_free(&m);
 	filter_free(&filter);

@@ -16,7 +16,8 @@ static void usage(void)
 	       "On-CPU time is the time between the first and last event less the\n"
 	       "off-CPU time when context switches were recorded, else samples times\n"
 	       "the sampling period. Lanes of GPU or queued work follow, always, with\n"
-	       "their spans and the sum of the spans' durations.\n\n"
+	       "their kind (\"cuda\" for a GPU stream), their spans and the sum of the\n"
+	       "spans' durations: GPU time for a stream.\n\n"
 	       "  -i, --input FILE   the recording (default " DEFAULT_INPUT ")\n"
 	       "  -n, --limit N      list at most N threads (lanes are always listed)\n"
 	       "  -h, --help         show this help\n");

@@ -124,6 +124,16 @@ struct tr_span {
 };
 
 /*
+ * A numeric detail of a span ("grid.x" = 128). The attributes of one span
+ * are consecutive rows, in span order.
+ */
+struct tr_span_attr {
+	uint32_t span;		/* span id: its row index + 1 in the spans table */
+	uint32_t key;		/* string id */
+	uint64_t value;
+};
+
+/*
  * A named count ("samples", "lost", "unwind.failed.no-map", ...). Counters
  * are cumulative: when a name repeats, the last row wins.
  */
@@ -165,6 +175,7 @@ struct tr_tables {
 	VEC(struct tr_span) spans;
 	VEC(struct tr_counter) counters;
 	VEC(struct tr_symbol) symbols;
+	VEC(struct tr_span_attr) span_attrs;
 };
 
 /* Number of rows in all tables: 0 means there is nothing to write. */

@@ -180,6 +180,38 @@ static void index_symbols(struct model *m)
 	}
 }
 
+static void index_span_attrs(struct model *m)
+{
+	m->span_attrs = xcalloc(m->t.spans.len + 1, sizeof(*m->span_attrs));
+	for (size_t i = 0; i < m->t.span_attrs.len; i++) {
+		uint32_t span = m->t.span_attrs.v[i].span;
+		struct model_span_attrs *sa;
+
+		if (!span || span > m->t.spans.len)
+			continue;
+		sa = &m->span_attrs[span];
+		/* Rows of one span are consecutive; a later run replaces an earlier one. */
+		if (!sa->count || sa->first + sa->count != i) {
+			sa->first = (uint32_t)i;
+			sa->count = 0;
+		}
+		sa->count++;
+	}
+}
+
+/* A recorder writes each text once; should one repeat, its first id wins. */
+static void index_strings(struct model *m)
+{
+	m->text_string_id = xcalloc(m->t.strings.len + 1, sizeof(*m->text_string_id));
+	for (size_t i = 0; i < m->t.strings.len; i++) {
+		size_t known = m->texts.len;
+		uint32_t text = strtab_intern(&m->texts, m->t.strings.v[i] ? m->t.strings.v[i] : "");
+
+		if (text > known)
+			m->text_string_id[text - 1] = (uint32_t)i + 1;
+	}
+}
+
 static void index_counters(struct model *m)
 {
 	struct strtab names = {0};
@@ -226,6 +258,8 @@ void model_index(struct model *m)
 		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
 	}
 	index_symbols(m);
+	index_span_attrs(m);
+	index_strings(m);
 	index_counters(m);
 	m->start_ts = start_ns && start_ns <= m->first_ts ? start_ns : m->first_ts;
 }
@@ -237,6 +271,9 @@ void model_free(struct model *m)
 	VEC_FREE(&m->counters);
 	u64map_free(&m->thread_by_tid);
 	free(m->loc_syms);
+	free(m->span_attrs);
+	free(m->text_string_id);
+	strtab_free(&m->texts);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -260,6 +297,32 @@ bool model_counter(const struct model *m, const char *name, uint64_t *value)
 
 		if (s && !strcmp(s, name)) {
 			*value = m->counters.v[i].value;
+			return true;
+		}
+	}
+	return false;
+}
+
+uint32_t model_string_id(const struct model *m, const char *s)
+{
+	uint32_t text = strtab_find(&m->texts, s);
+
+	return text ? m->text_string_id[text - 1] : 0;
+}
+
+bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
+		     uint64_t *value)
+{
+	const struct model_span_attrs *sa;
+
+	if (!span_id || span_id > m->t.spans.len || !key_sid)
+		return false;
+	sa = &m->span_attrs[span_id];
+	for (uint32_t i = 0; i < sa->count; i++) {
+		const struct tr_span_attr *a = &m->t.span_attrs.v[sa->first + i];
+
+		if (a->key == key_sid) {
+			*value = a->value;
 			return true;
 		}
 	}

@@ -41,6 +41,12 @@ struct model_loc_syms {
 	uint32_t count;
 };
 
+/* Where the attribute rows of one span are: t.span_attrs.v[first .. first+count). */
+struct model_span_attrs {
+	uint32_t first;
+	uint32_t count;
+};
+
 struct model {
 	struct tr_tables t;
 	struct tr_header header;
@@ -60,6 +66,9 @@ struct model {
 	struct u64map thread_by_tid;	/* tid -> index in threads */
 	struct model_loc_syms *loc_syms; /* by loc id; [0] unused */
 	VEC(struct tr_counter) counters; /* one per name, last value wins */
+	struct strtab texts;		/* distinct string texts, for model_string_id */
+	uint32_t *text_string_id;	/* by texts id - 1: the first string id with it */
+	struct model_span_attrs *span_attrs; /* by span id; [0] unused */
 	uint64_t first_ts, last_ts;	/* of all timestamped rows; 0 if none */
 	uint64_t start_ts;		/* recording start (meta "start-ns"), else first_ts */
 	uint64_t processes;		/* distinct pids of real threads */
@@ -83,6 +92,16 @@ const char *model_str(const struct model *m, uint32_t id);
 const char *model_meta(const struct model *m, const char *key);
 /* False when the recording has no counter of that name. */
 bool model_counter(const struct model *m, const char *name, uint64_t *value);
+
+/* The id of string s, or 0 when the recording has no such string. */
+uint32_t model_string_id(const struct model *m, const char *s);
+
+/*
+ * The value of the attribute keyed key_sid (a string id) of span span_id
+ * (row index + 1 in m->t.spans); false when the span has none.
+ */
+bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
+		     uint64_t *value);
 
 /* The index in m->threads of tid, or -1. Lanes are found by their synthetic tid. */
 long model_thread_index(const struct model *m, uint32_t tid);

@@ -51,6 +51,7 @@ static const char *const symbol_counter_names[] = {
 static const char *const target_counter_names[TARGET_COUNTERS] = {
 	[TARGET_BATCHES] = "target.batches",
 	[TARGET_SPANS] = "target.spans",
+	[TARGET_SPAN_ATTRS] = "target.span-attrs",
 	[TARGET_LANES] = "target.lanes",
 	[TARGET_PROCESSES] = "target.processes",
 	[TARGET_DROPPED_QUEUE_FULL] = "target.dropped.queue-full",
@@ -85,6 +86,10 @@ struct collector {
 	bool symbolized;
 	bool target_counted;	/* the target.* counters are worth writing */
 	uint32_t lanes;
+	uint32_t spans;			/* span ids up to this are taken */
+	/* Counters named by the target's processes: sums over processes. */
+	VEC(struct tr_counter) target_sums;
+	struct u64map target_sum_index;	/* name -> index in target_sums */
 
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
@@ -416,7 +421,7 @@ static void on_lost(struct collector *c, const struct perf_event_header *h)
 static size_t pending_rows(const struct collector *c)
 {
 	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
-	       c->cur->tasks.len + c->cur->spans.len;
+	       c->cur->tasks.len + c->cur->spans.len + c->cur->span_attrs.len;
 }
 
 /* Closes the chunk early when it grows large, and waits rather than grow without bound. */
@@ -514,6 +519,8 @@ void collector_free(struct collector *c)
 	u64map_free(&c->switched_out);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
+	VEC_FREE(&c->target_sums);
+	u64map_free(&c->target_sum_index);
 	free(c);
 }
 
@@ -567,6 +574,13 @@ uint32_t collector_intern(struct collector *c, const char *s)
 	return intern_str(c, s);
 }
 
+const char *collector_string(const struct collector *c, uint32_t id)
+{
+	const char *s = id ? strtab_get(&c->strings, id) : NULL;
+
+	return s ? s : "";
+}
+
 uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, uint32_t name)
 {
 	struct tr_lane *row = VEC_PUSH(&c->cur->lanes);
@@ -578,13 +592,40 @@ uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, ui
 	return ++c->lanes;
 }
 
-void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n)
+void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n,
+			 const struct tr_span_attr *attrs, size_t nattrs)
 {
 	VEC_RESERVE(&c->cur->spans, n);
 	memcpy(c->cur->spans.v + c->cur->spans.len, rows, n * sizeof(*rows));
 	c->cur->spans.len += n;
+	VEC_RESERVE(&c->cur->span_attrs, nattrs);
+	for (size_t i = 0; i < nattrs; i++) {
+		struct tr_span_attr *a = &c->cur->span_attrs.v[c->cur->span_attrs.len++];
+
+		*a = attrs[i];
+		a->span += c->spans + 1;
+	}
+	c->spans += (uint32_t)n;
 	collector_count_target(c, TARGET_SPANS, n);
+	if (nattrs)
+		collector_count_target(c, TARGET_SPAN_ATTRS, nattrs);
 	flush_if_large(c);
+}
+
+bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta)
+{
+	uint64_t i;
+
+	if (!u64map_get(&c->target_sum_index, name, &i)) {
+		for (int k = 0; k < NCOUNTERS; k++)
+			if (c->counter_names[k] == name)
+				return false;
+		i = c->target_sums.len;
+		VEC_PUSH(&c->target_sums)->name = name;
+		u64map_put(&c->target_sum_index, name, i);
+	}
+	c->target_sums.v[i].value += delta;
+	return true;
 }
 
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n)
@@ -618,6 +659,9 @@ void collector_flush(struct collector *c, bool wait)
 		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
 	if (c->target_counted)
 		added += put_counters(c, CNT_TARGET, NCOUNTERS);
+	for (size_t i = 0; i < c->target_sums.len; i++)
+		*VEC_PUSH(&c->cur->counters) = c->target_sums.v[i];
+	added += c->target_sums.len;
 	if (!chunk_writer_hand(c->cw, &c->cur, wait)) {
 		/* The writer is busy: these rows wait, and the counters come again. */
 		c->counters[CNT_CHUNKS]--;

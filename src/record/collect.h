@@ -37,6 +37,7 @@ struct collect_stats {
 enum target_counter {
 	TARGET_BATCHES,			/* WIRE_SPANS packets */
 	TARGET_SPANS,
+	TARGET_SPAN_ATTRS,		/* attribute rows of the spans */
 	TARGET_LANES,
 	TARGET_PROCESSES,		/* distinct pids that said HELLO */
 	TARGET_DROPPED_QUEUE_FULL,	/* by the application's queue */
@@ -71,9 +72,18 @@ bool collector_knows_process(const struct collector *c, uint32_t pid);
 
 /* Lane work (src/record/ingest.c). */
 uint32_t collector_intern(struct collector *c, const char *s);
+/* The text of a string id collector_intern gave, or "" for another. */
+const char *collector_string(const struct collector *c, uint32_t id);
 /* Adds a tr_lane row; returns its lane id. */
 uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, uint32_t name);
-void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n);
+/* Adds span rows, and attribute rows whose span is an index in rows. */
+void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n,
+			 const struct tr_span_attr *attrs, size_t nattrs);
+/*
+ * Adds delta (modulo 2^64) to the counter of that name written in every
+ * chunk from now on. False for the name of one of the recorder's own.
+ */
+bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta);
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n);
 
 /* One record; a rec_fn for rec_queue_flush. */

@@ -43,6 +43,7 @@ struct target_proc {
 	struct id_map lane_names;
 	uint64_t queue_full;	/* the last WIRE_DROPS */
 	uint64_t unsent;
+	struct u64map counters;	/* trace string id of a name -> its last value */
 };
 
 enum conn_state {
@@ -75,6 +76,7 @@ struct ingest {
 	/* One packet, 8-byte aligned, with room for a string's NUL. */
 	uint64_t packet[WIRE_MAX_PACKET / 8 + 1];
 	struct tr_span rows[WIRE_SPANS_PER_PACKET];
+	struct tr_span_attr attrs[WIRE_SPANS_PER_PACKET * WIRE_ATTRS_PER_ENTRY];
 };
 
 static uint64_t now_ns(void)
@@ -394,11 +396,18 @@ static struct target_proc *proc_of(struct ingest *in, uint32_t pid)
 /* The spans a packet carries, whatever else is wrong with it. */
 static uint64_t spans_in(const struct wire_header *h, size_t len)
 {
+	const struct wire_span *s = (const void *)(h + 1);
 	size_t room = (len - sizeof(*h)) / sizeof(struct wire_span);
+	size_t n = h->count < room ? h->count : room;
+	uint64_t spans = 0;
 
-	if (h->type != WIRE_SPANS)
+	if (h->type == WIRE_SPANS)
+		return n;
+	if (h->type != WIRE_SPANS_ATTRS || len > WIRE_MAX_PACKET)
 		return 0;
-	return h->count < room ? h->count : room;
+	for (size_t i = 0; i < n; i += 1 + wire_attr_entries(s[i].nattrs))
+		spans++;
+	return spans;
 }
 
 static void on_hello(struct ingest *in, struct conn *k, const struct wire_hello *m)
@@ -457,29 +466,111 @@ static uint32_t lane_of(struct ingest *in, struct target_proc *p, uint32_t id)
 	return lane;
 }
 
-static void on_spans(struct ingest *in, struct conn *k, const struct wire_span *s,
-		     uint32_t n)
+/*
+ * Appends the attribute rows of span index span from its n entries at e;
+ * false, with none appended, when a key is unknown.
+ */
+static bool take_attrs(struct ingest *in, const struct target_proc *p, uint32_t span,
+		       const struct wire_span *e, uint32_t nattrs, size_t *nrows)
+{
+	size_t first = *nrows;
+	struct wire_attrs entry;
+
+	for (uint32_t i = 0; i < nattrs; i++) {
+		struct tr_span_attr *row = &in->attrs[*nrows];
+		uint32_t slot = i % WIRE_ATTRS_PER_ENTRY;
+
+		if (!slot)
+			memcpy(&entry, &e[i / WIRE_ATTRS_PER_ENTRY], sizeof(entry));
+		row->span = span;
+		row->key = id_map_get(&p->strings, entry.key[slot]);
+		row->value = entry.value[slot];
+		if (!row->key) {
+			*nrows = first;
+			return false;
+		}
+		++*nrows;
+	}
+	return true;
+}
+
+/* A packet of n entries: spans, or with attrs spans and their attribute entries. */
+static bool on_spans(struct ingest *in, struct conn *k, const struct wire_span *s, uint32_t n,
+		     bool attrs)
 {
 	struct target_proc *p = k->proc;
-	size_t ok = 0;
+	uint32_t spans = 0, extra;
+	size_t ok = 0, nattrs = 0;
 
-	for (uint32_t i = 0; i < n; i++, s++) {
+	for (uint32_t i = 0; i < n; i += 1 + extra, spans++) {
 		struct tr_span *row = &in->rows[ok];
 
-		row->lane = lane_of(in, p, s->lane);
-		row->name = id_map_get(&p->strings, s->name);
-		if (!row->lane || !row->name || s->end_ns < s->start_ns)
+		extra = attrs ? wire_attr_entries(s[i].nattrs) : 0;
+		if (attrs && (s[i].nattrs > WIRE_MAX_ATTRS || extra > n - i - 1))
+			return false;
+		row->lane = lane_of(in, p, s[i].lane);
+		row->name = id_map_get(&p->strings, s[i].name);
+		if (!row->lane || !row->name || s[i].end_ns < s[i].start_ns)
 			continue;
-		row->start = s->start_ns;
-		row->dur = s->end_ns - s->start_ns;
-		row->origin_tid = s->origin_tid;
+		if (extra && !take_attrs(in, p, (uint32_t)ok, &s[i + 1], s[i].nattrs, &nattrs))
+			continue;
+		row->start = s[i].start_ns;
+		row->dur = s[i].end_ns - s[i].start_ns;
+		row->origin_tid = s[i].origin_tid;
 		/* A time without a tid is kept: a broken origin, not none. */
-		row->origin_ts = s->origin_ns;
+		row->origin_ts = s[i].origin_ns;
 		ok++;
 	}
 	count(in, TARGET_BATCHES, 1);
-	count(in, TARGET_DROPPED_BAD_MESSAGE, n - ok);
-	collector_add_spans(in->c, in->rows, ok);
+	count(in, TARGET_DROPPED_BAD_MESSAGE, spans - ok);
+	collector_add_spans(in->c, in->rows, ok, in->attrs, nattrs);
+	return true;
+}
+
+/* Names and keys of the target's own are "<area>.<what>": never the recorder's. */
+static bool namespaced(const char *s, size_t len)
+{
+	return memchr(s, '.', len) != NULL;
+}
+
+static bool on_counters(struct ingest *in, struct conn *k, const struct wire_counter *m,
+			uint32_t n)
+{
+	struct target_proc *p = k->proc;
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t name = id_map_get(&p->strings, m[i].name);
+		const char *text = collector_string(in->c, name);
+		uint64_t last = 0;
+
+		if (!name)
+			return false;
+		if (!namespaced(text, strlen(text)))
+			continue;
+		u64map_get(&p->counters, name, &last);
+		/* Cumulative per process: the trace's counter is the sum over processes. */
+		if (collector_add_to_counter(in->c, name, m[i].value - last))
+			u64map_put(&p->counters, name, m[i].value);
+	}
+	return true;
+}
+
+static bool on_meta(struct ingest *in, const struct wire_meta *m, size_t len)
+{
+	const char *text = (const char *)(m + 1);
+	char *key, *value;
+
+	if ((uint64_t)m->key_len + m->value_len != len - sizeof(*m) || !m->key_len ||
+	    memchr(text, '\0', m->key_len + m->value_len))
+		return false;
+	if (!namespaced(text, m->key_len))
+		return true;
+	key = xstrndup(text, m->key_len);
+	value = xstrndup(text + m->key_len, m->value_len);
+	collector_meta(in->c, key, value);
+	free(key);
+	free(value);
+	return true;
 }
 
 static void on_drops(struct ingest *in, struct conn *k, const struct wire_drops *m)
@@ -519,10 +610,16 @@ static bool on_packet(struct ingest *in, struct conn *k, const struct wire_heade
 	case WIRE_LANE:
 		return body_len == sizeof(struct wire_lane) && on_lane(in, k, body);
 	case WIRE_SPANS:
+	case WIRE_SPANS_ATTRS:
 		if (body_len != (size_t)h->count * sizeof(struct wire_span))
 			return false;
-		on_spans(in, k, body, h->count);
-		return true;
+		return on_spans(in, k, body, h->count, h->type == WIRE_SPANS_ATTRS);
+	case WIRE_COUNTERS:
+		if (body_len != (size_t)h->count * sizeof(struct wire_counter))
+			return false;
+		return on_counters(in, k, body, h->count);
+	case WIRE_META:
+		return body_len >= sizeof(struct wire_meta) && on_meta(in, body, body_len);
 	case WIRE_DROPS:
 		if (body_len != sizeof(struct wire_drops))
 			return false;
@@ -620,6 +717,7 @@ void ingest_close(struct ingest *in)
 		VEC_FREE(&in->procs.v[i]->lanes.ids);
 		VEC_FREE(&in->procs.v[i]->lane_kinds.ids);
 		VEC_FREE(&in->procs.v[i]->lane_names.ids);
+		u64map_free(&in->procs.v[i]->counters);
 		free(in->procs.v[i]);
 	}
 	VEC_FREE(&in->procs);

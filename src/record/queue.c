@@ -42,6 +42,8 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
 	struct gbuf swap;
 	size_t done = 0;
 
+	if (!q->refs.len)
+		return;
 	qsort(q->refs.v, q->refs.len, sizeof(*q->refs.v), ref_cmp);
 	while (done < q->refs.len && q->refs.v[done].time <= limit) {
 		const struct rec_ref *r = &q->refs.v[done++];

@@ -19,6 +19,7 @@
 
 #include "config.h"
 #include "format/file.h"
+#include "record/cuda-inject.h"
 #include "record/ingest.h"
 #include "record/queue.h"
 #include "record/writer.h"
@@ -53,6 +54,7 @@ struct session {
 	struct collector *c;
 	struct ingest *in;	/* the span socket, NULL if it could not be made */
 	struct rec_queue q;
+	struct cuda_inject cuda;
 	int sigfd;
 	sigset_t old_mask;
 	pid_t child;
@@ -176,6 +178,7 @@ static int start_child(struct session *se)
 	/* The command's processes find the span socket in their environment. */
 	if (se->in)
 		setenv(WIRE_SOCKET_ENV, ingest_socket_path(se->in), 1);
+	cuda_inject_setenv(&se->cuda);
 	se->child = fork();
 	if (se->child == 0) {
 		close(ready[1]);
@@ -184,6 +187,7 @@ static int start_child(struct session *se)
 	}
 	if (se->in)
 		unsetenv(WIRE_SOCKET_ENV);
+	cuda_inject_restore(&se->cuda);
 	close(ready[0]);
 	close(exec_err[1]);
 	se->ready_fd = ready[1];
@@ -324,6 +328,7 @@ static void add_start_meta(struct session *se)
 	meta_u64(c, "start-ns", se->start_ns);
 	meta_u64(c, "pid", (uint64_t)se->target);
 	collector_meta(c, "gtrace-version", GTRACE_VERSION);
+	cuda_inject_meta(&se->cuda, c);
 }
 
 static void add_end_meta(struct session *se, uint64_t end_ns)
@@ -410,6 +415,7 @@ static int start(struct session *se)
 	};
 	int err;
 
+	cuda_inject_plan(&se->cuda, !o->no_cuda, o->attach != 0);
 	se->res->stage = RECORD_STAGE_OUTPUT;
 	err = open_output(se);
 	if (err)
@@ -642,6 +648,7 @@ static void cleanup(struct session *se)
 	collector_free(se->c);
 	sampler_close(se->sampler);
 	rec_queue_free(&se->q);
+	cuda_inject_free(&se->cuda);
 	close_fd(&se->ready_fd);
 	close_fd(&se->exec_err_fd);
 	close_fd(&se->target_fd);

@@ -26,6 +26,7 @@ struct record_opts {
 	enum unwind_method method;
 	uint32_t stack_size;
 	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
+	bool no_cuda;			/* do not inject the CUDA agent */
 };
 
 /* Where a recording failed, for the command to word its message. */

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The public functions of libgtrace-target, and its life cycle: started on
- * first use (or at load time under gtrace record -- cmd), reset in a child
- * after fork, flushed at exit.
+ * first use (or at load time, autostart.c), reset in a child after fork,
+ * flushed at exit.
  */
 #include "target/internal.h"
 
@@ -44,6 +44,7 @@ static void before_fork(void)
 {
 	pthread_mutex_lock(&start_lock);
 	tgt_intern_lock();
+	tgt_props_lock();
 	tgt_registry_lock();
 	tgt_queue_lock();
 }
@@ -52,6 +53,7 @@ static void after_fork_parent(void)
 {
 	tgt_queue_unlock();
 	tgt_registry_unlock();
+	tgt_props_unlock();
 	tgt_intern_unlock();
 	pthread_mutex_unlock(&start_lock);
 }
@@ -66,13 +68,14 @@ static void after_fork_child(void)
 {
 	tgt_queue_reset_child();
 	tgt_registry_reset_child();
+	tgt_props_reset_child();
 	tgt_set_active(false);
 	started = 0;
 	my_tid = 0;
 	after_fork_parent();
 }
 
-static void start(void)
+void tgt_start(void)
 {
 	pthread_mutex_lock(&start_lock);
 	if (!started) {
@@ -90,14 +93,7 @@ static void start(void)
 static inline void ensure_started(void)
 {
 	if (!__atomic_load_n(&started, __ATOMIC_ACQUIRE))
-		start();
-}
-
-/* Under gtrace record -- cmd, connect before main so early spans count. */
-__attribute__((constructor)) static void load(void)
-{
-	if (getenv(WIRE_SOCKET_ENV))
-		start();
+		tgt_start();
 }
 
 __attribute__((destructor)) static void unload(void)
@@ -132,36 +128,99 @@ gtrace_origin gtrace_current_origin(void)
 	return o;
 }
 
-void gtrace_span(gtrace_lane *lane, const char *name, uint64_t start_ns, uint64_t end_ns,
-		 const gtrace_origin *origin)
+/*
+ * The span as queued, and the calling thread's ring to queue it in; NULL
+ * when it is not to be queued (dropped ones counted).
+ */
+static inline struct tgt_ring *prepare(gtrace_lane *lane, const char *name, uint64_t start_ns,
+				       uint64_t end_ns, const gtrace_origin *origin,
+				       struct wire_span *s)
 {
 	struct tgt_ring *r;
-	struct wire_span s;
 
 	if (!gtrace_reporting_active()) {
 		ensure_started();	/* may connect at once: look again */
 		if (!gtrace_reporting_active())
-			return;
+			return NULL;
 	}
 	if (!lane || !name)
-		return;
+		return NULL;
 	r = tgt_ring_self();
 	if (!r) {
 		tgt_ring_count_lost();
-		return;
+		return NULL;
 	}
-	s.name = tgt_name_id(r, name);
-	if (!s.name) {
+	s->name = tgt_name_id(r, name);
+	if (!s->name) {
 		TGT_STORE(&r->drops, r->drops + 1);
-		return;
+		return NULL;
 	}
-	s.lane = lane->id;
-	s.start_ns = start_ns;
-	s.end_ns = end_ns < start_ns ? start_ns : end_ns;
-	s.origin_tid = origin ? origin->tid : 0;
-	s.reserved = 0;
-	s.origin_ns = origin ? origin->ts_ns : 0;
-	tgt_ring_push(r, &s);
+	s->lane = lane->id;
+	s->start_ns = start_ns;
+	s->end_ns = end_ns < start_ns ? start_ns : end_ns;
+	s->origin_tid = origin ? origin->tid : 0;
+	s->nattrs = 0;
+	s->origin_ns = origin ? origin->ts_ns : 0;
+	return r;
+}
+
+void gtrace_span(gtrace_lane *lane, const char *name, uint64_t start_ns, uint64_t end_ns,
+		 const gtrace_origin *origin)
+{
+	struct wire_span s;
+	struct tgt_ring *r = prepare(lane, name, start_ns, end_ns, origin, &s);
+
+	if (r)
+		tgt_ring_push(r, &s);
+}
+
+void gtrace_span_attrs(gtrace_lane *lane, const char *name, uint64_t start_ns, uint64_t end_ns,
+		       const gtrace_origin *origin, const gtrace_attr *attrs, unsigned nattrs)
+{
+	struct wire_attrs entries[WIRE_MAX_ATTRS / WIRE_ATTRS_PER_ENTRY];
+	struct wire_span s;
+	struct tgt_ring *r = prepare(lane, name, start_ns, end_ns, origin, &s);
+
+	if (!r)
+		return;
+	if (!attrs || nattrs > GTRACE_MAX_ATTRS)
+		nattrs = attrs ? GTRACE_MAX_ATTRS : 0;
+	memset(entries, 0, sizeof(entries));
+	for (unsigned i = 0; i < nattrs; i++) {
+		struct wire_attrs *e = &entries[s.nattrs / WIRE_ATTRS_PER_ENTRY];
+		uint32_t key;
+
+		if (!attrs[i].key)
+			continue;
+		key = tgt_name_id(r, attrs[i].key);
+		if (!key) {
+			TGT_STORE(&r->drops, r->drops + 1);
+			return;
+		}
+		e->key[s.nattrs % WIRE_ATTRS_PER_ENTRY] = key;
+		e->value[s.nattrs % WIRE_ATTRS_PER_ENTRY] = attrs[i].value;
+		s.nattrs++;
+	}
+	if (s.nattrs)
+		tgt_ring_push_attrs(r, &s, entries, wire_attr_entries(s.nattrs));
+	else
+		tgt_ring_push(r, &s);
+}
+
+void gtrace_counter_set(const char *name, uint64_t value)
+{
+	if (!name)
+		return;
+	ensure_started();
+	tgt_counter_set(name, value);
+}
+
+void gtrace_meta_set(const char *key, const char *value)
+{
+	if (!key || !value)
+		return;
+	ensure_started();
+	tgt_meta_set(key, value);
 }
 
 uint64_t gtrace_reported_spans(void)

@@ -41,6 +41,7 @@ struct conn {
 	struct idset strings, lanes;
 	struct wire_drops drops_sent;
 	uint64_t drops_ns;			/* when last sent */
+	uint64_t props_sent;			/* the props version the recorder has */
 };
 
 static uint64_t now_ns(void)
@@ -212,17 +213,87 @@ static bool define_lane(struct conn *c, uint32_t id)
 	       idset_add(&c->lanes, id);
 }
 
+/* The keys of a span's attribute entries. */
+static bool define_keys(struct conn *c, const struct wire_span *entries, uint32_t n)
+{
+	struct wire_attrs e;
+
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(&e, &entries[i], sizeof(e));
+		for (int k = 0; k < WIRE_ATTRS_PER_ENTRY; k++)
+			if (e.key[k] && !define_string(c, e.key[k]))
+				return false;
+	}
+	return true;
+}
+
 /* The packet's spans, after the definitions of the lanes and names they use. */
 static bool send_packet(struct conn *c, struct tgt_packet *p)
 {
-	for (uint32_t i = 0; i < p->msg.h.count; i++) {
+	uint32_t attr_entries;
+
+	for (uint32_t i = 0; i < p->msg.h.count; i += 1 + attr_entries) {
 		const struct wire_span *s = &p->msg.spans[i];
 
-		if (!define_lane(c, s->lane) || !define_string(c, s->name))
+		attr_entries = wire_attr_entries(s->nattrs);
+		if (!define_lane(c, s->lane) || !define_string(c, s->name) ||
+		    !define_keys(c, s + 1, attr_entries))
 			return false;
 	}
-	return send_msg(c->fd, WIRE_SPANS, p->msg.h.count, p->msg.spans,
+	return send_msg(c->fd, p->msg.h.type, p->msg.h.count, p->msg.spans,
 			p->msg.h.count * sizeof(struct wire_span), NULL, 0);
+}
+
+static bool send_meta(struct conn *c, const struct tgt_prop_copy *m)
+{
+	char buf[sizeof(struct wire_meta) + 2 * TGT_NAME_MAX];
+	struct wire_meta h = { .key_len = m->key->len, .value_len = (uint32_t)strlen(m->text) };
+
+	memcpy(buf, &h, sizeof(h));
+	memcpy(buf + sizeof(h), m->key->str, h.key_len);
+	memcpy(buf + sizeof(h) + h.key_len, m->text, h.value_len);
+	return send_msg(c->fd, WIRE_META, 1, buf, sizeof(h) + h.key_len + h.value_len, NULL, 0);
+}
+
+static bool send_counters(struct conn *c, const struct wire_counter *counters, uint32_t n)
+{
+	return send_msg(c->fd, WIRE_COUNTERS, n, counters, n * sizeof(*counters), NULL, 0);
+}
+
+/* The counters and meta that changed since last sent: counters in one packet. */
+static bool send_props(struct conn *c)
+{
+	struct wire_counter counters[WIRE_MAX_PACKET / sizeof(struct wire_counter) - 1];
+	struct tgt_prop_copy *props;
+	uint32_t ncounters = 0;
+	uint64_t now;
+	bool ok = true;
+	int n;
+
+	if (tgt_props_version() == c->props_sent)
+		return true;
+	n = tgt_props_since(c->props_sent, &props, &now);
+	if (n < 0)
+		return true;	/* no memory: try again on the next round */
+	for (int i = 0; ok && i < n; i++) {
+		if (props[i].text) {
+			ok = send_meta(c, &props[i]);
+			continue;
+		}
+		if (ncounters == sizeof(counters) / sizeof(counters[0])) {
+			ok = send_counters(c, counters, ncounters);
+			ncounters = 0;
+		}
+		ok = ok && define_string(c, props[i].key->id);
+		counters[ncounters++] = (struct wire_counter){ .name = props[i].key->id,
+							       .value = props[i].value };
+	}
+	if (ok && ncounters)
+		ok = send_counters(c, counters, ncounters);
+	tgt_props_free(props, n);
+	if (ok)
+		c->props_sent = now;
+	return ok;
 }
 
 /* The cumulative drop counts, when they changed since last sent. */
@@ -264,9 +335,11 @@ static void serve(struct conn *c)
 		if (p) {
 			ok = send_packet(c, p);
 			if (!ok)
-				tgt_count_unsent(p->msg.h.count);
+				tgt_count_unsent(p->spans);
 			tgt_queue_release(p);
 		}
+		if (ok)
+			ok = send_props(c);
 		if (ok && (!p || flush || now_ns() - c->drops_ns >= DROPS_EVERY_NS))
 			ok = send_drops(c);
 		if (ok && !p)
@@ -304,7 +377,7 @@ void *tgt_io_main(void *arg)
 			struct tgt_packet *p = tgt_queue_wait((next_look - t) / 1000000 + 1, &flush);
 
 			if (p) {
-				tgt_count_unsent(p->msg.h.count);
+				tgt_count_unsent(p->spans);
 				tgt_queue_release(p);
 			}
 			if (flush)

@@ -12,7 +12,8 @@
  * someone else's program, so every failure turns into "not reporting".
  *
  * Locks, always taken in this order: the start lock (api.c), the intern
- * lock, the ring registry lock, the packet queue lock. fork holds them all.
+ * lock, the props lock, the ring registry lock, the packet queue lock. fork
+ * holds them all.
  */
 
 #include <pthread.h>
@@ -26,7 +27,8 @@
 #define TGT_NAME_MAX 1024		/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
 #define TGT_QUEUE_DEFAULT 16384		/* spans per reporting thread */
-#define TGT_CACHE_SLOTS 1024		/* per-thread span name cache */
+#define TGT_CACHE_BITS 10
+#define TGT_CACHE_SLOTS (1 << TGT_CACHE_BITS)	/* per-thread span name cache */
 
 #define TGT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define TGT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -50,13 +52,17 @@ struct tgt_cache_slot {
 };
 
 /*
- * One reporting thread's ring. The thread alone writes the spans, head and
- * drops; the drain thread alone writes tail. head and tail count the spans
- * ever pushed and popped; put and take are their positions in spans[].
+ * One reporting thread's ring. The thread alone writes the entries, head,
+ * attr_entries and drops; the drain thread alone writes tail. head and tail
+ * count the entries ever pushed and popped; put and take are their
+ * positions in spans[]. An entry is a span, or struct wire_attrs holding
+ * attributes of the span before it (wire.h): a span and its attribute
+ * entries are pushed, popped and dropped as one.
  */
 struct tgt_ring {
 	/* the reporting thread's */
-	uint64_t head;			/* release: spans accepted */
+	uint64_t head;			/* release: entries accepted */
+	uint64_t attr_entries;		/* release, after head: of them, attribute entries */
 	uint64_t drops;			/* spans reported while full */
 	uint64_t tail_seen;		/* a recent tail: reads the shared line less */
 	uint32_t put;
@@ -85,8 +91,9 @@ void tgt_intern_unlock(void);
 /* Finds the id of a span name through the thread's cache; 0: no memory. */
 static inline uint32_t tgt_name_id(struct tgt_ring *r, const char *name)
 {
-	uintptr_t p = (uintptr_t)name;
-	struct tgt_cache_slot *slot = &r->cache[((p >> 3) ^ (p >> 13)) & (TGT_CACHE_SLOTS - 1)];
+	/* Fibonacci hashing: names in an array of fixed-size slots spread too. */
+	uint64_t h = (uint64_t)(uintptr_t)name * 0x9e3779b97f4a7c15ull;
+	struct tgt_cache_slot *slot = &r->cache[h >> (64 - TGT_CACHE_BITS)];
 	const struct tgt_string *s = slot->s;
 
 	/* The pointer alone is not enough: callers may reuse a buffer. */
@@ -131,16 +138,24 @@ void tgt_registry_unlock(void);
 /* In a child after fork: the rings were the parent's threads'. */
 void tgt_registry_reset_child(void);
 
-/* Drop-newest: false when the ring is full (counted in drops). */
-static inline bool tgt_ring_push(struct tgt_ring *r, const struct wire_span *s)
+/* Drop-newest: false when the ring has no room for need entries (counted in drops). */
+static inline bool tgt_ring_room(struct tgt_ring *r, uint32_t need)
 {
-	if (r->head - r->tail_seen >= r->cap) {
+	if (r->head + need - r->tail_seen > r->cap) {
 		r->tail_seen = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-		if (r->head - r->tail_seen >= r->cap) {
+		if (r->head + need - r->tail_seen > r->cap) {
 			TGT_STORE(&r->drops, r->drops + 1);
 			return false;
 		}
 	}
+	return true;
+}
+
+/* Drop-newest: false when the ring is full (counted in drops). */
+static inline bool tgt_ring_push(struct tgt_ring *r, const struct wire_span *s)
+{
+	if (!tgt_ring_room(r, 1))
+		return false;
 	r->spans[r->put] = *s;
 	if (++r->put == r->cap)
 		r->put = 0;
@@ -148,16 +163,29 @@ static inline bool tgt_ring_push(struct tgt_ring *r, const struct wire_span *s)
 	return true;
 }
 
-/* Pops up to max spans into out (drain thread only); returns how many. */
-uint32_t tgt_ring_pop(struct tgt_ring *r, struct wire_span *out, uint32_t max);
-/* Throws queued spans away; returns how many. */
+/*
+ * A span with n > 0 attribute entries: one push, or one drop. The entries
+ * take the places of spans.
+ */
+bool tgt_ring_push_attrs(struct tgt_ring *r, const struct wire_span *s,
+			 const struct wire_attrs *attrs, uint32_t n);
+
+/*
+ * Pops whole spans, with their attribute entries, into out: up to max
+ * entries (drain thread only). Returns the entries; *spans says how many
+ * spans they hold. Sets *more when entries stayed for lack of room.
+ */
+uint32_t tgt_ring_pop(struct tgt_ring *r, struct wire_span *out, uint32_t max,
+		      uint32_t *spans, bool *more);
+/* Throws queued spans away; returns how many spans. */
 uint64_t tgt_ring_discard(struct tgt_ring *r);
 
 /* worker.c: the drain thread and the packets between the two threads. */
 struct tgt_packet {
 	struct tgt_packet *next;
+	uint32_t spans;			/* of the entries, spans */
 	struct {
-		struct wire_header h;	/* WIRE_SPANS, count spans */
+		struct wire_header h;	/* WIRE_SPANS(_ATTRS), count entries */
 		struct wire_span spans[WIRE_SPANS_PER_PACKET];
 	} msg;
 };
@@ -184,6 +212,31 @@ void tgt_queue_reset_child(void);
 uint64_t tgt_unsent(void);
 void tgt_count_unsent(uint64_t n);
 
+/* props.c: the latest counters and meta of the process. */
+void tgt_counter_set(const char *name, uint64_t value);
+void tgt_meta_set(const char *key, const char *value);
+/* Grows at every change; 0 before the first. */
+uint64_t tgt_props_version(void);
+
+/* A counter (text NULL) or a meta value, copied for sending. */
+struct tgt_prop_copy {
+	const struct tgt_string *key;
+	uint64_t value;
+	char *text;
+};
+
+/*
+ * Copies of what changed after version since into *out, and in *now the
+ * version they bring the reader to. Returns how many, or -1 when out of
+ * memory. Free with tgt_props_free.
+ */
+int tgt_props_since(uint64_t since, struct tgt_prop_copy **out, uint64_t *now);
+void tgt_props_free(struct tgt_prop_copy *copies, int n);
+void tgt_props_lock(void);
+void tgt_props_unlock(void);
+/* In a child after fork: the parent's values are not the child's. */
+void tgt_props_reset_child(void);
+
 /* conn.c: the gtrace-target-io thread. */
 /* Reads where to look for the recorder from the environment. */
 void tgt_conn_configure(void);
@@ -197,5 +250,7 @@ void *tgt_io_main(void *arg);
 
 /* api.c */
 void tgt_set_active(bool on);
+/* Starts the library's threads, once: what the first use of the API does. */
+void tgt_start(void);
 
 #endif

@@ -88,27 +88,73 @@ struct tgt_ring *tgt_ring_attach(void)
 	return r;
 }
 
-uint32_t tgt_ring_pop(struct tgt_ring *r, struct wire_span *out, uint32_t max)
+bool tgt_ring_push_attrs(struct tgt_ring *r, const struct wire_span *s,
+			 const struct wire_attrs *attrs, uint32_t n)
 {
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint32_t n = head - r->tail < max ? (uint32_t)(head - r->tail) : max;
+	if (!tgt_ring_room(r, 1 + n))
+		return false;
+	r->spans[r->put] = *s;
+	for (uint32_t i = 0; i < n; i++) {
+		if (++r->put == r->cap)
+			r->put = 0;
+		memcpy(&r->spans[r->put], &attrs[i], sizeof(attrs[i]));
+	}
+	if (++r->put == r->cap)
+		r->put = 0;
+	__atomic_store_n(&r->head, r->head + 1 + n, __ATOMIC_RELEASE);
+	/* After head: a reader that sees these entries sees them in head. */
+	__atomic_store_n(&r->attr_entries, r->attr_entries + n, __ATOMIC_RELEASE);
+	return true;
+}
+
+/*
+ * The whole spans among the first max of avail queued entries: how many
+ * entries they take, and how many spans they are.
+ */
+static uint32_t whole_spans(const struct tgt_ring *r, uint64_t avail, uint32_t max,
+			    uint32_t *spans)
+{
+	uint64_t n = 0;
+
+	*spans = 0;
+	while (n < avail) {
+		uint32_t need = 1 + wire_attr_entries(r->spans[(r->take + n) % r->cap].nattrs);
+
+		if (n + need > max)
+			break;
+		n += need;
+		++*spans;
+	}
+	return (uint32_t)n;
+}
+
+static void advance(struct tgt_ring *r, uint64_t n)
+{
+	r->take = (uint32_t)((r->take + n) % r->cap);
+	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+}
+
+uint32_t tgt_ring_pop(struct tgt_ring *r, struct wire_span *out, uint32_t max,
+		      uint32_t *spans, bool *more)
+{
+	uint64_t avail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - r->tail;
+	uint32_t n = whole_spans(r, avail, max, spans);
 	uint32_t first = r->cap - r->take < n ? r->cap - r->take : n;
 
 	memcpy(out, &r->spans[r->take], first * sizeof(*out));
 	memcpy(out + first, r->spans, (n - first) * sizeof(*out));
-	r->take = (uint32_t)(((uint64_t)r->take + n) % r->cap);
-	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+	advance(r, n);
+	*more = n < avail;
 	return n;
 }
 
 uint64_t tgt_ring_discard(struct tgt_ring *r)
 {
-	uint64_t head = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-	uint64_t n = head - r->tail;
+	uint64_t avail = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - r->tail;
+	uint32_t spans;
 
-	r->take = (uint32_t)((r->take + n) % r->cap);
-	__atomic_store_n(&r->tail, head, __ATOMIC_RELEASE);
-	return n;
+	advance(r, whole_spans(r, avail, UINT32_MAX, &spans));
+	return spans;
 }
 
 void tgt_rings_visit(bool (*visit)(struct tgt_ring *r, void *ctx), void *ctx)
@@ -125,7 +171,7 @@ void tgt_rings_visit(bool (*visit)(struct tgt_ring *r, void *ctx), void *ctx)
 			break;
 		if (gone && __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == r->tail) {
 			*link = r->next;
-			retired_accepted += r->head;
+			retired_accepted += r->head - TGT_LOAD(&r->attr_entries);
 			retired_drops += TGT_LOAD(&r->drops);
 			tgt_ring_free(r);
 		} else {
@@ -141,7 +187,10 @@ void tgt_ring_totals(uint64_t *accepted, uint64_t *dropped)
 	*accepted = retired_accepted;
 	*dropped = retired_drops + TGT_LOAD(&lost);
 	for (struct tgt_ring *r = registry; r; r = r->next) {
-		*accepted += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		/* attr_entries first: head counts every entry it counts */
+		uint64_t attrs = __atomic_load_n(&r->attr_entries, __ATOMIC_ACQUIRE);
+
+		*accepted += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) - attrs;
 		*dropped += TGT_LOAD(&r->drops);
 	}
 	pthread_mutex_unlock(&registry_lock);

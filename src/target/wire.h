@@ -32,12 +32,17 @@ enum wire_type {
 	WIRE_LANE = 3,		/* struct wire_lane */
 	WIRE_SPANS = 4,		/* count struct wire_span */
 	WIRE_DROPS = 5,		/* struct wire_drops */
+	WIRE_SPANS_ATTRS = 6,	/* count entries: spans, each followed by
+				 * wire_attr_entries(nattrs) struct wire_attrs */
+	WIRE_COUNTERS = 7,	/* count struct wire_counter */
+	WIRE_META = 8,		/* struct wire_meta, then the key's and the value's bytes */
 };
 
 struct wire_header {
 	uint16_t type;		/* enum wire_type */
 	uint16_t version;	/* WIRE_VERSION */
-	uint32_t count;		/* entries that follow (WIRE_SPANS), else 1 */
+	uint32_t count;		/* entries that follow (WIRE_SPANS, WIRE_SPANS_ATTRS,
+				 * WIRE_COUNTERS), else 1 */
 };
 
 struct wire_hello {
@@ -63,9 +68,45 @@ struct wire_span {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC */
 	uint64_t end_ns;
 	uint32_t origin_tid;	/* see origin_ns */
-	uint32_t reserved;
+	uint32_t nattrs;	/* WIRE_SPANS_ATTRS: attributes that follow; else 0 */
 	uint64_t origin_ns;	/* with origin_tid 0: nonzero for an origin
 				 * given with tid 0 (a bad tid), 0 for none */
+};
+
+/*
+ * The attributes of the span before, three to an entry of a span's size so
+ * that spans and attributes share one queue. Keys are string ids; the keys
+ * past the span's nattrs in its last entry are 0.
+ */
+#define WIRE_ATTRS_PER_ENTRY 3
+#define WIRE_MAX_ATTRS 24	/* GTRACE_MAX_ATTRS */
+
+struct wire_attrs {
+	uint32_t key[WIRE_ATTRS_PER_ENTRY];
+	uint32_t reserved;
+	uint64_t value[WIRE_ATTRS_PER_ENTRY];
+};
+
+_Static_assert(sizeof(struct wire_attrs) == sizeof(struct wire_span),
+	       "attribute entries take a span's place in queues and packets");
+
+/* The entries after a span that hold its nattrs attributes. */
+static inline uint32_t wire_attr_entries(uint32_t nattrs)
+{
+	return (nattrs + WIRE_ATTRS_PER_ENTRY - 1) / WIRE_ATTRS_PER_ENTRY;
+}
+
+/* A cumulative count of the process, by name (a string id). */
+struct wire_counter {
+	uint32_t name;
+	uint32_t reserved;
+	uint64_t value;
+};
+
+/* A fact about the process: key_len bytes of key, then value_len of value. */
+struct wire_meta {
+	uint32_t key_len;
+	uint32_t value_len;
 };
 
 /* Cumulative counts of spans the application side dropped, by reason. */

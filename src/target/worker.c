@@ -90,7 +90,7 @@ static struct timespec deadline_in(unsigned ms)
 /* Under queue_lock: throws a packet's spans away, counted as unsent. */
 static void discard(struct tgt_packet *p)
 {
-	tgt_count_unsent(p->msg.h.count);
+	tgt_count_unsent(p->spans);
 	p->next = free_packets;
 	free_packets = p;
 }
@@ -103,9 +103,9 @@ static struct tgt_packet *take_free(void)
 	p = free_packets;
 	if (p) {
 		free_packets = p->next;
-		p->msg.h.type = WIRE_SPANS;
 		p->msg.h.version = WIRE_VERSION;
 		p->msg.h.count = 0;
+		p->spans = 0;
 	}
 	pthread_mutex_unlock(&queue_lock);
 	return p;
@@ -114,6 +114,8 @@ static struct tgt_packet *take_free(void)
 /* Hands a packet to the io thread, or frees it when empty or unsendable. */
 static void hand_over(struct tgt_packet *p)
 {
+	/* The plain type while it can be: a recorder that knows no attributes reads it. */
+	p->msg.h.type = p->msg.h.count == p->spans ? WIRE_SPANS : WIRE_SPANS_ATTRS;
 	pthread_mutex_lock(&queue_lock);
 	if (!p->msg.h.count) {
 		p->next = free_packets;
@@ -144,7 +146,8 @@ static bool drain_ring(struct tgt_ring *r, void *ctx)
 	}
 	for (;;) {
 		struct tgt_packet *p = d->packet;
-		uint32_t room;
+		uint32_t room, spans;
+		bool more;
 
 		if (!p) {
 			p = d->packet = take_free();
@@ -152,8 +155,10 @@ static bool drain_ring(struct tgt_ring *r, void *ctx)
 				return false;	/* the rings keep the rest */
 		}
 		room = WIRE_SPANS_PER_PACKET - p->msg.h.count;
-		p->msg.h.count += tgt_ring_pop(r, &p->msg.spans[p->msg.h.count], room);
-		if (p->msg.h.count < WIRE_SPANS_PER_PACKET)
+		p->msg.h.count += tgt_ring_pop(r, &p->msg.spans[p->msg.h.count], room, &spans,
+					       &more);
+		p->spans += spans;
+		if (!more)
 			return true;
 		hand_over(p);
 		d->packet = NULL;

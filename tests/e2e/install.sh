@@ -32,6 +32,7 @@ int main(void)
 C
 export PKG_CONFIG_PATH="$root/usr/lib/pkgconfig" PKG_CONFIG_SYSROOT_DIR="$root"
 flags=$(pkg-config --cflags --libs gtrace-target) || fail "pkg-config does not know gtrace-target"
-${CC:-cc} app.c -o app $flags 2>cc.out || { show cc.out; fail "cannot build against gtrace-target"; }
+# The libraries carry the build's sanitizers, so the program links them too.
+${CC:-cc} $SAN_FLAGS app.c -o app $flags 2>cc.out || { show cc.out; fail "cannot build against gtrace-target"; }
 LD_LIBRARY_PATH="$root/usr/lib" ./app >app.out || fail "the installed library does not run"
 expect_contains app.out '^active 0$'

@@ -30,7 +30,7 @@ struct synth {
 	struct u64map nodes;	/* parent << 32 | loc -> node id */
 	uint64_t ts;		/* of the next sample */
 	/* Rows of id'd tables already written in earlier chunks. */
-	uint32_t strings_out, dsos_out, locs_out, nodes_out, lanes_out;
+	uint32_t strings_out, dsos_out, locs_out, nodes_out, lanes_out, spans_out;
 };
 
 #define SYNTH_T0 1000000000ull	/* the first sample's timestamp */
@@ -156,14 +156,20 @@ static inline void synth_offcpu(struct synth *s, uint32_t tid, uint64_t start, u
 	o->end = end;
 }
 
-static inline uint32_t synth_lane(struct synth *s, uint32_t pid, const char *name)
+static inline uint32_t synth_lane_kind(struct synth *s, uint32_t pid, const char *kind,
+				       const char *name)
 {
 	struct tr_lane *lane = VEC_PUSH(&s->t.lanes);
 
 	lane->pid = pid;
-	lane->kind = synth_str(s, "cuda");
+	lane->kind = synth_str(s, kind);
 	lane->name = synth_str(s, name);
 	return s->lanes_out + (uint32_t)s->t.lanes.len;
+}
+
+static inline uint32_t synth_lane(struct synth *s, uint32_t pid, const char *name)
+{
+	return synth_lane_kind(s, pid, "cuda", name);
 }
 
 /* A span queued from thread origin_tid at origin_ts; both 0 for no origin. */
@@ -185,6 +191,16 @@ static inline void synth_span(struct synth *s, uint32_t lane, const char *name,
 			      uint64_t start, uint64_t dur)
 {
 	synth_span_from(s, lane, name, start, dur, 0, 0);
+}
+
+/* An attribute of the last span added. */
+static inline void synth_span_attr(struct synth *s, const char *key, uint64_t value)
+{
+	struct tr_span_attr *a = VEC_PUSH(&s->t.span_attrs);
+
+	a->span = s->spans_out + (uint32_t)s->t.spans.len;
+	a->key = synth_str(s, key);
+	a->value = value;
 }
 
 /* Moves the tables into m and indexes them; s is empty afterwards. */
@@ -215,6 +231,7 @@ static inline int synth_put_chunk(struct synth *s, struct tr_writer *w)
 	s->locs_out += (uint32_t)s->t.locs.len;
 	s->nodes_out += (uint32_t)s->t.nodes.len;
 	s->lanes_out += (uint32_t)s->t.lanes.len;
+	s->spans_out += (uint32_t)s->t.spans.len;
 	tr_tables_clear(&s->t);
 	return err;
 }

@@ -19,6 +19,8 @@
 #include "util/hashmap.h"
 #include "test.h"
 
+#define KERNEL_ATTRS 20	/* of a kernel on a CUDA lane */
+
 static char tmpdir[64];
 
 static uint64_t rng_state = 0x9E3779B97F4A7C15ULL;
@@ -114,6 +116,10 @@ static void fill_tables(struct tr_tables *t, uint64_t base_ts)
 		*VEC_PUSH(&t->spans) = (struct tr_span){
 			1 + i % 2, 7, base_ts + i * 500000, 1000 + rnd_below(90000),
 			i % 5 ? 4243 : 0, i % 5 ? base_ts + i * 500000 - rnd_below(40000) : 0 };
+	for (uint32_t i = 0; i < 90; i++)
+		*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){
+			1 + i / 3, 5 + i % 3,
+			i % 3 == 0 ? 7000 + i : i % 3 == 1 ? rnd() : (i / 3) % 2 ? UINT64_MAX : 0 };
 	*VEC_PUSH(&t->counters) = (struct tr_counter){ 8, 300 };
 	*VEC_PUSH(&t->counters) = (struct tr_counter){ 9, UINT64_MAX };
 	for (uint32_t i = 0; i < 40; i++)
@@ -162,6 +168,7 @@ static bool tables_equal(const struct tr_tables *a, const struct tr_tables *b)
 	SAME_ROWS(spans);
 	SAME_ROWS(counters);
 	SAME_ROWS(symbols);
+	SAME_ROWS(span_attrs);
 	return true;
 #undef SAME_ROWS
 #undef SAME_LEN
@@ -320,8 +327,8 @@ static void test_tables_decode_damaged(void)
 		CHECK(!out.symbols.len || out.symbols.len == in.symbols.len);
 		tr_tables_free(&out);
 	}
-	/* Every cut but the one between two table records is caught. */
-	CHECK(corrupt >= b.len - 12);
+	/* Every cut but the ones between table records (13 tables) is caught. */
+	CHECK(corrupt >= b.len - 13);
 	tr_tables_free(&in);
 	gbuf_free(&b);
 }
@@ -723,6 +730,141 @@ static void test_bytes_per_sample(void)
 	gbuf_free(&b);
 }
 
+/* A kernel's launch configuration and resources: what repeats per name. */
+struct kernel_shape {
+	uint32_t name;
+	uint64_t dur;
+	uint64_t attrs[KERNEL_ATTRS];
+};
+
+/*
+ * Writes CUDA kernels as the agent reports them to a file: a training step
+ * of 500 launches (500 kernel names) on 2 streams, repeated. Each carries
+ * the 20 attributes of a kernel on a CUDA lane: 17 fixed per kernel name,
+ * the stream, and a correlation id that grows by a step-periodic amount.
+ * Chunks of 10,000 kernels, about a second's worth. With jitter, GPU times
+ * tick every 32 ns, a kernel's duration varies by up to 1/1024 of it, its
+ * gap after the previous one by up to 3 ticks, and its launch by 256 ns;
+ * without, every step repeats the first exactly (what the test doubles of
+ * CUDA produce). Returns the file's bytes, and in *spans_only those of the
+ * same spans without attributes.
+ */
+static uint64_t kernel_stream_bytes(uint32_t kernels, bool jitter, uint64_t *spans_only)
+{
+	enum { NAMES = 500, CHUNK = 10000, STREAMS = 2 };
+	static const char *const keys[KERNEL_ATTRS] = {
+		"grid.x", "grid.y", "grid.z", "block.x", "block.y", "block.z", "regs",
+		"smem.static", "smem.dynamic", "local.per-thread", "local.total", "graph.id",
+		"graph.node", "device", "context", "occupancy.permille", "occupancy.limiter",
+		"occupancy.blocks-per-sm", "stream", "correlation",
+	};
+	struct kernel_shape *shapes = xcalloc(NAMES, sizeof(*shapes));
+	uint64_t lane_ts[STREAMS], correlation = 1000, bytes;
+	uint32_t key_ids[KERNEL_ATTRS];
+	struct tr_tables t = {0}, plain = {0};
+	struct tr_writer *w, *w_plain;
+	struct gbuf b = {0};
+	char name[96];
+
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path("kernels"), TR_FEAT_LANES), 0);
+	CHECK_EQ_U64(tr_writer_open(&w_plain, tmp_path("kernels-plain"), TR_FEAT_LANES), 0);
+	for (uint32_t k = 0; k < KERNEL_ATTRS; k++) {
+		*VEC_PUSH(&t.strings) = xstrdup(keys[k]);
+		key_ids[k] = (uint32_t)t.strings.len;
+	}
+	for (uint32_t n = 0; n < NAMES; n++) {
+		struct kernel_shape *k = &shapes[n];
+		uint64_t grid = 1u << rnd_below(16), block = 32u << rnd_below(6);
+
+		snprintf(name, sizeof(name),
+			 "_ZN7network6layers%uILi%uEE14forward_kernelIfLi%uEEvPKT_PS3_i", n,
+			 1 + rnd_below(64), 8 << rnd_below(4));
+		*VEC_PUSH(&t.strings) = xstrdup(name);
+		k->name = (uint32_t)t.strings.len;
+		k->dur = 32 * (64 + rnd_below(6000));
+		k->attrs[0] = grid;
+		k->attrs[1] = 1 + rnd_below(2) * rnd_below(64);
+		k->attrs[2] = 1;
+		k->attrs[3] = block;
+		k->attrs[4] = 1;
+		k->attrs[5] = 1;
+		k->attrs[6] = 16 + 8 * rnd_below(28);
+		k->attrs[7] = rnd_below(4) * 1024 * rnd_below(48);
+		k->attrs[8] = rnd_below(2) * 256 * rnd_below(200);
+		k->attrs[9] = rnd_below(3) * 16;
+		k->attrs[10] = k->attrs[9] * block * 132;
+		k->attrs[14] = 1;
+		k->attrs[15] = 125 * (1 + rnd_below(8));
+		k->attrs[16] = 1 + rnd_below(4);
+		k->attrs[17] = 1 + rnd_below(16);
+	}
+	*VEC_PUSH(&t.lanes) = (struct tr_lane){ 4242, 1, shapes[0].name };
+	*VEC_PUSH(&t.lanes) = (struct tr_lane){ 4242, 1, shapes[1].name };
+	for (int l = 0; l < STREAMS; l++)
+		lane_ts[l] = 7000000000000ULL + 32 * rnd_below(100000);
+	for (uint32_t i = 0; i < kernels; i++) {
+		uint32_t n = i % NAMES, lane = n % 7 == 0;
+		const struct kernel_shape *k = &shapes[n];
+		struct tr_span *sp = VEC_PUSH(&t.spans);
+
+		sp->lane = lane + 1;
+		sp->name = k->name;
+		sp->start = lane_ts[lane] + 1024 + (jitter ? 32 * rnd_below(4) : 0);
+		sp->dur = k->dur + (jitter ? 32 * rnd_below((uint32_t)(k->dur / 1024 / 32) + 1) : 0);
+		sp->origin_tid = 4243;
+		sp->origin_ts = sp->start - 2000 - (jitter ? rnd_below(256) : 0);
+		lane_ts[lane] = sp->start + sp->dur;
+		correlation += 1 + (n % 5 == 0) + 2 * (n % 11 == 0);
+		*VEC_PUSH(&plain.spans) = *sp;
+		for (uint32_t a = 0; a < KERNEL_ATTRS; a++) {
+			uint64_t v = a == 18 ? 7 + 6 * lane : a == 19 ? correlation : k->attrs[a];
+
+			*VEC_PUSH(&t.span_attrs) = (struct tr_span_attr){ i + 1, key_ids[a], v };
+		}
+		if (t.spans.len == CHUNK || i == kernels - 1) {
+			gbuf_reset(&b);
+			tr_tables_encode(&t, &b);
+			CHECK_EQ_U64(tr_writer_put(w, TR_CHUNK_TABLES, b.data, b.len), 0);
+			tr_tables_clear(&t);
+			gbuf_reset(&b);
+			tr_tables_encode(&plain, &b);
+			CHECK_EQ_U64(tr_writer_put(w_plain, TR_CHUNK_TABLES, b.data, b.len), 0);
+			tr_tables_clear(&plain);
+		}
+	}
+	bytes = tr_writer_bytes(w);
+	*spans_only = tr_writer_bytes(w_plain);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	CHECK_EQ_U64(tr_writer_close(w_plain), 0);
+	tr_tables_free(&t);
+	tr_tables_free(&plain);
+	gbuf_free(&b);
+	free(shapes);
+	return bytes;
+}
+
+/*
+ * 100,000 kernels over 500 names with every detail: at most 4 bytes a
+ * kernel in all (names and keys included) when the timing repeats, and
+ * the attributes at most 1 byte a kernel above the spans when it does not.
+ */
+static void test_bytes_per_kernel(void)
+{
+	enum { KERNELS = 100000 };
+	uint64_t spans_only, bytes;
+	double per_kernel, attrs;
+
+	for (int jitter = 0; jitter < 2; jitter++) {
+		bytes = kernel_stream_bytes(KERNELS, jitter, &spans_only);
+		per_kernel = (double)bytes / KERNELS;
+		attrs = (double)(bytes - spans_only) / KERNELS;
+		printf("  %d kernels, %s timing: %.2f bytes per kernel, %.2f of them attributes\n",
+		       KERNELS, jitter ? "jittered" : "repeating", per_kernel, attrs);
+		CHECK(jitter || per_kernel <= 4.0);
+		CHECK(attrs <= 1.0);
+	}
+}
+
 /*
  * The fuzzers' seed corpus, small and deterministic: `test-format
  * --write-corpus tests/fuzz/corpus` regenerates it (scripts/gen-fuzz-corpus.sh).
@@ -756,6 +898,23 @@ static void small_tables(struct tr_tables *t, uint64_t ts)
 	*VEC_PUSH(&t->counters) = (struct tr_counter){ 5, 6 };
 	*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1, 2, 1, 42, TR_SYM_INLINED };
 	*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1, 2, 1, 40, 0 };
+}
+
+/* Spans with attributes: a value of each key that grows, one that shrinks, one max. */
+static void small_span_attrs(struct tr_tables *t)
+{
+	static const char *const names[] = { "cuda", "GPU0 stream 7", "gemm", "grid.x",
+					     "correlation" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		*VEC_PUSH(&t->strings) = xstrdup(names[i]);
+	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 100, 1, 2 };
+	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 3, 5000, 40, 100, 4990 };
+	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 3, 5100, 40, 100, 5090 };
+	*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){ 1, 4, 128 };
+	*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){ 1, 5, 77 };
+	*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){ 2, 4, 64 };
+	*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){ 2, 5, UINT64_MAX };
 }
 
 static int write_bytes(const char *dir, const char *name, const void *data, size_t len)
@@ -849,6 +1008,12 @@ static int write_corpus(const char *base)
 	err |= write_bytes(tables, "cut", b.data, b.len / 2);
 	err |= write_bytes(tables, "unknown-table", unknown_table, sizeof(unknown_table));
 	tr_tables_free(&t);
+	/* Apart, so that the seeds from before span attributes stay as they were. */
+	small_span_attrs(&t);
+	gbuf_reset(&b);
+	tr_tables_encode(&t, &b);
+	err |= write_bytes(tables, "span-attrs", b.data, b.len);
+	tr_tables_free(&t);
 	gbuf_free(&b);
 	return err;
 }
@@ -883,10 +1048,12 @@ int main(int argc, char **argv)
 	RUN(test_unknown_chunk_type);
 	RUN(test_strerror);
 	RUN(test_bytes_per_sample);
+	RUN(test_bytes_per_kernel);
 	/* Leave the files behind when something failed, to look at. */
 	if (!test_failures) {
 		static const char *const files[] = { "round-trip", "flip", "cut", "empty",
-						     "newer", "unknown", "size" };
+						     "newer", "unknown", "size", "kernels",
+						     "kernels-plain" };
 
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 			unlink(tmp_path(files[i]));

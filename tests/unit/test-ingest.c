@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "format/file.h"
@@ -81,6 +82,39 @@ static struct wire_span span(uint32_t lane, uint32_t name, uint64_t start, uint6
 {
 	return (struct wire_span){ .lane = lane, .name = name, .start_ns = start,
 				   .end_ns = end, .origin_tid = 42, .origin_ns = start - 5 };
+}
+
+/* Attribute entries for n attributes: key first_key + j, value 100 * j. */
+static void put_attrs(struct wire_span *at, uint32_t first_key, uint32_t n)
+{
+	struct wire_attrs e;
+
+	for (uint32_t j = 0; j < n; j++) {
+		if (j % WIRE_ATTRS_PER_ENTRY == 0)
+			memset(&e, 0, sizeof(e));
+		e.key[j % WIRE_ATTRS_PER_ENTRY] = first_key + j;
+		e.value[j % WIRE_ATTRS_PER_ENTRY] = 100 * j;
+		memcpy(&at[j / WIRE_ATTRS_PER_ENTRY], &e, sizeof(e));
+	}
+}
+
+static void send_counter(int fd, uint32_t name, uint64_t value)
+{
+	struct wire_counter m = { .name = name, .value = value };
+
+	send_packet(fd, WIRE_COUNTERS, WIRE_VERSION, 1, &m, sizeof(m));
+}
+
+static void send_meta(int fd, const char *key, const char *value, uint32_t extra_len)
+{
+	uint8_t buf[256];
+	struct wire_meta m = { .key_len = (uint32_t)strlen(key) + extra_len,
+			       .value_len = (uint32_t)strlen(value) };
+
+	memcpy(buf, &m, sizeof(m));
+	memcpy(buf + sizeof(m), key, strlen(key));
+	memcpy(buf + sizeof(m) + strlen(key), value, m.value_len);
+	send_packet(fd, WIRE_META, WIRE_VERSION, 1, buf, sizeof(m) + strlen(key) + m.value_len);
 }
 
 /* Polls until every connection is closed (the peers closed theirs first). */
@@ -230,6 +264,142 @@ static void test_packets_to_rows(void)
 	tr_tables_free(&t);
 }
 
+/*
+ * Spans with attributes, counters and meta from this process, and counters
+ * from a child: the child's sum with ours.
+ */
+static void attrs_peer(const char *path, uint64_t kernels, bool all)
+{
+	struct wire_span e[12] = { 0 };
+	int fd = connect_to(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	send_hello(fd, (uint32_t)getpid());
+	send_string(fd, 1, "cuda");
+	send_string(fd, 2, "GPU0 stream 7");
+	send_string(fd, 3, "gemm");
+	send_string(fd, 4, "grid.x");
+	send_string(fd, 5, "grid.y");
+	send_string(fd, 6, "grid.z");
+	send_string(fd, 7, "block.x");
+	send_string(fd, 8, "cuda.records.kernel");
+	send_string(fd, 9, "nodot");
+	send_string(fd, 10, "target.spans");
+	send_lane(fd, 1, 1, 2);
+	send_counter(fd, 8, kernels - 3);
+	send_counter(fd, 8, kernels);		/* the last value counts */
+	if (!all) {
+		close(fd);
+		return;
+	}
+	send_counter(fd, 9, 5);			/* not namespaced: ignored */
+	send_counter(fd, 10, 1000);		/* the recorder's own: ignored */
+	send_meta(fd, "cuda.status", "active", 0);
+	send_meta(fd, "command", "mine", 0);	/* not namespaced: ignored */
+	send_meta(fd, "cuda.bad", "x", 5);	/* lengths that do not add up */
+
+	e[0] = span(1, 3, 1000, 1500);		/* 4 attributes in 2 entries */
+	e[0].nattrs = 4;
+	put_attrs(&e[1], 4, 4);
+	e[3] = span(1, 3, 2000, 2100);		/* none */
+	e[4] = span(1, 3, 3000, 3100);		/* an undefined key: dropped */
+	e[4].nattrs = 1;
+	put_attrs(&e[5], 99, 1);
+	e[6] = span(1, 3, 4000, 4100);		/* 2 attributes */
+	e[6].nattrs = 2;
+	put_attrs(&e[7], 6, 2);
+	send_packet(fd, WIRE_SPANS_ATTRS, WIRE_VERSION, 8, e, 8 * sizeof(e[0]));
+	/* 2 spans, the second claiming more entries than the packet holds */
+	e[0].nattrs = 0;
+	e[1] = span(1, 3, 5000, 5100);
+	e[1].nattrs = 4;
+	send_packet(fd, WIRE_SPANS_ATTRS, WIRE_VERSION, 2, e, 2 * sizeof(e[0]));
+	close(fd);
+}
+
+static void test_attrs_counters_meta(void)
+{
+	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
+	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
+	struct tr_tables t = {0};
+	struct chunk_writer *cw;
+	struct ingest *in;
+	struct tr_writer *w;
+	struct collector *c;
+	const char *meta = NULL;
+	int fd = mkstemp(path), status, hold[2], sent[2];
+	pid_t child;
+
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
+	CHECK(chunk_writer_start(&cw, w) == 0);
+	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
+	CHECK(ingest_open(&in, 0) == 0);
+	ingest_start(in, c, (uint32_t)getpid());
+
+	attrs_peer(ingest_socket_path(in), 10, true);
+	drain(in);
+	/* a first chunk: the counters are written again in the next */
+	collector_flush(c, true);
+	/* the child lives on until read: the recorder checks its parent */
+	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		close(hold[1]);
+		attrs_peer(ingest_socket_path(in), 7, false);
+		close(sent[1]);
+		read(hold[0], &status, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	close(sent[1]);
+	CHECK(read(sent[0], &status, 1) == 0);	/* the child has sent all */
+	close(sent[0]);
+	drain(in);
+	close(hold[1]);
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	ingest_close(in);
+
+	collector_flush(c, true);
+	CHECK(chunk_writer_stop(cw, true) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	collector_free(c);
+	CHECK(load(path, &t) == 0);
+	unlink(path);
+
+	CHECK_EQ_U64(t.spans.len, 3);
+	CHECK_EQ_U64(t.span_attrs.len, 6);
+	if (t.span_attrs.len == 6) {
+		static const struct { uint32_t span; const char *key; uint64_t value; } want[] = {
+			{ 1, "grid.x", 0 }, { 1, "grid.y", 100 }, { 1, "grid.z", 200 },
+			{ 1, "block.x", 300 }, { 3, "grid.z", 0 }, { 3, "block.x", 100 },
+		};
+
+		for (size_t i = 0; i < 6; i++) {
+			CHECK_EQ_U64(t.span_attrs.v[i].span, want[i].span);
+			CHECK_STREQ(t.strings.v[t.span_attrs.v[i].key - 1], want[i].key);
+			CHECK_EQ_U64(t.span_attrs.v[i].value, want[i].value);
+		}
+	}
+	CHECK_EQ_U64(t.spans.len == 3 ? t.spans.v[2].start : 0, 4000);
+	CHECK_EQ_U64(counter(&t, "cuda.records.kernel"), 17);
+	CHECK_EQ_U64(counter(&t, "nodot"), UINT64_MAX);
+	CHECK_EQ_U64(counter(&t, "target.spans"), 3);
+	/* the bad span, the 2 of the bad packet, the bad meta (no span) */
+	CHECK_EQ_U64(counter(&t, "target.dropped.bad-message"), 3);
+	for (size_t i = 0; i < t.meta.len; i++) {
+		CHECK(strcmp(t.meta.v[i].key, "command"));
+		if (!strcmp(t.meta.v[i].key, "cuda.status"))
+			meta = t.meta.v[i].value;
+	}
+	CHECK_STREQ(meta ? meta : "(none)", "active");
+	tr_tables_free(&t);
+}
+
 /* A peer still sending when the recording ends: its spans came too late. */
 static void test_late_spans(void)
 {
@@ -272,5 +442,6 @@ int main(void)
 {
 	RUN(test_packets_to_rows);
 	RUN(test_late_spans);
+	RUN(test_attrs_counters_meta);
 	return test_summary();
 }

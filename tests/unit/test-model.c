@@ -198,6 +198,53 @@ static void test_lanes_are_synthetic_threads(void)
 	model_free(&m);
 }
 
+/*
+ * Span attributes by span id and key, across chunks; strings by text. Rows
+ * naming no span or a span out of range are ignored.
+ */
+static void test_span_attrs(void)
+{
+	const char *path = tmp_path("attrs");
+	struct synth s = {0};
+	struct tr_writer *w;
+	struct model m;
+	uint32_t lane, grid, regs;
+	uint64_t v = 0;
+
+	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
+	lane = synth_lane(&s, 1, "GPU0 stream 7");
+	synth_span(&s, lane, "gemm", 100, 40);
+	synth_span_attr(&s, "grid.x", 128);
+	synth_span_attr(&s, "regs", 64);
+	synth_span(&s, lane, "copy", 200, 10);	/* none */
+	CHECK(synth_put_chunk(&s, w) == 0);
+	synth_span(&s, lane, "gemm", 300, 40);
+	synth_span_attr(&s, "grid.x", UINT64_MAX);
+	VEC_PUSH(&s.t.span_attrs)->span = 0;
+	*VEC_PUSH(&s.t.span_attrs) = (struct tr_span_attr){ 4000, 1, 5 };
+	CHECK(synth_put_chunk(&s, w) == 0);
+	CHECK(synth_put_end(w) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	synth_free(&s);
+
+	CHECK(model_load(&m, path) == 0);
+	grid = model_string_id(&m, "grid.x");
+	regs = model_string_id(&m, "regs");
+	CHECK(grid && regs && grid != regs);
+	CHECK_STREQ(model_str(&m, grid), "grid.x");
+	CHECK_EQ_U64(model_string_id(&m, "no such string"), 0);
+	CHECK(model_span_attr(&m, 1, grid, &v) && v == 128);
+	CHECK(model_span_attr(&m, 1, regs, &v) && v == 64);
+	CHECK(!model_span_attr(&m, 2, grid, &v));
+	CHECK(model_span_attr(&m, 3, grid, &v) && v == UINT64_MAX);
+	CHECK(!model_span_attr(&m, 3, regs, &v));
+	CHECK(!model_span_attr(&m, 0, grid, &v));
+	CHECK(!model_span_attr(&m, 4, grid, &v));
+	CHECK(!model_span_attr(&m, 1, 0, &v));
+	model_free(&m);
+	unlink(path);
+}
+
 /* Corrupt ids in a file must not send the readers out of bounds. */
 static void test_bad_ids(void)
 {
@@ -354,6 +401,7 @@ int main(void)
 	RUN(test_corrupt_chunk);
 	RUN(test_unreadable_files);
 	RUN(test_lanes_are_synthetic_threads);
+	RUN(test_span_attrs);
 	RUN(test_bad_ids);
 	RUN(test_load_and_report_speed);
 	unlink(tmp_path("whole.data"));

@@ -21,6 +21,7 @@
 #define MAX_IDS 256
 #define MAX_CONNS 16
 #define WAIT_MS 5000
+#define SPAN_ATTRS 12		/* on the spans of span_attrs_at */
 
 /* What the fake recorder saw on one connection. */
 struct fake_conn {
@@ -30,6 +31,9 @@ struct fake_conn {
 	uint32_t lane_name[MAX_IDS];	/* string id, 0: undefined */
 	uint64_t last_start[MAX_IDS];	/* per lane: starts must grow */
 	uint64_t spans;
+	uint64_t attr_spans;		/* of them, with attributes, all checked */
+	uint64_t counters[MAX_IDS];	/* by name id */
+	char meta_key[64], meta_value[64];	/* the last WIRE_META */
 	struct wire_drops drops;
 	int errors;			/* protocol violations */
 };
@@ -44,6 +48,31 @@ static struct {
 } server = { .lock = PTHREAD_MUTEX_INITIALIZER, .listen_fd = -1 };
 
 static char dir[64], sock_path[128];
+
+/* The attributes span_attrs_at gives: "attr-J" = start * 32 + J. */
+static void check_attrs(struct fake_conn *c, const struct wire_span *s)
+{
+	struct wire_attrs e;
+
+	if (s->nattrs != SPAN_ATTRS) {
+		c->errors++;
+		return;
+	}
+	for (uint32_t j = 0; j < s->nattrs; j++) {
+		char want[16];
+		uint32_t key;
+
+		memcpy(&e, &s[1 + j / WIRE_ATTRS_PER_ENTRY], sizeof(e));
+		key = e.key[j % WIRE_ATTRS_PER_ENTRY];
+		snprintf(want, sizeof(want), "attr-%u", j);
+		if (key >= MAX_IDS || !c->strings[key] || strcmp(c->strings[key], want) ||
+		    e.value[j % WIRE_ATTRS_PER_ENTRY] != s->start_ns * 32 + j) {
+			c->errors++;
+			return;
+		}
+	}
+	c->attr_spans++;
+}
 
 static void on_message(struct fake_conn *c, const unsigned char *buf, size_t len)
 {
@@ -86,25 +115,60 @@ static void on_message(struct fake_conn *c, const unsigned char *buf, size_t len
 			c->lane_name[m->id] = m->name;
 		break;
 	}
-	case WIRE_SPANS: {
+	case WIRE_SPANS:
+	case WIRE_SPANS_ATTRS: {
 		const struct wire_span *s = body;
+		uint32_t extra;
 
 		if (body_len != h->count * sizeof(*s)) {
 			c->errors++;
 			break;
 		}
-		for (uint32_t i = 0; i < h->count; i++, s++) {
+		for (uint32_t i = 0; i < h->count; i += 1 + extra, s += 1 + extra) {
 			char want[16];
 
+			extra = h->type == WIRE_SPANS_ATTRS ? wire_attr_entries(s->nattrs) : 0;
 			snprintf(want, sizeof(want), "job-%d", (int)(s->start_ns % 7));
 			if (s->lane >= MAX_IDS || !c->lane_name[s->lane] || s->name >= MAX_IDS ||
 			    !c->strings[s->name] || strcmp(c->strings[s->name], want) ||
-			    s->start_ns < c->last_start[s->lane] || s->end_ns != s->start_ns + 100)
+			    s->start_ns < c->last_start[s->lane] || s->end_ns != s->start_ns + 100 ||
+			    i + extra >= h->count || (h->type == WIRE_SPANS && s->nattrs))
 				c->errors++;
 			else
 				c->last_start[s->lane] = s->start_ns;
+			if (s->nattrs && i + extra < h->count)
+				check_attrs(c, s);
 			c->spans++;
 		}
+		break;
+	}
+	case WIRE_COUNTERS: {
+		const struct wire_counter *m = body;
+
+		if (body_len != h->count * sizeof(*m)) {
+			c->errors++;
+			break;
+		}
+		for (uint32_t i = 0; i < h->count; i++) {
+			if (m[i].name >= MAX_IDS || !c->strings[m[i].name])
+				c->errors++;
+			else
+				c->counters[m[i].name] = m[i].value;
+		}
+		break;
+	}
+	case WIRE_META: {
+		const struct wire_meta *m = body;
+		const char *text = (const char *)(m + 1);
+
+		if (body_len != sizeof(*m) + m->key_len + m->value_len ||
+		    m->key_len >= sizeof(c->meta_key) || m->value_len >= sizeof(c->meta_value)) {
+			c->errors++;
+			break;
+		}
+		snprintf(c->meta_key, sizeof(c->meta_key), "%.*s", (int)m->key_len, text);
+		snprintf(c->meta_value, sizeof(c->meta_value), "%.*s", (int)m->value_len,
+			 text + m->key_len);
 		break;
 	}
 	case WIRE_DROPS:
@@ -264,6 +328,27 @@ static void span_at(gtrace_lane *lane, uint64_t start)
 	gtrace_span(lane, start % 2 ? copy : names[start % 7], start, start + 100, &o);
 }
 
+/* span_at with SPAN_ATTRS attributes, and a NULL key to skip among them. */
+static void span_attrs_at(gtrace_lane *lane, uint64_t start)
+{
+	static const char *const keys[SPAN_ATTRS] = {
+		"attr-0", "attr-1", "attr-2", "attr-3", "attr-4", "attr-5",
+		"attr-6", "attr-7", "attr-8", "attr-9", "attr-10", "attr-11",
+	};
+	gtrace_attr attrs[SPAN_ATTRS + 1];
+	gtrace_origin o = gtrace_current_origin();
+	unsigned n = 0;
+
+	for (uint32_t j = 0; j < SPAN_ATTRS; j++) {
+		if (j == 5)
+			attrs[n++] = (gtrace_attr){ NULL, 7 };
+		attrs[n++] = (gtrace_attr){ keys[j], start * 32 + j };
+	}
+	gtrace_span_attrs(lane, (const char *[]){ "job-0", "job-1", "job-2", "job-3", "job-4",
+						  "job-5", "job-6" }[start % 7],
+			  start, start + 100, &o, attrs, n);
+}
+
 static void test_interning(void)
 {
 	char buf[16] = "alpha";
@@ -323,7 +408,8 @@ static void test_ring_drop_newest(void)
 {
 	struct tgt_ring *r = tgt_ring_new(8);
 	struct wire_span s = { 0 }, out[32];
-	uint32_t n;
+	uint32_t n, spans;
+	bool more;
 
 	for (uint32_t i = 0; i < 20; i++) {
 		s.start_ns = i;
@@ -331,8 +417,9 @@ static void test_ring_drop_newest(void)
 	}
 	CHECK_EQ_U64(r->head, 8);
 	CHECK_EQ_U64(r->drops, 12);
-	n = tgt_ring_pop(r, out, 5);
+	n = tgt_ring_pop(r, out, 5, &spans, &more);
 	CHECK_EQ_U64(n, 5);
+	CHECK(spans == 5 && more);
 	for (uint32_t i = 0; i < n; i++)
 		CHECK_EQ_U64(out[i].start_ns, i);
 	/* five free slots, across the end of the array */
@@ -342,43 +429,104 @@ static void test_ring_drop_newest(void)
 	}
 	CHECK_EQ_U64(r->head, 13);
 	CHECK_EQ_U64(r->drops, 17);
-	n = tgt_ring_pop(r, out, 32);
+	n = tgt_ring_pop(r, out, 32, &spans, &more);
 	CHECK_EQ_U64(n, 8);
+	CHECK(spans == 8 && !more);
 	for (uint32_t i = 0; i < n; i++)
 		CHECK_EQ_U64(out[i].start_ns, i < 3 ? 5 + i : 20 + i - 3);
-	CHECK_EQ_U64(tgt_ring_pop(r, out, 32), 0);
+	CHECK_EQ_U64(tgt_ring_pop(r, out, 32, &spans, &more), 0);
 	s.start_ns = 99;
 	tgt_ring_push(r, &s);
 	tgt_ring_push(r, &s);
 	CHECK_EQ_U64(tgt_ring_discard(r), 2);
-	CHECK_EQ_U64(tgt_ring_pop(r, out, 32), 0);
+	CHECK_EQ_U64(tgt_ring_pop(r, out, 32, &spans, &more), 0);
 	tgt_ring_free(r);
+}
+
+/* A span and its attribute entries are one: pushed, popped, dropped whole. */
+static void test_ring_attrs(void)
+{
+	struct tgt_ring *r = tgt_ring_new(8);
+	struct wire_attrs attrs[3];
+	struct wire_span s = { .nattrs = 7 }, out[32];
+	uint64_t accepted, dropped, accepted0, dropped0;
+	uint32_t n, spans;
+	bool more;
+
+	memset(attrs, 0, sizeof(attrs));
+	attrs[2].value[0] = 42;
+	s.start_ns = 1;
+	CHECK(tgt_ring_push_attrs(r, &s, attrs, 3));		/* 4 entries */
+	s.start_ns = 2;
+	CHECK(tgt_ring_push_attrs(r, &s, attrs, 3));		/* 8: full */
+	s.start_ns = 3;
+	CHECK(!tgt_ring_push_attrs(r, &s, attrs, 3));
+	CHECK_EQ_U64(r->drops, 1);
+	/* room for 6 entries: one whole span and no part of the next */
+	n = tgt_ring_pop(r, out, 6, &spans, &more);
+	CHECK(n == 4 && spans == 1 && more);
+	CHECK(out[0].start_ns == 1 && out[0].nattrs == 7);
+	CHECK(!memcmp(&out[3], &attrs[2], sizeof(attrs[2])));
+	/* across the end of the array */
+	s.start_ns = 4;
+	s.nattrs = 0;
+	CHECK(tgt_ring_push(r, &s));
+	s.nattrs = 2;
+	CHECK(!tgt_ring_push_attrs(r, &s, attrs, 3));	/* 4 more do not fit in 3 */
+	s.start_ns = 5;
+	CHECK(tgt_ring_push_attrs(r, &s, attrs, 1));
+	CHECK_EQ_U64(r->drops, 2);
+	n = tgt_ring_pop(r, out, 32, &spans, &more);
+	CHECK(n == 7 && spans == 3 && !more);
+	CHECK(out[0].start_ns == 2 && out[4].start_ns == 4 && out[5].start_ns == 5);
+	CHECK(!memcmp(&out[6], &attrs[0], sizeof(attrs[0])));
+	s.nattrs = 3;
+	CHECK(tgt_ring_push_attrs(r, &s, attrs, 1));
+	CHECK(tgt_ring_push(r, &(struct wire_span){ 0 }));
+	CHECK_EQ_U64(tgt_ring_discard(r), 2);
+	tgt_ring_free(r);
+
+	/* the totals count spans, not entries */
+	tgt_ring_totals(&accepted0, &dropped0);
+	r = tgt_ring_attach();
+	s.nattrs = 4;
+	CHECK(tgt_ring_push_attrs(r, &s, attrs, 2));
+	tgt_ring_totals(&accepted, &dropped);
+	CHECK_EQ_U64(accepted - accepted0, 1);
+	CHECK_EQ_U64(dropped - dropped0, 0);
+	CHECK_EQ_U64(tgt_ring_discard(r), 1);
 }
 
 /* No recorder yet: spans are ignored, neither counted nor dropped. */
 static void test_inactive_noop(void)
 {
 	gtrace_lane *lane = gtrace_lane_get("queue", "idle");
+	uint64_t reported = gtrace_reported_spans(), dropped = gtrace_dropped_spans();
 
 	CHECK(!gtrace_reporting_active());
 	for (uint64_t i = 0; i < 100; i++)
 		span_at(lane, i);
-	CHECK_EQ_U64(gtrace_reported_spans(), 0);
-	CHECK_EQ_U64(gtrace_dropped_spans(), 0);
+	CHECK_EQ_U64(gtrace_reported_spans(), reported);
+	CHECK_EQ_U64(gtrace_dropped_spans(), dropped);
 	CHECK(gtrace_flush(WAIT_MS));
 }
 
 struct reporter {
 	gtrace_lane *lane;
 	uint64_t first, spans;
+	bool attrs;		/* every other span with attributes */
 };
 
 static void *report_spans(void *arg)
 {
 	struct reporter *r = arg;
 
-	for (uint64_t k = 0; k < r->spans; k++)
-		span_at(r->lane, r->first + k);
+	for (uint64_t k = 0; k < r->spans; k++) {
+		if (r->attrs && k % 2)
+			span_attrs_at(r->lane, r->first + k);
+		else
+			span_at(r->lane, r->first + k);
+	}
 	return NULL;
 }
 
@@ -386,7 +534,7 @@ static void *report_spans(void *arg)
  * Threads reporting, each on its lane; joined, so their rings are freed.
  * Start times keep growing from call to call, as the server checks.
  */
-static void report_from_threads(int n, uint64_t spans)
+static uint64_t report_from(int n, uint64_t spans, bool attrs)
 {
 	static uint64_t first = 1;
 	pthread_t threads[8];
@@ -396,12 +544,31 @@ static void report_from_threads(int n, uint64_t spans)
 		char name[16];
 
 		snprintf(name, sizeof(name), "lane-%d", i);
-		rep[i] = (struct reporter){ gtrace_lane_get("queue", name), first, spans };
+		rep[i] = (struct reporter){ gtrace_lane_get("queue", name), first, spans, attrs };
 		pthread_create(&threads[i], NULL, report_spans, &rep[i]);
 	}
 	for (int i = 0; i < n; i++)
 		pthread_join(threads[i], NULL);
 	first += spans;
+	return first;
+}
+
+static void report_from_threads(int n, uint64_t spans)
+{
+	report_from(n, spans, false);
+}
+
+/* The attributes of the connections of pid: spans that had them all right. */
+static uint64_t server_attr_spans(uint32_t pid)
+{
+	uint64_t n = 0;
+
+	pthread_mutex_lock(&server.lock);
+	for (int i = 0; i < server.nconns; i++)
+		if (server.conns[i].pid == pid)
+			n += server.conns[i].attr_spans;
+	pthread_mutex_unlock(&server.lock);
+	return n;
 }
 
 static void test_recorder(void)
@@ -420,17 +587,106 @@ static void test_recorder(void)
 	CHECK_EQ_U64(errors, 0);
 }
 
-/* A queue of 4 spans: what is not accepted is dropped, and the recorder
- * hears of exactly that many drops. */
+/* Spans with attributes among plain ones: all arrive, in order, whole. */
+static void test_recorder_attrs(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t before = gtrace_reported_spans(), sent_before, attr_before;
+	int errors;
+
+	server_totals(pid, &sent_before, &errors, NULL);
+	attr_before = server_attr_spans(pid);
+	report_from(2, 1000, true);
+	CHECK(gtrace_flush(WAIT_MS));
+	CHECK_EQ_U64(gtrace_reported_spans() - before, 2000);
+	CHECK_EQ_U64(gtrace_dropped_spans(), 0);
+	CHECK_EQ_U64(wait_spans(pid, sent_before + 2000, &errors, NULL), sent_before + 2000);
+	CHECK_EQ_U64(server_attr_spans(pid) - attr_before, 1000);
+	CHECK_EQ_U64(errors, 0);
+}
+
+/* The last value of a counter of pid, by name; 0 if never seen. */
+static uint64_t server_counter(uint32_t pid, const char *name)
+{
+	uint64_t v = 0;
+
+	pthread_mutex_lock(&server.lock);
+	for (int i = 0; i < server.nconns; i++) {
+		struct fake_conn *c = &server.conns[i];
+
+		for (int id = 1; c->pid == pid && id < MAX_IDS; id++)
+			if (c->strings[id] && !strcmp(c->strings[id], name) && c->counters[id])
+				v = c->counters[id];
+	}
+	pthread_mutex_unlock(&server.lock);
+	return v;
+}
+
+/* The counter's value once it is want, or the last one seen before giving up. */
+static uint64_t wait_counter(uint32_t pid, const char *name, uint64_t want)
+{
+	const struct timespec ms = { 0, 1000000 };
+	uint64_t v = server_counter(pid, name);
+
+	for (uint64_t until = ms_now() + WAIT_MS; v != want && ms_now() < until;) {
+		nanosleep(&ms, NULL);
+		v = server_counter(pid, name);
+	}
+	return v;
+}
+
+static bool server_meta(uint32_t pid, const char *key, const char *value)
+{
+	bool seen = false;
+
+	pthread_mutex_lock(&server.lock);
+	for (int i = 0; i < server.nconns; i++)
+		seen |= server.conns[i].pid == pid && !strcmp(server.conns[i].meta_key, key) &&
+			!strcmp(server.conns[i].meta_value, value);
+	pthread_mutex_unlock(&server.lock);
+	return seen;
+}
+
+/* Counters and meta reach the recorder by the next flush; the last value counts. */
+static void test_props(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	char value[16] = "first";
+	int errors;
+
+	gtrace_counter_set("test.count", 5);
+	gtrace_counter_set("test.count", 7);
+	gtrace_counter_set("test.other", 1);
+	gtrace_meta_set("test.state", value);
+	strcpy(value, "second");	/* copied: the first value was taken */
+	gtrace_meta_set("test.state", value);
+	CHECK(gtrace_flush(WAIT_MS));
+	CHECK_EQ_U64(wait_counter(pid, "test.count", 7), 7);
+	CHECK_EQ_U64(wait_counter(pid, "test.other", 1), 1);
+	CHECK(server_meta(pid, "test.state", "second"));
+	gtrace_counter_set("test.count", 9);
+	CHECK(gtrace_flush(WAIT_MS));
+	CHECK_EQ_U64(wait_counter(pid, "test.count", 9), 9);
+	server_totals(pid, &(uint64_t){ 0 }, &errors, NULL);
+	CHECK_EQ_U64(errors, 0);
+}
+
+/*
+ * A queue of 16 entries, half the spans taking 5 with their attributes:
+ * what is not accepted is dropped, whole, and the recorder hears of
+ * exactly that many drops.
+ */
 static void test_queue_full(void)
 {
 	uint32_t pid = (uint32_t)getpid();
-	uint64_t accepted = gtrace_reported_spans(), sent, dropped = gtrace_dropped_spans();
+	uint64_t accepted = gtrace_reported_spans(), sent, sent_before;
+	uint64_t dropped = gtrace_dropped_spans(), attr_before = server_attr_spans(pid);
 	struct wire_drops drops = { 0 };
 	int errors;
 
-	tgt_ring_configure(4);
-	report_from_threads(2, 20000);
+	server_totals(pid, &sent_before, &errors, NULL);
+	tgt_ring_configure(16);
+	report_from(2, 20000, true);
 	tgt_ring_configure(TGT_QUEUE_DEFAULT);
 	CHECK(gtrace_flush(WAIT_MS));
 	accepted = gtrace_reported_spans() - accepted;
@@ -438,9 +694,10 @@ static void test_queue_full(void)
 	CHECK(dropped > 0);
 	CHECK_EQ_U64(accepted + dropped, 40000);
 	drops.queue_full = dropped;
-	sent = wait_spans(pid, 3000 + accepted, &errors, &drops);
-	CHECK_EQ_U64(sent, 3000 + accepted);
+	sent = wait_spans(pid, sent_before + accepted, &errors, &drops);
+	CHECK_EQ_U64(sent, sent_before + accepted);
 	CHECK_EQ_U64(drops.queue_full, dropped);
+	CHECK(server_attr_spans(pid) > attr_before);
 	CHECK_EQ_U64(errors, 0);
 }
 
@@ -463,8 +720,11 @@ static void test_fork(void)
 		CHECK(wait_active(true));
 		for (uint64_t k = 1; k <= 10; k++)
 			span_at(lane, k);
+		/* the parent's counters are not the child's */
+		gtrace_counter_set("test.child", 3);
 		CHECK(gtrace_flush(WAIT_MS));
 		CHECK_EQ_U64(gtrace_reported_spans(), 10);
+		CHECK_EQ_U64(server_counter((uint32_t)getpid(), "test.count"), 0);
 		fflush(stdout);
 		_exit(test_current_failed);
 	}
@@ -472,6 +732,8 @@ static void test_fork(void)
 	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 	CHECK_EQ_U64(wait_spans((uint32_t)pid, 10, &errors, NULL), 10);
 	CHECK_EQ_U64(errors, 0);
+	CHECK_EQ_U64(wait_counter((uint32_t)pid, "test.child", 3), 3);
+	CHECK_EQ_U64(server_counter((uint32_t)pid, "test.count"), 0);
 	CHECK(gtrace_reporting_active());
 }
 
@@ -518,9 +780,12 @@ int main(void)
 	RUN(test_interning);
 	RUN(test_name_cache);
 	RUN(test_ring_drop_newest);
+	RUN(test_ring_attrs);
 	RUN(test_lane_identity);
 	RUN(test_inactive_noop);
 	RUN(test_recorder);
+	RUN(test_recorder_attrs);
+	RUN(test_props);
 	RUN(test_queue_full);
 	RUN(test_fork);
 	RUN(test_restart);

@@ -8,11 +8,14 @@
  *
  *   lanes [--threads N] [--lanes N] [--spans N]
  *         [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]
- *         [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N]
+ *         [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N] [--attrs]
  *
  * --names sets how many distinct span names there are (default 50);
  * --rate paces the reporting to N spans a second over all threads, for
- * benchmarks of sustained ingestion.
+ * benchmarks of sustained ingestion. --attrs gives every span 12
+ * attributes, "lanes.attr-0" .. "lanes.attr-11" = 16 * k + j for span k of
+ * its thread, and at the end sets the counter "lanes.attr-spans" to the
+ * spans accepted with them and the meta "lanes.mode" to "attrs".
  *
  * At the end it prints "lanes: pid P reported N spans, dropped D": the
  * spans the library accepted and the ones it dropped. Exit status: 0, 2
@@ -35,6 +38,7 @@
 #define PACE_SPANS 256		/* --rate: spans between two looks at the clock */
 #define DISPATCH_US 20
 #define CHILD_SPANS 100
+#define ATTRS 12
 #define FAR_BEFORE_NS 10000000000ull		/* --origin far: before the start */
 #define BAD_SYNTHETIC_TID 0xFFF00001u		/* a lane's tid, not a CPU's */
 #define UNKNOWN_TID 4000000000u			/* above any pid_max */
@@ -45,7 +49,7 @@ static const char *const origin_names[] = { "self", "none", "bad", "unknown", "n
 static struct {
 	long threads, lanes, spans, run_ms, names, rate;
 	enum origin_mode origin;
-	bool burst, fork;
+	bool burst, fork, attrs;
 	double wait_active;
 } opt = { .threads = 2, .lanes = 2, .spans = 1000, .names = NAMES };
 
@@ -109,7 +113,22 @@ static void report(gtrace_lane *lane, long k, gtrace_origin here)
 	uint64_t start = here.ts_ns + 10000;
 	uint64_t end = start + (uint64_t)(5 + k * 37 % 46) * 1000;
 
-	gtrace_span(lane, names[k % opt.names], start, end, opt.origin == ORIGIN_NONE ? NULL : &origin);
+	static const char *const keys[ATTRS] = {
+		"lanes.attr-0", "lanes.attr-1", "lanes.attr-2", "lanes.attr-3",
+		"lanes.attr-4", "lanes.attr-5", "lanes.attr-6", "lanes.attr-7",
+		"lanes.attr-8", "lanes.attr-9", "lanes.attr-10", "lanes.attr-11",
+	};
+	gtrace_attr attrs[ATTRS];
+
+	if (!opt.attrs) {
+		gtrace_span(lane, names[k % opt.names], start, end,
+			    opt.origin == ORIGIN_NONE ? NULL : &origin);
+		return;
+	}
+	for (int j = 0; j < ATTRS; j++)
+		attrs[j] = (gtrace_attr){ keys[j], 16 * (uint64_t)k + (uint64_t)j };
+	gtrace_span_attrs(lane, names[k % opt.names], start, end,
+			  opt.origin == ORIGIN_NONE ? NULL : &origin, attrs, ATTRS);
 }
 
 /* --rate: sleeps until span k of a thread is due. */
@@ -190,6 +209,10 @@ static void wait_active(void)
 
 static void print_counts(void)
 {
+	if (opt.attrs) {
+		gtrace_counter_set("lanes.attr-spans", gtrace_reported_spans());
+		gtrace_meta_set("lanes.mode", "attrs");
+	}
 	gtrace_flush(2000);
 	printf("lanes: pid %d reported %" PRIu64 " spans, dropped %" PRIu64 "\n", (int)getpid(),
 	       gtrace_reported_spans(), gtrace_dropped_spans());
@@ -234,7 +257,8 @@ static void usage(void)
 	fprintf(stderr,
 		"usage: lanes [--threads N] [--lanes N] [--spans N]\n"
 		"             [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]\n"
-		"             [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N]\n");
+		"             [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N]\n"
+		"             [--attrs]\n");
 	exit(2);
 }
 
@@ -271,6 +295,7 @@ static void parse(int argc, char **argv)
 		{ "run-ms", required_argument, NULL, 'r' },
 		{ "names", required_argument, NULL, 'n' },
 		{ "rate", required_argument, NULL, 'R' },
+		{ "attrs", no_argument, NULL, 'a' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -285,6 +310,7 @@ static void parse(int argc, char **argv)
 		case 'R': opt.rate = count_arg(optarg, 1); break;
 		case 'b': opt.burst = true; break;
 		case 'f': opt.fork = true; break;
+		case 'a': opt.attrs = true; break;
 		case 'w': opt.wait_active = seconds_arg(optarg); break;
 		case 'o':
 			for (c = 0; c < (int)(sizeof(origin_names) / sizeof(*origin_names)); c++)

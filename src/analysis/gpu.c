@@ -1,0 +1,600 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report --gpu: the kernels, copies and memsets of the CUDA lanes and the
+ * API calls and waits of the CPU threads, each summed by name. Every group
+ * sorts its durations once, so medians are exact and the work is
+ * O(spans log spans).
+ */
+#include "analysis/analysis.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbols/demangle.h"
+#include "util/xalloc.h"
+
+#define COPY_PREFIX "[CUDA memcpy "
+#define MEMSET_NAME "[CUDA memset]"
+
+enum gpu_table_id {
+	TABLE_KERNELS,
+	TABLE_COPIES,
+	TABLE_API,
+	TABLE_WAITS,
+	GPU_TABLES
+};
+
+/* The kernel attributes of a configuration. */
+enum config_attr {
+	ATTR_GRID_X, ATTR_GRID_Y, ATTR_GRID_Z,
+	ATTR_BLOCK_X, ATTR_BLOCK_Y, ATTR_BLOCK_Z,
+	ATTR_REGS, ATTR_OCCUPANCY, ATTR_LIMITER,
+	CONFIG_ATTRS
+};
+
+static const char *const config_keys[CONFIG_ATTRS] = {
+	[ATTR_GRID_X] = "grid.x", [ATTR_GRID_Y] = "grid.y", [ATTR_GRID_Z] = "grid.z",
+	[ATTR_BLOCK_X] = "block.x", [ATTR_BLOCK_Y] = "block.y", [ATTR_BLOCK_Z] = "block.z",
+	[ATTR_REGS] = "regs", [ATTR_OCCUPANCY] = "occupancy.permille",
+	[ATTR_LIMITER] = "occupancy.limiter",
+};
+
+static const char *const limiter_names[] = {
+	[1] = "warps", [2] = "registers", [3] = "shared-memory", [4] = "blocks",
+};
+
+/* One selected span of a table: its group (by name) and duration. */
+struct entry {
+	uint32_t group;
+	uint32_t span;		/* index in m->t.spans */
+	uint64_t dur;
+};
+
+struct gpu_builder {
+	const struct model *m;
+	struct gpu_report *r;
+	VEC(struct entry) entries[GPU_TABLES];
+	struct u64map groups;	/* table << 32 | name -> group index + 1 */
+	VEC(uint32_t) group_name; /* by group index: string id */
+	uint32_t config_key[CONFIG_ATTRS];	/* string ids of config_keys */
+	uint32_t bytes_key;
+};
+
+static bool is_copy_name(const char *name)
+{
+	return !strncmp(name, COPY_PREFIX, strlen(COPY_PREFIX)) || !strcmp(name, MEMSET_NAME);
+}
+
+/* The table of a lane's kind, or GPU_TABLES for a lane of another kind. */
+static enum gpu_table_id lane_table(const struct model *m, uint32_t lane, const uint32_t *kinds)
+{
+	uint32_t kind = m->t.lanes.v[lane - 1].kind;
+
+	if (kind && kind == kinds[0])
+		return TABLE_KERNELS;
+	if (kind && kind == kinds[1])
+		return TABLE_API;
+	if (kind && kind == kinds[2])
+		return TABLE_WAITS;
+	return GPU_TABLES;
+}
+
+/*
+ * A span counts when its lane is selected, or the thread that queued it:
+ * --tid of a CPU thread shows the GPU work it launched.
+ */
+static bool span_selected(struct funcs *f, const struct sample_filter *flt,
+			  const bool *lane_selected, const struct tr_span *sp)
+{
+	const struct model *m = f->m;
+	long ti;
+
+	if (lane_selected[sp->lane])
+		return true;
+	if (!sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE)
+		return false;
+	ti = model_thread_index(m, sp->origin_tid);
+	return ti >= 0 && (size_t)ti < m->real_threads &&
+	       filter_thread(flt, f, &m->threads.v[ti]);
+}
+
+static void add_entry(struct gpu_builder *b, enum gpu_table_id table, uint32_t span)
+{
+	const struct tr_span *sp = &b->m->t.spans.v[span];
+	uint64_t key = (uint64_t)table << 32 | sp->name, at;
+	struct entry *e;
+
+	if (!u64map_get(&b->groups, key, &at)) {
+		at = b->group_name.len + 1;
+		u64map_put(&b->groups, key, at);
+		*VEC_PUSH(&b->group_name) = sp->name;
+	}
+	e = VEC_PUSH(&b->entries[table]);
+	e->group = (uint32_t)at - 1;
+	e->span = span;
+	e->dur = sp->dur;
+}
+
+static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_filter *flt)
+{
+	const struct model *m = b->m;
+	size_t nlanes = m->t.lanes.len;
+	uint32_t kinds[3] = {
+		model_string_id(m, CUDA_LANE_KIND),
+		model_string_id(m, CUDA_API_LANE_KIND),
+		model_string_id(m, CUDA_WAIT_LANE_KIND),
+	};
+	uint8_t *table = xmalloc(nlanes + 1);
+	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
+
+	memset(table, GPU_TABLES, nlanes + 1);
+
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		table[th->lane] = (uint8_t)lane_table(m, th->lane, kinds);
+		if (table[th->lane] == GPU_TABLES)
+			continue;
+		b->r->lanes++;
+		selected[th->lane] = filter_lane(flt, f, th);
+	}
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		const struct tr_span *sp = &m->t.spans.v[i];
+		enum gpu_table_id t;
+
+		if (!sp->lane || sp->lane > nlanes || table[sp->lane] == GPU_TABLES ||
+		    (flt && !span_selected(f, flt, selected, sp)))
+			continue;
+		t = (enum gpu_table_id)table[sp->lane];
+		if (t == TABLE_KERNELS) {
+			const char *name = model_str(m, sp->name);
+
+			if (name && is_copy_name(name))
+				t = TABLE_COPIES;
+		}
+		add_entry(b, t, (uint32_t)i);
+	}
+	free(table);
+	free(selected);
+}
+
+static int cmp_entries(const void *pa, const void *pb)
+{
+	const struct entry *a = pa, *b = pb;
+
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	if (a->dur != b->dur)
+		return a->dur < b->dur ? -1 : 1;
+	return a->span < b->span ? -1 : a->span > b->span;
+}
+
+/* The statistics of a run of durations, sorted ascending. */
+static void run_stats(struct gpu_stats *st, const struct entry *e, size_t n)
+{
+	double avg, sq = 0;
+
+	st->count = n;
+	st->min_ns = e[0].dur;
+	st->max_ns = e[n - 1].dur;
+	for (size_t i = 0; i < n; i++)
+		st->total_ns += e[i].dur;
+	st->median_ns = n % 2 ? (double)e[n / 2].dur
+			      : ((double)e[n / 2 - 1].dur + (double)e[n / 2].dur) / 2;
+	avg = (double)st->total_ns / (double)n;
+	for (size_t i = 0; i < n; i++)
+		sq += ((double)e[i].dur - avg) * ((double)e[i].dur - avg);
+	/* The sample standard deviation, as Nsight Systems reports it. */
+	st->stddev_ns = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
+}
+
+static int cmp_configs(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct kernel_config));
+}
+
+/* A kernel's attribute, or KERNEL_CONFIG_UNKNOWN. */
+static uint64_t config_attr(const struct gpu_builder *b, uint32_t span, enum config_attr a)
+{
+	uint64_t v;
+
+	if (!b->config_key[a] || !model_span_attr(b->m, span + 1, b->config_key[a], &v))
+		return KERNEL_CONFIG_UNKNOWN;
+	return v;
+}
+
+static void read_config(struct kernel_config *c, const struct gpu_builder *b, uint32_t span)
+{
+	for (int d = 0; d < 3; d++) {
+		c->grid[d] = config_attr(b, span, (enum config_attr)(ATTR_GRID_X + d));
+		c->block[d] = config_attr(b, span, (enum config_attr)(ATTR_BLOCK_X + d));
+	}
+	c->regs = config_attr(b, span, ATTR_REGS);
+	c->occupancy = config_attr(b, span, ATTR_OCCUPANCY);
+	c->limiter = config_attr(b, span, ATTR_LIMITER);
+}
+
+/* The most frequent launch configuration of a run of kernels, and how many there are. */
+static void run_config(struct gpu_builder *b, struct gpu_row *row, const struct entry *e,
+		       size_t n)
+{
+	struct kernel_config *configs = xcalloc(n, sizeof(*configs));
+	size_t best = 0, best_len = 0;
+
+	for (size_t i = 0; i < n; i++)
+		read_config(&configs[i], b, e[i].span);
+	qsort(configs, n, sizeof(*configs), cmp_configs);
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && !cmp_configs(&configs[end], &configs[i]); end++)
+			;
+		row->configs++;
+		if (end - i > best_len) {
+			best = i;
+			best_len = end - i;
+		}
+	}
+	row->config = configs[best];
+	free(configs);
+}
+
+/* Bytes moved, and the slowest and fastest copy's bandwidth. */
+static void run_bytes(struct gpu_builder *b, struct gpu_row *row, const struct entry *e,
+		      size_t n)
+{
+	bool first = true;
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t bytes;
+		double gbps;
+
+		if (!b->bytes_key || !model_span_attr(b->m, e[i].span + 1, b->bytes_key, &bytes))
+			continue;
+		row->bytes += bytes;
+		if (!e[i].dur)
+			continue;
+		gbps = (double)bytes / (double)e[i].dur;	/* bytes per ns is GB/s */
+		if (first || gbps < row->min_gbps)
+			row->min_gbps = gbps;
+		if (first || gbps > row->max_gbps)
+			row->max_gbps = gbps;
+		first = false;
+	}
+}
+
+static int cmp_rows(const void *pa, const void *pb, void *pctx)
+{
+	const struct gpu_row *a = pa, *b = pb;
+	const struct model *m = pctx;
+	const char *na = model_str(m, a->name), *nb = model_str(m, b->name);
+	int c;
+
+	if (a->st.total_ns != b->st.total_ns)
+		return a->st.total_ns > b->st.total_ns ? -1 : 1;
+	if ((c = strcmp(na ? na : "", nb ? nb : "")))
+		return c;
+	return a->name < b->name ? -1 : a->name > b->name;
+}
+
+static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_table *t)
+{
+	struct entry *e = b->entries[id].v;
+	size_t n = b->entries[id].len;
+
+	if (!n)
+		return;
+	qsort(e, n, sizeof(*e), cmp_entries);
+	for (size_t i = 0, end; i < n; i = end) {
+		struct gpu_row *row;
+
+		for (end = i + 1; end < n && e[end].group == e[i].group; end++)
+			;
+		row = VEC_PUSH(&t->rows);
+		row->name = b->group_name.v[e[i].group];
+		run_stats(&row->st, e + i, end - i);
+		if (id == TABLE_KERNELS)
+			run_config(b, row, e + i, end - i);
+		else if (id == TABLE_COPIES)
+			run_bytes(b, row, e + i, end - i);
+		t->count += row->st.count;
+		t->total_ns += row->st.total_ns;
+		t->bytes += row->bytes;
+	}
+	qsort_r(t->rows.v, t->rows.len, sizeof(*t->rows.v), cmp_rows, (void *)b->m);
+}
+
+void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt)
+{
+	struct gpu_builder b = { .m = f->m, .r = r };
+	struct gpu_table *tables[GPU_TABLES] = {
+		[TABLE_KERNELS] = &r->kernels, [TABLE_COPIES] = &r->copies,
+		[TABLE_API] = &r->api, [TABLE_WAITS] = &r->waits,
+	};
+
+	memset(r, 0, sizeof(*r));
+	for (int a = 0; a < CONFIG_ATTRS; a++)
+		b.config_key[a] = model_string_id(f->m, config_keys[a]);
+	b.bytes_key = model_string_id(f->m, "bytes");
+	collect(&b, f, flt);
+	for (int id = 0; id < GPU_TABLES; id++) {
+		build_table(&b, (enum gpu_table_id)id, tables[id]);
+		VEC_FREE(&b.entries[id]);
+	}
+	u64map_free(&b.groups);
+	VEC_FREE(&b.group_name);
+}
+
+void gpu_report_free(struct gpu_report *r)
+{
+	VEC_FREE(&r->kernels.rows);
+	VEC_FREE(&r->copies.rows);
+	VEC_FREE(&r->api.rows);
+	VEC_FREE(&r->waits.rows);
+}
+
+static double percent(uint64_t part, uint64_t all)
+{
+	return all ? 100.0 * (double)part / (double)all : 0.0;
+}
+
+static size_t rows_shown(const struct gpu_table *t, size_t limit)
+{
+	return limit && limit < t->rows.len ? limit : t->rows.len;
+}
+
+static const char *name_or_dash(const struct model *m, uint32_t id)
+{
+	const char *s = model_str(m, id);
+
+	return s && *s ? s : "-";
+}
+
+/* "128x1x1", or "-" when the kernel records did not say. */
+static void format_dims(char *buf, size_t size, const uint64_t *dim)
+{
+	if (dim[0] == KERNEL_CONFIG_UNKNOWN)
+		snprintf(buf, size, "-");
+	else
+		snprintf(buf, size, "%" PRIu64 "x%" PRIu64 "x%" PRIu64, dim[0], dim[1], dim[2]);
+}
+
+static void format_occupancy(char *buf, size_t size, const struct kernel_config *c)
+{
+	uint64_t lim = c->limiter;
+	const char *why = lim < sizeof(limiter_names) / sizeof(limiter_names[0]) &&
+			  limiter_names[lim] ? limiter_names[lim] : NULL;
+
+	if (c->occupancy == KERNEL_CONFIG_UNKNOWN)
+		snprintf(buf, size, "-");
+	else if (why)
+		snprintf(buf, size, "%.1f%% %s", (double)c->occupancy / 10, why);
+	else
+		snprintf(buf, size, "%.1f%%", (double)c->occupancy / 10);
+}
+
+/* The time columns shared by the kernel, API and wait tables. */
+static void put_stats_header(FILE *out, const char *count)
+{
+	fprintf(out, "#%8s %10s %9s %10s %10s %10s %10s %10s", "Time(%)", "Total ms", count,
+		"Avg us", "Med us", "Min us", "Max us", "StdDev us");
+}
+
+static void put_stats(FILE *out, const struct gpu_stats *st, uint64_t all_ns)
+{
+	fprintf(out, " %7.2f%% %10.3f %9" PRIu64 " %10.3f %10.3f %10.3f %10.3f %10.3f",
+		percent(st->total_ns, all_ns), (double)st->total_ns / 1e6, st->count,
+		(double)st->total_ns / (double)st->count / 1e3, st->median_ns / 1e3,
+		(double)st->min_ns / 1e3, (double)st->max_ns / 1e3, st->stddev_ns / 1e3);
+}
+
+struct kernel_text {
+	char grid[64], block[64], regs[24], occupancy[48];
+};
+
+static void kernel_text(struct kernel_text *k, const struct gpu_row *row)
+{
+	const struct kernel_config *c = &row->config;
+
+	format_dims(k->grid, sizeof(k->grid), c->grid);
+	/* A marker for a group launched in more than one configuration. */
+	if (row->configs > 1 && strlen(k->grid) + 2 <= sizeof(k->grid))
+		strcat(k->grid, "*");
+	format_dims(k->block, sizeof(k->block), c->block);
+	if (c->regs == KERNEL_CONFIG_UNKNOWN)
+		snprintf(k->regs, sizeof(k->regs), "-");
+	else
+		snprintf(k->regs, sizeof(k->regs), "%" PRIu64, c->regs);
+	format_occupancy(k->occupancy, sizeof(k->occupancy), c);
+}
+
+static int max_int(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+static void put_kernels(FILE *out, const struct gpu_table *t, const struct model *m,
+			size_t limit)
+{
+	struct demangler d = {0};
+	size_t rows = rows_shown(t, limit);
+	int wg = 7, wb = 8, wr = 4, wo = 9;	/* the headers' widths */
+	bool varies = false;
+	struct kernel_text k;
+
+	fprintf(out, "# CUDA kernels: %" PRIu64 " instance%s of %zu kernel%s, "
+		"%.3f ms of GPU time\n#\n",
+		t->count, t->count == 1 ? "" : "s", t->rows.len, t->rows.len == 1 ? "" : "s",
+		(double)t->total_ns / 1e6);
+	for (size_t i = 0; i < rows; i++) {
+		kernel_text(&k, &t->rows.v[i]);
+		wg = max_int(wg, (int)strlen(k.grid));
+		wb = max_int(wb, (int)strlen(k.block));
+		wr = max_int(wr, (int)strlen(k.regs));
+		wo = max_int(wo, (int)strlen(k.occupancy));
+		varies |= t->rows.v[i].configs > 1;
+	}
+	put_stats_header(out, "Instances");
+	fprintf(out, "  %-*s  %-*s  %*s  %-*s  %s\n#\n", wg, "GridXYZ", wb, "BlockXYZ", wr, "Regs",
+		wo, "Occupancy", "Name");
+	for (size_t i = 0; i < rows; i++) {
+		const struct gpu_row *row = &t->rows.v[i];
+		const char *name = name_or_dash(m, row->name);
+		char *plain = demangle(&d, name);
+
+		kernel_text(&k, row);
+		put_stats(out, &row->st, t->total_ns);
+		fprintf(out, "  %-*s  %-*s  %*s  %-*s  %s\n", wg, k.grid, wb, k.block, wr, k.regs,
+			wo, k.occupancy, plain ? plain : name);
+		free(plain);
+	}
+	if (varies)
+		fprintf(out, "# * launched in several configurations; "
+			"the most frequent is shown\n");
+	demangler_free(&d);
+}
+
+/* "HtoD" of "[CUDA memcpy HtoD]", "memset" of "[CUDA memset]". */
+static void copy_kind(char *buf, size_t size, const struct model *m, uint32_t name_id)
+{
+	const char *name = model_str(m, name_id);
+	size_t plen = strlen(COPY_PREFIX), len;
+
+	if (!name)
+		name = "";
+	len = strlen(name);
+	if (!strcmp(name, MEMSET_NAME))
+		snprintf(buf, size, "memset");
+	else if (len > plen && !strncmp(name, COPY_PREFIX, plen) && name[len - 1] == ']')
+		snprintf(buf, size, "%.*s", (int)(len - plen - 1), name + plen);
+	else
+		snprintf(buf, size, "%s", name);
+}
+
+/* Bytes in decimal units, like the GB/s beside them: "512 B", "1.500 MB". */
+static void format_bytes(char *buf, size_t size, uint64_t bytes)
+{
+	static const char *const units[] = { "kB", "MB", "GB", "TB", "PB" };
+	double v = (double)bytes;
+	size_t u = 0;
+
+	if (bytes < 1000) {
+		snprintf(buf, size, "%" PRIu64 " B", bytes);
+		return;
+	}
+	for (v /= 1000; v >= 1000 && u + 1 < sizeof(units) / sizeof(units[0]); u++)
+		v /= 1000;
+	snprintf(buf, size, "%.3f %s", v, units[u]);
+}
+
+static void put_copies(FILE *out, const struct gpu_table *t, const struct model *m,
+		       size_t limit)
+{
+	size_t rows = rows_shown(t, limit);
+	char bytes[32], kind[64];
+
+	format_bytes(bytes, sizeof(bytes), t->bytes);
+	fprintf(out, "#\n# CUDA copies: %" PRIu64 " copies and memsets, %s, "
+		"%.3f ms of GPU time\n#\n",
+		t->count, bytes, (double)t->total_ns / 1e6);
+	fprintf(out, "#%8s %10s %9s %12s %10s %10s %10s %10s  %s\n#\n", "Time(%)", "Total ms",
+		"Count", "Bytes", "Avg us", "GB/s", "Min GB/s", "Max GB/s", "Kind");
+	for (size_t i = 0; i < rows; i++) {
+		const struct gpu_row *row = &t->rows.v[i];
+
+		format_bytes(bytes, sizeof(bytes), row->bytes);
+		copy_kind(kind, sizeof(kind), m, row->name);
+		fprintf(out, " %7.2f%% %10.3f %9" PRIu64 " %12s %10.3f %10.3f %10.3f %10.3f  %s\n",
+			percent(row->st.total_ns, t->total_ns), (double)row->st.total_ns / 1e6,
+			row->st.count, bytes,
+			(double)row->st.total_ns / (double)row->st.count / 1e3,
+			row->st.total_ns ? (double)row->bytes / (double)row->st.total_ns : 0.0,
+			row->min_gbps, row->max_gbps, kind);
+	}
+}
+
+static void put_calls(FILE *out, const struct gpu_table *t, const struct model *m,
+		      const char *title, size_t limit)
+{
+	size_t rows = rows_shown(t, limit);
+
+	fprintf(out, "#\n# %s: %" PRIu64 " call%s, %.3f ms\n#\n", title, t->count,
+		t->count == 1 ? "" : "s", (double)t->total_ns / 1e6);
+	put_stats_header(out, "Calls");
+	fprintf(out, "  %s\n#\n", "Name");
+	for (size_t i = 0; i < rows; i++) {
+		put_stats(out, &t->rows.v[i].st, t->total_ns);
+		fprintf(out, "  %s\n", name_or_dash(m, t->rows.v[i].name));
+	}
+}
+
+void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
+		      const char *path, size_t limit)
+{
+	fprintf(out, "# File: %s\n", path);
+	put_kernels(out, &r->kernels, m, limit);
+	put_copies(out, &r->copies, m, limit);
+	put_calls(out, &r->api, m, "CUDA API", limit);
+	put_calls(out, &r->waits, m, "CPU waiting on the GPU (synchronizing calls)", limit);
+}
+
+/* The text after "prefix: " when value starts with prefix, else NULL. */
+static const char *after(const char *value, const char *prefix)
+{
+	size_t len = strlen(prefix);
+
+	if (strncmp(value, prefix, len) || (value[len] && value[len] != ':'))
+		return NULL;
+	value += len;
+	return *value ? value + 1 + (value[1] == ' ') : value;
+}
+
+static bool has_gpu_lanes(const struct model *m)
+{
+	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
+
+	for (size_t i = 0; kind && i < m->t.lanes.len; i++)
+		if (m->t.lanes.v[i].kind == kind)
+			return true;
+	return false;
+}
+
+const char *cuda_explain(const struct model *m, char *buf, size_t size)
+{
+	const char *status = model_meta(m, "cuda.status");
+	const char *injection = model_meta(m, "cuda.injection");
+	const char *driver = model_meta(m, "cuda.driver");
+	const char *why;
+
+	if (status) {
+		if (after(status, "active") && has_gpu_lanes(m))
+			snprintf(buf, size, "CUPTI was active: GPU activity was recorded");
+		else if (after(status, "active"))
+			snprintf(buf, size, "CUPTI was active but the GPU ran no kernel, "
+				 "copy or memset");
+		else if ((why = after(status, "subscriber-conflict")))
+			snprintf(buf, size, "another CUPTI client held the subscription (%s); "
+				 "GPU activity was not recorded, CPU samples were", why);
+		else if ((why = after(status, "cupti-too-old")))
+			snprintf(buf, size, "the CUPTI library is too old (%s); "
+				 "GPU activity was not recorded, CPU samples were", why);
+		else if ((why = after(status, "cupti-unavailable")))
+			snprintf(buf, size, "CUPTI could not be loaded (%s); "
+				 "GPU activity was not recorded, CPU samples were", why);
+		else if ((why = after(status, "cupti-error")))
+			snprintf(buf, size, "CUPTI failed (%s); "
+				 "GPU activity was not recorded, CPU samples were", why);
+		else
+			snprintf(buf, size, "the CUDA agent reported '%s'", status);
+	} else if (injection && (why = after(injection, "off"))) {
+		snprintf(buf, size, "GPU collection was off (%s); CPU samples only", why);
+	} else if (driver && after(driver, "none")) {
+		snprintf(buf, size, "no GPU was available: no NVIDIA driver is loaded on the "
+			 "recording machine; CPU samples only");
+	} else if (injection) {
+		snprintf(buf, size, "no process initialized CUDA; CPU samples only");
+	} else {
+		return NULL;
+	}
+	return buf;
+}

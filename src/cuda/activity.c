@@ -1,0 +1,413 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI's activity buffers: handed out from a small pool, walked record by
+ * record when CUPTI completes them, turned into spans on the GPU stream
+ * lanes and into counts. Everything a span needs is copied out of the
+ * record (gtrace_span_attrs interns the names) before the buffer goes back.
+ * Completion may run on several threads at once: a walk keeps its caches
+ * on its own stack and takes a lock only for a lane it has not seen.
+ */
+#include "cuda/agent.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cuda/cupti-api.h"
+#include "cuda/names.h"
+
+#define BUFFER_BYTES (8u << 20)
+#define POOL_KEEP 4			/* free buffers kept for reuse */
+#define MAX_GPU_LANES 1024
+/*
+ * Queue entries a walk may add before it waits for the target library to
+ * send them: well below its default queue of 16384 per thread, so a buffer
+ * of 40,000 kernels is not dropped for want of room.
+ */
+#define ENTRIES_PER_FLUSH 4096
+#define FLUSH_WAIT_MS 1000
+#define OCC_CACHE 64			/* per walk, direct-mapped */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static void *pool[POOL_KEEP];
+static unsigned pooled;
+
+static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct gpu_lane {
+	uint64_t key;			/* device << 32 | stream */
+	gtrace_lane *lane;
+} gpu_lanes[MAX_GPU_LANES];
+static unsigned ngpu_lanes;
+
+static int forced_active;		/* forced flushes running */
+static uint64_t forced_incomplete;	/* records with end 0 seen meanwhile */
+
+struct occ_entry {
+	uint32_t device;
+	struct cuda_launch_shape shape;
+	struct cuda_occupancy occ;
+	int err;
+	bool used;
+};
+
+/* One buffer's walk. */
+struct walk {
+	uint64_t last_key;
+	gtrace_lane *last_lane;
+	unsigned entries;		/* queued since the last wait */
+	struct occ_entry occ[OCC_CACHE];
+};
+
+void CUPTIAPI activity_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+	void *b = NULL;
+
+	pthread_mutex_lock(&pool_lock);
+	if (pooled)
+		b = pool[--pooled];
+	pthread_mutex_unlock(&pool_lock);
+	if (!b)
+		b = malloc(BUFFER_BYTES);	/* 16-byte aligned: CUPTI needs 8 */
+	if (!b)
+		agent_count(CNT_NULL_BUFFERS, 1);	/* CUPTI drops what it had, and counts it */
+	*buffer = b;
+	*size = b ? BUFFER_BYTES : 0;
+	*max_records = 0;			/* as many as fit */
+}
+
+static void give_back(void *b)
+{
+	pthread_mutex_lock(&pool_lock);
+	if (pooled < POOL_KEEP) {
+		pool[pooled++] = b;
+		b = NULL;
+	}
+	pthread_mutex_unlock(&pool_lock);
+	free(b);
+}
+
+void activity_release_pool(void)
+{
+	pthread_mutex_lock(&pool_lock);
+	while (pooled)
+		free(pool[--pooled]);
+	pthread_mutex_unlock(&pool_lock);
+}
+
+void activity_forced_begin(void)
+{
+	__atomic_add_fetch(&forced_active, 1, __ATOMIC_SEQ_CST);
+}
+
+uint64_t activity_forced_end(void)
+{
+	__atomic_sub_fetch(&forced_active, 1, __ATOMIC_SEQ_CST);
+	return __atomic_exchange_n(&forced_incomplete, 0, __ATOMIC_SEQ_CST);
+}
+
+static gtrace_lane *find_lane(uint64_t key)
+{
+	unsigned n = __atomic_load_n(&ngpu_lanes, __ATOMIC_ACQUIRE);
+	gtrace_lane *lane = NULL;
+	char name[64];
+
+	for (unsigned i = 0; i < n; i++)
+		if (gpu_lanes[i].key == key)
+			return gpu_lanes[i].lane;
+	pthread_mutex_lock(&lanes_lock);
+	for (unsigned i = n; i < ngpu_lanes && !lane; i++)
+		if (gpu_lanes[i].key == key)
+			lane = gpu_lanes[i].lane;
+	if (!lane) {
+		snprintf(name, sizeof(name), "GPU%u stream %u", (unsigned)(key >> 32),
+			 (unsigned)key);
+		lane = gtrace_lane_get("cuda", name);
+		if (lane && ngpu_lanes < MAX_GPU_LANES) {
+			gpu_lanes[ngpu_lanes].key = key;
+			gpu_lanes[ngpu_lanes].lane = lane;
+			__atomic_store_n(&ngpu_lanes, ngpu_lanes + 1, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&lanes_lock);
+	return lane;
+}
+
+static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream)
+{
+	uint64_t key = (uint64_t)device << 32 | stream;
+
+	if (!w->last_lane || w->last_key != key) {
+		w->last_lane = find_lane(key);
+		w->last_key = key;
+	}
+	return w->last_lane;
+}
+
+/*
+ * Whether the record's times can be shown; counts those that cannot. A
+ * forced flush hands over work still running, with end 0: incomplete.
+ */
+static bool timed(uint64_t start, uint64_t end)
+{
+	if (start && end && end >= start)
+		return true;
+	if (start && !end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
+		agent_count(CNT_INCOMPLETE, 1);
+		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
+	} else {
+		agent_count(CNT_NO_TIMESTAMP, 1);
+	}
+	return false;
+}
+
+/*
+ * The API call that queued the work, if still known; work never starts
+ * before it: an earlier start is counted and moved to the call.
+ */
+static const gtrace_origin *origin_of(uint32_t correlation, uint64_t *start, uint64_t *end,
+				      gtrace_origin *o)
+{
+	if (!origins_get(correlation, o)) {
+		agent_count(CNT_NO_ORIGIN, 1);
+		return NULL;
+	}
+	if (*start < o->ts_ns) {
+		agent_count(CNT_CAUSALITY, 1);
+		*end += o->ts_ns - *start;
+		*start = o->ts_ns;
+	}
+	return o;
+}
+
+static void emit(struct walk *w, gtrace_lane *lane, const char *name, uint64_t start,
+		 uint64_t end, const gtrace_origin *origin, const gtrace_attr *attrs, unsigned n)
+{
+	if (!gtrace_reporting_active())
+		return;
+	gtrace_span_attrs(lane, name, start, end, origin, attrs, n);
+	w->entries += 1 + (n + 2) / 3;
+	if (w->entries >= ENTRIES_PER_FLUSH) {
+		gtrace_flush(FLUSH_WAIT_MS);
+		w->entries = 0;
+	}
+}
+
+static bool same_shape(const struct cuda_launch_shape *a, const struct cuda_launch_shape *b)
+{
+	return a->block_threads == b->block_threads && a->regs_per_thread == b->regs_per_thread &&
+	       a->smem_static == b->smem_static && a->smem_dynamic == b->smem_dynamic &&
+	       a->smem_optin == b->smem_optin && a->carveout == b->carveout;
+}
+
+/* Launches repeat: a walk computes each (device, shape) once. */
+static const struct cuda_occupancy *occupancy_of(struct walk *w, uint32_t device,
+						 const struct cuda_launch_shape *s)
+{
+	const struct cuda_device_limits *limits = devices_limits(device);
+	uint32_t h = device * 31 + (uint32_t)s->block_threads * 7 + (uint32_t)s->regs_per_thread * 3 +
+		     (uint32_t)s->smem_static + (uint32_t)s->smem_dynamic;
+	struct occ_entry *e = &w->occ[h % OCC_CACHE];
+
+	if (!limits)
+		return NULL;
+	if (!e->used || e->device != device || !same_shape(&e->shape, s)) {
+		e->used = true;
+		e->device = device;
+		e->shape = *s;
+		e->err = cuda_occupancy(limits, s, &e->occ);
+	}
+	return e->err ? NULL : &e->occ;
+}
+
+#define ATTR(k, v) (gtrace_attr){ .key = (k), .value = (uint64_t)(v) }
+
+static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
+{
+	struct cuda_launch_shape shape = {
+		.block_threads = k->blockX * k->blockY * k->blockZ,
+		.regs_per_thread = k->registersPerThread,
+		.smem_static = (size_t)k->staticSharedMemory,
+		.smem_dynamic = (size_t)k->dynamicSharedMemory,
+		.smem_optin = k->shmemLimitConfig == CUPTI_FUNC_SHMEM_LIMIT_OPTIN,
+		.carveout = k->isSharedMemoryCarveoutRequested ? k->sharedMemoryCarveoutRequested : -1,
+	};
+	gtrace_attr a[GTRACE_MAX_ATTRS];
+	uint64_t start = k->start, end = k->end;
+	const struct cuda_occupancy *occ;
+	const gtrace_origin *origin;
+	gtrace_lane *lane;
+	gtrace_origin o;
+	unsigned n = 0;
+
+	agent_count(CNT_KERNEL, 1);
+	if (!timed(start, end))
+		return;
+	origin = origin_of(k->correlationId, &start, &end, &o);
+	lane = stream_lane(w, k->deviceId, k->streamId);
+	a[n++] = ATTR("grid.x", k->gridX);
+	a[n++] = ATTR("grid.y", k->gridY);
+	a[n++] = ATTR("grid.z", k->gridZ);
+	a[n++] = ATTR("block.x", k->blockX);
+	a[n++] = ATTR("block.y", k->blockY);
+	a[n++] = ATTR("block.z", k->blockZ);
+	a[n++] = ATTR("regs", k->registersPerThread);
+	a[n++] = ATTR("smem.static", k->staticSharedMemory);
+	a[n++] = ATTR("smem.dynamic", k->dynamicSharedMemory);
+	a[n++] = ATTR("local.per-thread", k->localMemoryPerThread);
+	a[n++] = ATTR("local.total", k->localMemoryTotal_v2);
+	if (k->graphId) {			/* absent: not launched from a graph */
+		a[n++] = ATTR("graph.id", k->graphId);
+		a[n++] = ATTR("graph.node", k->graphNodeId);
+	}
+	a[n++] = ATTR("device", k->deviceId);
+	a[n++] = ATTR("context", k->contextId);
+	a[n++] = ATTR("stream", k->streamId);
+	a[n++] = ATTR("correlation", k->correlationId);
+	occ = occupancy_of(w, k->deviceId, &shape);
+	if (occ) {
+		a[n++] = ATTR("occupancy.permille", occ->permille);
+		a[n++] = ATTR("occupancy.limiter", occ->limiter);
+		a[n++] = ATTR("occupancy.blocks-per-sm", occ->blocks_per_sm);
+	} else {
+		a[n++] = ATTR("occupancy.limiter", CUDA_OCC_LIMIT_UNKNOWN);
+	}
+	emit(w, lane, k->name ? k->name : "[unknown kernel]", start, end, origin, a, n);
+}
+
+static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
+{
+	uint64_t start = c->start, end = c->end;
+	const gtrace_origin *origin;
+	gtrace_origin o;
+	char buf[32];
+	gtrace_attr a[] = {
+		ATTR("copy.kind", c->copyKind),
+		ATTR("bytes", c->bytes),
+		ATTR("device", c->deviceId),
+		ATTR("context", c->contextId),
+		ATTR("stream", c->streamId),
+		ATTR("correlation", c->correlationId),
+	};
+
+	agent_count(CNT_MEMCPY, 1);
+	if (!timed(start, end))
+		return;
+	origin = origin_of(c->correlationId, &start, &end, &o);
+	emit(w, stream_lane(w, c->deviceId, c->streamId), cuda_copy_name(c->copyKind, buf, sizeof(buf)),
+	     start, end, origin, a, sizeof(a) / sizeof(a[0]));
+}
+
+static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
+{
+	uint64_t start = c->start, end = c->end;
+	const gtrace_origin *origin;
+	gtrace_origin o;
+	char buf[32];
+	gtrace_attr a[] = {
+		ATTR("copy.kind", CUPTI_ACTIVITY_MEMCPY_KIND_PTOP),
+		ATTR("bytes", c->bytes),
+		ATTR("device", c->deviceId),
+		ATTR("context", c->contextId),
+		ATTR("stream", c->streamId),
+		ATTR("correlation", c->correlationId),
+		ATTR("src.device", c->srcDeviceId),
+		ATTR("dst.device", c->dstDeviceId),
+	};
+
+	agent_count(CNT_MEMCPY, 1);
+	if (!timed(start, end))
+		return;
+	origin = origin_of(c->correlationId, &start, &end, &o);
+	emit(w, stream_lane(w, c->deviceId, c->streamId),
+	     cuda_copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, buf, sizeof(buf)), start, end, origin,
+	     a, sizeof(a) / sizeof(a[0]));
+}
+
+static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
+{
+	uint64_t start = m->start, end = m->end;
+	const gtrace_origin *origin;
+	gtrace_origin o;
+	gtrace_attr a[] = {
+		ATTR("bytes", m->bytes),
+		ATTR("value", m->value),
+		ATTR("device", m->deviceId),
+		ATTR("context", m->contextId),
+		ATTR("stream", m->streamId),
+		ATTR("correlation", m->correlationId),
+	};
+
+	agent_count(CNT_MEMSET, 1);
+	if (!timed(start, end))
+		return;
+	origin = origin_of(m->correlationId, &start, &end, &o);
+	emit(w, stream_lane(w, m->deviceId, m->streamId), "[CUDA memset]", start, end, origin, a,
+	     sizeof(a) / sizeof(a[0]));
+}
+
+static void record(struct walk *w, const CUpti_Activity *r)
+{
+	switch (r->kind) {
+	case CUPTI_ACTIVITY_KIND_KERNEL:
+	case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+		kernel(w, (const CUpti_ActivityKernel10 *)r);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY:
+		memcpy_record(w, (const CUpti_ActivityMemcpy6 *)r);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMCPY2:
+		peer_copy(w, (const CUpti_ActivityMemcpyPtoP4 *)r);
+		break;
+	case CUPTI_ACTIVITY_KIND_MEMSET:
+		memset_record(w, (const CUpti_ActivityMemset4 *)r);
+		break;
+	/* The API callbacks made these calls' spans already. */
+	case CUPTI_ACTIVITY_KIND_RUNTIME:
+		agent_count(CNT_RUNTIME, 1);
+		break;
+	case CUPTI_ACTIVITY_KIND_DRIVER:
+		agent_count(CNT_DRIVER, 1);
+		break;
+	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+		agent_count(CNT_SYNC, 1);
+		break;
+	case CUPTI_ACTIVITY_KIND_OVERHEAD:
+		agent_count(CNT_OVERHEAD, 1);
+		break;
+	case CUPTI_ACTIVITY_KIND_DEVICE:
+		agent_count(CNT_DEVICE, 1);
+		devices_from_record((const CUpti_ActivityDevice5 *)r);
+		break;
+	case CUPTI_ACTIVITY_KIND_CONTEXT:
+		agent_count(CNT_CONTEXT, 1);
+		break;
+	default:
+		agent_count(CNT_OTHER, 1);
+		break;
+	}
+}
+
+void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+					size_t size, size_t valid)
+{
+	CUpti_Activity *r = NULL;
+	size_t dropped = 0;
+	struct walk w = { 0 };
+
+	if (!buffer) {
+		agent_count(CNT_NULL_BUFFERS, 1);
+		return;
+	}
+	/* A forked child, or after a fatal error: only the buffer matters. */
+	if (!agent_collecting()) {
+		give_back(buffer);
+		return;
+	}
+	agent_count(CNT_BUFFERS, 1);
+	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
+		record(&w, r);
+	if (cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
+		agent_count(CNT_DROPPED, dropped);
+	give_back(buffer);
+	agent_publish_counters();
+}

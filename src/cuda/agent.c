@@ -1,0 +1,352 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's life: InitializeInjection subscribes to CUPTI once per
+ * process; a thread flushes CUPTI's buffers every second; exit flushes
+ * them all, running work included. A child forked after that gets no
+ * thread and never flushes. Whatever fails, the application runs on as if
+ * the agent were not there, and cuda.status says what happened.
+ */
+#include "cuda/agent.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "cuda/cupti-api.h"
+
+#define MIN_CUPTI_VERSION 130001	/* CUDA 13.0 Update 1: flush and disable fixes */
+#define FLUSH_PERIOD_S 1
+
+gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
+
+static int collecting;			/* relaxed: checked on every callback */
+static pid_t agent_pid;			/* the process that subscribed */
+static CUpti_SubscriberHandle subscriber;
+static bool status_clean = true;	/* no error said yet */
+
+static uint64_t counters[CNT_COUNT];
+static uint64_t published[CNT_COUNT];
+static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static const char *const counter_names[CNT_COUNT] = {
+	[CNT_KERNEL] = "cuda.records.kernel",
+	[CNT_MEMCPY] = "cuda.records.memcpy",
+	[CNT_MEMSET] = "cuda.records.memset",
+	[CNT_RUNTIME] = "cuda.records.runtime",
+	[CNT_DRIVER] = "cuda.records.driver",
+	[CNT_SYNC] = "cuda.records.sync",
+	[CNT_OVERHEAD] = "cuda.records.overhead",
+	[CNT_DEVICE] = "cuda.records.device",
+	[CNT_CONTEXT] = "cuda.records.context",
+	[CNT_OTHER] = "cuda.records.other",
+	[CNT_DROPPED] = "cuda.dropped",
+	[CNT_NO_TIMESTAMP] = "cuda.no-timestamp",
+	[CNT_INCOMPLETE] = "cuda.incomplete",
+	[CNT_CAUSALITY] = "cuda.causality",
+	[CNT_NO_ORIGIN] = "cuda.no-origin",
+	[CNT_BUFFERS] = "cuda.buffers",
+	[CNT_FLUSHES] = "cuda.flushes",
+	[CNT_NULL_BUFFERS] = "cuda.null-buffers",
+};
+
+static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
+
+uint32_t agent_tid(void)
+{
+	if (!my_tid)
+		my_tid = (uint32_t)syscall(SYS_gettid);
+	return my_tid;
+}
+
+bool agent_collecting(void)
+{
+	return __atomic_load_n(&collecting, __ATOMIC_RELAXED);
+}
+
+void agent_count(enum agent_counter c, uint64_t n)
+{
+	__atomic_add_fetch(&counters[c], n, __ATOMIC_RELAXED);
+}
+
+uint64_t agent_counter(enum agent_counter c)
+{
+	return __atomic_load_n(&counters[c], __ATOMIC_RELAXED);
+}
+
+void agent_publish_counters(void)
+{
+	pthread_mutex_lock(&publish_lock);
+	for (int i = 0; i < CNT_COUNT; i++) {
+		uint64_t v = agent_counter(i);
+
+		if (v != published[i]) {
+			gtrace_counter_set(counter_names[i], v);
+			published[i] = v;
+		}
+	}
+	pthread_mutex_unlock(&publish_lock);
+}
+
+void agent_status(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	gtrace_meta_set("cuda.status", buf);
+}
+
+/* A failed call that collection can live without: said, not fatal. */
+static void call_failed(const char *what, CUptiResult r)
+{
+	char buf[32];
+
+	agent_status("cupti-error: %s: %s", what, cupti_result_string(r, buf, sizeof(buf)));
+	status_clean = false;
+}
+
+void agent_stop(const char *status)
+{
+	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+	gtrace_meta_set("cuda.status", status);
+	status_clean = false;
+}
+
+uint64_t agent_forced_flush(void)
+{
+	uint64_t incomplete;
+
+	if (!agent_collecting())
+		return 0;
+	activity_forced_begin();
+	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	incomplete = activity_forced_end();
+	agent_count(CNT_FLUSHES, 1);
+	agent_publish_counters();
+	return incomplete;
+}
+
+static uint64_t timestamp(void)
+{
+	return agent_now();
+}
+
+/* Buffers reach the recorder within about a second, even from a process killed later. */
+static void *flush_main(void *arg)
+{
+	struct timespec period = { .tv_sec = FLUSH_PERIOD_S };
+
+	for (;;) {
+		while (nanosleep(&period, NULL))
+			;
+		if (!agent_collecting())
+			return NULL;
+		/* No lock of ours is held: buffer completion may run right here. */
+		cupti.cuptiActivityFlushAll(0);
+		agent_count(CNT_FLUSHES, 1);
+		agent_publish_counters();
+	}
+}
+
+static void start_flush_thread(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	pthread_t t;
+
+	/* The application's signals are for its own threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (!pthread_create(&t, &attr, flush_main, NULL))
+		pthread_setname_np(t, "gtrace-cupti");
+	else
+		agent_status("cupti-error: no flush thread: buffers flushed at exit only");
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+static void at_exit(void)
+{
+	char buf[96];
+	uint64_t incomplete;
+
+	if (!agent_collecting() || getpid() != agent_pid)
+		return;
+	incomplete = agent_forced_flush();
+	if (incomplete)
+		snprintf(buf, sizeof(buf), "incomplete: %llu records still running at exit",
+			 (unsigned long long)incomplete);
+	gtrace_meta_set("cuda.flush", incomplete ? buf : "clean");
+	/* Later buffers (the runtime's own teardown) are not waited for. */
+	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+	agent_publish_counters();
+	activity_release_pool();
+}
+
+/* CUDA cannot be used in a child forked after cuInit: nothing to collect or flush. */
+static void in_child(void)
+{
+	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+	my_tid = 0;
+}
+
+static bool enable_kinds(void)
+{
+	static const struct {
+		CUpti_ActivityKind kind;
+		const char *name;
+	} kinds[] = {
+		{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL" },
+		{ CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY" },
+		{ CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2" },
+		{ CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET" },
+		{ CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME" },
+		{ CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER" },
+		{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION" },
+		{ CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD" },
+		{ CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE" },
+		{ CUPTI_ACTIVITY_KIND_CONTEXT, "CONTEXT" },
+	};
+	bool any = false;
+	char what[64];
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		CUptiResult r = cupti.cuptiActivityEnable(kinds[i].kind);
+
+		if (r == CUPTI_SUCCESS) {
+			any = true;
+		} else {
+			snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", kinds[i].name);
+			call_failed(what, r);
+		}
+	}
+	return any;
+}
+
+static void enable_domains(void)
+{
+	static const struct {
+		CUpti_CallbackDomain domain;
+		const char *name;
+	} domains[] = {
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, "RUNTIME_API" },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, "DRIVER_API" },
+		{ CUPTI_CB_DOMAIN_RESOURCE, "RESOURCE" },
+		{ CUPTI_CB_DOMAIN_NVTX, "NVTX" },
+	};
+	char what[64];
+
+	for (size_t i = 0; i < sizeof(domains) / sizeof(domains[0]); i++) {
+		CUptiResult r = cupti.cuptiEnableDomain(1, subscriber, domains[i].domain);
+
+		if (r != CUPTI_SUCCESS) {
+			snprintf(what, sizeof(what), "cuptiEnableDomain(%s)", domains[i].name);
+			call_failed(what, r);
+		}
+	}
+	/* Fatal errors are worth hearing of, but older CUPTIs lack the domain. */
+	cupti.cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_STATE);
+}
+
+/* A failure once subscribed: let go, so the application runs untouched. */
+static void give_up(const char *what, CUptiResult r)
+{
+	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+	call_failed(what, r);
+	cupti.cuptiUnsubscribe(subscriber);
+}
+
+static void start(void)
+{
+	const char *path = getenv("GTRACE_CUPTI");
+	uint32_t version = 0;
+	char why[512];
+	CUptiResult r;
+
+	agent_pid = getpid();
+	/* The lanes first: they connect to the recorder, which hears the status. */
+	agent_api_lane = gtrace_lane_get("cuda-api", "CUDA API");
+	agent_wait_lane = gtrace_lane_get("cuda-wait", "CPU wait");
+	agent_nvtx_lane = gtrace_lane_get("nvtx", "NVTX");
+	if (!path || !*path)
+		path = CUPTI_LIB_PATH;
+	if (cupti_api_load(path, why, sizeof(why))) {
+		agent_status("cupti-unavailable: %s", why);
+		return;
+	}
+	r = cupti.cuptiGetVersion(&version);
+	if (r != CUPTI_SUCCESS) {
+		call_failed("cuptiGetVersion", r);
+		return;
+	}
+	snprintf(why, sizeof(why), "%u", (unsigned)version);
+	gtrace_meta_set("cuda.cupti-version", why);
+	if (version < MIN_CUPTI_VERSION) {
+		agent_status("cupti-too-old: %u < %u", (unsigned)version, MIN_CUPTI_VERSION);
+		return;
+	}
+	if (origins_init()) {
+		agent_status("cupti-error: no memory for the correlation table");
+		return;
+	}
+	r = cupti.cuptiSubscribe(&subscriber, agent_callback, NULL);
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+		agent_status("subscriber-conflict: another CUPTI client (nsys, ncu, a framework profiler) holds the subscription");
+		return;
+	}
+	if (r != CUPTI_SUCCESS) {
+		call_failed("cuptiSubscribe", r);
+		return;
+	}
+	/* Before any kind is enabled: records carry our clock and kernel tids. */
+	r = cupti.cuptiActivityRegisterTimestampCallback(timestamp);
+	if (r != CUPTI_SUCCESS) {
+		give_up("cuptiActivityRegisterTimestampCallback", r);
+		return;
+	}
+	r = cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+	if (r != CUPTI_SUCCESS)
+		call_failed("cuptiSetThreadIdType", r);
+	r = cupti.cuptiActivityRegisterCallbacks(activity_buffer_requested,
+						 activity_buffer_completed);
+	if (r != CUPTI_SUCCESS) {
+		give_up("cuptiActivityRegisterCallbacks", r);
+		return;
+	}
+	__atomic_store_n(&collecting, 1, __ATOMIC_RELAXED);
+	if (!enable_kinds()) {
+		__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+		cupti.cuptiUnsubscribe(subscriber);
+		return;
+	}
+	enable_domains();
+	atexit(at_exit);
+	pthread_atfork(NULL, NULL, in_child);
+	start_flush_thread();
+	if (status_clean)
+		agent_status("active");
+}
+
+/*
+ * Called by the CUDA driver during cuInit (CUDA_INJECTION64_PATH), once or
+ * more. Makes no driver call. Returns 1 whatever happened: the agent never
+ * stands in the application's way, and reports its failures itself.
+ */
+__attribute__((visibility("default"))) int InitializeInjection(void);
+
+int InitializeInjection(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	pthread_once(&once, start);
+	return 1;
+}

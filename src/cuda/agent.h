@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_CUDA_AGENT_H
+#define GTRACE_CUDA_AGENT_H
+
+/*
+ * Inside libgtrace-cuda.so, the CUDA agent that gtrace record injects into
+ * the command's processes (CUDA_INJECTION64_PATH and LD_PRELOAD). The
+ * driver calls InitializeInjection at cuInit; the agent then subscribes to
+ * CUPTI and reports through the target library linked into it:
+ *
+ *   callbacks.c  API enter/exit on the application's threads: origins, the
+ *                "CUDA API" and "CPU wait" lanes; resource and state events
+ *   activity.c   CUPTI's record buffers: GPU work on "GPU<d> stream <s>" lanes
+ *   origins.c    correlation id -> the calling thread and time
+ *   devices.c    device limits (occupancy) and driver facts
+ *   nvtx.c       NVTX ranges on the "NVTX" lane
+ *   agent.c      start-up, status, counters, flushing, exit and fork
+ *
+ * Like the target library, the agent lives inside someone else's program:
+ * it never prints, exits or aborts, and every failure turns into "not
+ * collecting", said in the cuda.status meta.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include <cupti.h>
+
+#include "cuda/occupancy.h"
+#include "gtrace/target.h"
+
+/* The cuda.* counters, cumulative per process. */
+enum agent_counter {
+	CNT_KERNEL,
+	CNT_MEMCPY,
+	CNT_MEMSET,
+	CNT_RUNTIME,
+	CNT_DRIVER,
+	CNT_SYNC,
+	CNT_OVERHEAD,
+	CNT_DEVICE,
+	CNT_CONTEXT,
+	CNT_OTHER,
+	CNT_DROPPED,
+	CNT_NO_TIMESTAMP,
+	CNT_INCOMPLETE,
+	CNT_CAUSALITY,
+	CNT_NO_ORIGIN,
+	CNT_BUFFERS,
+	CNT_FLUSHES,
+	CNT_NULL_BUFFERS,
+	CNT_COUNT
+};
+
+/* agent.c */
+extern gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
+
+/* False before a successful start, after a fatal error and in a forked child. */
+bool agent_collecting(void);
+/* Stops collecting for good after a fatal CUPTI error; the status says why. */
+void agent_stop(const char *status);
+void agent_count(enum agent_counter c, uint64_t n);
+uint64_t agent_counter(enum agent_counter c);
+/* Sends the counters that changed (gtrace_counter_set takes a lock: per batch). */
+void agent_publish_counters(void);
+/* Sets cuda.status from a printf format. */
+void agent_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/*
+ * Delivers every buffer, running work included: at exit, context
+ * destruction and cudaDeviceReset. Returns the records still running.
+ */
+uint64_t agent_forced_flush(void);
+
+static inline uint64_t agent_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/* The calling thread's kernel tid (cached). */
+uint32_t agent_tid(void);
+
+/* callbacks.c */
+void CUPTIAPI agent_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			     const void *data);
+
+/* activity.c */
+void CUPTIAPI activity_buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records);
+void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
+					size_t size, size_t valid);
+/* Records with end 0 seen while a forced flush ran, counted as incomplete. */
+void activity_forced_begin(void);
+uint64_t activity_forced_end(void);
+/* Frees the pooled buffers (at exit, once CUPTI has handed all back). */
+void activity_release_pool(void);
+
+/* origins.c: bounded, lock-free; old entries are overwritten, never removed on use. */
+int origins_init(void);
+void origins_put(uint32_t correlation, uint32_t tid, uint64_t ts);
+bool origins_get(uint32_t correlation, gtrace_origin *o);
+
+/* devices.c */
+/* Queries every device's limits and the driver version through libcuda. */
+void devices_query_driver(void);
+void devices_from_record(const CUpti_ActivityDevice5 *d);
+/* The limits of device id, NULL while unknown. */
+const struct cuda_device_limits *devices_limits(uint32_t id);
+
+/* nvtx.c */
+void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d);
+
+#endif

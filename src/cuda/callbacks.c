@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * CUPTI's callbacks, on the threads that make the calls. At API enter the
+ * call's correlation id is tied to (tid, now) for the GPU records that come
+ * later; at exit the call becomes a span on the "CUDA API" lane, and a call
+ * that waits for the GPU also one on the "CPU wait" lane. This is the hot
+ * path of every launch: two clock reads, a table store, a span.
+ */
+#include "cuda/agent.h"
+
+#include <stdio.h>
+
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+
+#include "cuda/cupti-api.h"
+#include "cuda/names.h"
+
+enum { API_RUNTIME = 1, API_DRIVER = 2 };	/* the api.domain attribute */
+enum { WAITS_UNKNOWN, WAITS_NO, WAITS_YES };
+
+#define CLASS_SLOTS 1024		/* per domain, above the ids CUDA 13 has */
+
+/* Whether each call waits, by callback id, learnt from the name on first use. */
+static uint8_t waits_by_cbid[2][CLASS_SLOTS];
+
+static bool call_waits(int domain, CUpti_CallbackId cbid, const char *name)
+{
+	uint8_t *slot = cbid < CLASS_SLOTS ? &waits_by_cbid[domain - 1][cbid] : NULL;
+	uint8_t c = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : WAITS_UNKNOWN;
+
+	if (c == WAITS_UNKNOWN) {
+		c = cuda_api_waits(name) ? WAITS_YES : WAITS_NO;
+		if (slot)
+			__atomic_store_n(slot, c, __ATOMIC_RELAXED);
+	}
+	return c == WAITS_YES;
+}
+
+/*
+ * The stream a stream synchronize waits for, by CUPTI's id; false for other
+ * calls. All four take the stream as their first parameter.
+ */
+static bool waited_stream(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
+			  uint32_t *id)
+{
+	uint8_t per_thread;
+
+	if (domain == API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
+		per_thread = 0;
+	else if (domain == API_RUNTIME &&
+		 cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000)
+		per_thread = 1;
+	else if (domain == API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize)
+		per_thread = 0;
+	else if (domain == API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz)
+		per_thread = 1;
+	else
+		return false;
+	return d->functionParams &&
+	       cupti.cuptiGetStreamIdEx(d->context, *(const CUstream *)d->functionParams,
+					per_thread, id) == CUPTI_SUCCESS;
+}
+
+static void api_enter(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+	uint64_t now = agent_now();
+
+	origins_put(d->correlationId, agent_tid(), now);
+	if (d->correlationData)
+		*d->correlationData = now;
+	/* What the device ran must be out before the reset forgets it. */
+	if (domain == API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+		agent_forced_flush();
+}
+
+static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+	uint64_t end = agent_now();
+	gtrace_origin o = { .tid = agent_tid() };
+	const char *name = d->functionName ? d->functionName : "[unknown CUDA call]";
+	gtrace_attr a[] = {
+		{ .key = "correlation", .value = d->correlationId },
+		{ .key = "api.domain", .value = (uint64_t)domain },
+	};
+	uint32_t stream;
+
+	if (d->correlationData && *d->correlationData) {
+		o.ts_ns = *d->correlationData;
+	} else if (!origins_get(d->correlationId, &o)) {
+		return;		/* its enter was not seen: no start to show */
+	}
+	gtrace_span_attrs(agent_api_lane, name, o.ts_ns, end, &o, a, 2);
+	if (!call_waits(domain, cbid, name))
+		return;
+	/* The wait span: the correlation, and the stream when it is known. */
+	if (waited_stream(domain, cbid, d, &stream)) {
+		a[1].key = "stream";
+		a[1].value = stream;
+		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 2);
+	} else {
+		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 1);
+	}
+}
+
+static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+{
+	if (d->callbackSite == CUPTI_API_ENTER)
+		api_enter(domain, cbid, d);
+	else if (d->callbackSite == CUPTI_API_EXIT)
+		api_exit(domain, cbid, d);
+}
+
+static void resource(CUpti_CallbackId cbid)
+{
+	switch (cbid) {
+	case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
+	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
+		/* Driver calls are allowed from here on, not inside InitializeInjection. */
+		devices_query_driver();
+		break;
+	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+		agent_forced_flush();
+		break;
+	default:
+		break;
+	}
+}
+
+static void state(CUpti_CallbackId cbid, const CUpti_StateData *d)
+{
+	char status[512];
+
+	if (cbid != CUPTI_CBID_STATE_FATAL_ERROR)
+		return;
+	snprintf(status, sizeof(status), "cupti-error: fatal error: %s",
+		 d && d->notification.message ? d->notification.message : "no message");
+	agent_stop(status);
+}
+
+void CUPTIAPI agent_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+			     const void *data)
+{
+	if (!agent_collecting() || !data)
+		return;
+	switch (domain) {
+	case CUPTI_CB_DOMAIN_RUNTIME_API:
+		api_call(API_RUNTIME, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_DRIVER_API:
+		api_call(API_DRIVER, cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_RESOURCE:
+		resource(cbid);
+		break;
+	case CUPTI_CB_DOMAIN_NVTX:
+		nvtx_callback(cbid, data);
+		break;
+	case CUPTI_CB_DOMAIN_STATE:
+		state(cbid, data);
+		break;
+	default:
+		break;
+	}
+}

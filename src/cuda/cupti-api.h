@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_CUDA_CUPTI_API_H
+#define GTRACE_CUDA_CUPTI_API_H
+
+/*
+ * The agent's one way to CUPTI: every function it calls, resolved with
+ * dlsym from the libcupti it loads at run time (never linked), into one
+ * table. Each pointer has the type of the header's prototype.
+ */
+
+#include <stddef.h>
+
+#include <cupti.h>
+
+/*
+ * Every CUPTI function the agent uses, one per line: tests read these
+ * lines to check the names against the installed libcupti (nm -D).
+ */
+#define CUPTI_FUNCTIONS(X)			\
+	X(cuptiGetVersion)			\
+	X(cuptiGetResultString)			\
+	X(cuptiSubscribe)			\
+	X(cuptiUnsubscribe)			\
+	X(cuptiEnableDomain)			\
+	X(cuptiActivityRegisterTimestampCallback) \
+	X(cuptiSetThreadIdType)			\
+	X(cuptiActivityRegisterCallbacks)	\
+	X(cuptiActivityEnable)			\
+	X(cuptiActivityGetNextRecord)		\
+	X(cuptiActivityGetNumDroppedRecords)	\
+	X(cuptiActivityFlushAll)		\
+	X(cuptiGetStreamIdEx)
+
+#define CUPTI_API_FIELD(name) __typeof__(name) *name;
+struct cupti_api {
+	CUPTI_FUNCTIONS(CUPTI_API_FIELD)
+};
+#undef CUPTI_API_FIELD
+
+extern struct cupti_api cupti;
+
+/* The names in CUPTI_FUNCTIONS, ended by NULL. */
+extern const char *const cupti_function_names[];
+
+/*
+ * Finds the CUPTI at path already loaded in the process (or one with its
+ * SONAME), else loads it, and fills the table. Returns 0, or -ENOENT with
+ * the reason in why: dlopen's error, or "missing <function>".
+ */
+int cupti_api_load(const char *path, char *why, size_t size);
+
+/* CUPTI's words for result r, or its number when it has none. */
+const char *cupti_result_string(CUptiResult r, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * NVTX ranges, through CUPTI's NVTX callbacks on the application's threads.
+ * Push/pop ranges nest per thread: each thread keeps its own stack. A
+ * start/end range may end on another thread: open ones are kept in a
+ * table by range id. A range becomes a span on the "NVTX" lane when it
+ * closes, its origin the thread that opened it and when.
+ */
+#include "cuda/agent.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#include <generated_nvtx_meta.h>
+
+#define NAME_MAX_BYTES 1024
+#define MAX_DEPTH 1024			/* deeper pushes are counted, not kept */
+#define MAX_OPEN 65536			/* start/end ranges never ended are dropped past this */
+
+enum { NVTX_PUSH_POP = 1, NVTX_START_END = 2 };	/* the nvtx.kind attribute */
+
+struct frame {
+	char *name;
+	uint64_t start;
+};
+
+struct stack {
+	unsigned depth, cap;
+	unsigned overflow;		/* pushes past MAX_DEPTH not yet popped */
+	struct frame *frames;
+};
+
+struct open_range {
+	struct open_range *next;
+	uint64_t id;
+	uint32_t tid;
+	uint64_t start;
+	char *name;
+};
+
+struct registered {
+	struct registered *next;
+	const void *handle;
+	char *name;
+};
+
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t stack_key;
+static int key_err;
+
+static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct open_range *open_ranges;
+static unsigned nopen;
+static struct registered *strings;
+
+static void free_stack(void *p)
+{
+	struct stack *s = p;
+
+	while (s->depth)
+		free(s->frames[--s->depth].name);
+	free(s->frames);
+	free(s);
+}
+
+static void make_key(void)
+{
+	key_err = pthread_key_create(&stack_key, free_stack);
+}
+
+static struct stack *my_stack(void)
+{
+	struct stack *s;
+
+	pthread_once(&key_once, make_key);
+	if (key_err)
+		return NULL;
+	s = pthread_getspecific(stack_key);
+	if (!s) {
+		s = calloc(1, sizeof(*s));
+		if (s && pthread_setspecific(stack_key, s)) {
+			free(s);
+			s = NULL;
+		}
+	}
+	return s;
+}
+
+/* UTF-8 of a wide string, cut at NAME_MAX_BYTES. */
+static char *from_wide(const wchar_t *w)
+{
+	char *out = malloc(NAME_MAX_BYTES + 1), *p = out;
+	char *end = out + NAME_MAX_BYTES;
+
+	if (!out)
+		return NULL;
+	for (; *w; w++) {
+		uint32_t c = (uint32_t)*w;
+		int n = c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+
+		if (c > 0x10ffff)
+			c = '?', n = 1;
+		if (end - p < n)
+			break;
+		if (n == 1) {
+			*p++ = (char)c;
+			continue;
+		}
+		for (int i = n - 1; i > 0; i--)
+			p[i] = (char)(0x80 | ((c >> (6 * (n - 1 - i))) & 0x3f));
+		p[0] = (char)((0xf0 << (4 - n)) | (c >> (6 * (n - 1))));
+		p += n;
+	}
+	*p = '\0';
+	return out;
+}
+
+static char *copy_name(const char *s)
+{
+	return s ? strndup(s, NAME_MAX_BYTES) : strdup("[unnamed range]");
+}
+
+static char *registered_name(const void *handle)
+{
+	char *name = NULL;
+
+	pthread_mutex_lock(&table_lock);
+	for (struct registered *r = strings; r && !name; r = r->next)
+		if (r->handle == handle)
+			name = strdup(r->name);
+	pthread_mutex_unlock(&table_lock);
+	return name ? name : strdup("[unregistered string]");
+}
+
+static char *attributes_name(const nvtxEventAttributes_t *a)
+{
+	if (!a || a->size < offsetof(nvtxEventAttributes_t, message) + sizeof(a->message))
+		return copy_name(NULL);
+	switch (a->messageType) {
+	case NVTX_MESSAGE_TYPE_ASCII:
+		return copy_name(a->message.ascii);
+	case NVTX_MESSAGE_TYPE_UNICODE:
+		return a->message.unicode ? from_wide(a->message.unicode) : copy_name(NULL);
+	case NVTX_MESSAGE_TYPE_REGISTERED:
+		return registered_name(a->message.registered);
+	default:
+		return copy_name(NULL);
+	}
+}
+
+static void emit(const char *name, uint32_t tid, uint64_t start, const gtrace_attr *a, unsigned n)
+{
+	gtrace_origin o = { .tid = tid, .ts_ns = start };
+
+	gtrace_span_attrs(agent_nvtx_lane, name, start, agent_now(), &o, a, n);
+}
+
+/* Takes name (may be NULL: no memory, the range still nests). */
+static void push(char *name)
+{
+	struct stack *s = my_stack();
+	struct frame *grown;
+
+	if (!s || s->depth == MAX_DEPTH || s->overflow) {
+		if (s)
+			s->overflow++;
+		free(name);
+		return;
+	}
+	if (s->depth == s->cap) {
+		unsigned cap = s->cap ? s->cap * 2 : 16;
+
+		grown = realloc(s->frames, cap * sizeof(*grown));
+		if (!grown) {
+			s->overflow++;
+			free(name);
+			return;
+		}
+		s->frames = grown;
+		s->cap = cap;
+	}
+	s->frames[s->depth].name = name;
+	s->frames[s->depth].start = agent_now();
+	s->depth++;
+}
+
+static void pop(void)
+{
+	struct stack *s = my_stack();
+	struct frame *f;
+
+	if (!s)
+		return;
+	if (s->overflow) {
+		s->overflow--;
+		return;
+	}
+	if (!s->depth)
+		return;		/* a pop without its push: nothing to close */
+	f = &s->frames[--s->depth];
+	if (f->name) {
+		gtrace_attr a[] = {
+			{ .key = "nvtx.depth", .value = s->depth },
+			{ .key = "nvtx.kind", .value = NVTX_PUSH_POP },
+		};
+
+		emit(f->name, agent_tid(), f->start, a, 2);
+	}
+	free(f->name);
+}
+
+/* Takes name. */
+static void start(const void *id, char *name)
+{
+	struct open_range *r = malloc(sizeof(*r));
+
+	if (!id || !*(const nvtxRangeId_t *)id || !r || !name) {
+		free(r);
+		free(name);
+		return;
+	}
+	r->id = *(const nvtxRangeId_t *)id;
+	r->tid = agent_tid();
+	r->start = agent_now();
+	r->name = name;
+	pthread_mutex_lock(&table_lock);
+	if (nopen < MAX_OPEN) {
+		r->next = open_ranges;
+		open_ranges = r;
+		nopen++;
+		r = NULL;
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (r) {
+		free(r->name);
+		free(r);
+	}
+}
+
+static void end(nvtxRangeId_t id)
+{
+	struct open_range *r = NULL;
+	gtrace_attr a[] = { { .key = "nvtx.kind", .value = NVTX_START_END } };
+
+	pthread_mutex_lock(&table_lock);
+	for (struct open_range **p = &open_ranges; *p; p = &(*p)->next) {
+		if ((*p)->id == id) {
+			r = *p;
+			*p = r->next;
+			nopen--;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&table_lock);
+	if (!r)
+		return;
+	emit(r->name, r->tid, r->start, a, 1);
+	free(r->name);
+	free(r);
+}
+
+static void register_string(const void *handle, char *name)
+{
+	struct registered *r = malloc(sizeof(*r));
+
+	if (!handle || !*(void *const *)handle || !r || !name) {
+		free(r);
+		free(name);
+		return;
+	}
+	r->handle = *(void *const *)handle;
+	r->name = name;
+	pthread_mutex_lock(&table_lock);
+	r->next = strings;
+	strings = r;
+	pthread_mutex_unlock(&table_lock);
+}
+
+void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+	const void *p = d->functionParams;
+
+	if (!p && cbid != CUPTI_CBID_NVTX_nvtxRangePop && cbid != CUPTI_CBID_NVTX_nvtxDomainRangePop)
+		return;
+	switch (cbid) {
+	case CUPTI_CBID_NVTX_nvtxRangePushA:
+		push(copy_name(((const nvtxRangePushA_params *)p)->message));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushW:
+		push(from_wide(((const nvtxRangePushW_params *)p)->message));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePushEx:
+		push(attributes_name(((const nvtxRangePushEx_params *)p)->eventAttrib));
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
+		push(attributes_name(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangePop:
+	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
+		pop();
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeStartA:
+		start(d->functionReturnValue, copy_name(((const nvtxRangeStartA_params *)p)->message));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeStartW:
+		start(d->functionReturnValue, from_wide(((const nvtxRangeStartW_params *)p)->message));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+		start(d->functionReturnValue,
+		      attributes_name(((const nvtxRangeStartEx_params *)p)->eventAttrib));
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+		start(d->functionReturnValue,
+		      attributes_name(((const nvtxDomainRangeStartEx_params *)p)->core.eventAttrib));
+		break;
+	case CUPTI_CBID_NVTX_nvtxRangeEnd:
+		end(((const nvtxRangeEnd_params *)p)->id);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+		end(((const nvtxDomainRangeEnd_params *)p)->core.id);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
+		register_string(d->functionReturnValue,
+				copy_name(((const nvtxDomainRegisterStringA_params *)p)->string));
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringW:
+		/* The header types the string as char; the function takes wchar_t. */
+		register_string(d->functionReturnValue,
+				from_wide((const wchar_t *)(const void *)
+					  ((const nvtxDomainRegisterStringW_params *)p)->string));
+		break;
+	default:
+		break;
+	}
+}

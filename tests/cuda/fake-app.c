@@ -1,0 +1,401 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A CUDA program with a known shape, run against the fake driver
+ * (libcuda.so.1 from tests/cuda, found through its rpath or
+ * LD_LIBRARY_PATH) so that tests know exactly what a profiler must show.
+ *
+ * usage: fake-app [--fork] [--still-running] [--peer] [--exit N]
+ *        fake-app --kernels N [--names M]
+ *
+ * The default run, on one context of device 0 with streams 13 (A) and 14
+ * (B), all inside the NVTX push/pop range "epoch":
+ *   copy_inputs    2 x cuMemcpyHtoD of 1,000,000 bytes (100 us each, 10 GB/s)
+ *   cuMemsetD8Async of 1,000,000 bytes on A (10 us)
+ *   2 x the NVTX range "step" around launch_batch: 2 ms of CPU, then
+ *                  5 x vector_add (200 us) and 2 x _Z4tinyv (5 us) on A and
+ *                  2 x _Z6matmulPfS_S_i (500 us) on B, then 2 ms of CPU
+ *   launch_graph   2 ms of CPU, one cuGraphLaunch of 3 x _Z10graph_stepPf
+ *                  (5 ms each) on B, 2 ms of CPU
+ *   idle           3 ms asleep
+ *   wait_for_gpu   cuStreamSynchronize of A and of B (B still runs ~10 ms)
+ *   copy_outputs   cuMemcpyDtoHAsync of 2,000,000 bytes on B (200 us, 10 GB/s),
+ *                  then cuCtxSynchronize
+ * then the NVTX start/end range "checkpoint" around a cuMemcpyDtoD of
+ * 4,000,000 bytes (40 us, 100 GB/s). In all: 10 vector_add, 4 _Z4tinyv,
+ * 4 matmul and 3 graph kernels (sharing one correlation id); 2 HtoD, 1 DtoH
+ * and 1 DtoD copies; 1 memset. The copies without a stream run on the
+ * default stream, 7. Sleeping in idle keeps the samples of launch_graph and
+ * of wait_for_gpu apart, so each call links to its own stack.
+ *   --peer           (needs FAKE_CUDA_DEVICES=2) adds a cuMemcpyPeer of
+ *                    5,000,000 bytes from device 0 to 1 (100 us, 50 GB/s)
+ *   --fork           forks after the work; the child exits normally (its
+ *                    inherited exit handlers run) and must exit 0
+ *   --still-running  ends with a 10 s kernel "long_kernel" still running
+ *                    and exits without synchronizing or cleaning up
+ *   --exit N         exits with status N
+ *   --kernels N      instead: N launches of 100 ns kernels over M (default
+ *                    500, at most 1000) names, alternating streams A and B; prints the
+ *                    launch loop's time per launch and, once the context
+ *                    is destroyed (a profiler has processed every record
+ *                    then), the process's CPU time per launch
+ *
+ * Theoretical occupancy, by hand, on the fake device (64 warps, 65536
+ * registers in 4 sub-partitions of 16384, 32 blocks and 233472 bytes of
+ * shared memory per SM; registers allocated per warp in units of 256,
+ * shared memory in units of 128 plus 1024 reserved per block). Blocks per
+ * SM are the least of four limits:
+ *   vector_add  256 threads = 8 warps, 24 regs: 768 regs per warp,
+ *               16384 / 768 = 21 warps per sub-partition, 84 per SM:
+ *               10 blocks; warps 64 / 8 = 8; smem 233472 / 1024 = 228;
+ *               blocks 32. 8 blocks = 64 warps: 1000 permille, warps.
+ *   matmul      16 x 16 = 8 warps, 64 regs: 2048 per warp, 8 warps per
+ *               sub-partition, 32 per SM: 4 blocks; warps 8; smem
+ *               (8192 + 1024) -> 233472 / 9216 = 25; blocks 32.
+ *               4 blocks = 32 warps: 500 permille, registers.
+ *   graph_step  128 threads = 4 warps, 32 regs: 1024 per warp, 16 per
+ *               sub-partition, 64 per SM: 16 blocks; warps 16; smem
+ *               (32768 dynamic + 1024) -> 233472 / 33792 = 6; blocks 32.
+ *               6 blocks = 24 warps: 375 permille, shared memory.
+ *   tiny        32 threads = 1 warp, 16 regs: 512 per warp, 32 per
+ *               sub-partition, 128 per SM: 128 blocks; warps 64; smem 228;
+ *               blocks 32. 32 blocks = 32 warps: 500 permille, blocks.
+ */
+#include <cuda.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "fake.h"
+
+#define FRAME __attribute__((noinline, noclone))
+
+#define CHECK(call)                                                              \
+	do {                                                                     \
+		CUresult status_ = (call);                                       \
+		if (status_ != CUDA_SUCCESS) {                                   \
+			fprintf(stderr, "fake-app: %s failed with %d\n", #call,  \
+				(int)status_);                                   \
+			exit(2);                                                 \
+		}                                                                \
+	} while (0)
+
+struct kernel {
+	const char *name;
+	unsigned grid[3], block[3], dynamic_smem;
+	struct fakecuda_function_attrs attrs;
+	CUfunction f;
+};
+
+static struct kernel vector_add = {
+	"vector_add", { 4096, 1, 1 }, { 256, 1, 1 }, 0, { .regs = 24, .duration_ns = 200000 }, NULL
+};
+static struct kernel matmul = {
+	"_Z6matmulPfS_S_i", { 64, 64, 1 }, { 16, 16, 1 }, 0,
+	{ .regs = 64, .static_smem = 8192, .local_per_thread = 16, .duration_ns = 500000 }, NULL
+};
+static struct kernel graph_step = {
+	"_Z10graph_stepPf", { 1024, 1, 1 }, { 128, 1, 1 }, 32768,
+	{ .regs = 32, .duration_ns = 5000000 }, NULL
+};
+static struct kernel tiny = {
+	"_Z4tinyv", { 1, 1, 1 }, { 32, 1, 1 }, 0, { .regs = 16, .duration_ns = 5000 }, NULL
+};
+static struct kernel long_kernel = {
+	"long_kernel", { 1, 1, 1 }, { 32, 1, 1 }, 0,
+	{ .regs = 16, .duration_ns = 10000000000ull }, NULL
+};
+
+static volatile uint64_t sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Time off the CPU: no sample falls in it, so the calls on either side
+ * of it link to their own stacks. */
+FRAME static void idle(long ns)
+{
+	struct timespec ts = { 0, ns };
+
+	nanosleep(&ts, NULL);
+}
+
+/* CPU work, so that the functions around the calls get sampled. */
+FRAME static void burn(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns, x = sink;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	sink = x;
+}
+
+static void load(CUmodule module, struct kernel *k)
+{
+	CHECK(cuModuleGetFunction(&k->f, module, k->name));
+	CHECK(fakecuda_set_function_attrs(k->f, &k->attrs));
+}
+
+static void launch(const struct kernel *k, CUstream stream)
+{
+	CHECK(cuLaunchKernel(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
+			     k->block[2], k->dynamic_smem, stream, NULL, NULL));
+}
+
+FRAME static void copy_inputs(CUdeviceptr dst, const void *src)
+{
+	CHECK(cuMemcpyHtoD(dst, src, 1000000));
+	CHECK(cuMemcpyHtoD(dst + 1000000, src, 1000000));
+}
+
+FRAME static void launch_batch(CUstream a, CUstream b)
+{
+	burn(2000000);
+	for (int i = 0; i < 5; i++)
+		launch(&vector_add, a);
+	for (int i = 0; i < 2; i++) {
+		launch(&tiny, a);
+		launch(&matmul, b);
+	}
+	burn(2000000);
+}
+
+FRAME static CUgraphExec build_graph(void)
+{
+	CUDA_KERNEL_NODE_PARAMS params = {
+		.func = graph_step.f,
+		.gridDimX = graph_step.grid[0], .gridDimY = graph_step.grid[1],
+		.gridDimZ = graph_step.grid[2],
+		.blockDimX = graph_step.block[0], .blockDimY = graph_step.block[1],
+		.blockDimZ = graph_step.block[2],
+		.sharedMemBytes = graph_step.dynamic_smem,
+	};
+	CUgraphNode nodes[3];
+	CUgraphExec exec;
+	CUgraph graph;
+
+	CHECK(cuGraphCreate(&graph, 0));
+	for (int i = 0; i < 3; i++)
+		CHECK(cuGraphAddKernelNode(&nodes[i], graph, i ? &nodes[i - 1] : NULL, i ? 1 : 0,
+					   &params));
+	CHECK(cuGraphInstantiate(&exec, graph, 0));
+	CHECK(cuGraphDestroy(graph));
+	return exec;
+}
+
+FRAME static void launch_graph(CUgraphExec exec, CUstream stream)
+{
+	burn(2000000);
+	CHECK(cuGraphLaunch(exec, stream));
+	burn(2000000);
+}
+
+FRAME static void wait_for_gpu(CUstream a, CUstream b)
+{
+	CHECK(cuStreamSynchronize(a));
+	CHECK(cuStreamSynchronize(b));
+}
+
+FRAME static void copy_outputs(void *dst, CUdeviceptr src, CUstream stream)
+{
+	CHECK(cuMemcpyDtoHAsync(dst, src, 2000000, stream));
+	CHECK(cuCtxSynchronize());
+}
+
+FRAME static void copy_to_peer(CUcontext ctx)
+{
+	CUcontext peer;
+	CUdeviceptr src, dst;
+	CUdevice dev;
+
+	CHECK(cuDeviceGet(&dev, 1));
+	CHECK(cuCtxCreate(&peer, NULL, 0, dev));
+	CHECK(cuMemAlloc(&dst, 5000000));
+	CHECK(cuCtxSetCurrent(ctx));
+	CHECK(cuMemAlloc(&src, 5000000));
+	CHECK(cuMemcpyPeer(dst, peer, src, ctx, 5000000));
+	CHECK(cuCtxDestroy(peer));
+	CHECK(cuCtxSetCurrent(ctx));
+}
+
+/* The child of --fork: it inherited a CUDA process and only exits, its
+ * inherited exit handlers included; one that hangs is stopped by SIGALRM. */
+FRAME static void forked_child(void)
+{
+	alarm(10);
+	burn(5000000);
+	exit(0);
+}
+
+static void fork_and_wait(void)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		perror("fake-app: fork");
+		exit(2);
+	}
+	if (pid == 0)
+		forked_child();
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "fake-app: the forked child did not exit cleanly (status %#x)\n",
+			status);
+		exit(3);
+	}
+}
+
+static int many_launches(CUmodule module, CUstream a, CUstream b, long n, long names)
+{
+	struct kernel *kernels = calloc((size_t)names, sizeof(*kernels));
+	char (*labels)[48] = calloc((size_t)names, sizeof(*labels));
+	uint64_t start, elapsed;
+
+	if (!kernels || !labels) {
+		fprintf(stderr, "fake-app: out of memory\n");
+		return 2;
+	}
+	for (long i = 0; i < names; i++) {
+		/* kernelNNN(float*, int), mangled: three digits, so names <= 1000. */
+		snprintf(labels[i], sizeof(labels[i]), "_Z9kernel%03ldPfi", i);
+		kernels[i] = (struct kernel){ labels[i], { 256, 1, 1 }, { 128, 1, 1 }, 0,
+					      { .regs = 32, .duration_ns = 100 }, NULL };
+		load(module, &kernels[i]);
+	}
+	start = now_ns();
+	for (long i = 0; i < n; i++)
+		launch(&kernels[i % names], i % 2 ? b : a);
+	elapsed = now_ns() - start;
+	CHECK(cuCtxSynchronize());
+	printf("fake-app: %ld launches in %llu ns: %.1f ns per launch\n", n,
+	       (unsigned long long)elapsed, (double)elapsed / (double)n);
+	free(kernels);
+	free(labels);
+	return 0;
+}
+
+/* All threads' CPU time, the profiler's included. */
+static void print_cpu_time(long launches)
+{
+	struct rusage ru;
+	double ns;
+
+	getrusage(RUSAGE_SELF, &ru);
+	ns = (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1e9 +
+	     (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e3;
+	printf("fake-app: process CPU time %.0f ns: %.1f ns per launch\n", ns, ns / (double)launches);
+}
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--exit N]\n"
+			"       fake-app --kernels N [--names M]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	bool fork_child = false, still_running = false, peer = false;
+	long kernels = 0, names = 500;
+	int exit_status = 0;
+	static char host[4000000];
+	CUcontext ctx;
+	CUmodule module;
+	CUstream a, b;
+	CUdeviceptr in, out, scratch;
+	CUgraphExec exec;
+	CUdevice dev;
+	nvtxRangeId_t range;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--fork"))
+			fork_child = true;
+		else if (!strcmp(argv[i], "--still-running"))
+			still_running = true;
+		else if (!strcmp(argv[i], "--peer"))
+			peer = true;
+		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
+			exit_status = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
+			kernels = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
+			names = atol(argv[++i]);
+		else
+			usage();
+	}
+	if (names < 1 || names > 1000)
+		usage();
+
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+	CHECK(cuModuleLoadData(&module, "fake cubin"));
+	CHECK(cuStreamCreate(&a, 0));
+	CHECK(cuStreamCreate(&b, 0));
+	if (kernels > 0) {
+		exit_status = many_launches(module, a, b, kernels, names);
+		goto out;
+	}
+	load(module, &vector_add);
+	load(module, &matmul);
+	load(module, &graph_step);
+	load(module, &tiny);
+	load(module, &long_kernel);
+	CHECK(cuMemAlloc(&in, 2000000));
+	CHECK(cuMemAlloc(&out, 2000000));
+	CHECK(cuMemAlloc(&scratch, 4000000));
+	exec = build_graph();
+
+	nvtxRangePushA("epoch");
+	copy_inputs(in, host);
+	CHECK(cuMemsetD8Async(out, 0, 1000000, a));
+	for (int step = 0; step < 2; step++) {
+		nvtxRangePushA("step");
+		launch_batch(a, b);
+		nvtxRangePop();
+	}
+	launch_graph(exec, b);
+	idle(3000000);
+	wait_for_gpu(a, b);
+	copy_outputs(host, out, b);
+	nvtxRangePop();
+
+	range = nvtxRangeStartA("checkpoint");
+	CHECK(cuMemcpyDtoD(scratch, in, 4000000));
+	nvtxRangeEnd(range);
+
+	if (peer)
+		copy_to_peer(ctx);
+	if (fork_child)
+		fork_and_wait();
+	if (still_running) {
+		launch(&long_kernel, a);
+		burn(1000000);		/* so that it has started by the exit */
+		return exit_status;
+	}
+	CHECK(cuGraphExecDestroy(exec));
+out:
+	CHECK(cuStreamDestroy(a));
+	CHECK(cuStreamDestroy(b));
+	CHECK(cuModuleUnload(module));
+	CHECK(cuCtxDestroy(ctx));
+	if (kernels > 0)
+		print_cpu_time(kernels);
+	if (fakecuda_violations()) {
+		fprintf(stderr, "fake-app: %u driver calls inside InitializeInjection\n",
+			fakecuda_violations());
+		return 4;
+	}
+	return exit_status;
+}

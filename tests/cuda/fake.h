@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_TESTS_CUDA_FAKE_H
+#define GTRACE_TESTS_CUDA_FAKE_H
+
+/*
+ * Test doubles of the CUDA driver (fake-cuda.c: libcuda.so.1) and of CUPTI
+ * (fake-cupti.c: libcupti.so.13), built against the real CUDA headers so
+ * that handles, callback data and activity records have the real layouts.
+ * The agent under test is the production code: it cannot tell them from
+ * the real libraries, except that no GPU is needed.
+ *
+ * The fake GPU runs nothing. Each stream has a simulated timeline: work
+ * queued on it starts when the stream is free (never before the call that
+ * queued it) and lasts a known time; synchronizing calls spin until the
+ * timeline has passed. Times come from CUPTI's clock, which is the
+ * timestamp callback the agent registers, as with the real CUPTI.
+ *
+ * As the real driver and CUPTI do, the fake libcupti finds the driver in
+ * the process; it hands over the hooks below, through which the driver
+ * fires callbacks and emits activity records.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+#include <cupti.h>
+
+/* The stream ids the fake gives: recent drivers number the legacy default
+ * stream 7 and created streams from 13 on. */
+#define FAKE_NULL_STREAM_ID 7
+#define FAKE_FIRST_STREAM_ID 13
+
+/* The fake's handles. CUPTI's id getters read them directly. */
+struct CUstream_st {
+	uint32_t id;
+	CUcontext ctx;
+	uint64_t busy_until;	/* end of the last work queued, CUPTI time */
+};
+
+struct CUctx_st {
+	uint32_t id;
+	int device;
+	struct CUstream_st null_stream;	/* the legacy default stream */
+	uint64_t busy_until;		/* end of the last work queued on any stream */
+};
+
+/* What the fake CUPTI offers the fake driver once it is loaded. */
+struct fake_cupti_hooks {
+	/* The clock of records: the registered timestamp callback, else CLOCK_REALTIME. */
+	uint64_t (*now)(void);
+	/* Whether the subscriber wants this callback. */
+	bool (*wants)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+	/* Calls the subscriber on the calling thread. */
+	void (*callback)(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data);
+	/* Whether records of this kind are collected. */
+	bool (*collects)(CUpti_ActivityKind kind);
+	/* A DRIVER or RUNTIME record of a call made by the calling thread. */
+	void (*api_record)(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t start,
+			   uint64_t end, uint32_t correlation, uint32_t result);
+	/*
+	 * Any other record (copied). name, for kernel and device records, is
+	 * copied to CUPTI's own storage. The record is delivered once the
+	 * clock has passed ready (0: at once), as GPU work is.
+	 */
+	void (*record)(const void *record, size_t size, const char *name, uint64_t ready);
+};
+
+/* The traced driver functions of the fake, by their exported names (the
+ * CUPTI callback id is CUPTI_DRIVER_TRACE_CBID_<name>). */
+#define FAKE_DRIVER_FUNCTIONS(X) \
+	X(cuDeviceGetAttribute) X(cuDeviceTotalMem_v2) X(cuCtxCreate_v4) X(cuCtxDestroy_v2) \
+	X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload) \
+	X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuEventCreate) \
+	X(cuEventRecord) X(cuEventSynchronize) X(cuEventDestroy_v2) X(cuMemAlloc_v2) \
+	X(cuMemFree_v2) X(cuMemcpyHtoD_v2) X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2) \
+	X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) \
+	X(cuMemcpyPeer) X(cuMemsetD8_v2) X(cuMemsetD8Async) X(cuLaunchKernel) \
+	X(cuGraphCreate) X(cuGraphAddKernelNode_v2) X(cuGraphInstantiateWithFlags) \
+	X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
+
+/* Exported by the fake driver: the fake CUPTI attaches itself. */
+void fakecuda_attach_cupti(const struct fake_cupti_hooks *hooks);
+
+/* Test hooks of the fake driver, for fake-app. */
+
+/* What a kernel declares (nvcc would put it in the cubin) and how long it runs. */
+struct fakecuda_function_attrs {
+	uint16_t regs;			/* registers per thread */
+	int32_t static_smem;		/* bytes */
+	uint32_t local_per_thread;	/* bytes */
+	uint64_t duration_ns;
+	bool smem_optin;		/* dynamic shared memory above 48 KiB allowed */
+};
+CUresult fakecuda_set_function_attrs(CUfunction f, const struct fakecuda_function_attrs *attrs);
+
+/* Driver calls made inside InitializeInjection, which the real driver forbids. */
+unsigned fakecuda_violations(void);
+
+/* The simulated copy and memset rates, bytes per nanosecond. */
+#define FAKE_HTOD_BYTES_PER_NS 10
+#define FAKE_DTOH_BYTES_PER_NS 10
+#define FAKE_DTOD_BYTES_PER_NS 100
+#define FAKE_PEER_BYTES_PER_NS 50
+#define FAKE_MEMSET_BYTES_PER_NS 100
+/* From a launch call to its work starting on an idle stream. */
+#define FAKE_LAUNCH_LATENCY_NS 2000
+
+/* Exported by the fake CUPTI, the entry point of the NVTX loader. */
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id));
+
+#endif

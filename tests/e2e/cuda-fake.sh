@@ -1,0 +1,129 @@
+# SPDX-License-Identifier: MIT
+# The CUDA agent end to end, on the test doubles: fake-app (see its header
+# for what it does and the occupancy computed by hand) recorded by the real
+# gtrace record, which injects the agent into it. Its GPU work must land on
+# the right stream lanes with the simulated durations, link back to the
+# functions that queued it, and show in report --gpu, threads, flame and
+# diagnose.
+. "$SRCDIR/tests/e2e/lib.sh"
+. "$SRCDIR/tests/cuda/lib.sh"
+
+need_cuda_fakes
+need_perf_events
+
+record app.data -- "$CUDA_DIR/fake-app"
+
+# One lane per stream, and the process's API, wait and NVTX lanes.
+run_gtrace threads -i app.data >threads.txt
+expect_lane threads.txt cuda "GPU0 stream 13" 15	# memset, 10 vector_add, 4 tiny
+expect_lane threads.txt cuda "GPU0 stream 14" 8	# 4 matmul, 3 graph kernels, DtoH
+expect_lane threads.txt cuda "GPU0 stream 7" 3	# 2 HtoD, DtoD on the default stream
+expect_lane threads.txt cuda-wait "CPU wait" 6
+expect_lane threads.txt nvtx NVTX 4
+[ "$(lane_spans threads.txt cuda-api "CUDA API")" -ge 32 ] ||
+	{ show threads.txt; fail "the CUDA API lane lacks the program's calls"; }
+
+# One clock: GPU spans fall inside the recording, as the program's own
+# thread does (CUPTI's default clock would put them decades away).
+app_last=$(thread_column threads.txt fake-app 8)
+awk -v last="$app_last" '$2 ~ /^0xfff/ && ($(NF - 1) < 0 || $NF > last + 0.05) { bad = 1 }
+	END { exit bad }' threads.txt ||
+	{ show threads.txt; fail "lane spans lie outside the program's run"; }
+
+run_gtrace report -i app.data --gpu >gpu.txt
+expect_contains gpu.txt '^# CUDA kernels: 21 instances of 4 kernels'
+# Instances, durations (avg, median, min, max: all the simulated one),
+# grid, block, registers and the occupancy computed by hand in fake-app.c.
+expect_row gpu.txt ' vector_add' \
+	' 10 +200\.000 +200\.000 +200\.000 +200\.000 +0\.000 +4096x1x1 +256x1x1 +24 +100\.0% warps '
+expect_row gpu.txt ' matmul(float*, float*, float*, int)' \
+	' 4 +500\.000 +500\.000 +500\.000 +500\.000 +0\.000 +64x64x1 +16x16x1 +64 +50\.0% registers '
+expect_row gpu.txt ' graph_step(float*)' \
+	' 3 +5000\.000 +5000\.000 +5000\.000 +5000\.000 +0\.000 +1024x1x1 +128x1x1 +32 +37\.5% shared-memory '
+expect_row gpu.txt ' tiny()' \
+	' 4 +5\.000 +5\.000 +5\.000 +5\.000 +0\.000 +1x1x1 +32x1x1 +16 +50\.0% blocks '
+# Copies by kind: count, bytes, average time and bandwidth.
+expect_row gpu.txt ' HtoD' ' 2 +2\.000 MB +100\.000 +10\.000 '
+expect_row gpu.txt ' DtoH' ' 1 +2\.000 MB +200\.000 +10\.000 '
+expect_row gpu.txt ' DtoD' ' 1 +4\.000 MB +40\.000 +100\.000 '
+expect_row gpu.txt ' memset' ' 1 +1\.000 MB +10\.000 +100\.000 '
+# API calls, and the synchronizing ones again as CPU waits.
+expect_row gpu.txt ' cuLaunchKernel' ' 18 '
+expect_row gpu.txt ' cuGraphLaunch' ' 1 '
+awk '/^# CPU waiting on the GPU/ { on = 1 } on' gpu.txt >waits.txt
+expect_row waits.txt ' cuStreamSynchronize' ' 2 '
+expect_row waits.txt ' cuMemcpyHtoD_v2' ' 2 '
+expect_row waits.txt ' cuCtxSynchronize' ' 1 '
+expect_row waits.txt ' cuMemcpyDtoD_v2' ' 1 '
+expect_not_contains waits.txt ' cuLaunchKernel$'
+
+# A stream lane on its own: its spans by name.
+lane=$(awk '$2 ~ /^0xfff/ && $3 == "cuda" && $4 == "GPU0" && $6 == "14" { print $2 }' threads.txt)
+run_gtrace report -i app.data --tid "$lane" >lane.txt
+expect_row lane.txt '  graph_step(float*)' ' 3 +5000\.000 +5000\.000 +5000\.000 '
+expect_row lane.txt '  [CUDA memcpy DtoH]' ' 1 +200\.000 '
+
+# The NVTX lane: the push/pop and start/end ranges by their messages.
+nvtx=$(awk '$2 ~ /^0xfff/ && $3 == "nvtx" { print $2 }' threads.txt)
+run_gtrace report -i app.data --tid "$nvtx" >nvtx.txt
+expect_row nvtx.txt '  epoch' ' 1 '
+# (Avg, then Min: a step holds 4 ms of CPU work, the checkpoint a 40 us copy.)
+expect_row nvtx.txt '  step' ' 2 +[0-9.]+ +([4-9][0-9]{3}|[0-9]{5,})\.'
+expect_row nvtx.txt '  checkpoint' ' 1 +([4-9][0-9]|[0-9]{3,})\.'
+# ... and as a report key: samples inside "step" and "epoch".
+run_gtrace report -i app.data --sort nvtx >by-nvtx.txt
+expect_row by-nvtx.txt '  step' '%'
+expect_row by-nvtx.txt '  epoch' '%'
+
+# Origins: the program's thread queued the kernels from launch_batch and
+# launch_graph, inside the NVTX range that was open, and waited in
+# wait_for_gpu.
+app=$(thread_column threads.txt fake-app 2)
+run_gtrace flame -i app.data --tid "$app" --folded --weight target >folded.txt
+expect_contains folded.txt ';launch_batch;([^;]+;)*\[lane\] GPU0 stream 13;vector_add [0-9]+$'
+expect_contains folded.txt ';launch_batch;([^;]+;)*\[lane\] GPU0 stream 14;matmul\(float\*, float\*, float\*, int\) [0-9]+$'
+expect_contains folded.txt ';launch_graph;([^;]+;)*\[lane\] GPU0 stream 14;graph_step\(float\*\) [0-9]+$'
+expect_contains folded.txt '^fake-app;\[nvtx\] epoch;\[nvtx\] step;([^;]+;)*launch_batch;'
+expect_contains folded.txt ';wait_for_gpu;([^;]+;)*\[lane\] CPU wait;cuStreamSynchronize [0-9]+$'
+run_gtrace report -i app.data --tid "$app" >app.txt
+expect_contains app.txt '^# Lane work queued from these threads: [1-9][0-9]* spans'
+
+run_gtrace diagnose -i app.data >diag.txt
+expect_contains diag.txt '^cuda\.status: +active$'
+expect_contains diag.txt '^cuda\.cupti-version: +130001$'
+expect_contains diag.txt '^cuda\.driver-version: +13\.0$'
+expect_contains diag.txt '^cuda\.device\.0: +Fake GPU, sm 9\.0, 132 SMs, 81920 MiB$'
+expect_contains diag.txt '^cuda\.flush: +clean$'
+expect_contains diag.txt '^cuda\.injection: +/.*/libgtrace-cuda\.so$'
+expect_counter diag.txt cuda.records.kernel 21
+expect_counter diag.txt cuda.records.memcpy 4
+expect_counter diag.txt cuda.records.memset 1
+expect_counter diag.txt cuda.records.sync 3
+expect_counter diag.txt cuda.records.device 1
+expect_counter diag.txt cuda.records.context 1
+for problem in dropped no-timestamp incomplete causality no-origin null-buffers; do
+	expect_counter diag.txt cuda.$problem 0
+done
+# Every span has an origin on a real thread of the program.
+for outcome in none bad_tid no_thread; do
+	[ "$(origins_total diag.txt $outcome)" -eq 0 ] ||
+		{ show diag.txt; fail "lane spans with origin outcome $outcome"; }
+done
+at_least "linked origins" "$(origins_total diag.txt linked)" 40
+
+# The program's exit status comes through; a child forked after CUDA was
+# initialized exits cleanly (the fake CUPTI aborts a flush from it).
+expect_exit 5 "$GTRACE" record -q -o exit.data -- "$CUDA_DIR/fake-app" --exit 5
+record fork.data -- "$CUDA_DIR/fake-app" --fork
+run_gtrace diagnose -i fork.data >fork.txt
+expect_counter fork.txt cuda.records.kernel 21
+
+# A peer copy between two devices: its own kind, bandwidth and devices.
+FAKE_CUDA_DEVICES=2
+export FAKE_CUDA_DEVICES
+record peer.data -- "$CUDA_DIR/fake-app" --peer
+unset FAKE_CUDA_DEVICES
+run_gtrace report -i peer.data --gpu >peer.txt
+expect_row peer.txt ' PtoP' ' 1 +5\.000 MB +100\.000 +50\.000 '
+run_gtrace diagnose -i peer.data >peer-diag.txt
+expect_contains peer-diag.txt '^cuda\.device\.1: +Fake GPU, sm 9\.0'

@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: MIT
+# Many kernels: 60,000 launches of 500 kernels fill several of the agent's
+# activity buffers, which the fake CUPTI hands back from its worker thread
+# while the program runs and the rest at the end. Every kernel must arrive
+# once, as one span, with no record dropped on the way.
+. "$SRCDIR/tests/e2e/lib.sh"
+. "$SRCDIR/tests/cuda/lib.sh"
+
+need_cuda_fakes
+need_perf_events
+
+record many.data -- "$CUDA_DIR/fake-app" --kernels 60000 --names 500
+run_gtrace diagnose -i many.data >diag.txt
+expect_counter diag.txt cuda.records.kernel 60000
+at_least "buffers" "$(cuda_counter diag.txt cuda.buffers)" 3
+for problem in dropped no-timestamp incomplete no-origin; do
+	expect_counter diag.txt cuda.$problem 0
+done
+expect_contains diag.txt '^spans dropped: +0 '
+
+run_gtrace threads -i many.data >threads.txt
+expect_lane threads.txt cuda "GPU0 stream 13" 30000
+expect_lane threads.txt cuda "GPU0 stream 14" 30000
+run_gtrace report -i many.data --gpu >gpu.txt
+expect_contains gpu.txt '^# CUDA kernels: 60000 instances of 500 kernels'
+expect_row gpu.txt ' kernel042(float*, int)' ' 120 +0\.100 +0\.100 +0\.100 +0\.100 '

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+# A real CUDA program (tests/cuda/real-app.cu, built by nvcc) recorded on a
+# machine without a GPU or an NVIDIA driver, with the real CUPTI: it fails
+# as it would without gtrace, and its exit status comes through; the CPU
+# samples are recorded; diagnose says that no GPU was available.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+app=$BUILD/tests/cuda/real-app
+grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
+	skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+[ -f "$BUILD/libgtrace-cuda.so" ] || skip "the CUDA agent is not built ($BUILD/libgtrace-cuda.so)"
+[ -x "$app" ] || skip "no nvcc built the real CUDA program ($app)"
+if [ -e /proc/driver/nvidia/version ]; then
+	skip "this machine has an NVIDIA driver: scripts/gpu-smoke.sh checks real GPUs"
+fi
+need_perf_events
+unset GTRACE_CUPTI GTRACE_CUDA_AGENT CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH
+
+# The program's own status and message without gtrace...
+expect_exit 2 "$app"
+expect_contains "$TESTDIR/stderr" '^real-app: cuda'
+cp "$TESTDIR/stderr" alone.txt
+
+# ... and the same under gtrace record.
+expect_exit 2 "$GTRACE" record -q -o real.data -- "$app"
+expect_contains "$TESTDIR/stderr" '^real-app: cuda'
+[ -s real.data ] || fail "gtrace record wrote no 'real.data'"
+
+run_gtrace threads -i real.data >threads.txt
+expect_contains threads.txt ' real-app +[0-9]+ '
+run_gtrace diagnose -i real.data >diag.txt
+expect_contains diag.txt '^cuda\.injection: +/.*libgtrace-cuda\.so$'
+expect_contains diag.txt '^cuda\.driver: +none: no NVIDIA kernel driver loaded$'
+expect_contains diag.txt '^CUDA: +no GPU was available'

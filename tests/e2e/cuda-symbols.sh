@@ -1,0 +1,41 @@
+# SPDX-License-Identifier: MIT
+# What the CUDA driver and the agent find by name, checked with nm -D, since
+# a failed lookup there is silent: the agent exports InitializeInjection;
+# every CUPTI function the agent resolves (CUPTI_FUNCTIONS in
+# src/cuda/cupti-api.h) exists in the installed libcupti, and in the fake
+# one the tests use; and CUPTI exports the NVTX entry point.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+agent=$BUILD/libgtrace-cuda.so
+grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
+	skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+[ -f "$agent" ] || skip "the CUDA agent is not built ($agent)"
+command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
+cupti=$(sed -n 's/^CUPTI_LIB = //p' "$SRCDIR/config.mk")
+[ -e "$cupti" ] || skip "config.mk names no installed libcupti ('$cupti')"
+
+# exports FILE: the names of the functions FILE exports, without versions.
+exports() {
+	nm -D --defined-only "$1" >nm.out || { show nm.out; fail "nm -D '$1' failed"; }
+	awk '$2 == "T" || $2 == "W" || $2 == "i" { sub(/@.*/, "", $3); print $3 }' nm.out
+}
+
+exports "$agent" >agent.syms
+grep -qx InitializeInjection agent.syms ||
+	{ show agent.syms; fail "'$agent' does not export InitializeInjection"; }
+
+sed -n 's/^[[:space:]]*X(\(cupti[A-Za-z0-9_]*\)).*/\1/p' "$SRCDIR/src/cuda/cupti-api.h" >needed.syms
+[ "$(wc -l <needed.syms)" -ge 5 ] ||
+	{ show needed.syms; fail "found too few CUPTI functions in src/cuda/cupti-api.h"; }
+exports "$cupti" >cupti.syms
+exports "$BUILD/tests/cuda/libcupti.so.13" >fake.syms 2>/dev/null || : >fake.syms
+while read -r name; do
+	grep -qx "$name" cupti.syms || fail "the agent needs $name, which '$cupti' does not export"
+	if [ -s fake.syms ] && ! grep -qx "$name" fake.syms; then
+		fail "the agent needs $name, which the fake libcupti (tests/cuda/fake-cupti.c) lacks"
+	fi
+done <needed.syms
+
+# gtrace record points NVTX_INJECTION64_PATH at CUPTI.
+grep -qx InitializeInjectionNvtx2 cupti.syms ||
+	fail "'$cupti' does not export InitializeInjectionNvtx2"
