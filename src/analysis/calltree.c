@@ -243,17 +243,15 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 
 static uint32_t group_of(struct tree_builder *b, uint32_t thread, uint32_t chain)
 {
-	uint64_t key = (uint64_t)thread << 32 | chain, id;
-	struct tree_group *g;
+	uint32_t id = u64map_pair_id(&b->group_ids, thread, chain);
 
-	if (u64map_get(&b->group_ids, key, &id))
-		return (uint32_t)id;
-	g = VEC_PUSH(&b->groups);
-	g->thread = thread;
-	g->chain = chain;
-	id = b->groups.len;
-	u64map_put(&b->group_ids, key, id);
-	return (uint32_t)id;
+	if (id > b->groups.len) {
+		struct tree_group *g = VEC_PUSH(&b->groups);
+
+		g->thread = thread;
+		g->chain = chain;
+	}
+	return id;
 }
 
 /* By sample index: its group, from its thread's name and, with frames, its NVTX ranges. */

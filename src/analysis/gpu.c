@@ -103,16 +103,13 @@ static bool span_selected(struct funcs *f, const struct sample_filter *flt,
 static void add_entry(struct gpu_builder *b, enum gpu_table_id table, uint32_t span)
 {
 	const struct tr_span *sp = &b->m->t.spans.v[span];
-	uint64_t key = (uint64_t)table << 32 | sp->name, at;
+	uint32_t group = u64map_pair_id(&b->groups, table, sp->name);
 	struct entry *e;
 
-	if (!u64map_get(&b->groups, key, &at)) {
-		at = b->group_name.len + 1;
-		u64map_put(&b->groups, key, at);
+	if (group > b->group_name.len)
 		*VEC_PUSH(&b->group_name) = sp->name;
-	}
 	e = VEC_PUSH(&b->entries[table]);
-	e->group = (uint32_t)at - 1;
+	e->group = group - 1;
 	e->span = span;
 	e->dur = sp->dur;
 }

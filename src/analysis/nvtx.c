@@ -85,18 +85,16 @@ static struct range *collect_ranges(const struct model *m, size_t *n)
 static uint32_t chain_child(struct nvtx_ranges *r, struct u64map *index, uint32_t parent,
 			    uint32_t name)
 {
-	uint64_t key = (uint64_t)parent << 32 | name, id;
-	struct nvtx_chain *c;
+	uint32_t id = u64map_pair_id(index, parent, name);
 
-	if (u64map_get(index, key, &id))
-		return (uint32_t)id;
-	c = VEC_PUSH(&r->chains);
-	c->parent = parent;
-	c->name = name;
-	c->depth = parent ? r->chains.v[parent - 1].depth + 1 : 0;
-	id = r->chains.len;
-	u64map_put(index, key, id);
-	return (uint32_t)id;
+	if (id > r->chains.len) {
+		struct nvtx_chain *c = VEC_PUSH(&r->chains);
+
+		c->parent = parent;
+		c->name = name;
+		c->depth = parent ? r->chains.v[parent - 1].depth + 1 : 0;
+	}
+	return id;
 }
 
 /* Cuts one thread's time, ranges[0 .. n) sorted outermost first. */

@@ -62,38 +62,43 @@ static long real_thread(const struct model *m, uint32_t tid)
 	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
 }
 
+/* The thread of the last sample looked at, to skip the lookup in runs of one thread. */
+struct thread_cache {
+	uint32_t tid;
+	long ti;
+};
+
+/* The thread index of sample i when the index takes it (a wanted thread, a stack), else -1. */
+static long indexed_thread(const struct model *m, const bool *wanted, size_t i,
+			   struct thread_cache *c)
+{
+	const struct tr_sample *s = &m->t.samples.v[i];
+
+	if (i == 0 || s->tid != c->tid) {
+		c->tid = s->tid;
+		c->ti = real_thread(m, s->tid);
+	}
+	return c->ti >= 0 && wanted[c->ti] && s->node ? c->ti : -1;
+}
+
 static void index_samples(struct sample_index *ix, const struct model *m, const bool *wanted)
 {
 	size_t nthreads = m->real_threads, *fill;
-	uint32_t last_tid = 0;
-	long ti = -1;
+	struct thread_cache cache = { 0, -1 };
+	long ti;
 
 	ix->at = xcalloc(nthreads + 2, sizeof(*ix->at));
 	/* Counted into at[ti + 2] so that the prefix sum leaves at[ti + 1] as the fill start. */
-	for (size_t i = 0; i < m->t.samples.len; i++) {
-		const struct tr_sample *s = &m->t.samples.v[i];
-
-		if (i == 0 || s->tid != last_tid) {
-			last_tid = s->tid;
-			ti = real_thread(m, s->tid);
-		}
-		if (ti >= 0 && wanted[ti] && s->node)
+	for (size_t i = 0; i < m->t.samples.len; i++)
+		if ((ti = indexed_thread(m, wanted, i, &cache)) >= 0)
 			ix->at[ti + 2]++;
-	}
 	for (size_t t = 2; t <= nthreads + 1; t++)
 		ix->at[t] += ix->at[t - 1];
 	ix->samples = xmalloc((ix->at[nthreads + 1] + 1) * sizeof(*ix->samples));
 	fill = ix->at + 1;
-	for (size_t i = 0; i < m->t.samples.len; i++) {
-		const struct tr_sample *s = &m->t.samples.v[i];
-
-		if (i == 0 || s->tid != last_tid) {
-			last_tid = s->tid;
-			ti = real_thread(m, s->tid);
-		}
-		if (ti >= 0 && wanted[ti] && s->node)
+	for (size_t i = 0; i < m->t.samples.len; i++)
+		if ((ti = indexed_thread(m, wanted, i, &cache)) >= 0)
 			ix->samples[fill[ti]++] = (uint32_t)i;
-	}
 	/* Chunks keep each thread's samples in time order; check rather than trust. */
 	for (size_t t = 0; t < nthreads; t++) {
 		for (size_t k = ix->at[t] + 1; k < ix->at[t + 1]; k++) {

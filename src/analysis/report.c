@@ -53,18 +53,6 @@ int report_parse_keys(struct report_opts *o, const char *list)
 	}
 }
 
-/* Interns the pair (a, b) as a dense id from 1, so key tuples chain into one id. */
-static uint32_t pair_id(struct u64map *pairs, uint32_t a, uint32_t b)
-{
-	uint64_t key = (uint64_t)a << 32 | b, id;
-
-	if (u64map_get(pairs, key, &id))
-		return (uint32_t)id;
-	id = pairs->len + 1;
-	u64map_put(pairs, key, id);
-	return (uint32_t)id;
-}
-
 /*
  * A group is what the thread keys and the NVTX key make of a sample: its
  * thread's part of the key tuple and its innermost range.
@@ -113,15 +101,15 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 			continue;
 		for (size_t k = 0; k < o->nkeys; k++) {
 			if (o->keys[k] == KEY_COMM)
-				part = pair_id(&b->pairs, part, funcs_thread_name(f, th));
+				part = u64map_pair_id(&b->pairs, part, funcs_thread_name(f, th));
 			else if (o->keys[k] == KEY_PID)
-				part = pair_id(&b->pairs, part, th->pid);
+				part = u64map_pair_id(&b->pairs, part, th->pid);
 			else if (o->keys[k] == KEY_TID)
-				part = pair_id(&b->pairs, part, th->tid);
+				part = u64map_pair_id(&b->pairs, part, th->tid);
 		}
 		/* Without thread keys every thread shares one part, unlike any tuple's. */
 		if (!part && !shared)
-			shared = pair_id(&b->pairs, 0, 0);
+			shared = u64map_pair_id(&b->pairs, 0, 0);
 		b->thread_part[ti] = part ? part : shared;
 	}
 	b->part_thread = xcalloc(b->pairs.len + 1, sizeof(*b->part_thread));
@@ -132,17 +120,15 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 
 static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx)
 {
-	uint64_t key = (uint64_t)part << 32 | nvtx, id;
-	struct group *g;
+	uint32_t id = u64map_pair_id(&b->group_ids, part, nvtx);
 
-	if (u64map_get(&b->group_ids, key, &id))
-		return (uint32_t)id;
-	g = VEC_PUSH(&b->groups);
-	g->thread = b->part_thread[part];
-	g->nvtx = nvtx;
-	id = b->groups.len;
-	u64map_put(&b->group_ids, key, id);
-	return (uint32_t)id;
+	if (id > b->groups.len) {
+		struct group *g = VEC_PUSH(&b->groups);
+
+		g->thread = b->part_thread[part];
+		g->nvtx = nvtx;
+	}
+	return id;
 }
 
 /* The group of each sample: its thread part, and its innermost range if nvtx is a key. */
@@ -188,9 +174,9 @@ static void make_func_parts(struct row_builder *b, const struct funcs *f,
 
 		for (size_t k = 0; k < o->nkeys; k++) {
 			if (o->keys[k] == KEY_DSO)
-				part = pair_id(&b->pairs, part, f->v.v[fi].dso);
+				part = u64map_pair_id(&b->pairs, part, f->v.v[fi].dso);
 			else if (o->keys[k] == KEY_SYMBOL)
-				part = pair_id(&b->pairs, part, f->v.v[fi].name);
+				part = u64map_pair_id(&b->pairs, part, f->v.v[fi].name);
 		}
 		b->func_part[fi] = part;
 	}
@@ -416,58 +402,78 @@ static size_t rows_shown(const struct report *r, const struct report_opts *o)
 	return o->limit && o->limit < r->rows.len ? o->limit : r->rows.len;
 }
 
-void report_print(FILE *out, const struct report *r, struct funcs *f,
-		  const struct report_opts *o, const char *path)
+/* The value columns before the keys: the samples' percentages, or lane work in ms. */
+struct value_columns {
+	const char *children, *self, *count;	/* headers */
+	int children_width;
+	/* Prints the children column, when shown, and the self column of a row. */
+	void (*put)(FILE *out, const struct report *r, const struct report_row *row,
+		    bool children);
+};
+
+static void put_sample_values(FILE *out, const struct report *r, const struct report_row *row,
+			      bool children)
 {
-	const char *event = model_meta(f->m, "event");
+	if (children)
+		fprintf(out, " %9.2f%%", percent(row->children, r->total));
+	fprintf(out, " %9.2f%%", percent(row->self, r->total));
+}
+
+static void put_lane_work_values(FILE *out, const struct report *r,
+				 const struct report_row *row, bool children)
+{
+	if (children)
+		fprintf(out, " %11.3f", (double)row->target_children / 1e6);
+	fprintf(out, " %10.3f", (double)row->target_self / 1e6);
+}
+
+/* The column headers, then the rows shown: values, count, keys. */
+static void print_table(FILE *out, const struct report *r, struct funcs *f,
+			const struct report_opts *o, const struct value_columns *c)
+{
 	size_t rows = rows_shown(r, o);
 	int width[REPORT_KEYS] = {0};
 
 	key_widths(width, r, rows, f, o);
-	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
-		event ? event : "unknown");
-	fprintf(out, "# File: %s\n#\n", path);
 	/* The '#' takes the place of the rows' leading space. */
 	if (o->children)
-		fprintf(out, "#%10s", "Children");
-	fprintf(out, "%s%10s %8s", o->children ? " " : "#", "Self", "Samples");
+		fprintf(out, "#%*s", c->children_width, c->children);
+	fprintf(out, "%s%10s %8s", o->children ? " " : "#", c->self, c->count);
 	put_keys(out, NULL, width, f, o);
 	fprintf(out, "#\n");
 
 	for (size_t i = 0; i < rows; i++) {
 		const struct report_row *row = &r->rows.v[i];
 
-		if (o->children)
-			fprintf(out, " %9.2f%%", percent(row->children, r->total));
-		fprintf(out, " %9.2f%% %8" PRIu64, percent(row->self, r->total),
-			o->children ? row->children : row->self);
+		c->put(out, r, row, o->children);
+		fprintf(out, " %8" PRIu64, o->children ? row->children : row->self);
 		put_keys(out, row, width, f, o);
 	}
+}
+
+void report_print(FILE *out, const struct report *r, struct funcs *f,
+		  const struct report_opts *o, const char *path)
+{
+	static const struct value_columns samples = {
+		"Children", "Self", "Samples", 10, put_sample_values,
+	};
+	const char *event = model_meta(f->m, "event");
+
+	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
+		event ? event : "unknown");
+	fprintf(out, "# File: %s\n#\n", path);
+	print_table(out, r, f, o, &samples);
 }
 
 void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 			    const struct report_opts *o)
 {
-	size_t rows = rows_shown(r, o);
-	int width[REPORT_KEYS] = {0};
+	static const struct value_columns lane_work = {
+		"Children ms", "Self ms", "Spans", 11, put_lane_work_values,
+	};
 
-	key_widths(width, r, rows, f, o);
 	fprintf(out, "#\n# Lane work queued from these threads: %" PRIu64
 		" spans, %.3f ms of target time, not in the percentages above\n#\n",
 		r->total, (double)r->target_ns / 1e6);
-	if (o->children)
-		fprintf(out, "#%11s", "Children ms");
-	fprintf(out, "%s%10s %8s", o->children ? " " : "#", "Self ms", "Spans");
-	put_keys(out, NULL, width, f, o);
-	fprintf(out, "#\n");
-
-	for (size_t i = 0; i < rows; i++) {
-		const struct report_row *row = &r->rows.v[i];
-
-		if (o->children)
-			fprintf(out, " %11.3f", (double)row->target_children / 1e6);
-		fprintf(out, " %10.3f %8" PRIu64, (double)row->target_self / 1e6,
-			o->children ? row->children : row->self);
-		put_keys(out, row, width, f, o);
-	}
+	print_table(out, r, f, o, &lane_work);
 }

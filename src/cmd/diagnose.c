@@ -8,8 +8,6 @@
 #include "cmd/offline.h"
 #include "util/log.h"
 
-enum { OPT_LINK_WINDOW = 256 };
-
 static void usage(void)
 {
 	printf("usage: gtrace diagnose [options]\n\n"
@@ -27,41 +25,23 @@ int cmd_diagnose(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
-		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
+		LINK_WINDOW_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *path = DEFAULT_INPUT;
-	uint64_t window = LINK_WINDOW_DEFAULT;
+	struct offline_args a;
 	struct origin_links links;
 	struct model m;
-	int c, status = 0;
 
-	opterr = 0;
-	while (!status && (c = getopt_long(argc, argv, ":i:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
-		case OPT_LINK_WINDOW:
-			status = offline_link_window_option(optarg, &window);
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			status = offline_bad_option("diagnose", argv, c);
-		}
-	}
-	if (!status && optind < argc)
-		status = offline_extra_arg("diagnose", argv[optind]);
-	if (!status)
-		status = offline_load(&m, path);
-	if (status)
-		return status;
-	offline_link_origins(&links, &m, window);
-	diagnose_print(stdout, &m, path, &links);
+	offline_args_init(&a, "diagnose", usage, argc, argv);
+	/* Every option is a shared one. */
+	offline_next_option(&a, OFFLINE_SHORT_OPTIONS, longopts);
+	if (!offline_load_input(&a, &m))
+		return a.status;
+	offline_link_origins(&links, &m, a.window);
+	diagnose_print(stdout, &m, a.input, &links);
 	origins_free(&links);
 	model_free(&m);
+	offline_args_free(&a);
 	return 0;
 }

@@ -15,13 +15,12 @@
 #define DEFAULT_MIN_PERCENT 0.5
 
 enum {
-	OPT_FOLDED = 256,
+	OPT_FOLDED = OPT_COMMAND,
 	OPT_SVG,
 	OPT_MIN_PERCENT,
 	OPT_INLINE,
 	OPT_TITLE,
 	OPT_WEIGHT,
-	OPT_LINK_WINDOW,
 	OPT_NO_NVTX,
 };
 
@@ -102,33 +101,27 @@ int cmd_flame(int argc, char **argv)
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
-		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
+		LINK_WINDOW_LONG_OPTION,
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
 	};
-	struct sample_filter filter = {0};
-	const char *path = DEFAULT_INPUT, *svg = NULL, *title = NULL;
+	struct offline_args a;
+	const char *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
 	bool folded = false, inline_frames = false, weight_given = false, nvtx = true;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
-	uint64_t window = LINK_WINDOW_DEFAULT;
 	struct origin_links links;
 	struct model m;
 	struct funcs f;
 	struct calltree t;
 	int c, status = 0;
 
-	opterr = 0;
-	while (!status && (c = getopt_long(argc, argv, ":i:h" FILTER_SHORT_OPTIONS,
-					   longopts, NULL)) != -1) {
-		if (offline_filter_option(&filter, c, optarg, &status))
-			continue;
+	offline_args_init(&a, "flame", usage, argc, argv);
+	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS FILTER_SHORT_OPTIONS,
+					longopts)) != -1) {
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case OPT_FOLDED:
 			folded = true;
 			break;
@@ -141,7 +134,7 @@ int cmd_flame(int argc, char **argv)
 		case OPT_MIN_PERCENT:
 			if (parse_percent(optarg, &min_percent)) {
 				pr_err("invalid --min-percent '%s'; use 0 to 100", optarg);
-				status = EXIT_USAGE;
+				a.status = EXIT_USAGE;
 			}
 			break;
 		case OPT_INLINE:
@@ -150,43 +143,28 @@ int cmd_flame(int argc, char **argv)
 		case OPT_WEIGHT:
 			if (parse_weight(optarg, &weight, &weight_given)) {
 				pr_err("invalid --weight '%s'; use samples or target", optarg);
-				status = EXIT_USAGE;
+				a.status = EXIT_USAGE;
 			}
-			break;
-		case OPT_LINK_WINDOW:
-			status = offline_link_window_option(optarg, &window);
 			break;
 		case OPT_NO_NVTX:
 			nvtx = false;
 			break;
-		case 'h':
-			usage();
-			filter_free(&filter);
-			return 0;
-		default:
-			status = offline_bad_option("flame", argv, c);
 		}
 	}
-	if (!status && optind < argc)
-		status = offline_extra_arg("flame", argv[optind]);
-	if (!status && folded && svg) {
+	if (!a.status && folded && svg) {
 		pr_err("--folded and --svg cannot be used together");
-		status = EXIT_USAGE;
+		a.status = EXIT_USAGE;
 	}
-	if (!status)
-		status = offline_load(&m, path);
-	if (status) {
-		filter_free(&filter);
-		return status;
-	}
+	if (!offline_load_input(&a, &m))
+		return a.status;
 
 	funcs_init(&f, &m, inline_frames);
-	offline_link_origins(&links, &m, window);
-	calltree_build_ranges(&t, &f, &filter, &links, nvtx);
+	offline_link_origins(&links, &m, a.window);
+	calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
 	if (svg)
-		status = write_svg(&t, &f, svg, title ? title : path, weight);
+		status = write_svg(&t, &f, svg, title ? title : a.input, weight);
 	else if (folded)
 		calltree_print_folded(stdout, &t, &f, weight);
 	else
@@ -195,6 +173,6 @@ int cmd_flame(int argc, char **argv)
 	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);
-	filter_free(&filter);
+	offline_args_free(&a);
 	return status;
 }

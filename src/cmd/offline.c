@@ -9,7 +9,11 @@
 #include "cmd/cmds.h"
 #include "util/log.h"
 
-int offline_load(struct model *m, const char *path)
+/*
+ * Loads path into m. On failure prints why and returns EXIT_FAIL; a
+ * truncated or damaged file only gets a warning and returns 0.
+ */
+static int load(struct model *m, const char *path)
 {
 	int err = model_load(m, path);
 
@@ -32,7 +36,8 @@ int offline_load(struct model *m, const char *path)
 	return 0;
 }
 
-int offline_bad_option(const char *cmd, char **argv, int c)
+/* For getopt_long's '?' and ':' (with opterr = 0 and a ':' leading the option string). */
+static int bad_option(const char *cmd, char **argv, int c)
 {
 	const char *opt = argv[optind - 1];
 
@@ -45,7 +50,7 @@ int offline_bad_option(const char *cmd, char **argv, int c)
 	return EXIT_USAGE;
 }
 
-int offline_extra_arg(const char *cmd, const char *arg)
+static int extra_arg(const char *cmd, const char *arg)
 {
 	pr_err("unexpected argument '%s'; see 'gtrace %s --help'", arg, cmd);
 	return EXIT_USAGE;
@@ -64,7 +69,8 @@ int offline_parse_count(const char *s, size_t *n)
 	return 0;
 }
 
-int offline_parse_duration(const char *s, uint64_t *ns)
+/* Parses a duration: "5ms", "200us", "1.5s", "750ns" or plain ns; -EINVAL if not one. */
+static int parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct {
 		const char *suffix;
@@ -94,9 +100,9 @@ int offline_parse_duration(const char *s, uint64_t *ns)
 	return -EINVAL;
 }
 
-int offline_link_window_option(const char *arg, uint64_t *window_ns)
+static int link_window_option(const char *arg, uint64_t *window_ns)
 {
-	if (!offline_parse_duration(arg, window_ns))
+	if (!parse_duration(arg, window_ns))
 		return 0;
 	pr_err("invalid --link-window '%s'; use e.g. 5ms, 200us, 1s or a number of ns", arg);
 	return EXIT_USAGE;
@@ -117,7 +123,11 @@ bool offline_only_lanes(const struct sample_filter *flt)
 	return flt->tids.len > 0;
 }
 
-int offline_filter_option(struct sample_filter *flt, int c, const char *arg, int *status)
+/*
+ * Handles one of the filter options: returns 1 when c was one (0 done,
+ * EXIT_USAGE printed into *status on a bad list), 0 when it was not.
+ */
+static int filter_option(struct sample_filter *flt, int c, const char *arg, int *status)
 {
 	static const struct {
 		int c;
@@ -141,4 +151,68 @@ int offline_filter_option(struct sample_filter *flt, int c, const char *arg, int
 		return 1;
 	}
 	return 0;
+}
+
+void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(void),
+		       int argc, char **argv)
+{
+	*a = (struct offline_args){
+		.cmd = cmd,
+		.usage = usage,
+		.argc = argc,
+		.argv = argv,
+		.input = DEFAULT_INPUT,
+		.window = LINK_WINDOW_DEFAULT,
+	};
+	opterr = 0;
+}
+
+int offline_next_option(struct offline_args *a, const char *shortopts,
+			const struct option *longopts)
+{
+	while (!a->status) {
+		int c = getopt_long(a->argc, a->argv, shortopts, longopts, NULL);
+
+		switch (c) {
+		case -1:
+			if (optind < a->argc)
+				a->status = extra_arg(a->cmd, a->argv[optind]);
+			return -1;
+		case 'i':
+			a->input = optarg;
+			break;
+		case 'h':
+			a->usage();
+			a->status = OFFLINE_HELP;
+			break;
+		case OPT_LINK_WINDOW:
+			a->status = link_window_option(optarg, &a->window);
+			break;
+		case '?':
+		case ':':
+			a->status = bad_option(a->cmd, a->argv, c);
+			break;
+		default:
+			if (!filter_option(&a->filter, c, optarg, &a->status))
+				return c;
+		}
+	}
+	return -1;
+}
+
+bool offline_load_input(struct offline_args *a, struct model *m)
+{
+	if (!a->status)
+		a->status = load(m, a->input);
+	if (!a->status)
+		return true;
+	if (a->status == OFFLINE_HELP)
+		a->status = 0;
+	offline_args_free(a);
+	return false;
+}
+
+void offline_args_free(struct offline_args *a)
+{
+	filter_free(&a->filter);
 }

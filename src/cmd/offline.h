@@ -4,6 +4,7 @@
 
 /* What the commands that read a recording (report, flame, ...) share. */
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -13,43 +14,22 @@
 
 #define DEFAULT_INPUT "gtrace.data"
 
-/*
- * Loads path into m. On failure prints why and returns EXIT_FAIL; a
- * truncated or damaged file only gets a warning and returns 0.
- */
-int offline_load(struct model *m, const char *path);
+/* The options every offline command takes: -i and -h lead each one's list. */
+#define OFFLINE_SHORT_OPTIONS ":i:h"
 
-/*
- * For getopt_long's '?' and ':' (with opterr = 0 and a ':' leading the
- * option string): prints the problem and a hint, returns EXIT_USAGE.
- */
-int offline_bad_option(const char *cmd, char **argv, int c);
-/* For an operand the command does not take. */
-int offline_extra_arg(const char *cmd, const char *arg);
-
-/* Parses a count for -n; -EINVAL when it is not a whole number. */
-int offline_parse_count(const char *s, size_t *n);
+/* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
+enum { OPT_LINK_WINDOW = 256, OPT_COMMAND };
 
 /* The --link-window option report, flame and diagnose share. */
-#define LINK_WINDOW_OPTION "link-window"
+#define LINK_WINDOW_LONG_OPTION                                                \
+	{ "link-window", required_argument, NULL, OPT_LINK_WINDOW }
 #define LINK_WINDOW_USAGE                                                      \
 	"      --link-window TIME   join a span's origin to a sample of its thread\n" \
 	"                           at most TIME away: 5ms, 200us, 1s or ns\n"   \
 	"                           (default 4 sampling periods)\n"
 
-/* Parses a duration: "5ms", "200us", "1.5s", "750ns" or plain ns; -EINVAL if not one. */
-int offline_parse_duration(const char *s, uint64_t *ns);
-/* Parses the value of --link-window: 0, or EXIT_USAGE with the problem printed. */
-int offline_link_window_option(const char *arg, uint64_t *window_ns);
-
 /* A --link-window not given: origins_default_window. */
 #define LINK_WINDOW_DEFAULT UINT64_MAX
-
-/* Links the spans' origins within window_ns (or LINK_WINDOW_DEFAULT). */
-void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns);
-
-/* Whether the --tid list names lanes (synthetic tids) only. */
-bool offline_only_lanes(const struct sample_filter *flt);
 
 /* The --pid/--tid/--comm/--dso options report and flame share. */
 #define FILTER_LONG_OPTIONS                                                    \
@@ -64,10 +44,49 @@ bool offline_only_lanes(const struct sample_filter *flt);
 	"  -c, --comm NAME[,NAME..] only threads with these names\n"            \
 	"  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
 
+/* a->status after --help: the command ends there, with exit status 0. */
+#define OFFLINE_HELP (-1)
+
+/* The options offline commands share, and how reading them went. */
+struct offline_args {
+	const char *cmd;		/* "report", for messages */
+	void (*usage)(void);		/* prints the command's --help */
+	int argc;
+	char **argv;
+	const char *input;		/* -i, --input */
+	uint64_t window;		/* --link-window, or LINK_WINDOW_DEFAULT */
+	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
+	int status;			/* 0, EXIT_USAGE or OFFLINE_HELP */
+};
+
+void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(void),
+		       int argc, char **argv);
+
 /*
- * Handles one of the filter options: returns 1 when c was one (0 done,
- * EXIT_USAGE printed into *status on a bad list), 0 when it was not.
+ * The next option for the command to handle itself, or -1 when there is
+ * none: at the end, after --help, or on an error, printed with a->status
+ * set. Handles -i, -h, --link-window, the filter options, getopt's errors
+ * and operands. shortopts starts with OFFLINE_SHORT_OPTIONS.
  */
-int offline_filter_option(struct sample_filter *flt, int c, const char *arg, int *status);
+int offline_next_option(struct offline_args *a, const char *shortopts,
+			const struct option *longopts);
+
+/*
+ * Once the options are read: loads the input into m and returns true, or
+ * frees a and returns false with the command's exit status in a->status.
+ * A truncated or damaged file only gets a warning.
+ */
+bool offline_load_input(struct offline_args *a, struct model *m);
+
+void offline_args_free(struct offline_args *a);
+
+/* Parses a count for -n; -EINVAL when it is not a whole number. */
+int offline_parse_count(const char *s, size_t *n);
+
+/* Links the spans' origins within window_ns (or LINK_WINDOW_DEFAULT). */
+void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns);
+
+/* Whether the --tid list names lanes (synthetic tids) only. */
+bool offline_only_lanes(const struct sample_filter *flt);
 
 #endif

@@ -12,9 +12,8 @@
 #define DEFAULT_SORT "comm,dso,symbol"
 
 enum {
-	OPT_NO_CHILDREN = 256,
+	OPT_NO_CHILDREN = OPT_COMMAND,
 	OPT_INLINE,
-	OPT_LINK_WINDOW,
 	OPT_GPU,
 };
 
@@ -89,32 +88,25 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
-		{ LINK_WINDOW_OPTION, required_argument, NULL, OPT_LINK_WINDOW },
+		LINK_WINDOW_LONG_OPTION,
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
 	};
-	struct sample_filter filter = {0};
-	struct report_opts o = { .children = true, .filter = &filter };
-	const char *path = DEFAULT_INPUT;
-	uint64_t window = LINK_WINDOW_DEFAULT;
+	struct offline_args a;
+	struct report_opts o = { .children = true, .filter = &a.filter };
 	bool gpu = false;
 	struct model m;
 	struct funcs f;
 	struct origin_links links;
-	int c, status = 0;
+	int c;
 
+	offline_args_init(&a, "report", usage, argc, argv);
 	report_parse_keys(&o, DEFAULT_SORT);
-	opterr = 0;
-	while (!status && (c = getopt_long(argc, argv, ":i:s:n:h" FILTER_SHORT_OPTIONS,
-					   longopts, NULL)) != -1) {
-		if (offline_filter_option(&filter, c, optarg, &status))
-			continue;
+	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "s:n:" FILTER_SHORT_OPTIONS,
+					longopts)) != -1) {
 		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
 		case OPT_NO_CHILDREN:
 			o.children = false;
 			break;
@@ -122,56 +114,41 @@ int cmd_report(int argc, char **argv)
 			if (report_parse_keys(&o, optarg)) {
 				pr_err("invalid --sort keys '%s'; "
 				       "use comm, dso, symbol, pid, tid, nvtx", optarg);
-				status = EXIT_USAGE;
+				a.status = EXIT_USAGE;
 			}
 			break;
 		case 'n':
 			if (offline_parse_count(optarg, &o.limit)) {
 				pr_err("invalid row count '%s'", optarg);
-				status = EXIT_USAGE;
+				a.status = EXIT_USAGE;
 			}
 			break;
 		case OPT_INLINE:
 			o.inline_frames = true;
 			break;
-		case OPT_LINK_WINDOW:
-			status = offline_link_window_option(optarg, &window);
-			break;
 		case OPT_GPU:
 			gpu = true;
 			break;
-		case 'h':
-			usage();
-			filter_free(&filter);
-			return 0;
-		default:
-			status = offline_bad_option("report", argv, c);
 		}
 	}
-	if (!status && optind < argc)
-		status = offline_extra_arg("report", argv[optind]);
 	/* GPU work has no stack of its own to find a dso in. */
-	if (!status && gpu && filter.dsos.len) {
+	if (!a.status && gpu && a.filter.dsos.len) {
 		pr_err("--dso cannot be used with --gpu");
-		status = EXIT_USAGE;
+		a.status = EXIT_USAGE;
 	}
-	if (!status)
-		status = offline_load(&m, path);
-	if (status) {
-		filter_free(&filter);
-		return status;
-	}
+	if (!offline_load_input(&a, &m))
+		return a.status;
 
 	funcs_init(&f, &m, o.inline_frames);
 	if (gpu) {
-		print_gpu(&f, &filter, o.limit, path);
+		print_gpu(&f, &a.filter, o.limit, a.input);
 	} else {
-		offline_link_origins(&links, &m, window);
-		print_reports(&f, &o, &links, path);
+		offline_link_origins(&links, &m, a.window);
+		print_reports(&f, &o, &links, a.input);
 		origins_free(&links);
 	}
 	funcs_free(&f);
 	model_free(&m);
-	filter_free(&filter);
+	offline_args_free(&a);
 	return 0;
 }

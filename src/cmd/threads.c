@@ -31,37 +31,22 @@ int cmd_threads(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *path = DEFAULT_INPUT;
+	struct offline_args a;
 	size_t limit = 0;
 	struct model m;
-	int c, status = 0;
 
-	opterr = 0;
-	while (!status && (c = getopt_long(argc, argv, ":i:n:h", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			path = optarg;
-			break;
-		case 'n':
-			if (offline_parse_count(optarg, &limit)) {
-				pr_err("invalid thread count '%s'", optarg);
-				status = EXIT_USAGE;
-			}
-			break;
-		case 'h':
-			usage();
-			return 0;
-		default:
-			status = offline_bad_option("threads", argv, c);
+	offline_args_init(&a, "threads", usage, argc, argv);
+	/* -n is the only option of its own. */
+	while (offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts) != -1) {
+		if (offline_parse_count(optarg, &limit)) {
+			pr_err("invalid thread count '%s'", optarg);
+			a.status = EXIT_USAGE;
 		}
 	}
-	if (!status && optind < argc)
-		status = offline_extra_arg("threads", argv[optind]);
-	if (!status)
-		status = offline_load(&m, path);
-	if (status)
-		return status;
+	if (!offline_load_input(&a, &m))
+		return a.status;
 	threads_print(stdout, &m, limit);
 	model_free(&m);
+	offline_args_free(&a);
 	return 0;
 }

@@ -52,6 +52,7 @@ struct occ_entry {
 
 /* One buffer's walk. */
 struct walk {
+	uint64_t counts[CNT_COUNT];	/* added to the agent's at the end: no atomic per record */
 	uint64_t last_key;
 	gtrace_lane *last_lane;
 	unsigned entries;		/* queued since the last wait */
@@ -147,15 +148,15 @@ static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream
  * Whether the record's times can be shown; counts those that cannot. A
  * forced flush hands over work still running, with end 0: incomplete.
  */
-static bool timed(uint64_t start, uint64_t end)
+static bool timed(struct walk *w, uint64_t start, uint64_t end)
 {
 	if (start && end && end >= start)
 		return true;
 	if (start && !end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
-		agent_count(CNT_INCOMPLETE, 1);
+		w->counts[CNT_INCOMPLETE]++;
 		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
 	} else {
-		agent_count(CNT_NO_TIMESTAMP, 1);
+		w->counts[CNT_NO_TIMESTAMP]++;
 	}
 	return false;
 }
@@ -164,15 +165,15 @@ static bool timed(uint64_t start, uint64_t end)
  * The API call that queued the work, if still known; work never starts
  * before it: an earlier start is counted and moved to the call.
  */
-static const gtrace_origin *origin_of(uint32_t correlation, uint64_t *start, uint64_t *end,
-				      gtrace_origin *o)
+static const gtrace_origin *origin_of(struct walk *w, uint32_t correlation, uint64_t *start,
+				      uint64_t *end, gtrace_origin *o)
 {
 	if (!origins_get(correlation, o)) {
-		agent_count(CNT_NO_ORIGIN, 1);
+		w->counts[CNT_NO_ORIGIN]++;
 		return NULL;
 	}
 	if (*start < o->ts_ns) {
-		agent_count(CNT_CAUSALITY, 1);
+		w->counts[CNT_CAUSALITY]++;
 		*end += o->ts_ns - *start;
 		*start = o->ts_ns;
 	}
@@ -239,10 +240,10 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 	gtrace_origin o;
 	unsigned n = 0;
 
-	agent_count(CNT_KERNEL, 1);
-	if (!timed(start, end))
+	w->counts[CNT_KERNEL]++;
+	if (!timed(w, start, end))
 		return;
-	origin = origin_of(k->correlationId, &start, &end, &o);
+	origin = origin_of(w, k->correlationId, &start, &end, &o);
 	lane = stream_lane(w, k->deviceId, k->streamId);
 	a[n++] = ATTR("grid.x", k->gridX);
 	a[n++] = ATTR("grid.y", k->gridY);
@@ -289,10 +290,10 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 		ATTR("correlation", c->correlationId),
 	};
 
-	agent_count(CNT_MEMCPY, 1);
-	if (!timed(start, end))
+	w->counts[CNT_MEMCPY]++;
+	if (!timed(w, start, end))
 		return;
-	origin = origin_of(c->correlationId, &start, &end, &o);
+	origin = origin_of(w, c->correlationId, &start, &end, &o);
 	emit(w, stream_lane(w, c->deviceId, c->streamId), cuda_copy_name(c->copyKind, buf, sizeof(buf)),
 	     start, end, origin, a, sizeof(a) / sizeof(a[0]));
 }
@@ -314,10 +315,10 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 		ATTR("dst.device", c->dstDeviceId),
 	};
 
-	agent_count(CNT_MEMCPY, 1);
-	if (!timed(start, end))
+	w->counts[CNT_MEMCPY]++;
+	if (!timed(w, start, end))
 		return;
-	origin = origin_of(c->correlationId, &start, &end, &o);
+	origin = origin_of(w, c->correlationId, &start, &end, &o);
 	emit(w, stream_lane(w, c->deviceId, c->streamId),
 	     cuda_copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, buf, sizeof(buf)), start, end, origin,
 	     a, sizeof(a) / sizeof(a[0]));
@@ -337,10 +338,10 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 		ATTR("correlation", m->correlationId),
 	};
 
-	agent_count(CNT_MEMSET, 1);
-	if (!timed(start, end))
+	w->counts[CNT_MEMSET]++;
+	if (!timed(w, start, end))
 		return;
-	origin = origin_of(m->correlationId, &start, &end, &o);
+	origin = origin_of(w, m->correlationId, &start, &end, &o);
 	emit(w, stream_lane(w, m->deviceId, m->streamId), "[CUDA memset]", start, end, origin, a,
 	     sizeof(a) / sizeof(a[0]));
 }
@@ -363,26 +364,26 @@ static void record(struct walk *w, const CUpti_Activity *r)
 		break;
 	/* The API callbacks made these calls' spans already. */
 	case CUPTI_ACTIVITY_KIND_RUNTIME:
-		agent_count(CNT_RUNTIME, 1);
+		w->counts[CNT_RUNTIME]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_DRIVER:
-		agent_count(CNT_DRIVER, 1);
+		w->counts[CNT_DRIVER]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-		agent_count(CNT_SYNC, 1);
+		w->counts[CNT_SYNC]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
-		agent_count(CNT_OVERHEAD, 1);
+		w->counts[CNT_OVERHEAD]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_DEVICE:
-		agent_count(CNT_DEVICE, 1);
+		w->counts[CNT_DEVICE]++;
 		devices_from_record((const CUpti_ActivityDevice5 *)r);
 		break;
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
-		agent_count(CNT_CONTEXT, 1);
+		w->counts[CNT_CONTEXT]++;
 		break;
 	default:
-		agent_count(CNT_OTHER, 1);
+		w->counts[CNT_OTHER]++;
 		break;
 	}
 }
@@ -406,6 +407,9 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 	agent_count(CNT_BUFFERS, 1);
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
 		record(&w, r);
+	for (int i = 0; i < CNT_COUNT; i++)
+		if (w.counts[i])
+			agent_count(i, w.counts[i]);
 	if (cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
 		agent_count(CNT_DROPPED, dropped);
 	give_back(buffer);

@@ -22,7 +22,10 @@ enum col_enc {
 	COL_DELTA,	/* svarint of the change from the previous row (0 before the first) */
 	COL_AFTER,	/* svarint of the difference from field `base` of the same row */
 	COL_KEYED,	/* svarint of the change from the previous row with the same
-			 * 4-byte field `base` (0 before the first) */
+			 * 4-byte field `key` (0 before the first) */
+	COL_FOLLOWS,	/* svarint of the value minus the end (this field plus field
+			 * `base`) of the previous row with the same 4-byte field
+			 * `key` (0 before the first) */
 	COL_STR,	/* uvarint length, then the bytes (no NUL) */
 	COL_BUILD_ID,	/* struct tr_dso: uvarint length <= TR_BUILD_ID_MAX, then the bytes */
 };
@@ -31,14 +34,19 @@ struct column {
 	uint8_t enc;	/* enum col_enc */
 	uint8_t width;	/* of the integer field: 4 or 8 bytes */
 	uint8_t off;	/* of the field in the row */
-	uint8_t base;	/* COL_AFTER: offset of an earlier column's field of the same width */
+	uint8_t base;	/* COL_AFTER, COL_FOLLOWS: offset of an earlier column's
+			 * field of the same width */
+	uint8_t key;	/* COL_KEYED, COL_FOLLOWS: offset of an earlier column's
+			 * 4-byte field */
 };
 
-#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0 }
-#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0 }
-#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b) }
-#define U64_KEYED(type, f, b) { COL_KEYED, 8, offsetof(type, f), offsetof(type, b) }
-#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0 }
+#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0, 0 }
+#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0, 0 }
+#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b), 0 }
+#define U64_KEYED(type, f, k) { COL_KEYED, 8, offsetof(type, f), 0, offsetof(type, k) }
+#define U64_FOLLOWS(type, f, len, k)                                           \
+	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k) }
+#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0 }
 
 static const struct column meta_cols[] = {
 	STR(struct tr_meta, key),
@@ -46,7 +54,7 @@ static const struct column meta_cols[] = {
 };
 
 static const struct column string_cols[] = {
-	{ COL_STR, 0, 0, 0 },
+	{ COL_STR, 0, 0, 0, 0 },
 };
 
 static const struct column task_cols[] = {
@@ -61,7 +69,7 @@ static const struct column dso_cols[] = {
 	U32(struct tr_dso, path, COL_DELTA),
 	U32(struct tr_dso, pid, COL_PLAIN),
 	U32(struct tr_dso, flags, COL_PLAIN),
-	{ COL_BUILD_ID, 0, 0, 0 },
+	{ COL_BUILD_ID, 0, 0, 0, 0 },
 };
 
 static const struct column loc_cols[] = {
@@ -96,11 +104,17 @@ static const struct column lane_cols[] = {
 	U32(struct tr_lane, name, COL_DELTA),
 };
 
+/*
+ * Timing against what it repeats: a duration against the last one of its
+ * name (kernels repeat by name), a start against the end of the last span
+ * on its lane (a GPU stream runs back to back), so that jitter costs only
+ * its own few bits. Duration first: the start's decoding needs it.
+ */
 static const struct column span_cols[] = {
 	U32(struct tr_span, lane, COL_DELTA),
 	U32(struct tr_span, name, COL_DELTA),
-	U64(struct tr_span, start, COL_DELTA),
-	U64(struct tr_span, dur, COL_PLAIN),
+	U64_KEYED(struct tr_span, dur, name),
+	U64_FOLLOWS(struct tr_span, start, dur, lane),
 	U32(struct tr_span, origin_tid, COL_DELTA),
 	U64_AFTER(struct tr_span, origin_ts, start),
 };
@@ -234,14 +248,23 @@ static char *get_str(const uint8_t *p)
 	return s;
 }
 
-/* COL_KEYED: the value last seen with this row's key, 0 for none. */
+/* COL_KEYED, COL_FOLLOWS: what the value is stored against; 0 for none. */
 static uint64_t keyed_prev(const struct u64map *by_key, const uint8_t *row,
 			   const struct column *col)
 {
 	uint64_t prev = 0;
 
-	u64map_get(by_key, get_int(row + col->base, 4), &prev);
+	u64map_get(by_key, get_int(row + col->key, 4), &prev);
 	return prev;
+}
+
+/* Remembers the row, whose value is v, for the next row with its key. */
+static void keyed_put(struct u64map *by_key, const uint8_t *row, const struct column *col,
+		      uint64_t v)
+{
+	if (col->enc == COL_FOLLOWS)
+		v += get_int(row + col->base, col->width);
+	u64map_put(by_key, get_int(row + col->key, 4), v);
 }
 
 static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
@@ -268,8 +291,9 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 			gbuf_put_svarint(out, (int64_t)(v - get_int(row + col->base, col->width)));
 			break;
 		case COL_KEYED:
+		case COL_FOLLOWS:
 			gbuf_put_svarint(out, (int64_t)(v - keyed_prev(&by_key, row, col)));
-			u64map_put(&by_key, get_int(row + col->base, 4), v);
+			keyed_put(&by_key, row, col, v);
 			break;
 		case COL_STR:
 			gbuf_put_str(out, get_str(row + col->off));
@@ -333,8 +357,9 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 			v = get_int(row + col->base, col->width) + (uint64_t)gcursor_svarint(c);
 			break;
 		case COL_KEYED:
+		case COL_FOLLOWS:
 			v = keyed_prev(&by_key, row, col) + (uint64_t)gcursor_svarint(c);
-			u64map_put(&by_key, get_int(row + col->base, 4), v);
+			keyed_put(&by_key, row, col, v);
 			break;
 		case COL_STR:
 			s = gcursor_str(c);

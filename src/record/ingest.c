@@ -2,6 +2,7 @@
 #include "record/ingest.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,20 +125,16 @@ static char *path_join(const char *dir, const char *name)
 /* The rendezvous directory of wire.h, made if missing, and ours alone. */
 static int rendezvous_dir(char **out)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char name[32];
+	char path[PATH_MAX];
 	struct stat st;
 	char *dir;
+	int err = wire_rendezvous_dir(path, sizeof(path));
 
-	if (xdg && *xdg == '/') {
-		dir = path_join(xdg, "gtrace");
-	} else {
-		snprintf(name, sizeof(name), "gtrace-%u", (unsigned)geteuid());
-		dir = path_join("/tmp", name);
-	}
+	if (err)
+		return err;
+	dir = xstrdup(path);
 	if (mkdir(dir, 0700) && errno != EEXIST) {
-		int err = -errno;
-
+		err = -errno;
 		free(dir);
 		return err;
 	}

@@ -52,19 +52,6 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* The rendezvous directory of wire.h; -ENAMETOOLONG when it does not fit. */
-static int rendezvous_dir(char *buf, size_t size)
-{
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n;
-
-	if (xdg && *xdg)
-		n = snprintf(buf, size, "%s/gtrace", xdg);
-	else
-		n = snprintf(buf, size, "/tmp/gtrace-%u", (unsigned)geteuid());
-	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
-}
-
 void tgt_conn_configure(void)
 {
 	const char *env = getenv(WIRE_SOCKET_ENV);
@@ -72,7 +59,7 @@ void tgt_conn_configure(void)
 	env_path[0] = '\0';
 	if (env && strlen(env) < sizeof(env_path))
 		strcpy(env_path, env);
-	if (rendezvous_dir(rendezvous, sizeof(rendezvous)))
+	if (wire_rendezvous_dir(rendezvous, sizeof(rendezvous)))
 		rendezvous[0] = '\0';
 }
 

@@ -27,7 +27,7 @@
 #define TGT_NAME_MAX 1024		/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
 #define TGT_QUEUE_DEFAULT 16384		/* spans per reporting thread */
-#define TGT_CACHE_BITS 10
+#define TGT_CACHE_BITS 12		/* hundreds of kernel names, few collisions */
 #define TGT_CACHE_SLOTS (1 << TGT_CACHE_BITS)	/* per-thread span name cache */
 
 #define TGT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)

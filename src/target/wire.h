@@ -20,7 +20,11 @@
  *    else /tmp/gtrace-<uid>; it must be owned by the user and mode 0700.
  */
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #define WIRE_VERSION 1
 #define WIRE_SOCKET_ENV "GTRACE_TARGET_SOCKET"
@@ -114,6 +118,19 @@ struct wire_drops {
 	uint64_t queue_full;	/* drop-newest in the bounded queue */
 	uint64_t unsent;	/* queued, then lost with a broken connection */
 };
+
+/*
+ * The rendezvous directory's path, for both ends (neither makes nor checks
+ * it here). A relative $XDG_RUNTIME_DIR is ignored, as the XDG rules say.
+ */
+static inline int wire_rendezvous_dir(char *buf, size_t size)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	int n = xdg && *xdg == '/' ? snprintf(buf, size, "%s/gtrace", xdg)
+				   : snprintf(buf, size, "/tmp/gtrace-%u", (unsigned)geteuid());
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
 
 #define WIRE_SPANS_PER_PACKET \
 	((WIRE_MAX_PACKET - sizeof(struct wire_header)) / sizeof(struct wire_span))

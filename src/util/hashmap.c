@@ -82,6 +82,17 @@ void u64map_put(struct u64map *m, uint64_t key, uint64_t val)
 	m->vals[i] = val;
 }
 
+uint32_t u64map_pair_id(struct u64map *m, uint32_t a, uint32_t b)
+{
+	uint64_t key = (uint64_t)a << 32 | b, id;
+
+	if (u64map_get(m, key, &id))
+		return (uint32_t)id;
+	id = m->len + 1;
+	u64map_put(m, key, id);
+	return (uint32_t)id;
+}
+
 void u64map_free(struct u64map *m)
 {
 	free(m->keys);

@@ -24,6 +24,12 @@ bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 /* Inserts or replaces. */
 void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 void u64map_free(struct u64map *m);
+/*
+ * Interns the pair (a, b) in a map that holds nothing else: its id, dense
+ * from 1 in the order of first sight. An id above the caller's count of
+ * pairs is a new one.
+ */
+uint32_t u64map_pair_id(struct u64map *m, uint32_t a, uint32_t b);
 
 uint64_t hash_u64(uint64_t x);
 uint64_t hash_bytes(const void *p, size_t len);

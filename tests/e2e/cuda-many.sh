@@ -16,7 +16,15 @@ at_least "buffers" "$(cuda_counter diag.txt cuda.buffers)" 3
 for problem in dropped no-timestamp incomplete no-origin; do
 	expect_counter diag.txt cuda.$problem 0
 done
-expect_contains diag.txt '^spans dropped: +0 '
+# The launching thread may outrun the drain of its own "CUDA API" lane (a
+# launch every microsecond, slower still under ASan): such drops are
+# counted, and every span is either recorded or dropped, never lost.
+recorded=$(target_counter diag.txt spans)
+dropped=$(awk '/^spans dropped:/ { print $3 }' diag.txt)
+reported=$(sed -n 's/^spans dropped:.* of \([0-9]*\) reported.*/\1/p' diag.txt)
+[ -n "$reported" ] || reported=$recorded
+[ $((recorded + ${dropped:-0})) -eq "$reported" ] ||
+	fail "$recorded spans recorded and ${dropped:-0} dropped, but $reported reported"
 
 run_gtrace threads -i many.data >threads.txt
 expect_lane threads.txt cuda "GPU0 stream 13" 30000

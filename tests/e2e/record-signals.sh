@@ -5,16 +5,6 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
-# wait_for FILE: until FILE exists and is not empty (at most 20 s).
-wait_for() {
-	tries=0
-	while [ ! -s "$1" ]; do
-		tries=$((tries + 1))
-		[ $tries -le 400 ] || fail "'$1' did not appear"
-		sleep 0.05
-	done
-}
-
 "$GTRACE" record -q -o term.data -- sh -c \
 	'trap "exit 7" TERM; echo up >ready; while :; do sleep 0.05; done' \
 	</dev/null 2>stderr &

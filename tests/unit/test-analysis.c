@@ -6,6 +6,7 @@
 #include "analysis/analysis.h"
 #include "test.h"
 #include "synth.h"
+#include "views.h"
 
 /*
  * Ten samples. Process 100 "app": thread 100 "app" and thread 101
@@ -65,51 +66,6 @@ static void build_shape(struct model *m)
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS);
 }
 
-/* What a view wrote, as one string. */
-struct capture {
-	char *text;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *capture_start(struct capture *c)
-{
-	c->f = open_memstream(&c->text, &c->len);
-	return c->f;
-}
-
-static const char *capture_end(struct capture *c)
-{
-	fclose(c->f);
-	return c->text;
-}
-
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; *p;) {
-		const char *end = strchr(p, '\n');
-
-		if (!strncmp(p, line, n) && (p[n] == '\n' || !p[n]))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	printf("  missing line: \"%s\"\n", line);
-	return false;
-}
-
-static const struct report_row *find_row(const struct report *r, const struct funcs *f,
-					 const char *symbol)
-{
-	for (size_t i = 0; i < r->rows.len; i++)
-		if (!strcmp(funcs_name(f, f->v.v[r->rows.v[i].func].name), symbol))
-			return &r->rows.v[i];
-	return NULL;
-}
-
 static void build_report(struct report *r, struct funcs *f, const struct model *m,
 			 struct report_opts *o, const char *keys)
 {
@@ -120,7 +76,7 @@ static void build_report(struct report *r, struct funcs *f, const struct model *
 
 #define CHECK_ROW(r, f, sym, self_, children_)                                 \
 	do {                                                                   \
-		const struct report_row *row_ = find_row(r, f, sym);           \
+		const struct report_row *row_ = find_symbol_row(r, f, sym);    \
 		CHECK(row_ != NULL);                                           \
 		if (row_) {                                                    \
 			CHECK_EQ_U64(row_->self, self_);                       \
@@ -148,7 +104,7 @@ static void test_report_children(void)
 	CHECK_ROW(&r, &f, "memcpy", 1, 1);
 	CHECK_ROW(&r, &f, "[app]+0x999", 1, 1);
 	CHECK_ROW(&r, &f, "rec", 1, 1);		/* recursion counted once */
-	CHECK(find_row(&r, &f, "helper") == NULL);
+	CHECK(find_symbol_row(&r, &f, "helper") == NULL);
 
 	report_print(capture_start(&cap), &r, &f, &o, "t.data");
 	text = capture_end(&cap);
@@ -250,7 +206,7 @@ static void test_report_filters(void)
 	CHECK(filter_add(&flt, FILTER_COMM, "nobody,app") == 0);
 	build_report(&r, &f, &m, &o, "comm,dso,symbol");
 	CHECK_EQ_U64(r.total, 9);
-	CHECK(find_row(&r, &f, "rec") == NULL);
+	CHECK(find_symbol_row(&r, &f, "rec") == NULL);
 	report_free(&r);
 	funcs_free(&f);
 	filter_free(&flt);
@@ -373,15 +329,6 @@ static void test_flame_filter(void)
 	funcs_free(&f);
 	filter_free(&flt);
 	model_free(&m);
-}
-
-static size_t count_of(const char *text, const char *needle)
-{
-	size_t n = 0;
-
-	for (const char *p = text; (p = strstr(p, needle)); p += strlen(needle))
-		n++;
-	return n;
 }
 
 static void test_flame_svg(void)

@@ -112,9 +112,11 @@ static void fill_tables(struct tr_tables *t, uint64_t base_ts)
 	}
 	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 6 };
 	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 2 };
+	/* Durations past the next span's start: lanes whose spans overlap. */
 	for (uint32_t i = 0; i < 30; i++)
 		*VEC_PUSH(&t->spans) = (struct tr_span){
-			1 + i % 2, 7, base_ts + i * 500000, 1000 + rnd_below(90000),
+			1 + i % 2, 7 + i % 3, base_ts + i * 500000,
+			i == 29 ? UINT64_MAX : 1000 + rnd_below(1500000),
 			i % 5 ? 4243 : 0, i % 5 ? base_ts + i * 500000 - rnd_below(40000) : 0 };
 	for (uint32_t i = 0; i < 90; i++)
 		*VEC_PUSH(&t->span_attrs) = (struct tr_span_attr){
@@ -483,17 +485,34 @@ static void test_file_round_trip(void)
 	tr_tables_free(&read);
 }
 
-/* A flipped byte anywhere in a chunk stops the reader there, as CORRUPT. */
-static void test_flipped_bytes(void)
-{
-	struct tr_tables written = {0};
+/* The sample file written and read back whole, to damage in memory. */
+struct sample_image {
+	struct tr_tables written;
 	uint64_t offsets[NCHUNKS + 2];
 	uint8_t *data;
 	size_t len;
+};
 
-	write_sample_file("flip", &written, offsets);
-	data = read_file(tmp_path("flip"), &len);
-	for (uint64_t pos = offsets[1]; pos < offsets[2]; pos++) {
+static void sample_image_load(struct sample_image *img, const char *name)
+{
+	img->written = (struct tr_tables){0};
+	write_sample_file(name, &img->written, img->offsets);
+	img->data = read_file(tmp_path(name), &img->len);
+}
+
+static void sample_image_free(struct sample_image *img)
+{
+	free(img->data);
+	tr_tables_free(&img->written);
+}
+
+/* A flipped byte anywhere in a chunk stops the reader there, as CORRUPT. */
+static void test_flipped_bytes(void)
+{
+	struct sample_image img;
+
+	sample_image_load(&img, "flip");
+	for (uint64_t pos = img.offsets[1]; pos < img.offsets[2]; pos++) {
 		struct tr_tables t = {0};
 		struct tr_reader *r;
 		struct tr_header hdr;
@@ -501,30 +520,29 @@ static void test_flipped_bytes(void)
 		bool saw_end;
 		int status;
 
-		data[pos] ^= 0x5a;
-		CHECK_EQ_U64(tr_reader_open_mem(&r, data, len, &hdr), 0);
+		img.data[pos] ^= 0x5a;
+		CHECK_EQ_U64(tr_reader_open_mem(&r, img.data, img.len, &hdr), 0);
 		CHECK_EQ_U64(read_all(r, &t, &status, &saw_end), 1);
 		CHECK(status == -TR_ERR_CORRUPT);
 		/* The first chunk survives intact. */
-		CHECK_EQ_U64(t.samples.len, written.samples.len / NCHUNKS);
+		CHECK_EQ_U64(t.samples.len, img.written.samples.len / NCHUNKS);
 		/* Errors are sticky and say where the damage starts. */
 		CHECK(tr_reader_next(r, &c) == -TR_ERR_CORRUPT);
-		CHECK_EQ_U64(c.offset, offsets[1]);
+		CHECK_EQ_U64(c.offset, img.offsets[1]);
 		tr_reader_close(r);
 		tr_tables_free(&t);
-		data[pos] ^= 0x5a;
+		img.data[pos] ^= 0x5a;
 	}
 	/* A damaged file header is caught too. */
 	for (size_t pos = 16; pos < TR_HEADER_SIZE; pos++) {
 		struct tr_reader *r;
 		struct tr_header hdr;
 
-		data[pos] ^= 0x01;
-		CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_CORRUPT);
-		data[pos] ^= 0x01;
+		img.data[pos] ^= 0x01;
+		CHECK(tr_reader_open_mem(&r, img.data, img.len, &hdr) == -TR_ERR_CORRUPT);
+		img.data[pos] ^= 0x01;
 	}
-	free(data);
-	tr_tables_free(&written);
+	sample_image_free(&img);
 }
 
 /*
@@ -533,14 +551,10 @@ static void test_flipped_bytes(void)
  */
 static void test_truncation(void)
 {
-	struct tr_tables written = {0};
-	uint64_t offsets[NCHUNKS + 2];
-	uint8_t *data;
-	size_t len;
+	struct sample_image img;
 
-	write_sample_file("cut", &written, offsets);
-	data = read_file(tmp_path("cut"), &len);
-	for (size_t cut = 0; cut <= len; cut++) {
+	sample_image_load(&img, "cut");
+	for (size_t cut = 0; cut <= img.len; cut++) {
 		struct tr_tables t = {0};
 		struct tr_reader *r;
 		struct tr_header hdr;
@@ -548,10 +562,10 @@ static void test_truncation(void)
 		bool boundary = cut == TR_HEADER_SIZE, saw_end;
 
 		for (int i = 0; i <= NCHUNKS; i++) {
-			want_chunks += offsets[i + 1] <= cut;
-			boundary |= offsets[i + 1] == cut;
+			want_chunks += img.offsets[i + 1] <= cut;
+			boundary |= img.offsets[i + 1] == cut;
 		}
-		err = tr_reader_open_mem(&r, data, cut, &hdr);
+		err = tr_reader_open_mem(&r, img.data, cut, &hdr);
 		if (cut < TR_HEADER_SIZE) {
 			CHECK(err == -TR_ERR_TRUNCATED);
 			continue;
@@ -560,14 +574,13 @@ static void test_truncation(void)
 		n = read_all(r, &t, &status, &saw_end);
 		CHECK_EQ_U64(n, want_chunks);
 		CHECK(status == (boundary ? 0 : -TR_ERR_TRUNCATED));
-		CHECK(saw_end == (cut == len));
-		CHECK_EQ_U64(t.samples.len, written.samples.len / NCHUNKS *
+		CHECK(saw_end == (cut == img.len));
+		CHECK_EQ_U64(t.samples.len, img.written.samples.len / NCHUNKS *
 					    (uint64_t)(want_chunks < NCHUNKS ? want_chunks : NCHUNKS));
 		tr_reader_close(r);
 		tr_tables_free(&t);
 	}
-	free(data);
-	tr_tables_free(&written);
+	sample_image_free(&img);
 }
 
 static void put_le32(uint8_t *p, uint32_t v)
@@ -578,12 +591,9 @@ static void put_le32(uint8_t *p, uint32_t v)
 
 static void test_foreign_files(void)
 {
-	struct tr_tables written = {0};
-	uint64_t offsets[NCHUNKS + 2];
+	struct sample_image img;
 	struct tr_reader *r;
 	struct tr_header hdr;
-	uint8_t *data;
-	size_t len;
 	int fd;
 
 	/* Empty, or a prefix of the magic: it may be a trace cut short. */
@@ -599,23 +609,21 @@ static void test_foreign_files(void)
 	CHECK(tr_reader_open(&r, tmp_path("does-not-exist"), &hdr) == -ENOENT);
 	CHECK(tr_reader_open(&r, tmpdir, &hdr) == -EISDIR);
 
-	write_sample_file("newer", &written, offsets);
-	data = read_file(tmp_path("newer"), &len);
+	sample_image_load(&img, "newer");
 	/* A newer writer whose files old readers can still read: fine. */
-	put_le32(data + 8, TR_VERSION + 1);
-	put_le32(data + 28, crc32c(data, 28));
-	CHECK_EQ_U64(tr_reader_open_mem(&r, data, len, &hdr), 0);
+	put_le32(img.data + 8, TR_VERSION + 1);
+	put_le32(img.data + 28, crc32c(img.data, 28));
+	CHECK_EQ_U64(tr_reader_open_mem(&r, img.data, img.len, &hdr), 0);
 	CHECK_EQ_U64(hdr.version, TR_VERSION + 1);
 	tr_reader_close(r);
 	/* One that needs a newer reader: refused, with the versions reported. */
-	put_le32(data + 12, TR_VERSION + 1);
-	put_le32(data + 28, crc32c(data, 28));
-	CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_VERSION);
+	put_le32(img.data + 12, TR_VERSION + 1);
+	put_le32(img.data + 28, crc32c(img.data, 28));
+	CHECK(tr_reader_open_mem(&r, img.data, img.len, &hdr) == -TR_ERR_VERSION);
 	CHECK_EQ_U64(hdr.min_reader_version, TR_VERSION + 1);
-	data[0] = 'g';
-	CHECK(tr_reader_open_mem(&r, data, len, &hdr) == -TR_ERR_NOT_TRACE);
-	free(data);
-	tr_tables_free(&written);
+	img.data[0] = 'g';
+	CHECK(tr_reader_open_mem(&r, img.data, img.len, &hdr) == -TR_ERR_NOT_TRACE);
+	sample_image_free(&img);
 }
 
 static void test_unknown_chunk_type(void)
@@ -844,9 +852,11 @@ static uint64_t kernel_stream_bytes(uint32_t kernels, bool jitter, uint64_t *spa
 }
 
 /*
- * 100,000 kernels over 500 names with every detail: at most 4 bytes a
- * kernel in all (names and keys included) when the timing repeats, and
- * the attributes at most 1 byte a kernel above the spans when it does not.
+ * 100,000 kernels over 500 names with every detail, names and keys
+ * included: the issue's goal is at most 4 bytes a kernel with realistic
+ * jitter. The bounds are what the encoding reaches plus a small margin,
+ * so that a change that costs bytes shows; the attributes stay within 1
+ * byte a kernel above the spans either way.
  */
 static void test_bytes_per_kernel(void)
 {
@@ -860,7 +870,7 @@ static void test_bytes_per_kernel(void)
 		attrs = (double)(bytes - spans_only) / KERNELS;
 		printf("  %d kernels, %s timing: %.2f bytes per kernel, %.2f of them attributes\n",
 		       KERNELS, jitter ? "jittered" : "repeating", per_kernel, attrs);
-		CHECK(jitter || per_kernel <= 4.0);
+		CHECK(per_kernel <= (jitter ? 3.6 : 1.0));
 		CHECK(attrs <= 1.0);
 	}
 }

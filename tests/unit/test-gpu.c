@@ -13,6 +13,7 @@
 #include "symbols/demangle.h"
 #include "test.h"
 #include "synth.h"
+#include "views.h"
 
 #define MS 1000000ull
 #define US 1000ull
@@ -166,42 +167,6 @@ static void build_gpu_agent(struct model *m, bool agent_facts)
 static void build_gpu(struct model *m)
 {
 	build_gpu_agent(m, false);
-}
-
-/* What a view wrote, as one string. */
-struct capture {
-	char *text;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *capture_start(struct capture *c)
-{
-	c->f = open_memstream(&c->text, &c->len);
-	return c->f;
-}
-
-static const char *capture_end(struct capture *c)
-{
-	fclose(c->f);
-	return c->text;
-}
-
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; *p;) {
-		const char *end = strchr(p, '\n');
-
-		if (!strncmp(p, line, n) && (p[n] == '\n' || !p[n]))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	printf("  missing line: \"%s\"\n", line);
-	return false;
 }
 
 static const struct gpu_row *find_row(const struct gpu_table *t, const struct model *m,
@@ -798,15 +763,6 @@ static void test_explanations(void)
 		      "samples only");
 	check_explain(active, 2, "CUPTI was active but the GPU ran no kernel, copy or memset");
 	check_explain(none, 2, NULL);
-}
-
-static size_t count_of(const char *text, const char *what)
-{
-	size_t n = 0;
-
-	for (const char *p = text; (p = strstr(p, what)); p++)
-		n++;
-	return n;
 }
 
 static void test_diagnose_cuda(void)

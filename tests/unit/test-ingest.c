@@ -20,6 +20,7 @@
 #include "record/ingest.h"
 #include "record/writer.h"
 #include "target/wire.h"
+#include "readback.h"
 #include "test.h"
 
 static int connect_to(const char *path)
@@ -178,64 +179,61 @@ static void lying_peer(const char *path)
 	close(fd);
 }
 
-static uint64_t counter(const struct tr_tables *t, const char *name)
+/* A recorder's collector and span socket, writing a temporary file. */
+struct session {
+	char path[sizeof("/tmp/gtrace-test-ingest.XXXXXX")];
+	struct tr_writer *w;
+	struct chunk_writer *cw;
+	struct collector *c;
+	struct ingest *in;
+};
+
+static void session_start(struct session *s)
 {
-	for (size_t i = t->counters.len; i-- > 0;)
-		if (!strcmp(t->strings.v[t->counters.v[i].name - 1], name))
-			return t->counters.v[i].value;
-	return UINT64_MAX;
+	static const struct rec_layout layout = {
+		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
+	};
+	int fd;
+
+	strcpy(s->path, "/tmp/gtrace-test-ingest.XXXXXX");
+	fd = mkstemp(s->path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(tr_writer_open(&s->w, s->path, TR_FEAT_LANES) == 0);
+	CHECK(chunk_writer_start(&s->cw, s->w) == 0);
+	CHECK(collector_new(&s->c, UNWIND_FP, &layout, s->cw) == 0);
+	CHECK(ingest_open(&s->in, 0) == 0);
+	ingest_start(s->in, s->c, (uint32_t)getpid());
 }
 
-static int load(const char *path, struct tr_tables *t)
+/* Ends the recording, its span socket closed before, and reads the file back into t. */
+static void session_finish(struct session *s, struct tr_tables *t)
 {
-	struct tr_reader *r;
-	struct tr_header hdr;
-	struct tr_chunk chunk;
-	int got;
+	bool ended;
 
-	if (tr_reader_open(&r, path, &hdr))
-		return -1;
-	while ((got = tr_reader_next(r, &chunk)) > 0)
-		if (chunk.type == TR_CHUNK_TABLES && tr_tables_decode(t, chunk.payload, chunk.len))
-			got = -1;
-	tr_reader_close(r);
-	return got;
+	collector_flush(s->c, true);
+	CHECK(chunk_writer_stop(s->cw, true) == 0);
+	CHECK(tr_writer_close(s->w) == 0);
+	collector_free(s->c);
+	CHECK(readback_tables(s->path, t, &ended) == 0);
+	unlink(s->path);
 }
 
 static void test_packets_to_rows(void)
 {
-	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
-	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
 	struct tr_tables t = {0};
-	struct chunk_writer *cw;
-	struct ingest *in;
-	struct tr_writer *w;
-	struct collector *c;
+	struct session s;
 	char *sock;
-	int fd = mkstemp(path);
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
-	CHECK(chunk_writer_start(&cw, w) == 0);
-	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
-	CHECK(ingest_open(&in, 0) == 0);
-	sock = strdup(ingest_socket_path(in));
-	ingest_start(in, c, (uint32_t)getpid());
-
+	session_start(&s);
+	sock = strdup(ingest_socket_path(s.in));
 	good_peer(sock);
 	lying_peer(sock);
-	drain(in);
-	ingest_close(in);
+	drain(s.in);
+	ingest_close(s.in);
 	CHECK(access(sock, F_OK) && errno == ENOENT);
 	free(sock);
-
-	collector_flush(c, true);
-	CHECK(chunk_writer_stop(cw, true) == 0);
-	CHECK(tr_writer_close(w) == 0);
-	collector_free(c);
-	CHECK(load(path, &t) == 0);
-	unlink(path);
+	session_finish(&s, &t);
 
 	CHECK_EQ_U64(t.lanes.len, 1);
 	CHECK_EQ_U64(t.spans.len, 2);
@@ -251,16 +249,16 @@ static void test_packets_to_rows(void)
 		CHECK_EQ_U64(t.spans.v[0].origin_ts, 995);
 		CHECK_EQ_U64(t.spans.v[1].dur, 100);
 	}
-	CHECK_EQ_U64(counter(&t, "target.spans"), 2);
-	CHECK_EQ_U64(counter(&t, "target.lanes"), 1);
-	CHECK_EQ_U64(counter(&t, "target.processes"), 1);
-	CHECK_EQ_U64(counter(&t, "target.batches"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "target.spans"), 2);
+	CHECK_EQ_U64(readback_counter(&t, "target.lanes"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "target.processes"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "target.batches"), 1);
 	/* 1 before HELLO, 2 bad spans, 2 + 2 in the bad packets (what they hold). */
-	CHECK_EQ_U64(counter(&t, "target.dropped.bad-message"), 7);
-	CHECK_EQ_U64(counter(&t, "target.dropped.queue-full"), 9);
-	CHECK_EQ_U64(counter(&t, "target.dropped.unsent"), 1);
-	CHECK_EQ_U64(counter(&t, "target.dropped.wrong-pid"), 3);
-	CHECK_EQ_U64(counter(&t, "target.dropped.no-run"), 0);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.bad-message"), 7);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.queue-full"), 9);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.unsent"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.wrong-pid"), 3);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.no-run"), 0);
 	tr_tables_free(&t);
 }
 
@@ -321,36 +319,24 @@ static void attrs_peer(const char *path, uint64_t kernels, bool all)
 
 static void test_attrs_counters_meta(void)
 {
-	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
-	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
 	struct tr_tables t = {0};
-	struct chunk_writer *cw;
-	struct ingest *in;
-	struct tr_writer *w;
-	struct collector *c;
+	struct session s;
 	const char *meta = NULL;
-	int fd = mkstemp(path), status, hold[2], sent[2];
+	int status, hold[2], sent[2];
 	pid_t child;
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
-	CHECK(chunk_writer_start(&cw, w) == 0);
-	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
-	CHECK(ingest_open(&in, 0) == 0);
-	ingest_start(in, c, (uint32_t)getpid());
-
-	attrs_peer(ingest_socket_path(in), 10, true);
-	drain(in);
+	session_start(&s);
+	attrs_peer(ingest_socket_path(s.in), 10, true);
+	drain(s.in);
 	/* a first chunk: the counters are written again in the next */
-	collector_flush(c, true);
+	collector_flush(s.c, true);
 	/* the child lives on until read: the recorder checks its parent */
 	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
 	fflush(stdout);
 	child = fork();
 	if (child == 0) {
 		close(hold[1]);
-		attrs_peer(ingest_socket_path(in), 7, false);
+		attrs_peer(ingest_socket_path(s.in), 7, false);
 		close(sent[1]);
 		read(hold[0], &status, 1);
 		_exit(0);
@@ -359,17 +345,11 @@ static void test_attrs_counters_meta(void)
 	close(sent[1]);
 	CHECK(read(sent[0], &status, 1) == 0);	/* the child has sent all */
 	close(sent[0]);
-	drain(in);
+	drain(s.in);
 	close(hold[1]);
 	CHECK(child > 0 && waitpid(child, &status, 0) == child);
-	ingest_close(in);
-
-	collector_flush(c, true);
-	CHECK(chunk_writer_stop(cw, true) == 0);
-	CHECK(tr_writer_close(w) == 0);
-	collector_free(c);
-	CHECK(load(path, &t) == 0);
-	unlink(path);
+	ingest_close(s.in);
+	session_finish(&s, &t);
 
 	CHECK_EQ_U64(t.spans.len, 3);
 	CHECK_EQ_U64(t.span_attrs.len, 6);
@@ -386,11 +366,11 @@ static void test_attrs_counters_meta(void)
 		}
 	}
 	CHECK_EQ_U64(t.spans.len == 3 ? t.spans.v[2].start : 0, 4000);
-	CHECK_EQ_U64(counter(&t, "cuda.records.kernel"), 17);
-	CHECK_EQ_U64(counter(&t, "nodot"), UINT64_MAX);
-	CHECK_EQ_U64(counter(&t, "target.spans"), 3);
+	CHECK_EQ_U64(readback_counter(&t, "cuda.records.kernel"), 17);
+	CHECK_EQ_U64(readback_counter(&t, "nodot"), UINT64_MAX);
+	CHECK_EQ_U64(readback_counter(&t, "target.spans"), 3);
 	/* the bad span, the 2 of the bad packet, the bad meta (no span) */
-	CHECK_EQ_U64(counter(&t, "target.dropped.bad-message"), 3);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.bad-message"), 3);
 	for (size_t i = 0; i < t.meta.len; i++) {
 		CHECK(strcmp(t.meta.v[i].key, "command"));
 		if (!strcmp(t.meta.v[i].key, "cuda.status"))
@@ -403,38 +383,21 @@ static void test_attrs_counters_meta(void)
 /* A peer still sending when the recording ends: its spans came too late. */
 static void test_late_spans(void)
 {
-	struct rec_layout layout = { .sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME };
-	char path[] = "/tmp/gtrace-test-ingest.XXXXXX";
 	struct wire_span spans[2] = { span(1, 1, 10, 20), span(1, 1, 30, 40) };
 	struct tr_tables t = {0};
-	struct chunk_writer *cw;
-	struct ingest *in;
-	struct tr_writer *w;
-	struct collector *c;
-	int fd = mkstemp(path), peer;
+	struct session s;
+	int peer;
 
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(tr_writer_open(&w, path, TR_FEAT_LANES) == 0);
-	CHECK(chunk_writer_start(&cw, w) == 0);
-	CHECK(collector_new(&c, UNWIND_FP, &layout, cw) == 0);
-	CHECK(ingest_open(&in, 0) == 0);
-	ingest_start(in, c, (uint32_t)getpid());
-	peer = connect_to(ingest_socket_path(in));
+	session_start(&s);
+	peer = connect_to(ingest_socket_path(s.in));
 	CHECK(peer >= 0);
 	send_hello(peer, (uint32_t)getpid());
 	send_packet(peer, WIRE_SPANS, WIRE_VERSION, 2, spans, sizeof(spans));
-	ingest_close(in);
+	ingest_close(s.in);
 	close(peer);
-
-	collector_flush(c, true);
-	CHECK(chunk_writer_stop(cw, true) == 0);
-	CHECK(tr_writer_close(w) == 0);
-	collector_free(c);
-	CHECK(load(path, &t) == 0);
-	unlink(path);
+	session_finish(&s, &t);
 	CHECK_EQ_U64(t.spans.len, 0);
-	CHECK_EQ_U64(counter(&t, "target.dropped.no-run"), 2);
+	CHECK_EQ_U64(readback_counter(&t, "target.dropped.no-run"), 2);
 	tr_tables_free(&t);
 }
 

@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 #include "test.h"
 #include "synth.h"
+#include "views.h"
 
 #define MS 1000000ull
 #define US 1000ull
@@ -101,42 +102,6 @@ static void build_lanes_shape(struct model *m, const char *frequency)
 	synth_counter(&s, "target.dropped.queue-full", 7);
 	synth_counter(&s, "target.dropped.no-run", 1);
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
-}
-
-/* What a view wrote, as one string. */
-struct capture {
-	char *text;
-	size_t len;
-	FILE *f;
-};
-
-static FILE *capture_start(struct capture *c)
-{
-	c->f = open_memstream(&c->text, &c->len);
-	return c->f;
-}
-
-static const char *capture_end(struct capture *c)
-{
-	fclose(c->f);
-	return c->text;
-}
-
-static bool has_line(const char *text, const char *line)
-{
-	size_t n = strlen(line);
-
-	for (const char *p = text; *p;) {
-		const char *end = strchr(p, '\n');
-
-		if (!strncmp(p, line, n) && (p[n] == '\n' || !p[n]))
-			return true;
-		if (!end)
-			break;
-		p = end + 1;
-	}
-	printf("  missing line: \"%s\"\n", line);
-	return false;
 }
 
 static void test_default_window(void)
@@ -297,18 +262,9 @@ static void test_lane_report(void)
 	model_free(&m);
 }
 
-static const struct report_row *find_row(const struct report *r, const struct funcs *f,
-					 const char *symbol)
-{
-	for (size_t i = 0; i < r->rows.len; i++)
-		if (!strcmp(funcs_name(f, f->v.v[r->rows.v[i].func].name), symbol))
-			return &r->rows.v[i];
-	return NULL;
-}
-
 #define CHECK_WORK(r, f, sym, spans_, ns_self, ns_children)                    \
 	do {                                                                   \
-		const struct report_row *row_ = find_row(r, f, sym);           \
+		const struct report_row *row_ = find_symbol_row(r, f, sym);    \
 		CHECK(row_ != NULL);                                           \
 		if (row_) {                                                    \
 			CHECK_EQ_U64(row_->children, spans_);                  \
@@ -349,7 +305,7 @@ static void test_lane_work_report(void)
 	CHECK_WORK(&r, &f, "loop", 4, 0, 120 * US);
 	CHECK_WORK(&r, &f, "other", 2, 80 * US, 80 * US);
 	CHECK_WORK(&r, &f, "dispatch", 2, 40 * US, 40 * US);
-	CHECK(find_row(&r, &f, "idle_loop") == NULL);	/* the copy came from thread 200 */
+	CHECK(find_symbol_row(&r, &f, "idle_loop") == NULL);	/* the copy came from thread 200 */
 	report_print_lane_work(capture_start(&cap), &r, &f, &o);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "# Lane work queued from these threads: 4 spans, 0.120 ms of target time, not in the percentages above"));

@@ -16,6 +16,7 @@
 #include "record/queue.h"
 #include "record/records.h"
 #include "record/writer.h"
+#include "readback.h"
 #include "test.h"
 
 #define DWARF_TYPE                                                             \
@@ -365,14 +366,6 @@ static void feed_run(struct collector *c)
 	feed_task(c, PERF_RECORD_EXIT, 101, 5000);
 }
 
-static uint64_t counter(const struct tr_tables *t, const char *name)
-{
-	for (size_t i = t->counters.len; i-- > 0;)
-		if (!strcmp(t->strings.v[t->counters.v[i].name - 1], name))
-			return t->counters.v[i].value;
-	return UINT64_MAX;
-}
-
 static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uint32_t arg)
 {
 	for (size_t i = 0; i < t->tasks.len; i++)
@@ -389,10 +382,7 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 	char path[] = "/tmp/gtrace-test-record.XXXXXX";
 	struct chunk_writer *cw;
 	struct tr_writer *w;
-	struct tr_reader *r;
 	struct collector *c;
-	struct tr_header hdr;
-	struct tr_chunk chunk;
 	int fd = mkstemp(path), got;
 
 	if (fd < 0 || tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES))
@@ -408,16 +398,7 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 		return -1;
 	collector_free(c);
 
-	*ended = false;
-	if (tr_reader_open(&r, path, &hdr))
-		return -1;
-	while ((got = tr_reader_next(r, &chunk)) > 0) {
-		if (chunk.type == TR_CHUNK_END)
-			*ended = true;
-		else if (tr_tables_decode(t, chunk.payload, chunk.len))
-			got = -1;
-	}
-	tr_reader_close(r);
+	got = readback_tables(path, t, ended);
 	unlink(path);
 	return got;
 }
@@ -427,7 +408,7 @@ static void test_collect_rows(void)
 	struct tr_tables t = {0};
 	const struct tr_sample *s;
 	const struct tr_node *leaf, *caller;
-	bool ended;
+	bool ended = false;
 
 	CHECK(record_and_load(&t, &ended) == 0);
 	CHECK(ended);
@@ -463,13 +444,13 @@ static void test_collect_rows(void)
 	CHECK(t.tasks.len > 2 && t.tasks.v[2].kind == TR_TASK_EXEC &&
 	      !strcmp(t.strings.v[t.tasks.v[2].arg - 1], "app"));
 
-	CHECK_EQ_U64(counter(&t, "samples"), 3);
-	CHECK_EQ_U64(counter(&t, "lost"), 5);
-	CHECK_EQ_U64(counter(&t, "threads"), 2);
-	CHECK_EQ_U64(counter(&t, "processes"), 1);
-	CHECK_EQ_U64(counter(&t, "chunks"), 1);
-	CHECK_EQ_U64(counter(&t, "symbols.unresolved"), 1);
-	CHECK_EQ_U64(counter(&t, "symbols.missing-dso"), 2);
+	CHECK_EQ_U64(readback_counter(&t, "samples"), 3);
+	CHECK_EQ_U64(readback_counter(&t, "lost"), 5);
+	CHECK_EQ_U64(readback_counter(&t, "threads"), 2);
+	CHECK_EQ_U64(readback_counter(&t, "processes"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "chunks"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "symbols.unresolved"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "symbols.missing-dso"), 2);
 out:
 	tr_tables_free(&t);
 }

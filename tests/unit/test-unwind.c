@@ -95,52 +95,32 @@ static void copy_stack(struct captured *c)
 #define NOFP __attribute__((noinline, noclone, optimize("omit-frame-pointer")))
 #define FP __attribute__((noinline, noclone, optimize("no-omit-frame-pointer")))
 
-/* An empty asm after each call keeps it from becoming a tail call. */
-NOFP int unwind_test_c(struct captured *c)
-{
-	CAPTURE_REGS(&c->regs);
-	copy_stack(c);
-	return 1;
-}
+/* The leaf of a chain: captures a sample as perf would. */
+#define CAPTURING_FUNC(attr, name)                                             \
+	attr int name(struct captured *c)                                      \
+	{                                                                      \
+		CAPTURE_REGS(&c->regs);                                        \
+		copy_stack(c);                                                 \
+		return 1;                                                      \
+	}
 
-NOFP int unwind_test_b(struct captured *c)
-{
-	int r = unwind_test_c(c);
+/* A caller in the chain; the empty asm keeps the call from becoming a tail call. */
+#define CALLING_FUNC(attr, name, callee)                                       \
+	attr int name(struct captured *c)                                      \
+	{                                                                      \
+		int r = callee(c);                                             \
+									       \
+		__asm__ volatile("" ::: "memory");                             \
+		return r + 1;                                                  \
+	}
 
-	__asm__ volatile("" ::: "memory");
-	return r + 1;
-}
+CAPTURING_FUNC(NOFP, unwind_test_c)
+CALLING_FUNC(NOFP, unwind_test_b, unwind_test_c)
+CALLING_FUNC(NOFP, unwind_test_a, unwind_test_b)
 
-NOFP int unwind_test_a(struct captured *c)
-{
-	int r = unwind_test_b(c);
-
-	__asm__ volatile("" ::: "memory");
-	return r + 1;
-}
-
-FP int unwind_test_fp_c(struct captured *c)
-{
-	CAPTURE_REGS(&c->regs);
-	copy_stack(c);
-	return 1;
-}
-
-FP int unwind_test_fp_b(struct captured *c)
-{
-	int r = unwind_test_fp_c(c);
-
-	__asm__ volatile("" ::: "memory");
-	return r + 1;
-}
-
-FP int unwind_test_fp_a(struct captured *c)
-{
-	int r = unwind_test_fp_b(c);
-
-	__asm__ volatile("" ::: "memory");
-	return r + 1;
-}
+CAPTURING_FUNC(FP, unwind_test_fp_c)
+CALLING_FUNC(FP, unwind_test_fp_b, unwind_test_fp_c)
+CALLING_FUNC(FP, unwind_test_fp_a, unwind_test_fp_b)
 
 /* Function symbols of this binary, to name frames by. */
 static const char *const func_names[] = {
