@@ -20,3 +20,14 @@ fi
 expect_contains err.txt "recorded [0-9]+ samples"
 run_gtrace report -i user.data --no-children >report.txt
 expect_contains report.txt 'hot_leaf$'
+
+# Lane spans reach an ordinary user's recording through its private socket.
+as_unprivileged env -u XDG_RUNTIME_DIR "$GTRACE" record -q -o lanes.data -- \
+	"$WORKLOADS/lanes" --threads 2 --spans 300 >lanes.txt 2>err.txt </dev/null ||
+	{ show err.txt; fail "unprivileged record of the lanes example failed"; }
+reported=$(lanes_result lanes.txt reported)
+[ "$reported" -eq 600 ] || { show lanes.txt; fail "lanes reported $reported spans, not 600"; }
+run_gtrace diagnose -i lanes.data >diag.txt
+recorded=$(target_counter diag.txt spans)
+[ "$recorded" -eq "$reported" ] ||
+	{ show diag.txt; fail "$recorded spans recorded of $reported reported"; }
