@@ -9,6 +9,7 @@
 # usage: bench/complete-stacks.sh   (RUN_SECONDS=2 FREQ=999 BUILD=build)
 
 . "$(dirname "$0")/lib.sh"
+need_perf
 
 FREQ=${FREQ:-999}
 RUN_SECONDS=${RUN_SECONDS:-2}

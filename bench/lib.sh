@@ -15,7 +15,6 @@ WORKLOADS=$BUILD/workloads
 for tool in "$GTRACE" "$WORKLOADS/hot-nofp"; do
 	[ -x "$tool" ] || { echo "bench: no '$tool': run ./configure && make tests first" >&2; exit 1; }
 done
-command -v "$PERF" >/dev/null || { echo "bench: no perf: scripts/install-deps.sh installs it" >&2; exit 1; }
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/gtrace-bench.XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -32,6 +31,12 @@ now() {
 # median: the median of the numbers on stdin, one per line.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# need_perf: exits unless perf is there, for the benchmarks that compare with it.
+need_perf() {
+	command -v "$PERF" >/dev/null ||
+		{ echo "bench: no perf: scripts/install-deps.sh installs it" >&2; exit 1; }
 }
 
 # perf_samples FILE: the number of samples in a perf.data file.

@@ -13,6 +13,7 @@
 # usage: bench/overhead.sh   (FREQ=999 REPEAT=3 TARGET_SECONDS=5 BUILD=build)
 
 . "$(dirname "$0")/lib.sh"
+need_perf
 
 FREQ=${FREQ:-999}
 REPEAT=${REPEAT:-3}

@@ -16,6 +16,7 @@
 # usage: bench/report-speed.sh   (SAMPLES=1000000 FREQ=4999 DEPTH=60 BUILD=build)
 
 . "$(dirname "$0")/lib.sh"
+need_perf
 
 SAMPLES=${SAMPLES:-1000000}
 FREQ=${FREQ:-4999}

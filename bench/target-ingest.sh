@@ -35,6 +35,11 @@ lanes_field() {
 	awk -v n="$2" '/^lanes: pid / { v = $n } END { print v + 0 }' "$1"
 }
 
+# ratio A B: A / B, with decimals.
+ratio() {
+	awk -v a="$1" -v b="$2" 'BEGIN { printf "%.6f", a / b }'
+}
+
 # record_lanes OUT ARGS...: records lanes ARGS into $WORK/OUT.data, its output
 # in $WORK/OUT.out and gtrace diagnose's in $WORK/OUT.diag.
 record_lanes() {
@@ -59,7 +64,7 @@ for rate in $RATES; do
 	done
 	if [ $((spans + dropped)) -eq $((reported + lib_dropped)) ]; then exact=yes; else exact=NO; fi
 	rows+=("$(printf '%12d %12d %14.0f %10d %7s' "$rate" "$spans" \
-		"$(echo "$spans / $SECS" | bc -l)" "$dropped" "$exact")")
+		"$(ratio "$spans" "$SECS")" "$dropped" "$exact")")
 	if [ "$dropped" -eq 0 ] && [ "$exact" = yes ] && [ "$rate" -gt "$best" ]; then
 		best=$rate
 	fi
@@ -80,9 +85,9 @@ for run in paced work; do
 	[ "$spans" -eq 100000 ] || echo "warning: $run recorded $spans spans, not 100000" >&2
 	if [ $run = paced ]; then
 		printf '%-30s %8d bytes more than no spans: %.2f bytes/span\n' \
-			"no CPU work:" $((size - base)) "$(echo "($size - $base) / $spans" | bc -l)"
+			"no CPU work:" $((size - base)) "$(ratio $((size - base)) "$spans")"
 	else
 		printf '%-30s %8d bytes in all, samples too: %.2f bytes/span\n' \
-			"20 us of CPU work per span:" "$size" "$(echo "$size / $spans" | bc -l)"
+			"20 us of CPU work per span:" "$size" "$(ratio "$size" "$spans")"
 	fi
 done

@@ -56,7 +56,16 @@ apt_install() {
 		apt-get install -qq -y --no-install-recommends "$@" >/dev/null
 }
 
-$as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+# Without the package lists (no network, say) only the optional packages
+# may go without.
+if ! $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq; then
+	if [ -n "$missing_required" ]; then
+		echo "install-deps: apt-get update failed; cannot install:$missing_required" >&2
+		exit 1
+	fi
+	echo "install-deps: apt-get update failed; skipping the optional:$missing_optional" >&2
+	exit 0
+fi
 if [ -n "$missing_required" ]; then
 	echo "install-deps: installing$missing_required"
 	# shellcheck disable=SC2086

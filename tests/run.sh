@@ -6,8 +6,12 @@
 #
 #   unit tests   $BUILD/tests/test-*  exit 0 pass, 77 skip, else fail
 #   fuzz replay  $BUILD/tests/fuzz-NAME over tests/fuzz/corpus/NAME/
-#   end to end   tests/e2e/*.sh, run with GTRACE, BUILD, WORKLOADS, SRCDIR and
-#                a fresh TESTDIR each
+#   end to end   tests/e2e/*.sh, run with GTRACE, BUILD, WORKLOADS, SRCDIR,
+#                SAN_FLAGS (the build's sanitizer flags, may be empty) and a
+#                fresh TESTDIR each; XDG_RUNTIME_DIR is $TESTDIR/run, so the
+#                span sockets of recorders go with TESTDIR (a killed one
+#                cannot remove its own), and one left after a test that
+#                passed fails it
 #
 # usage: BUILD=build GTRACE=build/gtrace sh tests/run.sh [PATTERN]
 # PATTERN keeps the tests whose name contains it, e.g. "e2e/hot" or "fuzz".
@@ -21,9 +25,10 @@ case $BUILD in /*) ;; *) BUILD=$SRCDIR/$BUILD ;; esac
 GTRACE=${GTRACE:-$BUILD/gtrace}
 case $GTRACE in /*) ;; *) GTRACE=$(pwd)/$GTRACE ;; esac
 WORKLOADS=$BUILD/workloads
+SAN_FLAGS=${SAN_FLAGS:-}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 pattern=${1:-}
-export SRCDIR BUILD GTRACE WORKLOADS
+export SRCDIR BUILD GTRACE WORKLOADS SAN_FLAGS
 
 passed=0
 failed=0
@@ -102,8 +107,21 @@ for script in "$SRCDIR"/tests/e2e/*.sh; do
 	fi
 	TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/gtrace-e2e.XXXXXX") || exit 1
 	export TESTDIR
-	(cd "$TESTDIR" && $with_timeout sh "$script" </dev/null) >"$log" 2>&1
+	# The test's XDG_RUNTIME_DIR (see above) where the paths of sockets in
+	# it fit in a socket address (108 bytes); the caller's one otherwise.
+	runtime=$TESTDIR/run
+	if [ ${#runtime} -le 64 ]; then
+		mkdir -m 700 "$runtime" || exit 1
+	else
+		runtime=
+	fi
+	(cd "$TESTDIR" && { [ -z "$runtime" ] || export XDG_RUNTIME_DIR="$runtime"; } &&
+		$with_timeout sh "$script" </dev/null) >"$log" 2>&1
 	status=$?
+	if [ $status -eq 0 ] && [ -n "$runtime" ] && [ -n "$(find "$runtime" -type s)" ]; then
+		echo "FAIL: span sockets left behind:" $(find "$runtime" -type s) >>"$log"
+		status=1
+	fi
 	report "$name" $status
 	if [ $status -eq 0 ] || [ $status -eq 77 ]; then
 		rm -rf "$TESTDIR"

@@ -125,6 +125,9 @@ const char *origin_outcome_name(enum origin_outcome o);
  * form a chain, interned like stack nodes: chain 0 is no range, chain c
  * (chains.v[c - 1]) its innermost range's name under its parent chain.
  */
+/* Nesting past which NVTX ranges count as their outermost NVTX_MAX_DEPTH. */
+#define NVTX_MAX_DEPTH 256
+
 struct nvtx_chain {
 	uint32_t parent;	/* chain id, 0 for an outermost range */
 	uint32_t name;		/* string id of the innermost range's name */
@@ -289,6 +292,9 @@ void lane_report_free(struct lane_report *r);
  * lane work queued from a selected thread hangs the same way under the
  * stack its origin linked to.
  */
+/* Tree depth past which frames fold into the deepest node (recorded stacks stay far below). */
+#define CALLTREE_MAX_DEPTH 8192
+
 struct calltree_node {
 	uint32_t parent;	/* index; the root is 0 and its own parent */
 	uint32_t name;		/* id in funcs.names */

@@ -36,6 +36,9 @@ static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
 
 	if (u64map_get(&b->kids, key, &at))
 		return (uint32_t)at;
+	/* Only a damaged file goes this deep; bounding it bounds the printers' recursion. */
+	if (b->t->nodes.v[parent].depth >= CALLTREE_MAX_DEPTH)
+		return parent;
 	at = b->t->nodes.len;
 	n = VEC_PUSH(&b->t->nodes);
 	n->parent = parent;

@@ -83,10 +83,57 @@ static const char svg_script[] =
 	"  document.getElementById('search').addEventListener('click', search);\n"
 	"}\n";
 
-/* Writes s with the characters XML reserves escaped and control bytes dropped. */
+/*
+ * The length of the well-formed UTF-8 sequence at s, or 0 where it is not one
+ * (a stray or missing continuation byte, an overlong form, a surrogate, or
+ * past U+10FFFF).
+ */
+static size_t utf8_len(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t n;
+	uint32_t c;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf)
+		n = 2, c = p[0] & 0x1f;
+	else if (p[0] >= 0xe0 && p[0] <= 0xef)
+		n = 3, c = p[0] & 0x0f;
+	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
+		n = 4, c = p[0] & 0x07;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		c = c << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
+	    (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff)
+		return 0;
+	return n;
+}
+
+/*
+ * Writes s with the characters XML reserves escaped, control bytes dropped,
+ * and bytes that are not UTF-8 (a comm the kernel cut mid-character) as
+ * U+FFFD: one such byte would leave the whole file unreadable.
+ */
 static void put_xml(FILE *out, const char *s)
 {
 	for (; *s; s++) {
+		size_t n = utf8_len(s);
+
+		if (n == 0) {
+			fputs("\xef\xbf\xbd", out);
+			continue;
+		}
+		if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n - 1;
+			continue;
+		}
 		switch (*s) {
 		case '&': fputs("&amp;", out); break;
 		case '<': fputs("&lt;", out); break;
@@ -118,21 +165,31 @@ struct svg_ctx {
 	int height;
 };
 
+/* Counts characters, not bytes, and never cuts one in two. */
 static void put_label(FILE *out, const char *name, double width)
 {
-	long fits = (long)((width - 6) / CHAR_WIDTH);
-	size_t len = strlen(name);
+	long fits = (long)((width - 6) / CHAR_WIDTH), chars = 0;
+	size_t len = 0, cut = 0;
 	char buf[512];
 
 	if (fits < 3)
 		return;
-	if (len <= (size_t)fits) {
+	while (name[len]) {
+		size_t n = utf8_len(name + len);
+
+		len += n ? n : 1;
+		if (++chars == fits - 2)
+			cut = len;
+	}
+	if (chars <= fits) {
 		put_xml(out, name);
 		return;
 	}
-	if (fits - 2 >= (long)sizeof(buf))
-		fits = sizeof(buf) + 1;
-	snprintf(buf, (size_t)fits - 1, "%s", name);
+	if (cut >= sizeof(buf))
+		for (cut = sizeof(buf) - 1; cut && ((unsigned char)name[cut] & 0xc0) == 0x80; cut--)
+			;
+	memcpy(buf, name, cut);
+	buf[cut] = '\0';
 	put_xml(out, buf);
 	fputs("..", out);
 }

@@ -95,9 +95,8 @@ static bool span_selected(struct funcs *f, const struct sample_filter *flt,
 		return true;
 	if (!sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE)
 		return false;
-	ti = model_thread_index(m, sp->origin_tid);
-	return ti >= 0 && (size_t)ti < m->real_threads &&
-	       filter_thread(flt, f, &m->threads.v[ti]);
+	ti = model_real_thread_index(m, sp->origin_tid);
+	return ti >= 0 && filter_thread(flt, f, &m->threads.v[ti]);
 }
 
 static void add_entry(struct gpu_builder *b, enum gpu_table_id table, uint32_t span)

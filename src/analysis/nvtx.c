@@ -85,8 +85,12 @@ static struct range *collect_ranges(const struct model *m, size_t *n)
 static uint32_t chain_child(struct nvtx_ranges *r, struct u64map *index, uint32_t parent,
 			    uint32_t name)
 {
-	uint32_t id = u64map_pair_id(index, parent, name);
+	uint32_t id;
 
+	/* Real programs nest a few ranges; a damaged file must not nest without end. */
+	if (parent && r->chains.v[parent - 1].depth >= NVTX_MAX_DEPTH)
+		return parent;
+	id = u64map_pair_id(index, parent, name);
 	if (id > r->chains.len) {
 		struct nvtx_chain *c = VEC_PUSH(&r->chains);
 

@@ -54,14 +54,6 @@ static int cmp_sample_ts(const void *pa, const void *pb, void *pctx)
 	return a < b ? -1 : a > b;
 }
 
-/* The thread index of a real thread, or -1. */
-static long real_thread(const struct model *m, uint32_t tid)
-{
-	long ti = model_thread_index(m, tid);
-
-	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
-}
-
 /* The thread of the last sample looked at, to skip the lookup in runs of one thread. */
 struct thread_cache {
 	uint32_t tid;
@@ -76,7 +68,7 @@ static long indexed_thread(const struct model *m, const bool *wanted, size_t i,
 
 	if (i == 0 || s->tid != c->tid) {
 		c->tid = s->tid;
-		c->ti = real_thread(m, s->tid);
+		c->ti = model_real_thread_index(m, s->tid);
 	}
 	return c->ti >= 0 && wanted[c->ti] && s->node ? c->ti : -1;
 }
@@ -154,7 +146,7 @@ static void link_span(struct origin_links *l, const struct model *m,
 		      const struct sample_index *ix, size_t span)
 {
 	const struct tr_span *sp = &m->t.spans.v[span];
-	long ti = real_thread(m, sp->origin_tid);
+	long ti = model_real_thread_index(m, sp->origin_tid);
 	uint32_t best;
 	uint64_t dist;
 
@@ -192,7 +184,7 @@ void origins_link(struct origin_links *l, const struct model *m, uint64_t window
 			l->outcome[i] = ORIGIN_NONE;
 		} else if (!sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE) {
 			l->outcome[i] = ORIGIN_BAD_TID;
-		} else if ((ti = real_thread(m, sp->origin_tid)) < 0) {
+		} else if ((ti = model_real_thread_index(m, sp->origin_tid)) < 0) {
 			l->outcome[i] = ORIGIN_NO_THREAD;
 		} else {
 			l->outcome[i] = ORIGIN_LINKED;	/* to be decided below */

@@ -57,7 +57,7 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 	const struct model *m = f->m;
 	const struct tr_loc *l = &m->t.locs.v[loc - 1];
 	uint32_t dso = l->dso <= m->t.dsos.len ? dso_name[l->dso] : 0;
-	uint32_t unknown_dso = strtab_intern(&f->names, UNKNOWN_NAME);
+	uint32_t unknown_dso = f->v.v[f->unknown].dso;	/* interned once by funcs_init */
 	const struct tr_symbol *syms;
 	uint32_t n;
 
@@ -254,14 +254,6 @@ static int cmp_stack_count(const void *a, const void *b)
 	return x->node < y->node ? -1 : x->node > y->node;
 }
 
-/* The thread index of a real thread by tid, or -1 for a lane or an unknown tid. */
-static long real_thread_index(const struct model *m, uint32_t tid)
-{
-	long ti = model_thread_index(m, tid);
-
-	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
-}
-
 uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
 {
 	uint32_t *groups = xcalloc(m->t.samples.len + 1, sizeof(*groups));
@@ -271,7 +263,7 @@ uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
 		const struct tr_sample *s = &m->t.samples.v[i];
 
 		if (i == 0 || s->tid != last_tid) {
-			long ti = real_thread_index(m, s->tid);
+			long ti = model_real_thread_index(m, s->tid);
 
 			last_tid = s->tid;
 			group = ti >= 0 ? thread_group[ti] : 0;

@@ -61,9 +61,12 @@ int offline_parse_count(const char *s, size_t *n)
 	char *end;
 	unsigned long long v;
 
+	/* strtoull would take leading blanks and a sign: " -1" as the largest count. */
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
 	errno = 0;
 	v = strtoull(s, &end, 10);
-	if (errno || end == s || *end || *s == '-')
+	if (errno || *end)
 		return -EINVAL;
 	*n = (size_t)v;
 	return 0;

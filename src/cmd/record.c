@@ -82,26 +82,6 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, uint3
 	return 0;
 }
 
-static int parse_event(const char *s, enum sampler_event *e)
-{
-	static const struct {
-		const char *name;
-		enum sampler_event event;
-	} events[] = {
-		{ "cycles", SAMPLER_EVENT_CYCLES },
-		{ "cpu-clock", SAMPLER_EVENT_CPU_CLOCK },
-		{ "task-clock", SAMPLER_EVENT_TASK_CLOCK },
-	};
-
-	for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
-		if (!strcmp(s, events[i].name)) {
-			*e = events[i].event;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
 static int parse_call_graph(const char *s, struct record_opts *o)
 {
 	if (!strcmp(s, "fp")) {
@@ -174,7 +154,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'e':
-			if (parse_event(optarg, &o->event)) {
+			if (sampler_event_parse(optarg, &o->event)) {
 				pr_err("unknown event '%s': expected cycles, cpu-clock or task-clock",
 				       optarg);
 				return usage_error();
@@ -252,8 +232,7 @@ static void explain_events_error(int err, const struct record_opts *o)
 	case EOPNOTSUPP:
 	case ENODEV:
 		pr_err("event '%s' is not supported on this machine; try '-e cpu-clock'",
-		       o->event == SAMPLER_EVENT_TASK_CLOCK ? "task-clock"
-		       : o->event == SAMPLER_EVENT_CPU_CLOCK ? "cpu-clock" : "cycles");
+		       sampler_event_label(o->event));
 		break;
 	case SAMPLER_ERR_RING_LIMIT:
 		pr_err("cannot map the sample buffers: locked memory is limited; raise 'ulimit -l' or kernel.perf_event_mlock_kb");

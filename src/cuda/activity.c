@@ -56,6 +56,7 @@ struct walk {
 	uint64_t last_key;
 	gtrace_lane *last_lane;
 	unsigned entries;		/* queued since the last wait */
+	bool stalled;			/* a wait timed out: the recorder is not keeping up */
 	struct occ_entry occ[OCC_CACHE];
 };
 
@@ -187,8 +188,13 @@ static void emit(struct walk *w, gtrace_lane *lane, const char *name, uint64_t s
 		return;
 	gtrace_span_attrs(lane, name, start, end, origin, attrs, n);
 	w->entries += 1 + (n + 2) / 3;
-	if (w->entries >= ENTRIES_PER_FLUSH) {
-		gtrace_flush(FLUSH_WAIT_MS);
+	/*
+	 * One timed-out wait per buffer at most: the walk may run on the
+	 * application's thread (exit, cudaDeviceReset), which must not stall
+	 * for a second per few thousand kernels. The queue drops what does not fit.
+	 */
+	if (w->entries >= ENTRIES_PER_FLUSH && !w->stalled) {
+		w->stalled = !gtrace_flush(FLUSH_WAIT_MS);
 		w->entries = 0;
 	}
 }

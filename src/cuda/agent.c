@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -133,11 +134,6 @@ uint64_t agent_forced_flush(void)
 	return incomplete;
 }
 
-static uint64_t timestamp(void)
-{
-	return agent_now();
-}
-
 /* Buffers reach the recorder within about a second, even from a process killed later. */
 static void *flush_main(void *arg)
 {
@@ -242,6 +238,7 @@ static void enable_domains(void)
 		{ CUPTI_CB_DOMAIN_DRIVER_API, "DRIVER_API" },
 		{ CUPTI_CB_DOMAIN_RESOURCE, "RESOURCE" },
 		{ CUPTI_CB_DOMAIN_NVTX, "NVTX" },
+		{ CUPTI_CB_DOMAIN_STATE, "STATE" },	/* fatal errors */
 	};
 	char what[64];
 
@@ -253,8 +250,6 @@ static void enable_domains(void)
 			call_failed(what, r);
 		}
 	}
-	/* Fatal errors are worth hearing of, but older CUPTIs lack the domain. */
-	cupti.cuptiEnableDomain(1, subscriber, CUPTI_CB_DOMAIN_STATE);
 }
 
 /* A failure once subscribed: let go, so the application runs untouched. */
@@ -308,7 +303,7 @@ static void start(void)
 		return;
 	}
 	/* Before any kind is enabled: records carry our clock and kernel tids. */
-	r = cupti.cuptiActivityRegisterTimestampCallback(timestamp);
+	r = cupti.cuptiActivityRegisterTimestampCallback(gtrace_now_ns);
 	if (r != CUPTI_SUCCESS) {
 		give_up("cuptiActivityRegisterTimestampCallback", r);
 		return;

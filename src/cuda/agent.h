@@ -23,7 +23,6 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <time.h>
 
 #include <cupti.h>
 
@@ -71,14 +70,6 @@ void agent_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * destruction and cudaDeviceReset. Returns the records still running.
  */
 uint64_t agent_forced_flush(void);
-
-static inline uint64_t agent_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
-}
 
 /* The calling thread's kernel tid (cached). */
 uint32_t agent_tid(void);

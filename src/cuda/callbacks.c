@@ -64,7 +64,7 @@ static bool waited_stream(int domain, CUpti_CallbackId cbid, const CUpti_Callbac
 
 static void api_enter(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
-	uint64_t now = agent_now();
+	uint64_t now = gtrace_now_ns();
 
 	origins_put(d->correlationId, agent_tid(), now);
 	if (d->correlationData)
@@ -74,9 +74,17 @@ static void api_enter(int domain, CUpti_CallbackId cbid, const CUpti_CallbackDat
 		agent_forced_flush();
 }
 
+/*
+ * Runtime calls of this thread under way: the driver calls they make are
+ * their work, so those wait no second time on the "CPU wait" lane.
+ */
+static _Thread_local unsigned runtime_calls_open;
+/* Set while the agent itself queries the driver: those calls are not the program's. */
+static _Thread_local bool agent_in_driver;
+
 static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
-	uint64_t end = agent_now();
+	uint64_t end = gtrace_now_ns();
 	gtrace_origin o = { .tid = agent_tid() };
 	const char *name = d->functionName ? d->functionName : "[unknown CUDA call]";
 	gtrace_attr a[] = {
@@ -91,7 +99,7 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		return;		/* its enter was not seen: no start to show */
 	}
 	gtrace_span_attrs(agent_api_lane, name, o.ts_ns, end, &o, a, 2);
-	if (!call_waits(domain, cbid, name))
+	if ((domain == API_DRIVER && runtime_calls_open) || !call_waits(domain, cbid, name))
 		return;
 	/* The wait span: the correlation, and the stream when it is known. */
 	if (waited_stream(domain, cbid, d, &stream)) {
@@ -105,10 +113,15 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 
 static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
-	if (d->callbackSite == CUPTI_API_ENTER)
+	if (agent_in_driver)
+		return;
+	if (d->callbackSite == CUPTI_API_ENTER) {
 		api_enter(domain, cbid, d);
-	else if (d->callbackSite == CUPTI_API_EXIT)
+		runtime_calls_open += domain == API_RUNTIME;
+	} else if (d->callbackSite == CUPTI_API_EXIT) {
+		runtime_calls_open -= domain == API_RUNTIME && runtime_calls_open;
 		api_exit(domain, cbid, d);
+	}
 }
 
 static void resource(CUpti_CallbackId cbid)
@@ -117,7 +130,9 @@ static void resource(CUpti_CallbackId cbid)
 	case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
 	case CUPTI_CBID_RESOURCE_CONTEXT_CREATED:
 		/* Driver calls are allowed from here on, not inside InitializeInjection. */
+		agent_in_driver = true;
 		devices_query_driver();
+		agent_in_driver = false;
 		break;
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
 		agent_forced_flush();

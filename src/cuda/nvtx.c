@@ -154,7 +154,7 @@ static void emit(const char *name, uint32_t tid, uint64_t start, const gtrace_at
 {
 	gtrace_origin o = { .tid = tid, .ts_ns = start };
 
-	gtrace_span_attrs(agent_nvtx_lane, name, start, agent_now(), &o, a, n);
+	gtrace_span_attrs(agent_nvtx_lane, name, start, gtrace_now_ns(), &o, a, n);
 }
 
 /* Takes name (may be NULL: no memory, the range still nests). */
@@ -182,7 +182,7 @@ static void push(char *name)
 		s->cap = cap;
 	}
 	s->frames[s->depth].name = name;
-	s->frames[s->depth].start = agent_now();
+	s->frames[s->depth].start = gtrace_now_ns();
 	s->depth++;
 }
 
@@ -223,7 +223,7 @@ static void start(const void *id, char *name)
 	}
 	r->id = *(const nvtxRangeId_t *)id;
 	r->tid = agent_tid();
-	r->start = agent_now();
+	r->start = gtrace_now_ns();
 	r->name = name;
 	pthread_mutex_lock(&table_lock);
 	if (nopen < MAX_OPEN) {

@@ -31,12 +31,6 @@ void gbuf_put(struct gbuf *b, const void *p, size_t len)
 	b->len += len;
 }
 
-void gbuf_put_u8(struct gbuf *b, uint8_t v)
-{
-	gbuf_reserve(b, 1);
-	b->data[b->len++] = v;
-}
-
 void gbuf_put_le32(struct gbuf *b, uint32_t v)
 {
 	gbuf_reserve(b, 4);

@@ -13,7 +13,6 @@ struct gbuf {
 
 void gbuf_reserve(struct gbuf *b, size_t more);
 void gbuf_put(struct gbuf *b, const void *p, size_t len);
-void gbuf_put_u8(struct gbuf *b, uint8_t v);
 void gbuf_put_le32(struct gbuf *b, uint32_t v);
 void gbuf_put_le64(struct gbuf *b, uint64_t v);
 /* LEB128: 7 bits a byte, low bits first. */

@@ -192,7 +192,7 @@ void tr_tables_encode(const struct tr_tables *t, struct gbuf *out);
 
 /*
  * Decodes a payload made by tr_tables_encode and appends its rows to t.
- * Returns 0, or TR_ERR_CORRUPT with t left holding only whole tables of
+ * Returns 0, or -TR_ERR_CORRUPT with t left holding only whole tables of
  * the payload.
  */
 int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len);

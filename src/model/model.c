@@ -336,6 +336,13 @@ long model_thread_index(const struct model *m, uint32_t tid)
 	return u64map_get(&m->thread_by_tid, tid, &idx) ? (long)idx : -1;
 }
 
+long model_real_thread_index(const struct model *m, uint32_t tid)
+{
+	long ti = model_thread_index(m, tid);
+
+	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
+}
+
 const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n)
 {
 	if (!loc || loc > m->t.locs.len || !m->loc_syms[loc].count) {

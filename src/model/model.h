@@ -105,6 +105,8 @@ bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
 
 /* The index in m->threads of tid, or -1. Lanes are found by their synthetic tid. */
 long model_thread_index(const struct model *m, uint32_t tid);
+/* The same for a real thread only: -1 for a lane or an unknown tid. */
+long model_real_thread_index(const struct model *m, uint32_t tid);
 
 /* The symbol rows of loc, innermost frame first; *n == 0 when unresolved. */
 const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n);

@@ -38,6 +38,7 @@ struct sampler {
 };
 
 static const char *const event_names[] = {
+	[SAMPLER_EVENT_AUTO] = "cycles",
 	[SAMPLER_EVENT_CYCLES] = "cycles",
 	[SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock",
 	[SAMPLER_EVENT_TASK_CLOCK] = "task-clock",
@@ -385,6 +386,25 @@ void sampler_close(struct sampler *s)
 const char *sampler_event_name(const struct sampler *s)
 {
 	return event_names[s->event];
+}
+
+const char *sampler_event_label(enum sampler_event e)
+{
+	return event_names[e];
+}
+
+int sampler_event_parse(const char *name, enum sampler_event *e)
+{
+	size_t n = sizeof(event_names) / sizeof(event_names[0]);
+
+	/* From CYCLES on: AUTO only borrows the name of its first choice. */
+	for (size_t i = SAMPLER_EVENT_CYCLES; i < n; i++) {
+		if (!strcmp(name, event_names[i])) {
+			*e = (enum sampler_event)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
 }
 
 bool sampler_fell_back(const struct sampler *s)

@@ -54,6 +54,10 @@ void sampler_close(struct sampler *s);
 
 /* "cycles", "cpu-clock" or "task-clock": what was opened. */
 const char *sampler_event_name(const struct sampler *s);
+/* The name of an event (AUTO's is its first choice, cycles). */
+const char *sampler_event_label(enum sampler_event e);
+/* The event of a name sampler_event_label gives: 0, or -EINVAL. */
+int sampler_event_parse(const char *name, enum sampler_event *e);
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);

@@ -166,7 +166,7 @@ static int catch_signals(struct session *se)
 
 static int start_child(struct session *se)
 {
-	int ready[2], exec_err[2];
+	int ready[2], exec_err[2], fork_err;
 
 	if (pipe2(ready, O_CLOEXEC))
 		return -errno;
@@ -180,6 +180,7 @@ static int start_child(struct session *se)
 		setenv(WIRE_SOCKET_ENV, ingest_socket_path(se->in), 1);
 	cuda_inject_setenv(&se->cuda);
 	se->child = fork();
+	fork_err = errno;	/* before the calls below overwrite it */
 	if (se->child == 0) {
 		close(ready[1]);
 		close(exec_err[0]);
@@ -195,7 +196,7 @@ static int start_child(struct session *se)
 	if (se->child < 0) {
 		close_fd(&se->ready_fd);
 		close_fd(&se->exec_err_fd);
-		return -errno;
+		return -fork_err;
 	}
 	return 0;
 }
@@ -321,8 +322,11 @@ static void add_start_meta(struct session *se)
 		buf[sizeof(buf) - 1] = '\0';
 		collector_meta(c, "hostname", buf);
 	}
-	if (!sampler_read_sysctl("perf_event_paranoid", &paranoid))
-		meta_u64(c, "paranoid", (uint64_t)paranoid);
+	/* Signed: -1 is the most permissive setting. */
+	if (!sampler_read_sysctl("perf_event_paranoid", &paranoid)) {
+		snprintf(buf, sizeof(buf), "%ld", paranoid);
+		collector_meta(c, "paranoid", buf);
+	}
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(c, "start-time", buf);
 	meta_u64(c, "start-ns", se->start_ns);

@@ -6,12 +6,10 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -98,18 +96,16 @@ static const char *intern_func(struct symbolizer *s, const char *raw)
  */
 static int vdso_fd(void)
 {
-	const ElfW(Ehdr) *ehdr = (const void *)getauxval(AT_SYSINFO_EHDR);
 	size_t size;
+	const void *image = addrspace_own_vdso(&size);
 	int fd;
 
-	if (!ehdr)
+	if (!image)
 		return -ENOENT;
-	/* The section headers come last in the image. */
-	size = ehdr->e_shoff + (size_t)ehdr->e_shnum * ehdr->e_shentsize;
 	fd = memfd_create("vdso", MFD_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	if (write(fd, ehdr, size) != (ssize_t)size) {
+	if (write(fd, image, size) != (ssize_t)size) {
 		close(fd);
 		return -EIO;
 	}

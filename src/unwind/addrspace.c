@@ -202,30 +202,38 @@ static void dso_read_file(struct dso *d)
 	close(fd);
 }
 
-/*
- * The kernel maps the same vdso into every process, so the recorder's own
- * copy gives the target's vdso layout and unwind tables.
- */
-static void dso_read_own_vdso(struct dso *d)
+const void *addrspace_own_vdso(size_t *size)
 {
 	const Elf64_Ehdr *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
 	const Elf64_Phdr *ph;
-	uint64_t size;
-	Elf *elf;
+	uint64_t end;
 
 	if (!eh || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
 	    eh->e_ident[EI_CLASS] != ELFCLASS64)
-		return;
+		return NULL;
 	/* The section headers end the image; the segments are within it. */
-	size = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
+	end = eh->e_shoff + (uint64_t)eh->e_shnum * eh->e_shentsize;
 	ph = (const Elf64_Phdr *)((const uint8_t *)eh + eh->e_phoff);
 	for (unsigned i = 0; i < eh->e_phnum; i++)
-		if (ph[i].p_offset + ph[i].p_filesz > size)
-			size = ph[i].p_offset + ph[i].p_filesz;
-	if (size > VDSO_MAX_SIZE)
+		if (ph[i].p_offset + ph[i].p_filesz > end)
+			end = ph[i].p_offset + ph[i].p_filesz;
+	if (end > VDSO_MAX_SIZE)
+		return NULL;
+	*size = (size_t)end;
+	return eh;
+}
+
+/* The recorder's own vdso gives the target's vdso layout and unwind tables. */
+static void dso_read_own_vdso(struct dso *d)
+{
+	size_t size;
+	const void *image = addrspace_own_vdso(&size);
+	Elf *elf;
+
+	if (!image)
 		return;
 	d->image = xmalloc(size);
-	memcpy(d->image, eh, size);
+	memcpy(d->image, image, size);
 	elf = elf_memory((char *)d->image, size);
 	if (elf) {
 		dso_read_elf(d, elf);

@@ -10,6 +10,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct addrspaces;
@@ -59,6 +60,12 @@ const struct map *addrspace_find(const struct addrspaces *as, uint32_t pid, uint
  * addresses are its offsets from the map start (it is linked at 0).
  */
 uint64_t map_to_elf_addr(const struct map *m, uint64_t addr);
+
+/*
+ * This process's vdso image and its size, or NULL: one kernel maps the
+ * same vdso into every process, so it stands in for the recorded ones'.
+ */
+const void *addrspace_own_vdso(size_t *size);
 
 /* Every dso seen so far, by id; ids are never reused. */
 uint32_t addrspaces_dso_count(const struct addrspaces *as);

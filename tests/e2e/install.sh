@@ -6,7 +6,8 @@
 command -v pkg-config >/dev/null || skip "pkg-config is not installed"
 
 root=$TESTDIR/root
-make -s -C "$SRCDIR" install BUILD="$BUILD" DESTDIR="$root" PREFIX=/usr \
+# ASAN as the build was made, so that make never remakes part of it otherwise.
+make -s -C "$SRCDIR" install BUILD="$BUILD" ASAN="${SAN_FLAGS:+1}" DESTDIR="$root" PREFIX=/usr \
 	>make.out 2>&1 || { show make.out; fail "make install failed"; }
 
 for f in bin/gtrace include/gtrace/target.h lib/libgtrace-target.a \

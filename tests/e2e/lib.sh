@@ -8,6 +8,7 @@
 #   BUILD      the build directory
 #   WORKLOADS  $BUILD/workloads: the programs of tests/workloads/
 #   SRCDIR     the repository root
+#   SAN_FLAGS  the sanitizer flags the build used (empty without ASAN=1)
 #
 # A test exits 0 to pass, 77 to skip (see skip), anything else to fail. It
 # sources this file first:  . "$SRCDIR/tests/e2e/lib.sh"

@@ -8,10 +8,20 @@ LANES=$WORKLOADS/lanes
 [ -x "$LANES" ] || skip "the lanes example is not built ($LANES)"
 need_perf_events
 
+# lanes reports until told to stop (SIGUSR1), so the recorder is killed
+# while spans still come however slow this machine is.
 "$GTRACE" record -q -o killed.data -- sh -c \
-	'echo "$GTRACE_TARGET_SOCKET" >socket.path; "$0" --wait-active 5 --run-ms 3000 >lanes.out; echo $? >lanes.status' \
+	'echo "$GTRACE_TARGET_SOCKET" >socket.path; "$0" --wait-active 5 --run-ms 60000 >lanes.out &
+	 echo $! >lanes.pid; wait $!; echo $? >lanes.status' \
 	"$LANES" </dev/null 2>stderr &
 gtrace_pid=$!
+
+# A killed recorder cannot clean up after itself; nor can a failed test.
+cleanup() {
+	[ -s lanes.pid ] && [ ! -e lanes.status ] && kill "$(cat lanes.pid)" 2>/dev/null
+	[ -s socket.path ] && rm -rf "$(dirname "$(cat socket.path)")"
+}
+trap cleanup EXIT
 
 # Until a chunk with spans is written (readers take a file being written).
 tries=0
@@ -22,9 +32,9 @@ until "$GTRACE" threads -i killed.data 2>/dev/null </dev/null | grep -q ' 0xfff0
 done
 kill -KILL $gtrace_pid
 wait $gtrace_pid 2>/dev/null
-# A killed recorder cannot clean up after itself.
-trap 'rm -rf "$(dirname "$(cat socket.path)")"' EXIT
 
+wait_for lanes.pid
+kill -USR1 "$(cat lanes.pid)"
 wait_for lanes.status
 [ "$(cat lanes.status)" -eq 0 ] || { show lanes.out; fail "lanes exited with $(cat lanes.status)"; }
 at_least "spans reported" "$(lanes_result lanes.out reported)" 1

@@ -269,6 +269,26 @@ static void test_load_proc_and_elf_addr(void)
 	addrspaces_free(as);
 }
 
+/* The own vdso image covers its section headers and every segment. */
+static void test_own_vdso(void)
+{
+	const ElfW(Ehdr) *eh = (const void *)getauxval(AT_SYSINFO_EHDR);
+	const ElfW(Phdr) *ph;
+	const void *image;
+	size_t size = 0;
+
+	image = addrspace_own_vdso(&size);
+	if (!eh) {
+		CHECK(image == NULL);
+		return;
+	}
+	CHECK(image == (const void *)eh);
+	CHECK(size >= eh->e_shoff + (size_t)eh->e_shnum * eh->e_shentsize);
+	ph = (const void *)((const char *)eh + eh->e_phoff);
+	for (unsigned i = 0; i < eh->e_phnum; i++)
+		CHECK(size >= ph[i].p_offset + ph[i].p_filesz);
+}
+
 int main(void)
 {
 	ssize_t n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
@@ -283,5 +303,6 @@ int main(void)
 	RUN(test_dso_registry);
 	RUN(test_build_id_from_file);
 	RUN(test_load_proc_and_elf_addr);
+	RUN(test_own_vdso);
 	return test_summary();
 }

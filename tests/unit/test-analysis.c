@@ -363,6 +363,36 @@ static void test_flame_svg(void)
 	model_free(&m);
 }
 
+/* Names that are not UTF-8, or cut to fit, still give a file a browser reads. */
+static void test_flame_svg_utf8(void)
+{
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t wide = synth_loc(&s, app, 0x1000, "main");
+	uint32_t narrow = synth_loc(&s, app, 0x2000, "\xc3\xa4\xc3\xb6\xc3\xbc\xc3\xa4\xc3\xb6\xc3\xbc\xc3\xa4\xc3\xb6");
+	uint32_t s1[] = { wide }, s2[] = { narrow };
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	struct capture cap;
+	const char *text;
+
+	synth_comm(&s, 100, 100, "w\xc3\xb6rker_\xc3");	/* the kernel cut it mid-character */
+	synth_samples(&s, 100, 100, synth_stack(&s, s1, 1), 90);
+	synth_samples(&s, 100, 100, synth_stack(&s, s2, 1), 4);	/* 50 px: 6 characters fit */
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
+	funcs_init(&f, &m, false);
+	calltree_build(&t, &f, NULL, NULL);
+	calltree_write_svg(capture_start(&cap), &t, &f, "t", WEIGHT_SAMPLES);
+	text = capture_end(&cap);
+	CHECK(strstr(text, ">w\xc3\xb6rker_\xef\xbf\xbd (94 samples") != NULL);
+	CHECK(strstr(text, ">\xc3\xa4\xc3\xb6\xc3\xbc\xc3\xa4..</text>") != NULL);
+	free(cap.text);
+	calltree_free(&t);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 static void test_threads_view(void)
 {
 	struct model m;
@@ -457,6 +487,43 @@ static void test_empty_model(void)
 	model_free(&m);
 }
 
+/* A damaged file's endless stack folds at CALLTREE_MAX_DEPTH instead of overflowing the printers. */
+static void test_calltree_depth_bounded(void)
+{
+	enum { DEPTH = 200000 };
+	struct synth s = {0};
+	struct model m;
+	struct funcs f;
+	struct calltree t;
+	uint32_t *locs = xmalloc(DEPTH * sizeof(*locs));
+	uint32_t loc, deepest = 0;
+	FILE *null = fopen("/dev/null", "w");
+
+	loc = synth_loc(&s, synth_dso(&s, "/usr/bin/app"), 0x1000, "rec");
+	for (size_t i = 0; i < DEPTH; i++)
+		locs[i] = loc;
+	synth_samples(&s, 1, 1, synth_stack(&s, locs, DEPTH), 1);
+	synth_model(&s, &m, 0);
+	funcs_init(&f, &m, false);
+	calltree_build(&t, &f, NULL, NULL);
+	for (size_t i = 0; i < t.nodes.len; i++)
+		if (t.nodes.v[i].depth > deepest)
+			deepest = t.nodes.v[i].depth;
+	CHECK_EQ_U64(deepest, CALLTREE_MAX_DEPTH);
+	CHECK_EQ_U64(t.nodes.v[0].total, 1);
+	CHECK(null != NULL);
+	if (null) {
+		calltree_print(null, &t, &f, 0.0);
+		calltree_print_folded(null, &t, &f, WEIGHT_SAMPLES);
+		calltree_write_svg(null, &t, &f, "deep", WEIGHT_SAMPLES);
+		fclose(null);
+	}
+	calltree_free(&t);
+	funcs_free(&f);
+	model_free(&m);
+	free(locs);
+}
+
 int main(void)
 {
 	RUN(test_report_children);
@@ -467,6 +534,8 @@ int main(void)
 	RUN(test_flame_tree_and_folded);
 	RUN(test_flame_filter);
 	RUN(test_flame_svg);
+	RUN(test_flame_svg_utf8);
+	RUN(test_calltree_depth_bounded);
 	RUN(test_threads_view);
 	RUN(test_diagnose_view);
 	RUN(test_empty_model);

@@ -15,6 +15,7 @@
 #include "record/collect.h"
 #include "record/queue.h"
 #include "record/records.h"
+#include "record/sampler.h"
 #include "record/writer.h"
 #include "readback.h"
 #include "test.h"
@@ -455,6 +456,20 @@ out:
 	tr_tables_free(&t);
 }
 
+/* Every event name the sampler gives parses back to its event. */
+static void test_event_names(void)
+{
+	enum sampler_event e = SAMPLER_EVENT_AUTO;
+
+	CHECK_STREQ(sampler_event_label(SAMPLER_EVENT_AUTO), "cycles");
+	for (int i = SAMPLER_EVENT_CYCLES; i <= SAMPLER_EVENT_TASK_CLOCK; i++) {
+		CHECK(!sampler_event_parse(sampler_event_label((enum sampler_event)i), &e));
+		CHECK_EQ_U64(e, i);
+	}
+	CHECK(sampler_event_parse("instructions", &e) == -EINVAL);
+	CHECK(sampler_event_parse("", &e) == -EINVAL);
+}
+
 int main(void)
 {
 	RUN(test_parse_dwarf_sample);
@@ -464,5 +479,6 @@ int main(void)
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_compaction_keeps_records);
 	RUN(test_collect_rows);
+	RUN(test_event_names);
 	return test_summary();
 }

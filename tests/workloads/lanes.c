@@ -10,7 +10,9 @@
  *         [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]
  *         [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N] [--attrs]
  *
- * --names sets how many distinct span names there are (default 50);
+ * --run-ms reports for MS milliseconds instead of --spans, or until SIGUSR1
+ * comes, so that a test can end it when it is done rather than guess a
+ * time. --names sets how many distinct span names there are (default 50);
  * --rate paces the reporting to N spans a second over all threads, for
  * benchmarks of sustained ingestion. --attrs gives every span 12
  * attributes, "lanes.attr-0" .. "lanes.attr-11" = 16 * k + j for span k of
@@ -24,6 +26,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -57,6 +60,7 @@ static gtrace_lane **lanes;
 static char (*names)[24];
 static uint64_t start_ns;
 static uint64_t loops_per_us;
+static volatile sig_atomic_t stop_requested;
 
 static pthread_mutex_t idler_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t idler_cond = PTHREAD_COND_INITIALIZER;
@@ -145,9 +149,14 @@ static void pace(long k, uint64_t begin)
 	nanosleep(&ts, NULL);
 }
 
+static void request_stop(int sig)
+{
+	stop_requested = 1;
+}
+
 static bool keep_going(long k, uint64_t deadline)
 {
-	return opt.run_ms ? gtrace_now_ns() < deadline : k < opt.spans;
+	return opt.run_ms ? !stop_requested && gtrace_now_ns() < deadline : k < opt.spans;
 }
 
 static void *worker(void *arg)
@@ -333,6 +342,7 @@ int main(int argc, char **argv)
 	int status = 0;
 
 	start_ns = gtrace_now_ns();
+	signal(SIGUSR1, request_stop);
 	parse(argc, argv);
 	calibrate();
 	names = calloc(opt.names, sizeof(*names));
