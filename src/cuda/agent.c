@@ -26,6 +26,12 @@
 gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
 
 static int collecting;			/* relaxed: checked on every callback */
+/*
+ * The exit handler and the flush thread meet here (seq_cst, Dekker style):
+ * the handler raises exiting and waits for flushing to drop, so the thread
+ * is out of CUPTI before the buffers it may be completing are freed.
+ */
+static int exiting, flushing;
 static pid_t agent_pid;			/* the process that subscribed */
 static CUpti_SubscriberHandle subscriber;
 static bool status_clean = true;	/* no error said yet */
@@ -142,13 +148,31 @@ static void *flush_main(void *arg)
 	for (;;) {
 		while (nanosleep(&period, NULL))
 			;
-		if (!agent_collecting())
+		__atomic_store_n(&flushing, 1, __ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&exiting, __ATOMIC_SEQ_CST) || !agent_collecting()) {
+			__atomic_store_n(&flushing, 0, __ATOMIC_SEQ_CST);
 			return NULL;
+		}
 		/* No lock of ours is held: buffer completion may run right here. */
 		cupti.cuptiActivityFlushAll(0);
 		agent_count(CNT_FLUSHES, 1);
 		agent_publish_counters();
+		__atomic_store_n(&flushing, 0, __ATOMIC_SEQ_CST);
 	}
+}
+
+/* Whether the flush thread left CUPTI within a bounded wait: exit must not hang. */
+static bool flush_thread_out(void)
+{
+	struct timespec tick = { .tv_nsec = 1000 * 1000 };
+
+	__atomic_store_n(&exiting, 1, __ATOMIC_SEQ_CST);
+	for (int waited_ms = 0; __atomic_load_n(&flushing, __ATOMIC_SEQ_CST); waited_ms++) {
+		if (waited_ms == 2000)
+			return false;
+		nanosleep(&tick, NULL);
+	}
+	return true;
 }
 
 static void start_flush_thread(void)
@@ -174,9 +198,11 @@ static void at_exit(void)
 {
 	char buf[96];
 	uint64_t incomplete;
+	bool quiet;
 
 	if (!agent_collecting() || getpid() != agent_pid)
 		return;
+	quiet = flush_thread_out();
 	incomplete = agent_forced_flush();
 	if (incomplete)
 		snprintf(buf, sizeof(buf), "incomplete: %llu records still running at exit",
@@ -185,7 +211,9 @@ static void at_exit(void)
 	/* Later buffers (the runtime's own teardown) are not waited for. */
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
 	agent_publish_counters();
-	activity_release_pool();
+	/* A flush thread stuck in CUPTI may still hand back buffers: leave them be. */
+	if (quiet)
+		activity_release_pool();
 }
 
 /* CUDA cannot be used in a child forked after cuInit: nothing to collect or flush. */
