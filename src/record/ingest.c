@@ -108,9 +108,9 @@ static uint32_t id_map_get(const struct id_map *m, uint32_t id)
 /* The runtime directory for sockets: $XDG_RUNTIME_DIR, else /tmp. */
 static const char *runtime_dir(void)
 {
-	const char *dir = getenv("XDG_RUNTIME_DIR");
+	const char *dir = wire_runtime_dir();
 
-	return dir && *dir == '/' ? dir : "/tmp";
+	return dir ? dir : "/tmp";
 }
 
 static char *path_join(const char *dir, const char *name)

@@ -44,14 +44,6 @@ struct conn {
 	uint64_t props_sent;			/* the props version the recorder has */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 void tgt_conn_configure(void)
 {
 	const char *env = getenv(WIRE_SOCKET_ENV);
@@ -290,7 +282,7 @@ static bool send_drops(struct conn *c)
 	uint64_t accepted;
 
 	tgt_ring_totals(&accepted, &m.queue_full);
-	c->drops_ns = now_ns();
+	c->drops_ns = gtrace_now_ns();
 	if (m.queue_full == c->drops_sent.queue_full && m.unsent == c->drops_sent.unsent)
 		return true;
 	if (!send_msg(c->fd, WIRE_DROPS, 1, &m, sizeof(m), NULL, 0))
@@ -327,7 +319,7 @@ static void serve(struct conn *c)
 		}
 		if (ok)
 			ok = send_props(c);
-		if (ok && (!p || flush || now_ns() - c->drops_ns >= DROPS_EVERY_NS))
+		if (ok && (!p || flush || gtrace_now_ns() - c->drops_ns >= DROPS_EVERY_NS))
 			ok = send_drops(c);
 		if (ok && !p)
 			ok = !hung_up(c->fd);
@@ -347,7 +339,7 @@ void *tgt_io_main(void *arg)
 	/* The kernel keeps 15 characters: "gtrace-target-i". */
 	prctl(PR_SET_NAME, "gtrace-target-io");
 	for (;;) {
-		uint64_t next_look = now_ns() + POLL_MS * 1000000ull;
+		uint64_t next_look = gtrace_now_ns() + POLL_MS * 1000000ull;
 		struct conn c = { .fd = connected >= 0 ? connected : tgt_connect(false) };
 
 		connected = -1;
@@ -359,7 +351,7 @@ void *tgt_io_main(void *arg)
 		idset_free(&c.strings);
 		idset_free(&c.lanes);
 		/* Until the next look, flushes have nothing to wait for. */
-		for (uint64_t t = now_ns(); t < next_look; t = now_ns()) {
+		for (uint64_t t = gtrace_now_ns(); t < next_look; t = gtrace_now_ns()) {
 			uint64_t flush;
 			struct tgt_packet *p = tgt_queue_wait((next_look - t) / 1000000 + 1, &flush);
 

@@ -123,11 +123,19 @@ struct wire_drops {
  * The rendezvous directory's path, for both ends (neither makes nor checks
  * it here). A relative $XDG_RUNTIME_DIR is ignored, as the XDG rules say.
  */
-static inline int wire_rendezvous_dir(char *buf, size_t size)
+/* $XDG_RUNTIME_DIR when it is usable (absolute), else NULL. */
+static inline const char *wire_runtime_dir(void)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	int n = xdg && *xdg == '/' ? snprintf(buf, size, "%s/gtrace", xdg)
-				   : snprintf(buf, size, "/tmp/gtrace-%u", (unsigned)geteuid());
+
+	return xdg && *xdg == '/' ? xdg : NULL;
+}
+
+static inline int wire_rendezvous_dir(char *buf, size_t size)
+{
+	const char *xdg = wire_runtime_dir();
+	int n = xdg ? snprintf(buf, size, "%s/gtrace", xdg)
+		    : snprintf(buf, size, "/tmp/gtrace-%u", (unsigned)geteuid());
 
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }

@@ -418,11 +418,13 @@ int addrspaces_new(struct addrspaces **as)
 
 void addrspaces_free(struct addrspaces *as)
 {
+	uint64_t proc;
+
 	if (!as)
 		return;
-	for (size_t i = 0; i < as->procs.cap; i++)
-		if (as->procs.keys[i] != U64MAP_EMPTY && as->procs.vals[i])
-			proc_free((struct proc *)(uintptr_t)as->procs.vals[i]);
+	for (size_t pos = 0; u64map_next(&as->procs, &pos, NULL, &proc);)
+		if (proc)
+			proc_free((struct proc *)(uintptr_t)proc);
 	for (size_t i = 0; i < as->dsos.len; i++)
 		dso_free(as->dsos.v[i]);
 	VEC_FREE(&as->dsos);

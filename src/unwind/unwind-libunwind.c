@@ -404,11 +404,13 @@ int unwinder_new(struct unwinder **u, enum unwind_method method,
 
 void unwinder_free(struct unwinder *u)
 {
+	uint64_t space;
+
 	if (!u)
 		return;
-	for (size_t i = 0; i < u->spaces.cap; i++)
-		if (u->spaces.keys[i] != U64MAP_EMPTY && u->spaces.vals[i])
-			unw_destroy_addr_space((unw_addr_space_t)(uintptr_t)u->spaces.vals[i]);
+	for (size_t pos = 0; u64map_next(&u->spaces, &pos, NULL, &space);)
+		if (space)
+			unw_destroy_addr_space((unw_addr_space_t)(uintptr_t)space);
 	u64map_free(&u->spaces);
 	for (size_t i = 0; i < u->dsos.len; i++)
 		if (u->dsos.v[i].mapped)

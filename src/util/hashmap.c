@@ -93,6 +93,21 @@ uint32_t u64map_pair_id(struct u64map *m, uint32_t a, uint32_t b)
 	return (uint32_t)id;
 }
 
+bool u64map_next(const struct u64map *m, size_t *pos, uint64_t *key, uint64_t *val)
+{
+	for (; *pos < m->cap; (*pos)++) {
+		if (m->keys[*pos] == U64MAP_EMPTY)
+			continue;
+		if (key)
+			*key = m->keys[*pos];
+		if (val)
+			*val = m->vals[*pos];
+		(*pos)++;
+		return true;
+	}
+	return false;
+}
+
 void u64map_free(struct u64map *m)
 {
 	free(m->keys);

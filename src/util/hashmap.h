@@ -25,6 +25,11 @@ bool u64map_get(const struct u64map *m, uint64_t key, uint64_t *val);
 void u64map_put(struct u64map *m, uint64_t key, uint64_t val);
 void u64map_free(struct u64map *m);
 /*
+ * Walks the entries in no particular order: start with *pos = 0; each call
+ * gives the next entry, or returns false at the end.
+ */
+bool u64map_next(const struct u64map *m, size_t *pos, uint64_t *key, uint64_t *val);
+/*
  * Interns the pair (a, b) in a map that holds nothing else: its id, dense
  * from 1 in the order of first sight. An id above the caller's count of
  * pairs is a new one.
