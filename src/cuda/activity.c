@@ -147,13 +147,15 @@ static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream
 
 /*
  * Whether the record's times can be shown; counts those that cannot. A
- * forced flush hands over work still running, with end 0: incomplete.
+ * forced flush hands over work not yet ended with end 0, and start 0 too
+ * when it had not started: incomplete. Complete buffers came first, in the
+ * flag-0 flush before it, so a zero there is a time CUPTI did not collect.
  */
 static bool timed(struct walk *w, uint64_t start, uint64_t end)
 {
 	if (start && end && end >= start)
 		return true;
-	if (start && !end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
+	if (!end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
 		w->counts[CNT_INCOMPLETE]++;
 		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
 	} else {

@@ -132,6 +132,8 @@ uint64_t agent_forced_flush(void)
 
 	if (!agent_collecting())
 		return 0;
+	/* Complete buffers first: what the forced flush adds without an end is still running. */
+	cupti.cuptiActivityFlushAll(0);
 	activity_forced_begin();
 	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	incomplete = activity_forced_end();
