@@ -6,6 +6,10 @@
  * record (gtrace_span_attrs interns the names) before the buffer goes back.
  * Completion may run on several threads at once: a walk keeps its caches
  * on its own stack and takes a lock only for a lane it has not seen.
+ *
+ * CUPTI hands a buffer over late: once it is full, or at a flush, and only
+ * when the work of every record in it has ended. How late is measured per
+ * record, from the work's end to the buffer's arrival (cuda.delay.*).
  */
 #include "cuda/agent.h"
 
@@ -16,7 +20,15 @@
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
-#define BUFFER_BYTES (8u << 20)
+/*
+ * Each recording thread fills a buffer of its own: 2 MiB hold about 9,700
+ * kernel records (216 bytes), a few tens of ms of a busy launching thread.
+ * That is what arrives at once, what the recorder must take in one go, and
+ * what a SIGKILL loses per thread; 8 MiB held 38k kernels and kept them
+ * back until the last of them ended. Smaller buffers cost more completions
+ * (each a walk and a counter update), which 2 MiB keeps rare.
+ */
+#define BUFFER_BYTES (2u << 20)
 #define POOL_KEEP 4			/* free buffers kept for reuse */
 #define MAX_GPU_LANES 1024
 /*
@@ -41,6 +53,7 @@ static unsigned ngpu_lanes;
 
 static int forced_active;		/* forced flushes running */
 static uint64_t forced_incomplete;	/* records with end 0 seen meanwhile */
+static uint64_t delay_max_us;		/* cuda.delay.max-us, raised by any walk */
 
 struct occ_entry {
 	uint32_t device;
@@ -53,6 +66,8 @@ struct occ_entry {
 /* One buffer's walk. */
 struct walk {
 	uint64_t counts[CNT_COUNT];	/* added to the agent's at the end: no atomic per record */
+	uint64_t arrived_ns;		/* when CUPTI handed the buffer over */
+	uint64_t delay_sum_ns, delay_max_ns;
 	uint64_t last_key;
 	gtrace_lane *last_lane;
 	unsigned entries;		/* queued since the last wait */
@@ -153,8 +168,15 @@ static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream
  */
 static bool timed(struct walk *w, uint64_t start, uint64_t end)
 {
-	if (start && end && end >= start)
+	if (start && end && end >= start) {
+		uint64_t delay = w->arrived_ns > end ? w->arrived_ns - end : 0;
+
+		w->delay_sum_ns += delay;
+		if (delay > w->delay_max_ns)
+			w->delay_max_ns = delay;
+		w->counts[CNT_DELAY_RECORDS]++;
 		return true;
+	}
 	if (!end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
 		w->counts[CNT_INCOMPLETE]++;
 		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
@@ -396,6 +418,20 @@ static void record(struct walk *w, const CUpti_Activity *r)
 	}
 }
 
+/* The counter goes up by each raise: walks on other threads may raise it too. */
+static void raise_delay_max(uint64_t us)
+{
+	uint64_t old = __atomic_load_n(&delay_max_us, __ATOMIC_RELAXED);
+
+	while (us > old) {
+		if (__atomic_compare_exchange_n(&delay_max_us, &old, us, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			agent_count(CNT_DELAY_MAX_US, us - old);
+			return;
+		}
+	}
+}
+
 void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 					size_t size, size_t valid)
 {
@@ -413,8 +449,11 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 		return;
 	}
 	agent_count(CNT_BUFFERS, 1);
+	w.arrived_ns = gtrace_now_ns();
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
 		record(&w, r);
+	w.counts[CNT_DELAY_SUM_US] = w.delay_sum_ns / 1000;
+	raise_delay_max(w.delay_max_ns / 1000);
 	for (int i = 0; i < CNT_COUNT; i++)
 		if (w.counts[i])
 			agent_count(i, w.counts[i]);

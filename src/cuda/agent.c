@@ -59,6 +59,9 @@ static const char *const counter_names[CNT_COUNT] = {
 	[CNT_BUFFERS] = "cuda.buffers",
 	[CNT_FLUSHES] = "cuda.flushes",
 	[CNT_NULL_BUFFERS] = "cuda.null-buffers",
+	[CNT_DELAY_MAX_US] = "cuda.delay.max-us",
+	[CNT_DELAY_SUM_US] = "cuda.delay.sum-us",
+	[CNT_DELAY_RECORDS] = "cuda.delay.records",
 };
 
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));

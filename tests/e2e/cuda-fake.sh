@@ -104,6 +104,13 @@ expect_counter diag.txt cuda.records.context 1
 for problem in dropped no-timestamp incomplete causality no-origin null-buffers; do
 	expect_counter diag.txt cuda.$problem 0
 done
+# The buffer delay, from each record's work end to its buffer's arrival:
+# the program's one buffer came at the context's destruction, after at
+# least the 4 ms of CPU work in launch_graph that followed the first copy.
+expect_counter diag.txt cuda.delay.records 26
+at_least "cuda.delay.max-us" "$(cuda_counter diag.txt cuda.delay.max-us)" 4000
+at_least "cuda.delay.sum-us" "$(cuda_counter diag.txt cuda.delay.sum-us)" \
+	"$(cuda_counter diag.txt cuda.delay.max-us)"
 # Every span has an origin on a real thread of the program.
 for outcome in none bad_tid no_thread; do
 	[ "$(origins_total diag.txt $outcome)" -eq 0 ] ||
