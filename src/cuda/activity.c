@@ -44,9 +44,14 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *pool[POOL_KEEP];
 static unsigned pooled;
 
+/* Stream ids are unique within a context only. */
+struct stream_key {
+	uint32_t device, context, stream;
+};
+
 static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gpu_lane {
-	uint64_t key;			/* device << 32 | stream */
+	struct stream_key key;
 	gtrace_lane *lane;
 } gpu_lanes[MAX_GPU_LANES];
 static unsigned ngpu_lanes;
@@ -68,7 +73,7 @@ struct walk {
 	uint64_t counts[CNT_COUNT];	/* added to the agent's at the end: no atomic per record */
 	uint64_t arrived_ns;		/* when CUPTI handed the buffer over */
 	uint64_t delay_sum_ns, delay_max_ns;
-	uint64_t last_key;
+	struct stream_key last_key;
 	gtrace_lane *last_lane;
 	unsigned entries;		/* queued since the last wait */
 	bool stalled;			/* a wait timed out: the recorder is not keeping up */
@@ -122,25 +127,46 @@ uint64_t activity_forced_end(void)
 	return __atomic_exchange_n(&forced_incomplete, 0, __ATOMIC_SEQ_CST);
 }
 
-static gtrace_lane *find_lane(uint64_t key)
+static bool same_stream(const struct stream_key *a, const struct stream_key *b)
+{
+	return a->device == b->device && a->context == b->context && a->stream == b->stream;
+}
+
+/*
+ * "GPU0 stream 13" for the first context seen on a device, the common
+ * case; "GPU0 ctx 2 stream 13" for others. Under lanes_lock.
+ */
+static void lane_name(char *buf, size_t size, const struct stream_key *key)
+{
+	for (unsigned i = 0; i < ngpu_lanes; i++) {
+		if (gpu_lanes[i].key.device == key->device &&
+		    gpu_lanes[i].key.context != key->context) {
+			snprintf(buf, size, "GPU%u ctx %u stream %u", (unsigned)key->device,
+				 (unsigned)key->context, (unsigned)key->stream);
+			return;
+		}
+	}
+	snprintf(buf, size, "GPU%u stream %u", (unsigned)key->device, (unsigned)key->stream);
+}
+
+static gtrace_lane *find_lane(const struct stream_key *key)
 {
 	unsigned n = __atomic_load_n(&ngpu_lanes, __ATOMIC_ACQUIRE);
 	gtrace_lane *lane = NULL;
 	char name[64];
 
 	for (unsigned i = 0; i < n; i++)
-		if (gpu_lanes[i].key == key)
+		if (same_stream(&gpu_lanes[i].key, key))
 			return gpu_lanes[i].lane;
 	pthread_mutex_lock(&lanes_lock);
 	for (unsigned i = n; i < ngpu_lanes && !lane; i++)
-		if (gpu_lanes[i].key == key)
+		if (same_stream(&gpu_lanes[i].key, key))
 			lane = gpu_lanes[i].lane;
 	if (!lane) {
-		snprintf(name, sizeof(name), "GPU%u stream %u", (unsigned)(key >> 32),
-			 (unsigned)key);
+		lane_name(name, sizeof(name), key);
 		lane = gtrace_lane_get("cuda", name);
 		if (lane && ngpu_lanes < MAX_GPU_LANES) {
-			gpu_lanes[ngpu_lanes].key = key;
+			gpu_lanes[ngpu_lanes].key = *key;
 			gpu_lanes[ngpu_lanes].lane = lane;
 			__atomic_store_n(&ngpu_lanes, ngpu_lanes + 1, __ATOMIC_RELEASE);
 		}
@@ -149,12 +175,13 @@ static gtrace_lane *find_lane(uint64_t key)
 	return lane;
 }
 
-static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream)
+static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t context,
+				uint32_t stream)
 {
-	uint64_t key = (uint64_t)device << 32 | stream;
+	struct stream_key key = { device, context, stream };
 
-	if (!w->last_lane || w->last_key != key) {
-		w->last_lane = find_lane(key);
+	if (!w->last_lane || !same_stream(&w->last_key, &key)) {
+		w->last_lane = find_lane(&key);
 		w->last_key = key;
 	}
 	return w->last_lane;
@@ -274,7 +301,7 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, k->correlationId, &start, &end, &o);
-	lane = stream_lane(w, k->deviceId, k->streamId);
+	lane = stream_lane(w, k->deviceId, k->contextId, k->streamId);
 	a[n++] = ATTR("grid.x", k->gridX);
 	a[n++] = ATTR("grid.y", k->gridY);
 	a[n++] = ATTR("grid.z", k->gridZ);
@@ -324,7 +351,8 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, c->deviceId, c->streamId), cuda_copy_name(c->copyKind, buf, sizeof(buf)),
+	emit(w, stream_lane(w, c->deviceId, c->contextId, c->streamId),
+	     cuda_copy_name(c->copyKind, buf, sizeof(buf)),
 	     start, end, origin, a, sizeof(a) / sizeof(a[0]));
 }
 
@@ -349,7 +377,7 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, c->deviceId, c->streamId),
+	emit(w, stream_lane(w, c->deviceId, c->contextId, c->streamId),
 	     cuda_copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, buf, sizeof(buf)), start, end, origin,
 	     a, sizeof(a) / sizeof(a[0]));
 }
@@ -372,7 +400,7 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, m->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, m->deviceId, m->streamId), "[CUDA memset]", start, end, origin, a,
+	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), "[CUDA memset]", start, end, origin, a,
 	     sizeof(a) / sizeof(a[0]));
 }
 

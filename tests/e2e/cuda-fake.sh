@@ -125,6 +125,20 @@ record fork.data -- "$CUDA_DIR/fake-app" --fork
 run_gtrace diagnose -i fork.data >fork.txt
 expect_counter fork.txt cuda.records.kernel 21
 
+# A kernel opting in to more shared memory than a block gets by default:
+# its occupancy needs the opt-in limit, which only the driver tells. The
+# driver refuses calls inside CU_INIT_FINISHED, so the limits come from
+# asking again at the context's creation.
+record more.data -- "$CUDA_DIR/fake-app" --optin --two-contexts
+run_gtrace report -i more.data --gpu >more.txt
+expect_row more.txt ' big_tile(float*)' \
+	' 1 +5\.000 +5\.000 +5\.000 +5\.000 +0\.000 +1024x1x1 +128x1x1 +32 +12\.5% shared-memory '
+# A second context on the device numbers its streams as the first does:
+# its stream 13 is a lane of its own, named with its context.
+run_gtrace threads -i more.data >more-threads.txt
+expect_lane more-threads.txt cuda "GPU0 stream 13" 16	# the default run's 15, big_tile
+expect_lane more-threads.txt cuda "GPU0 ctx 2 stream 13" 2
+
 # A peer copy between two devices: its own kind, bandwidth and devices.
 FAKE_CUDA_DEVICES=2
 export FAKE_CUDA_DEVICES
