@@ -20,7 +20,7 @@
 #include "config.h"
 #include "cuda/cupti-api.h"
 
-#define MIN_CUPTI_VERSION 130001	/* CUDA 13.0 Update 1: flush and disable fixes */
+#define MIN_CUPTI_VERSION 130000	/* CUDA 13.0; diagnose warns below Update 1's 130001 */
 #define FLUSH_PERIOD_S 1
 
 gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;

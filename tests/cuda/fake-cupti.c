@@ -23,7 +23,7 @@
  *   dropped=N            cuptiActivityGetNumDroppedRecords reports N more
  *   fatal                cuptiActivityEnable fails (CUPTI_ERROR_UNKNOWN)
  *   subscriber-conflict  cuptiSubscribe fails as under nsys (error 39)
- *   old-version          cuptiGetVersion says 130000
+ *   old-version          cuptiGetVersion says 120000 (CUDA 12)
  *   names-freed          kernel names are overwritten and freed as soon as
  *                        bufferCompleted returns
  *   out-of-order         records and buffers are delivered newest first
@@ -755,7 +755,7 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 	if (env)
 		*version = (uint32_t)strtoul(env, NULL, 10);
 	else
-		*version = faults.old_version ? 130000 : CUPTI_API_VERSION;
+		*version = faults.old_version ? 120000 : CUPTI_API_VERSION;
 	return CUPTI_SUCCESS;
 }
 
