@@ -90,6 +90,9 @@ struct pending {
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held while buffers are taken and delivered: a flush returns only once
+ * what the worker took meanwhile was delivered too. */
+static pthread_mutex_t delivery = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc buffer_requested;
 static CUpti_BuffersCallbackCompleteFunc buffer_completed;
 static CUpti_TimestampCallbackFunc timestamp_fn;
@@ -638,12 +641,14 @@ static void *worker(void *arg)
 		uint64_t t;
 
 		nanosleep(&period, NULL);
+		pthread_mutex_lock(&delivery);
 		t = now();
 		pthread_mutex_lock(&lock);
 		complete_locked(t, false);
 		full = take_complete_locked();
 		pthread_mutex_unlock(&lock);
 		deliver_all(full);
+		pthread_mutex_unlock(&delivery);
 	}
 	return arg;
 }
@@ -1002,6 +1007,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	 * what it inherited would hang or deliver its parent's records. */
 	if (activity_pid && getpid() != activity_pid)
 		die("cuptiActivityFlushAll in a child forked after CUDA was initialized");
+	pthread_mutex_lock(&delivery);
 	t = now();
 	pthread_mutex_lock(&lock);
 	complete_locked(t, forced);
@@ -1009,6 +1015,7 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	list = take_complete_locked();
 	pthread_mutex_unlock(&lock);
 	deliver_all(list);
+	pthread_mutex_unlock(&delivery);
 	return CUPTI_SUCCESS;
 }
 
