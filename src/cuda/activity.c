@@ -400,8 +400,8 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, m->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), "[CUDA memset]", start, end, origin, a,
-	     sizeof(a) / sizeof(a[0]));
+	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), "[CUDA memset]", start, end,
+	     origin, a, sizeof(a) / sizeof(a[0]));
 }
 
 static void record(struct walk *w, const CUpti_Activity *r)
