@@ -17,6 +17,8 @@
 
 #define COPY_PREFIX "[CUDA memcpy "
 #define MEMSET_NAME "[CUDA memset]"
+#define CUPTI_13_0 130000		/* cuptiGetVersion of CUDA 13.0 */
+#define CUPTI_13_0_UPDATE_1 130001
 
 enum gpu_table_id {
 	TABLE_KERNELS,
@@ -555,11 +557,29 @@ static bool has_gpu_lanes(const struct model *m)
 	return false;
 }
 
+/*
+ * CUDA 13.0's first CUPTI is used, but 13.0 Update 1 fixed a crash in
+ * cuptiActivityFlushAll and a deadlock in disabling kernel records: said
+ * after the explanation, from the version the agent recorded.
+ */
+static void cupti_note(const struct model *m, char *buf, size_t size)
+{
+	const char *version = model_meta(m, "cuda.cupti-version");
+	unsigned long v = version ? strtoul(version, NULL, 10) : 0;
+	size_t len = strlen(buf);
+
+	if (v >= CUPTI_13_0 && v < CUPTI_13_0_UPDATE_1 && len < size)
+		snprintf(buf + len, size - len, "; CUPTI %lu is CUDA 13.0 before Update 1, "
+			 "which fixed a crash in flushing records and a deadlock in disabling "
+			 "them: if the program hangs or crashes under gtrace, update CUDA", v);
+}
+
 const char *cuda_explain(const struct model *m, char *buf, size_t size)
 {
 	const char *status = model_meta(m, "cuda.status");
 	const char *injection = model_meta(m, "cuda.injection");
 	const char *driver = model_meta(m, "cuda.driver");
+	const char *libcuda = model_meta(m, "cuda.libcuda");
 	const char *why;
 
 	if (status) {
@@ -587,10 +607,15 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 	} else if (driver && after(driver, "none")) {
 		snprintf(buf, size, "no GPU was available: no NVIDIA driver is loaded on the "
 			 "recording machine; CPU samples only");
+	} else if (libcuda && after(libcuda, "missing")) {
+		snprintf(buf, size, "the NVIDIA driver is loaded but libcuda.so.1 cannot be found, "
+			 "as in a container started without the driver libraries "
+			 "(nvidia-container-toolkit, docker --gpus); CPU samples only");
 	} else if (injection) {
 		snprintf(buf, size, "no process initialized CUDA; CPU samples only");
 	} else {
 		return NULL;
 	}
+	cupti_note(m, buf, size);
 	return buf;
 }

@@ -6,6 +6,10 @@
  * record (gtrace_span_attrs interns the names) before the buffer goes back.
  * Completion may run on several threads at once: a walk keeps its caches
  * on its own stack and takes a lock only for a lane it has not seen.
+ *
+ * CUPTI hands a buffer over late: once it is full, or at a flush, and only
+ * when the work of every record in it has ended. How late is measured per
+ * record, from the work's end to the buffer's arrival (cuda.delay.*).
  */
 #include "cuda/agent.h"
 
@@ -16,7 +20,15 @@
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
-#define BUFFER_BYTES (8u << 20)
+/*
+ * Each recording thread fills a buffer of its own: 2 MiB hold about 9,700
+ * kernel records (216 bytes), a few tens of ms of a busy launching thread.
+ * That is what arrives at once, what the recorder must take in one go, and
+ * what a SIGKILL loses per thread; 8 MiB held 38k kernels and kept them
+ * back until the last of them ended. Smaller buffers cost more completions
+ * (each a walk and a counter update), which 2 MiB keeps rare.
+ */
+#define BUFFER_BYTES (2u << 20)
 #define POOL_KEEP 4			/* free buffers kept for reuse */
 #define MAX_GPU_LANES 1024
 /*
@@ -32,15 +44,21 @@ static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
 static void *pool[POOL_KEEP];
 static unsigned pooled;
 
+/* Stream ids are unique within a context only. */
+struct stream_key {
+	uint32_t device, context, stream;
+};
+
 static pthread_mutex_t lanes_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct gpu_lane {
-	uint64_t key;			/* device << 32 | stream */
+	struct stream_key key;
 	gtrace_lane *lane;
 } gpu_lanes[MAX_GPU_LANES];
 static unsigned ngpu_lanes;
 
 static int forced_active;		/* forced flushes running */
 static uint64_t forced_incomplete;	/* records with end 0 seen meanwhile */
+static uint64_t delay_max_us;		/* cuda.delay.max-us, raised by any walk */
 
 struct occ_entry {
 	uint32_t device;
@@ -53,7 +71,9 @@ struct occ_entry {
 /* One buffer's walk. */
 struct walk {
 	uint64_t counts[CNT_COUNT];	/* added to the agent's at the end: no atomic per record */
-	uint64_t last_key;
+	uint64_t arrived_ns;		/* when CUPTI handed the buffer over */
+	uint64_t delay_sum_ns, delay_max_ns;
+	struct stream_key last_key;
 	gtrace_lane *last_lane;
 	unsigned entries;		/* queued since the last wait */
 	bool stalled;			/* a wait timed out: the recorder is not keeping up */
@@ -107,25 +127,46 @@ uint64_t activity_forced_end(void)
 	return __atomic_exchange_n(&forced_incomplete, 0, __ATOMIC_SEQ_CST);
 }
 
-static gtrace_lane *find_lane(uint64_t key)
+static bool same_stream(const struct stream_key *a, const struct stream_key *b)
+{
+	return a->device == b->device && a->context == b->context && a->stream == b->stream;
+}
+
+/*
+ * "GPU0 stream 13" for the first context seen on a device, the common
+ * case; "GPU0 ctx 2 stream 13" for others. Under lanes_lock.
+ */
+static void lane_name(char *buf, size_t size, const struct stream_key *key)
+{
+	for (unsigned i = 0; i < ngpu_lanes; i++) {
+		if (gpu_lanes[i].key.device == key->device &&
+		    gpu_lanes[i].key.context != key->context) {
+			snprintf(buf, size, "GPU%u ctx %u stream %u", (unsigned)key->device,
+				 (unsigned)key->context, (unsigned)key->stream);
+			return;
+		}
+	}
+	snprintf(buf, size, "GPU%u stream %u", (unsigned)key->device, (unsigned)key->stream);
+}
+
+static gtrace_lane *find_lane(const struct stream_key *key)
 {
 	unsigned n = __atomic_load_n(&ngpu_lanes, __ATOMIC_ACQUIRE);
 	gtrace_lane *lane = NULL;
 	char name[64];
 
 	for (unsigned i = 0; i < n; i++)
-		if (gpu_lanes[i].key == key)
+		if (same_stream(&gpu_lanes[i].key, key))
 			return gpu_lanes[i].lane;
 	pthread_mutex_lock(&lanes_lock);
 	for (unsigned i = n; i < ngpu_lanes && !lane; i++)
-		if (gpu_lanes[i].key == key)
+		if (same_stream(&gpu_lanes[i].key, key))
 			lane = gpu_lanes[i].lane;
 	if (!lane) {
-		snprintf(name, sizeof(name), "GPU%u stream %u", (unsigned)(key >> 32),
-			 (unsigned)key);
+		lane_name(name, sizeof(name), key);
 		lane = gtrace_lane_get("cuda", name);
 		if (lane && ngpu_lanes < MAX_GPU_LANES) {
-			gpu_lanes[ngpu_lanes].key = key;
+			gpu_lanes[ngpu_lanes].key = *key;
 			gpu_lanes[ngpu_lanes].lane = lane;
 			__atomic_store_n(&ngpu_lanes, ngpu_lanes + 1, __ATOMIC_RELEASE);
 		}
@@ -134,12 +175,13 @@ static gtrace_lane *find_lane(uint64_t key)
 	return lane;
 }
 
-static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream)
+static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t context,
+				uint32_t stream)
 {
-	uint64_t key = (uint64_t)device << 32 | stream;
+	struct stream_key key = { device, context, stream };
 
-	if (!w->last_lane || w->last_key != key) {
-		w->last_lane = find_lane(key);
+	if (!w->last_lane || !same_stream(&w->last_key, &key)) {
+		w->last_lane = find_lane(&key);
 		w->last_key = key;
 	}
 	return w->last_lane;
@@ -147,13 +189,22 @@ static gtrace_lane *stream_lane(struct walk *w, uint32_t device, uint32_t stream
 
 /*
  * Whether the record's times can be shown; counts those that cannot. A
- * forced flush hands over work still running, with end 0: incomplete.
+ * forced flush hands over work not yet ended with end 0, and start 0 too
+ * when it had not started: incomplete. Complete buffers came first, in the
+ * flag-0 flush before it, so a zero there is a time CUPTI did not collect.
  */
 static bool timed(struct walk *w, uint64_t start, uint64_t end)
 {
-	if (start && end && end >= start)
+	if (start && end && end >= start) {
+		uint64_t delay = w->arrived_ns > end ? w->arrived_ns - end : 0;
+
+		w->delay_sum_ns += delay;
+		if (delay > w->delay_max_ns)
+			w->delay_max_ns = delay;
+		w->counts[CNT_DELAY_RECORDS]++;
 		return true;
-	if (start && !end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
+	}
+	if (!end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
 		w->counts[CNT_INCOMPLETE]++;
 		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
 	} else {
@@ -250,7 +301,7 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, k->correlationId, &start, &end, &o);
-	lane = stream_lane(w, k->deviceId, k->streamId);
+	lane = stream_lane(w, k->deviceId, k->contextId, k->streamId);
 	a[n++] = ATTR("grid.x", k->gridX);
 	a[n++] = ATTR("grid.y", k->gridY);
 	a[n++] = ATTR("grid.z", k->gridZ);
@@ -300,7 +351,8 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, c->deviceId, c->streamId), cuda_copy_name(c->copyKind, buf, sizeof(buf)),
+	emit(w, stream_lane(w, c->deviceId, c->contextId, c->streamId),
+	     cuda_copy_name(c->copyKind, buf, sizeof(buf)),
 	     start, end, origin, a, sizeof(a) / sizeof(a[0]));
 }
 
@@ -325,7 +377,7 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, c->deviceId, c->streamId),
+	emit(w, stream_lane(w, c->deviceId, c->contextId, c->streamId),
 	     cuda_copy_name(CUPTI_ACTIVITY_MEMCPY_KIND_PTOP, buf, sizeof(buf)), start, end, origin,
 	     a, sizeof(a) / sizeof(a[0]));
 }
@@ -348,8 +400,8 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, m->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, m->deviceId, m->streamId), "[CUDA memset]", start, end, origin, a,
-	     sizeof(a) / sizeof(a[0]));
+	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), "[CUDA memset]", start, end,
+	     origin, a, sizeof(a) / sizeof(a[0]));
 }
 
 static void record(struct walk *w, const CUpti_Activity *r)
@@ -394,6 +446,20 @@ static void record(struct walk *w, const CUpti_Activity *r)
 	}
 }
 
+/* The counter goes up by each raise: walks on other threads may raise it too. */
+static void raise_delay_max(uint64_t us)
+{
+	uint64_t old = __atomic_load_n(&delay_max_us, __ATOMIC_RELAXED);
+
+	while (us > old) {
+		if (__atomic_compare_exchange_n(&delay_max_us, &old, us, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			agent_count(CNT_DELAY_MAX_US, us - old);
+			return;
+		}
+	}
+}
+
 void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer,
 					size_t size, size_t valid)
 {
@@ -411,8 +477,11 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 		return;
 	}
 	agent_count(CNT_BUFFERS, 1);
+	w.arrived_ns = gtrace_now_ns();
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
 		record(&w, r);
+	w.counts[CNT_DELAY_SUM_US] = w.delay_sum_ns / 1000;
+	raise_delay_max(w.delay_max_ns / 1000);
 	for (int i = 0; i < CNT_COUNT; i++)
 		if (w.counts[i])
 			agent_count(i, w.counts[i]);

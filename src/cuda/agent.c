@@ -20,7 +20,7 @@
 #include "config.h"
 #include "cuda/cupti-api.h"
 
-#define MIN_CUPTI_VERSION 130001	/* CUDA 13.0 Update 1: flush and disable fixes */
+#define MIN_CUPTI_VERSION 130000	/* CUDA 13.0; diagnose warns below Update 1's 130001 */
 #define FLUSH_PERIOD_S 1
 
 gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
@@ -59,6 +59,9 @@ static const char *const counter_names[CNT_COUNT] = {
 	[CNT_BUFFERS] = "cuda.buffers",
 	[CNT_FLUSHES] = "cuda.flushes",
 	[CNT_NULL_BUFFERS] = "cuda.null-buffers",
+	[CNT_DELAY_MAX_US] = "cuda.delay.max-us",
+	[CNT_DELAY_SUM_US] = "cuda.delay.sum-us",
+	[CNT_DELAY_RECORDS] = "cuda.delay.records",
 };
 
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
@@ -132,6 +135,8 @@ uint64_t agent_forced_flush(void)
 
 	if (!agent_collecting())
 		return 0;
+	/* Complete buffers first: what the forced flush adds without an end is still running. */
+	cupti.cuptiActivityFlushAll(0);
 	activity_forced_begin();
 	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	incomplete = activity_forced_end();

@@ -2,9 +2,11 @@
 /*
  * What the agent knows of each device: its limits, for occupancy, and the
  * facts diagnose shows. Two sources, whichever comes first: the driver
- * (queried at context creation, never inside InitializeInjection) and
- * CUPTI's DEVICE records. A device's limits are written once and then only
- * read, by any thread.
+ * and CUPTI's DEVICE records, which lack the opt-in and reserved shared
+ * memory. The driver is asked at CU_INIT_FINISHED, where it may still
+ * refuse (initialization is not over), and again at each context's
+ * creation until it has answered; never inside InitializeInjection. A
+ * device's limits are written once and then only read, by any thread.
  */
 #include "cuda/agent.h"
 
@@ -116,7 +118,8 @@ static int attribute(CUdevice dev, CUdevice_attribute a)
 	return drv.get_attribute(&v, a, dev) == CUDA_SUCCESS ? v : 0;
 }
 
-static void query_limits(int ordinal, CUdevice dev)
+/* Whether the device's limits are known, from the driver or before. */
+static bool query_limits(int ordinal, CUdevice dev)
 {
 	struct cuda_device_limits l = {
 		.cc_major = attribute(dev, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR),
@@ -140,41 +143,42 @@ static void query_limits(int ordinal, CUdevice dev)
 	char name[256] = "unknown device";
 	size_t mem = 0;
 
-	/* Incomplete answers: wait for the DEVICE record instead. */
+	/* Incomplete answers: asked again at the next context, or the DEVICE record. */
 	if (!l.cc_major || !l.sms || !l.warp_size || !l.max_threads_per_sm || !l.regs_per_sm ||
 	    !l.smem_per_sm)
-		return;
+		return devices_limits((uint32_t)ordinal) != NULL;
 	if (drv.get_name && drv.get_name(name, (int)sizeof(name), dev) != CUDA_SUCCESS)
 		snprintf(name, sizeof(name), "unknown device");
 	name[sizeof(name) - 1] = '\0';
 	if (drv.total_mem && drv.total_mem(&mem, dev) != CUDA_SUCCESS)
 		mem = 0;
 	publish((uint32_t)ordinal, &l, name, mem);
+	return true;
 }
 
-static void query_device(int ordinal)
+static bool query_device(int ordinal)
 {
 	CUdevice dev = 0;
 
-	if (drv.get(&dev, ordinal) != CUDA_SUCCESS)
-		return;
-	query_limits(ordinal, dev);
+	return drv.get(&dev, ordinal) == CUDA_SUCCESS && query_limits(ordinal, dev);
 }
 
 void devices_query_driver(void)
 {
-	static int queried;		/* once per process, by the first context */
+	static int queried;		/* once every device's limits were read */
+	bool all = true;
 	char buf[32];
 	int count = 0, version = 0;
 
-	if (__atomic_exchange_n(&queried, 1, __ATOMIC_ACQ_REL) || !find_driver())
+	if (__atomic_load_n(&queried, __ATOMIC_ACQUIRE) || !find_driver() ||
+	    drv.get_count(&count) != CUDA_SUCCESS)
+		return;
+	for (int i = 0; i < count && i < MAX_DEVICES; i++)
+		all &= query_device(i);
+	if (!all || __atomic_exchange_n(&queried, 1, __ATOMIC_ACQ_REL))
 		return;
 	if (drv.get_version && drv.get_version(&version) == CUDA_SUCCESS) {
 		snprintf(buf, sizeof(buf), "%d.%d", version / 1000, version % 1000 / 10);
 		gtrace_meta_set("cuda.driver-version", buf);
 	}
-	if (drv.get_count(&count) != CUDA_SUCCESS)
-		return;
-	for (int i = 0; i < count && i < MAX_DEVICES; i++)
-		query_device(i);
 }

@@ -13,7 +13,15 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#define ORIGIN_SLOTS (1u << 18)	/* 4 MiB, touched as calls come */
+/*
+ * An origin must outlive the wait for its record's buffer: up to a flush
+ * period (1 s) after the buffer's last work ended, plus the time the buffer
+ * took to fill. A fast launching loop makes about 300k launches a second,
+ * each two ids (runtime call and the driver call in it): 2^21 slots hold
+ * 2M calls, about 3 s of such a loop. 16 bytes each: 32 MiB, touched as
+ * calls come, so a short program pays only for the calls it made.
+ */
+#define ORIGIN_SLOTS (1u << 21)
 
 struct origin_slot {
 	uint32_t correlation;	/* 0 while being written */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/cuda-inject.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -197,21 +198,33 @@ void cuda_inject_restore(struct cuda_inject *ci)
 	}
 }
 
-/* The first line of the NVIDIA kernel driver's version file, if it is loaded. */
+/*
+ * The first line of the NVIDIA kernel driver's version file, if it is
+ * loaded; and, when it is, whether its user-space library can be found: a
+ * container started without the driver libraries sees the one, not the other.
+ */
 static void driver_meta(struct collector *c)
 {
 	char line[512];
 	FILE *f = fopen(DRIVER_VERSION_FILE, "re");
 	bool ok = f && fgets(line, sizeof(line), f);
+	void *libcuda;
 
 	if (f)
 		fclose(f);
-	if (ok) {
-		line[strcspn(line, "\n")] = '\0';
-		collector_meta(c, "cuda.driver", line);
-	} else {
+	if (!ok) {
 		collector_meta(c, "cuda.driver", "none: no NVIDIA kernel driver loaded");
+		return;
 	}
+	line[strcspn(line, "\n")] = '\0';
+	collector_meta(c, "cuda.driver", line);
+	libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+	if (libcuda) {
+		dlclose(libcuda);
+		return;
+	}
+	snprintf(line, sizeof(line), "missing: %s", dlerror());
+	collector_meta(c, "cuda.libcuda", line);
 }
 
 void cuda_inject_meta(const struct cuda_inject *ci, struct collector *c)

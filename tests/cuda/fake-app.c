@@ -4,7 +4,8 @@
  * (libcuda.so.1 from tests/cuda, found through its rpath or
  * LD_LIBRARY_PATH) so that tests know exactly what a profiler must show.
  *
- * usage: fake-app [--fork] [--still-running] [--peer] [--exit N]
+ * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
+ *                 [--exit N]
  *        fake-app --kernels N [--names M]
  *
  * The default run, on one context of device 0 with streams 13 (A) and 14
@@ -28,6 +29,11 @@
  * of wait_for_gpu apart, so each call links to its own stack.
  *   --peer           (needs FAKE_CUDA_DEVICES=2) adds a cuMemcpyPeer of
  *                    5,000,000 bytes from device 0 to 1 (100 us, 50 GB/s)
+ *   --optin          adds one _Z8big_tilePf (5 us) on A, 128 threads with
+ *                    100 KiB of dynamic shared memory, above the 48 KiB a
+ *                    block gets without opting in; then synchronizes A
+ *   --two-contexts   adds a second context on device 0, with its own stream
+ *                    13, and 2 x _Z4tinyv on it; then destroys it
  *   --fork           forks after the work; the child exits normally (its
  *                    inherited exit handlers run) and must exit 0
  *   --still-running  ends with a 10 s kernel "long_kernel" still running
@@ -59,6 +65,11 @@
  *   tiny        32 threads = 1 warp, 16 regs: 512 per warp, 32 per
  *               sub-partition, 128 per SM: 128 blocks; warps 64; smem 228;
  *               blocks 32. 32 blocks = 32 warps: 500 permille, blocks.
+ *   big_tile    as graph_step, with 102400 bytes of dynamic shared memory
+ *               (opted in: the device allows 227 KiB): (102400 + 1024) ->
+ *               233472 / 103424 = 2 blocks = 8 warps: 125 permille,
+ *               shared memory. Without the opt-in limit, which only the
+ *               driver tells, the launch looks impossible.
  */
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
@@ -105,6 +116,10 @@ static struct kernel graph_step = {
 };
 static struct kernel tiny = {
 	"_Z4tinyv", { 1, 1, 1 }, { 32, 1, 1 }, 0, { .regs = 16, .duration_ns = 5000 }, NULL
+};
+static struct kernel big_tile = {
+	"_Z8big_tilePf", { 1024, 1, 1 }, { 128, 1, 1 }, 102400,
+	{ .regs = 32, .duration_ns = 5000, .smem_optin = true }, NULL
 };
 static struct kernel long_kernel = {
 	"long_kernel", { 1, 1, 1 }, { 32, 1, 1 }, 0,
@@ -229,6 +244,34 @@ FRAME static void copy_to_peer(CUcontext ctx)
 	CHECK(cuCtxSetCurrent(ctx));
 }
 
+FRAME static void launch_optin(CUmodule module, CUstream stream)
+{
+	load(module, &big_tile);
+	launch(&big_tile, stream);
+	CHECK(cuStreamSynchronize(stream));
+}
+
+/* A second context on the device: its first stream has the id of the first's. */
+FRAME static void second_context(CUcontext ctx, CUdevice dev)
+{
+	struct kernel k = tiny;
+	CUcontext other;
+	CUmodule module;
+	CUstream s;
+
+	CHECK(cuCtxCreate(&other, NULL, 0, dev));
+	CHECK(cuModuleLoadData(&module, "fake cubin"));
+	CHECK(cuStreamCreate(&s, 0));
+	load(module, &k);
+	launch(&k, s);
+	launch(&k, s);
+	CHECK(cuStreamSynchronize(s));
+	CHECK(cuStreamDestroy(s));
+	CHECK(cuModuleUnload(module));
+	CHECK(cuCtxDestroy(other));
+	CHECK(cuCtxSetCurrent(ctx));
+}
+
 /* The child of --fork: it inherited a CUDA process and only exits, its
  * inherited exit handlers included; one that hangs is stopped by SIGALRM. */
 FRAME static void forked_child(void)
@@ -299,14 +342,16 @@ static void print_cpu_time(long launches)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--exit N]\n"
+	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--optin] "
+			"[--two-contexts] [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	bool fork_child = false, still_running = false, peer = false;
+	bool fork_child = false, still_running = false, peer = false, optin = false;
+	bool two_contexts = false;
 	long kernels = 0, names = 500;
 	int exit_status = 0;
 	static char host[4000000];
@@ -325,6 +370,10 @@ int main(int argc, char **argv)
 			still_running = true;
 		else if (!strcmp(argv[i], "--peer"))
 			peer = true;
+		else if (!strcmp(argv[i], "--optin"))
+			optin = true;
+		else if (!strcmp(argv[i], "--two-contexts"))
+			two_contexts = true;
 		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
@@ -377,6 +426,10 @@ int main(int argc, char **argv)
 
 	if (peer)
 		copy_to_peer(ctx);
+	if (optin)
+		launch_optin(module, a);
+	if (two_contexts)
+		second_context(ctx, dev);
 	if (fork_child)
 		fork_and_wait();
 	if (still_running) {

@@ -7,7 +7,9 @@
  *  - cuInit loads $CUDA_INJECTION64_PATH and calls its InitializeInjection,
  *    once per process, then fires the CU_INIT_FINISHED resource callback;
  *    a driver call made inside InitializeInjection fails and is counted
- *    (fakecuda_violations), since the real driver does not allow it;
+ *    (fakecuda_violations), since the real driver does not allow it; one
+ *    made inside CU_INIT_FINISHED fails too (CUDA_ERROR_NOT_INITIALIZED),
+ *    as initialization is not over, but is allowed to be tried;
  *  - every traced call fires DRIVER_API enter and exit callbacks on the
  *    calling thread, with the call's correlation id, and leaves a DRIVER
  *    record; calls made from inside a callback are not traced;
@@ -91,13 +93,14 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool initialized;
 static unsigned violations;
-static uint32_t next_correlation = 1, next_context_id = 1, next_stream_id = FAKE_FIRST_STREAM_ID;
+static uint32_t next_correlation = 1, next_context_id = 1;
 static uint32_t next_graph_id = 1, next_event_id = 1;
 static uint64_t next_node_id = 1, next_address = 0x7f0000000000ull;
 static int64_t next_grid_id = 1;
 static bool device_reported[MAX_DEVICES];
 
 static __thread bool injecting;		/* inside InitializeInjection */
+static __thread bool finishing_init;	/* inside the CU_INIT_FINISHED callback */
 static __thread int in_tool;		/* inside a tool callback */
 static __thread CUcontext current;
 
@@ -164,7 +167,8 @@ static void fire_api(struct call *c, CUpti_ApiCallbackSite site)
 	fire(CUPTI_CB_DOMAIN_DRIVER_API, c->cbid, &data);
 }
 
-/* Whether a call must fail: inside InitializeInjection (counted), or before cuInit. */
+/* Whether a call must fail: inside InitializeInjection (counted), or before
+ * cuInit is over (inside its CU_INIT_FINISHED callback too). */
 static bool refused(const char *name)
 {
 	if (injecting) {
@@ -172,7 +176,7 @@ static bool refused(const char *name)
 		fprintf(stderr, "fake cuda: %s called inside InitializeInjection\n", name);
 		return true;
 	}
-	return !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE);
+	return finishing_init || !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE);
 }
 
 /* Starts a traced call: false when the call must fail. */
@@ -299,8 +303,11 @@ CUresult CUDAAPI cuInit(unsigned int flags)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	}
 	pthread_once(&init_once, load_injection);
-	if (!__atomic_exchange_n(&finished, true, __ATOMIC_ACQ_REL))
+	if (!__atomic_exchange_n(&finished, true, __ATOMIC_ACQ_REL)) {
+		finishing_init = true;
 		fire_resource(CUPTI_CBID_RESOURCE_CU_INIT_FINISHED, NULL, NULL);
+		finishing_init = false;
+	}
 	return CUDA_SUCCESS;
 }
 
@@ -486,6 +493,7 @@ CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, CUctxCreateParams *create, unsigne
 	ctx->device = dev;
 	ctx->null_stream.id = FAKE_NULL_STREAM_ID;
 	ctx->null_stream.ctx = ctx;
+	ctx->next_stream_id = FAKE_FIRST_STREAM_ID;
 	current = ctx;
 	*pctx = ctx;
 	report_device(dev);
@@ -653,7 +661,7 @@ CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags)
 	s = calloc(1, sizeof(*s));
 	if (!s)
 		return end(&c, CUDA_ERROR_OUT_OF_MEMORY);
-	s->id = __atomic_fetch_add(&next_stream_id, 1, __ATOMIC_RELAXED);
+	s->id = __atomic_fetch_add(&c.ctx->next_stream_id, 1, __ATOMIC_RELAXED);
 	s->ctx = c.ctx;
 	*stream = s;
 	fire_resource(CUPTI_CBID_RESOURCE_STREAM_CREATED, c.ctx, s);

@@ -5,12 +5,16 @@
  * timestamp callback, and the NVTX injection entry point. The fake driver
  * (fake-cuda.c) produces the events through the hooks of fake.h.
  *
- * Buffers behave as CUPTI documents them: each thread that records asks
- * the client for its own buffer (bufferRequested, on that thread); GPU
- * records wait until their work has ended; a worker thread delivers full
- * buffers about every 100 ms; cuptiActivityFlushAll delivers every buffer
- * holding records on the calling thread, and with FLUSH_FORCED also the
- * records of work still running, with no end time.
+ * Buffers behave as CUPTI documents them, unkind parts included: each
+ * thread that records asks the client for its own buffer (bufferRequested,
+ * on that thread); a GPU record takes its place in the buffer of the thread
+ * that queued the work, without times, and gets them when the work ends;
+ * a buffer still holding such an incomplete record is withheld. A worker
+ * thread delivers full, complete buffers about every 100 ms;
+ * cuptiActivityFlushAll(0) delivers every complete buffer holding records,
+ * on the calling thread; with FLUSH_FORCED it delivers every buffer, and
+ * the records of work not yet ended keep start = end = 0, as CUPTI leaves
+ * a timestamp it did not collect.
  *
  * FAKE_CUPTI_FAULTS, a comma list, makes it misbehave in the ways real
  * installations do:
@@ -19,7 +23,7 @@
  *   dropped=N            cuptiActivityGetNumDroppedRecords reports N more
  *   fatal                cuptiActivityEnable fails (CUPTI_ERROR_UNKNOWN)
  *   subscriber-conflict  cuptiSubscribe fails as under nsys (error 39)
- *   old-version          cuptiGetVersion says 130000
+ *   old-version          cuptiGetVersion says 120000 (CUDA 12)
  *   names-freed          kernel names are overwritten and freed as soon as
  *                        bufferCompleted returns
  *   out-of-order         records and buffers are delivered newest first
@@ -65,21 +69,30 @@ static struct {
 struct buffer {
 	uint8_t *data;
 	size_t size, used, records, max_records;
+	size_t incomplete;	/* records whose work has not ended */
 	pid_t owner;		/* the thread filling it; 0 once closed */
 	char **names;		/* names-freed: the copies its records point to */
 	size_t nnames;
 	struct buffer *next;
 };
 
-/* A GPU record waiting for its work to end. */
+/* The times of a GPU record, written into its buffer when the clock passes end. */
+struct times {
+	uint64_t start, end;
+};
+
+/* A GPU record in a buffer, waiting for its work to end. */
 struct pending {
-	void *record;
-	size_t size;
-	const char *name;	/* interned */
-	uint64_t ready;
+	struct buffer *buffer;
+	size_t at;		/* the record's offset in the buffer */
+	struct times times;
+	uint64_t ready;		/* when the work ends */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held while buffers are taken and delivered: a flush returns only once
+ * what the worker took meanwhile was delivered too. */
+static pthread_mutex_t delivery = PTHREAD_MUTEX_INITIALIZER;
 static CUpti_BuffersCallbackRequestFunc buffer_requested;
 static CUpti_BuffersCallbackCompleteFunc buffer_completed;
 static CUpti_TimestampCallbackFunc timestamp_fn;
@@ -412,10 +425,44 @@ static bool fits(const struct buffer *b, size_t size)
 	return at + size <= b->size && (!b->max_records || b->records < b->max_records);
 }
 
-/* Copies a record into the calling thread's buffer, with its own copy of
- * name where the record has one. Drops and counts it without a buffer. */
-static void append(const void *record, size_t size, const char *name)
+/* Where a GPU record's times sit; false for other kinds. */
+static bool time_offsets(const void *record, size_t *start, size_t *end, size_t *completed)
 {
+	*completed = is_kernel(record) ? offsetof(CUpti_ActivityKernel10, completed) : 0;
+	return timestamp_offsets(record, start, end);
+}
+
+static void write_times(void *record, const struct times *t)
+{
+	size_t start, end, completed;
+
+	if (!time_offsets(record, &start, &end, &completed))
+		return;
+	set_u64(record, start, t->start);
+	set_u64(record, end, t->end);
+	if (completed)
+		set_u64(record, completed, t->end);
+}
+
+static void add_pending_locked(struct buffer *b, size_t at, const struct times *t, uint64_t ready)
+{
+	if (npending == pending_cap) {
+		pending_cap = pending_cap ? 2 * pending_cap : 256;
+		pending = xrealloc(pending, pending_cap * sizeof(*pending));
+	}
+	pending[npending++] = (struct pending){ b, at, *t, ready };
+	b->incomplete++;
+}
+
+/*
+ * Copies a record into the calling thread's buffer, with its own copy of
+ * name where the record has one. Drops and counts it without a buffer.
+ * times: a GPU record, which waits there without times until ready.
+ */
+static void append(const void *record, size_t size, const char *name, const struct times *times,
+		   uint64_t ready)
+{
+	static const struct times none;
 	pid_t tid = thread_tid();
 	struct buffer *b, *fresh;
 
@@ -455,15 +502,39 @@ static void append(const void *record, size_t size, const char *name)
 		}
 		memcpy(b->data + b->used + name_offset(record), &stored, sizeof(stored));
 	}
+	if (times) {
+		write_times(b->data + b->used, &none);
+		add_pending_locked(b, b->used, times, ready);
+	}
 	b->used += size;
 	b->records++;
 	pthread_mutex_unlock(&lock);
+}
+
+/* out-of-order: the buffer's records newest first. All record sizes are
+ * multiples of 8, so the reversed records fill the same bytes. */
+static void reverse_records(struct buffer *b)
+{
+	uint8_t *copy = xmalloc(b->used);
+	size_t at = 0, to = b->used;
+
+	while (at < b->used) {
+		size_t size = record_size(record_kind(b->data + at));
+
+		to -= size;
+		memcpy(copy + to, b->data + at, size);
+		at += size;
+	}
+	memcpy(b->data, copy, b->used);
+	free(copy);
 }
 
 /* Hands a buffer back to the client, then (names-freed) spoils the names
  * its records pointed to, as a module unload would. */
 static void deliver(struct buffer *b)
 {
+	if (faults.out_of_order)
+		reverse_records(b);
 	buffer_completed(NULL, 0, b->data, b->size, b->used);
 	for (size_t i = 0; i < b->nnames; i++) {
 		memset(b->names[i], POISON, strlen(b->names[i]));
@@ -473,12 +544,26 @@ static void deliver(struct buffer *b)
 	free(b);
 }
 
-static struct buffer *take_closed_locked(void)
+/* Takes the closed buffers whose records are all complete; the others wait. */
+static struct buffer *take_complete_locked(void)
 {
-	struct buffer *list = closed_head;
+	struct buffer *list = NULL, **tail = &list, *b = closed_head;
 
 	closed_head = NULL;
 	closed_tail = &closed_head;
+	while (b) {
+		struct buffer *next = b->next;
+
+		b->next = NULL;
+		if (b->incomplete) {
+			*closed_tail = b;
+			closed_tail = &b->next;
+		} else {
+			*tail = b;
+			tail = &b->next;
+		}
+		b = next;
+	}
 	return list;
 }
 
@@ -511,47 +596,37 @@ static void deliver_all(struct buffer *list)
 }
 
 /*
- * Moves the GPU records whose work has ended (forced: all of them, those
- * still running without an end, those not started without times) into
- * the calling thread's buffer.
+ * Writes the times of the records whose work has ended by t; forced, the
+ * others count as complete too, with the zero times they hold.
  */
-static void move_pending(bool forced)
+static void complete_locked(uint64_t t, bool forced)
 {
-	struct pending *ready;
-	size_t nready = 0, kept = 0;
-	uint64_t t = now();
+	size_t kept = 0;
 
-	pthread_mutex_lock(&lock);
-	ready = xmalloc((npending ? npending : 1) * sizeof(*ready));
 	for (size_t i = 0; i < npending; i++) {
-		if (pending[i].ready <= t || forced)
-			ready[nready++] = pending[i];
-		else
-			pending[kept++] = pending[i];
+		struct pending *p = &pending[i];
+
+		if (p->ready <= t)
+			write_times(p->buffer->data + p->at, &p->times);
+		else if (!forced) {
+			pending[kept++] = *p;
+			continue;
+		}
+		p->buffer->incomplete--;
 	}
 	npending = kept;
-	pthread_mutex_unlock(&lock);
-
-	for (size_t k = 0; k < nready; k++) {
-		struct pending *p = &ready[faults.out_of_order ? nready - 1 - k : k];
-		size_t start, end;
-
-		if (p->ready > t && timestamp_offsets(p->record, &start, &end)) {
-			if (get_u64(p->record, start) > t)
-				set_u64(p->record, start, 0);
-			set_u64(p->record, end, 0);
-		}
-		append(p->record, p->size, p->name);
-		free(p->record);
-	}
-	free(ready);
 }
 
-/* Closes every thread's buffer (a buffer exists once it holds a record). */
-static void close_all_locked(void)
+/* Closes the buffers being filled; only complete ones unless forced. */
+static void close_open_locked(bool forced)
 {
-	while (open_buffers)
-		close_locked(open_buffers);
+	struct buffer *b = open_buffers, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		if (forced || !b->incomplete)
+			close_locked(b);
+	}
 }
 
 static void *worker(void *arg)
@@ -563,13 +638,17 @@ static void *worker(void *arg)
 	for (;;) {
 		struct timespec period = { 0, WORKER_PERIOD_MS * 1000000L };
 		struct buffer *full;
+		uint64_t t;
 
 		nanosleep(&period, NULL);
-		move_pending(false);
+		pthread_mutex_lock(&delivery);
+		t = now();
 		pthread_mutex_lock(&lock);
-		full = take_closed_locked();
+		complete_locked(t, false);
+		full = take_complete_locked();
 		pthread_mutex_unlock(&lock);
 		deliver_all(full);
+		pthread_mutex_unlock(&delivery);
 	}
 	return arg;
 }
@@ -614,41 +693,31 @@ static void api_record(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t 
 	};
 
 	if (collects(kind))
-		append(&r, sizeof(r), NULL);
+		append(&r, sizeof(r), NULL, NULL, 0);
 }
 
 static void record(const void *rec, size_t size, const char *name, uint64_t ready)
 {
-	void *copy;
+	struct times t;
+	size_t start, end;
 
 	if (!collects(record_kind(rec)))
 		return;
 	name = intern(name);
-	if (!ready) {
-		append(rec, size, name);
+	if (!ready || !timestamp_offsets(rec, &start, &end)) {
+		append(rec, size, name, NULL, 0);
 		return;
 	}
-	copy = xmalloc(size);
-	memcpy(copy, rec, size);
-	if (is_kernel(copy)) {
+	t = (struct times){ get_u64(rec, start), get_u64(rec, end) };
+	if (is_kernel(rec)) {
 		unsigned seen = __atomic_fetch_add(&kernels_seen, 1, __ATOMIC_RELAXED);
-		size_t start = offsetof(CUpti_ActivityKernel10, start);
-		size_t end = offsetof(CUpti_ActivityKernel10, end);
 
-		if (seen < faults.zero_timestamps) {
-			set_u64(copy, start, 0);
-			set_u64(copy, end, 0);
-		} else if (seen < faults.zero_timestamps + faults.causality) {
-			set_u64(copy, start, get_u64(copy, start) - CAUSALITY_SHIFT_NS);
-		}
+		if (seen < faults.zero_timestamps)
+			t = (struct times){ 0, 0 };
+		else if (seen < faults.zero_timestamps + faults.causality)
+			t.start -= CAUSALITY_SHIFT_NS;
 	}
-	pthread_mutex_lock(&lock);
-	if (npending == pending_cap) {
-		pending_cap = pending_cap ? 2 * pending_cap : 256;
-		pending = xrealloc(pending, pending_cap * sizeof(*pending));
-	}
-	pending[npending++] = (struct pending){ copy, size, name, ready };
-	pthread_mutex_unlock(&lock);
+	append(rec, size, name, &t, ready);
 }
 
 static const struct fake_cupti_hooks hooks = {
@@ -691,7 +760,7 @@ CUptiResult CUPTIAPI cuptiGetVersion(uint32_t *version)
 	if (env)
 		*version = (uint32_t)strtoul(env, NULL, 10);
 	else
-		*version = faults.old_version ? 130000 : CUPTI_API_VERSION;
+		*version = faults.old_version ? 120000 : CUPTI_API_VERSION;
 	return CUPTI_SUCCESS;
 }
 
@@ -928,7 +997,9 @@ CUptiResult CUPTIAPI cuptiActivityGetNumDroppedRecords(CUcontext context, uint32
 
 CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 {
+	bool forced = flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED;
 	struct buffer *list;
+	uint64_t t;
 
 	if (!buffer_completed)
 		return CUPTI_ERROR_INVALID_OPERATION;
@@ -936,12 +1007,15 @@ CUptiResult CUPTIAPI cuptiActivityFlushAll(uint32_t flag)
 	 * what it inherited would hang or deliver its parent's records. */
 	if (activity_pid && getpid() != activity_pid)
 		die("cuptiActivityFlushAll in a child forked after CUDA was initialized");
-	move_pending(flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	pthread_mutex_lock(&delivery);
+	t = now();
 	pthread_mutex_lock(&lock);
-	close_all_locked();
-	list = take_closed_locked();
+	complete_locked(t, forced);
+	close_open_locked(forced);
+	list = take_complete_locked();
 	pthread_mutex_unlock(&lock);
 	deliver_all(list);
+	pthread_mutex_unlock(&delivery);
 	return CUPTI_SUCCESS;
 }
 

@@ -27,8 +27,8 @@
 #include <cuda.h>
 #include <cupti.h>
 
-/* The stream ids the fake gives: recent drivers number the legacy default
- * stream 7 and created streams from 13 on. */
+/* The stream ids the fake gives, per context as the driver's are: recent
+ * drivers number the legacy default stream 7 and created streams from 13 on. */
 #define FAKE_NULL_STREAM_ID 7
 #define FAKE_FIRST_STREAM_ID 13
 
@@ -43,6 +43,7 @@ struct CUctx_st {
 	uint32_t id;
 	int device;
 	struct CUstream_st null_stream;	/* the legacy default stream */
+	uint32_t next_stream_id;
 	uint64_t busy_until;		/* end of the last work queued on any stream */
 };
 

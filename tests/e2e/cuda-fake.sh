@@ -104,6 +104,13 @@ expect_counter diag.txt cuda.records.context 1
 for problem in dropped no-timestamp incomplete causality no-origin null-buffers; do
 	expect_counter diag.txt cuda.$problem 0
 done
+# The buffer delay, from each record's work end to its buffer's arrival:
+# the program's one buffer came at the context's destruction, after at
+# least the 4 ms of CPU work in launch_graph that followed the first copy.
+expect_counter diag.txt cuda.delay.records 26
+at_least "cuda.delay.max-us" "$(cuda_counter diag.txt cuda.delay.max-us)" 4000
+at_least "cuda.delay.sum-us" "$(cuda_counter diag.txt cuda.delay.sum-us)" \
+	"$(cuda_counter diag.txt cuda.delay.max-us)"
 # Every span has an origin on a real thread of the program.
 for outcome in none bad_tid no_thread; do
 	[ "$(origins_total diag.txt $outcome)" -eq 0 ] ||
@@ -117,6 +124,20 @@ expect_exit 5 "$GTRACE" record -q -o exit.data -- "$CUDA_DIR/fake-app" --exit 5
 record fork.data -- "$CUDA_DIR/fake-app" --fork
 run_gtrace diagnose -i fork.data >fork.txt
 expect_counter fork.txt cuda.records.kernel 21
+
+# A kernel opting in to more shared memory than a block gets by default:
+# its occupancy needs the opt-in limit, which only the driver tells. The
+# driver refuses calls inside CU_INIT_FINISHED, so the limits come from
+# asking again at the context's creation.
+record more.data -- "$CUDA_DIR/fake-app" --optin --two-contexts
+run_gtrace report -i more.data --gpu >more.txt
+expect_row more.txt ' big_tile(float*)' \
+	' 1 +5\.000 +5\.000 +5\.000 +5\.000 +0\.000 +1024x1x1 +128x1x1 +32 +12\.5% shared-memory '
+# A second context on the device numbers its streams as the first does:
+# its stream 13 is a lane of its own, named with its context.
+run_gtrace threads -i more.data >more-threads.txt
+expect_lane more-threads.txt cuda "GPU0 stream 13" 16	# the default run's 15, big_tile
+expect_lane more-threads.txt cuda "GPU0 ctx 2 stream 13" 2
 
 # A peer copy between two devices: its own kind, bandwidth and devices.
 FAKE_CUDA_DEVICES=2

@@ -87,8 +87,17 @@ faulty fatal fatal
 expect_contains fatal.diag '^cuda\.status: +cupti-error: cuptiActivityEnable.*: CUPTI_ERROR_UNKNOWN$'
 expect_gpu_spans fatal 0
 faulty old old-version
-expect_contains old.diag '^cuda\.status: +cupti-too-old: 130000 < 130001$'
+expect_contains old.diag '^cuda\.status: +cupti-too-old: 120000 < 130000$'
 expect_gpu_spans old 0
+# CUDA 13.0's first CUPTI, before Update 1 fixed a crash in flushing and a
+# deadlock in disabling kernel records: collected, with a warning.
+FAKE_CUPTI_VERSION=130000
+export FAKE_CUPTI_VERSION
+faulty ga ""
+unset FAKE_CUPTI_VERSION
+expect_contains ga.diag '^cuda\.status: +active$'
+expect_contains ga.diag '^CUDA: .*CUPTI 130000 is CUDA 13\.0 before Update 1'
+expect_gpu_spans ga 26
 echo "not a library" >"$TESTDIR/libcupti.so.13"
 GTRACE_CUPTI=$TESTDIR/libcupti.so.13
 faulty broken ""

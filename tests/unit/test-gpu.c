@@ -745,6 +745,11 @@ static void test_explanations(void)
 		"cuda.injection", "off: gtrace was built without CUPTI",
 	};
 	static const char *const active[] = { "cuda.status", "active" };
+	static const char *const ga[] = { "cuda.status", "active", "cuda.cupti-version", "130000" };
+	static const char *const no_libcuda[] = {
+		"cuda.injection", INJECTION, "cuda.driver", DRIVER_LINE,
+		"cuda.libcuda", "missing: libcuda.so.1: cannot open shared object file",
+	};
 	static const char *const none[] = { "command", "./app" };
 
 	check_explain(no_driver, 4, "no GPU was available: no NVIDIA driver is loaded on the "
@@ -762,6 +767,13 @@ static void test_explanations(void)
 	check_explain(off, 2, "GPU collection was off (gtrace was built without CUPTI); CPU "
 		      "samples only");
 	check_explain(active, 2, "CUPTI was active but the GPU ran no kernel, copy or memset");
+	check_explain(ga, 4, "CUPTI was active but the GPU ran no kernel, copy or memset; CUPTI "
+		      "130000 is CUDA 13.0 before Update 1, which fixed a crash in flushing records "
+		      "and a deadlock in disabling them: if the program hangs or crashes under "
+		      "gtrace, update CUDA");
+	check_explain(no_libcuda, 6, "the NVIDIA driver is loaded but libcuda.so.1 cannot be "
+		      "found, as in a container started without the driver libraries "
+		      "(nvidia-container-toolkit, docker --gpus); CPU samples only");
 	check_explain(none, 2, NULL);
 }
 
