@@ -13,12 +13,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "cuda/cupti-api.h"
+#include "cuda/names.h"
 
 #define MIN_CUPTI_VERSION 130001	/* CUDA 13.0 Update 1: flush and disable fixes */
 #define FLUSH_PERIOD_S 1
@@ -138,6 +140,13 @@ uint64_t agent_forced_flush(void)
 	return incomplete;
 }
 
+void agent_flush(void)
+{
+	cupti.cuptiActivityFlushAll(0);
+	agent_count(CNT_FLUSHES, 1);
+	agent_publish_counters();
+}
+
 /* Buffers reach the recorder within about a second, even from a process killed later. */
 static void *flush_main(void *arg)
 {
@@ -152,9 +161,7 @@ static void *flush_main(void *arg)
 			return NULL;
 		}
 		/* No lock of ours is held: buffer completion may run right here. */
-		cupti.cuptiActivityFlushAll(0);
-		agent_count(CNT_FLUSHES, 1);
-		agent_publish_counters();
+		agent_flush();
 		__atomic_store_n(&flushing, 0, __ATOMIC_SEQ_CST);
 	}
 }
@@ -252,6 +259,29 @@ static bool enable_kinds(void)
 	return any;
 }
 
+/* Unless GTRACE_CUDA_API=all (gtrace record --cuda-api=all), the hot queries go untraced. */
+static void filter_calls(void)
+{
+	const char *mode = getenv("GTRACE_CUDA_API");
+	const struct cuda_api_call *calls;
+	char what[96];
+	size_t n;
+
+	if (mode && !strcmp(mode, "all"))
+		return;
+	calls = cuda_api_filtered(&n);
+	for (size_t i = 0; i < n; i++) {
+		CUptiResult r = cupti.cuptiEnableCallback(0, subscriber, calls[i].domain,
+							  calls[i].cbid);
+
+		if (r != CUPTI_SUCCESS) {
+			snprintf(what, sizeof(what), "cuptiEnableCallback(0, %s)", calls[i].name);
+			call_failed(what, r);
+			return;
+		}
+	}
+}
+
 static void enable_domains(void)
 {
 	static const struct {
@@ -274,6 +304,7 @@ static void enable_domains(void)
 			call_failed(what, r);
 		}
 	}
+	filter_calls();
 }
 
 /* A failure once subscribed: let go, so the application runs untouched. */
