@@ -18,8 +18,10 @@
  *   cudaMemcpyAsync         DtoH of 1,000,000 bytes on A (100 us)
  *   cudaStreamSynchronize   of A
  *   launch_on_default       2 x cudaLaunchKernel of _Z6matmulPfS_S_i
- *                           (200 us) on stream 7, then cudaDeviceSynchronize
- *   2 x cudaFree            each waits for the device
+ *                           (200 us) on stream 7
+ *   free_buffers            2 x cudaFree: the first waits for the matmuls
+ *                           (400 us), the second for nothing
+ *   cudaDeviceSynchronize   with nothing left to wait for
  *   reset                   cudaLaunchKernel of _Z9last_stepv (5 ms) on A,
  *                           then cudaDeviceReset while it runs: the reset
  *                           waits for it, then destroys the context
@@ -115,7 +117,12 @@ FRAME static void launch_on_default(void)
 {
 	launch(matmul, 4096, 256, NULL);
 	launch(matmul, 4096, 256, NULL);
-	CHECK(cudaDeviceSynchronize());
+}
+
+FRAME static void free_buffers(void *in, void *out)
+{
+	CHECK(cudaFree(in));
+	CHECK(cudaFree(out));
 }
 
 FRAME static void reset(cudaStream_t a)
@@ -181,8 +188,8 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpyAsync(host, out, sizeof(host), cudaMemcpyDeviceToHost, a));
 	CHECK(cudaStreamSynchronize(a));
 	launch_on_default();
-	CHECK(cudaFree(in));
-	CHECK(cudaFree(out));
+	free_buffers(in, out);
+	CHECK(cudaDeviceSynchronize());
 	reset(a);
 	return 0;
 }
