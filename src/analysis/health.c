@@ -47,7 +47,7 @@ static const char *const cuda_meta_lines[] = {
 /* CUDA counters in print order; any others follow. */
 static const char *const cuda_counter_lines[] = {
 	"cuda.records.kernel", "cuda.records.memcpy", "cuda.records.memset",
-	"cuda.records.runtime", "cuda.records.driver", "cuda.records.sync",
+	"cuda.records.sync",
 	"cuda.records.overhead", "cuda.records.device", "cuda.records.context",
 	"cuda.records.other", "cuda.dropped", "cuda.no-timestamp", "cuda.incomplete",
 	"cuda.causality", "cuda.no-origin", "cuda.buffers", "cuda.flushes",

@@ -50,6 +50,9 @@ static void usage(FILE *out)
 		"                           (an attached process is left running)\n"
 		"      --no-cuda            do not inject the CUDA agent: no GPU work, CUDA\n"
 		"                           calls or NVTX ranges in the recording\n"
+		"      --cuda-api MODE      filtered: leave out the frequent CUDA queries\n"
+		"                           (cudaGetDevice, cuCtxGetCurrent...) (default);\n"
+		"                           all: every CUDA runtime and driver call\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
 		"  -h, --help               show this help\n"
@@ -110,7 +113,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
-enum { OPT_CALL_GRAPH = 256, OPT_DURATION, OPT_NO_CUDA };
+enum { OPT_CALL_GRAPH = 256, OPT_DURATION, OPT_NO_CUDA, OPT_CUDA_API };
 
 /* Returns -1 to go on recording, else the exit status to end with. */
 static int parse_options(int argc, char **argv, struct record_opts *o)
@@ -123,6 +126,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
+		{ "cuda-api", required_argument, NULL, OPT_CUDA_API },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -176,6 +180,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_CUDA:
 			o->no_cuda = true;
+			break;
+		case OPT_CUDA_API:
+			if (strcmp(optarg, "filtered") && strcmp(optarg, "all")) {
+				pr_err("unknown CUDA API mode '%s': expected filtered or all", optarg);
+				return usage_error();
+			}
+			o->cuda_api_all = !strcmp(optarg, "all");
 			break;
 		case 'q':
 			quiet = 1;

@@ -420,13 +420,6 @@ static void record(struct walk *w, const CUpti_Activity *r)
 	case CUPTI_ACTIVITY_KIND_MEMSET:
 		memset_record(w, (const CUpti_ActivityMemset4 *)r);
 		break;
-	/* The API callbacks made these calls' spans already. */
-	case CUPTI_ACTIVITY_KIND_RUNTIME:
-		w->counts[CNT_RUNTIME]++;
-		break;
-	case CUPTI_ACTIVITY_KIND_DRIVER:
-		w->counts[CNT_DRIVER]++;
-		break;
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
 		w->counts[CNT_SYNC]++;
 		break;

@@ -13,12 +13,14 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "cuda/cupti-api.h"
+#include "cuda/names.h"
 
 #define MIN_CUPTI_VERSION 130000	/* CUDA 13.0; diagnose warns below Update 1's 130001 */
 #define FLUSH_PERIOD_S 1
@@ -44,8 +46,6 @@ static const char *const counter_names[CNT_COUNT] = {
 	[CNT_KERNEL] = "cuda.records.kernel",
 	[CNT_MEMCPY] = "cuda.records.memcpy",
 	[CNT_MEMSET] = "cuda.records.memset",
-	[CNT_RUNTIME] = "cuda.records.runtime",
-	[CNT_DRIVER] = "cuda.records.driver",
 	[CNT_SYNC] = "cuda.records.sync",
 	[CNT_OVERHEAD] = "cuda.records.overhead",
 	[CNT_DEVICE] = "cuda.records.device",
@@ -145,6 +145,13 @@ uint64_t agent_forced_flush(void)
 	return incomplete;
 }
 
+void agent_flush(void)
+{
+	cupti.cuptiActivityFlushAll(0);
+	agent_count(CNT_FLUSHES, 1);
+	agent_publish_counters();
+}
+
 /* Buffers reach the recorder within about a second, even from a process killed later. */
 static void *flush_main(void *arg)
 {
@@ -159,9 +166,7 @@ static void *flush_main(void *arg)
 			return NULL;
 		}
 		/* No lock of ours is held: buffer completion may run right here. */
-		cupti.cuptiActivityFlushAll(0);
-		agent_count(CNT_FLUSHES, 1);
-		agent_publish_counters();
+		agent_flush();
 		__atomic_store_n(&flushing, 0, __ATOMIC_SEQ_CST);
 	}
 }
@@ -238,8 +243,6 @@ static bool enable_kinds(void)
 		{ CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY" },
 		{ CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2" },
 		{ CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET" },
-		{ CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME" },
-		{ CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER" },
 		{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION" },
 		{ CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD" },
 		{ CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE" },
@@ -259,6 +262,29 @@ static bool enable_kinds(void)
 		}
 	}
 	return any;
+}
+
+/* Unless GTRACE_CUDA_API=all (gtrace record --cuda-api=all), the hot queries go untraced. */
+static void filter_calls(void)
+{
+	const char *mode = getenv("GTRACE_CUDA_API");
+	const struct cuda_api_call *calls;
+	char what[96];
+	size_t n;
+
+	if (mode && !strcmp(mode, "all"))
+		return;
+	calls = cuda_api_filtered(&n);
+	for (size_t i = 0; i < n; i++) {
+		CUptiResult r = cupti.cuptiEnableCallback(0, subscriber, calls[i].domain,
+							  calls[i].cbid);
+
+		if (r != CUPTI_SUCCESS) {
+			snprintf(what, sizeof(what), "cuptiEnableCallback(0, %s)", calls[i].name);
+			call_failed(what, r);
+			return;
+		}
+	}
 }
 
 static void enable_domains(void)
@@ -283,6 +309,7 @@ static void enable_domains(void)
 			call_failed(what, r);
 		}
 	}
+	filter_calls();
 }
 
 /* A failure once subscribed: let go, so the application runs untouched. */

@@ -34,8 +34,6 @@ enum agent_counter {
 	CNT_KERNEL,
 	CNT_MEMCPY,
 	CNT_MEMSET,
-	CNT_RUNTIME,
-	CNT_DRIVER,
 	CNT_SYNC,
 	CNT_OVERHEAD,
 	CNT_DEVICE,
@@ -68,9 +66,11 @@ uint64_t agent_counter(enum agent_counter c);
 void agent_publish_counters(void);
 /* Sets cuda.status from a printf format. */
 void agent_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Delivers the buffers of finished work, as the flush thread does every second. */
+void agent_flush(void);
 /*
- * Delivers every buffer, running work included: at exit, context
- * destruction and cudaDeviceReset. Returns the records still running.
+ * Delivers every buffer, running work included: at exit and context
+ * destruction. Returns the records still running.
  */
 uint64_t agent_forced_flush(void);
 

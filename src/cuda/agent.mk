@@ -32,6 +32,7 @@ $(CUDA_AGENT): $(CUDA_AGENT_OBJS) src/cuda/agent.map
 
 # The agent's pure parts, unit-tested in the normal (maybe sanitized) build.
 $(BUILD)/src/cuda/%.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
+$(BUILD)/tests/unit/test-cuda-agent.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
 $(BUILD)/tests/test-cuda-agent: $(BUILD)/tests/unit/test-cuda-agent.o \
 		$(BUILD)/src/cuda/occupancy.o $(BUILD)/src/cuda/names.o
 	$(call say,LINK,$@)

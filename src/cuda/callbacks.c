@@ -3,8 +3,11 @@
  * CUPTI's callbacks, on the threads that make the calls. At API enter the
  * call's correlation id is tied to (tid, now) for the GPU records that come
  * later; at exit the call becomes a span on the "CUDA API" lane, and a call
- * that waits for the GPU also one on the "CPU wait" lane. This is the hot
- * path of every launch: two clock reads, a table store, a span.
+ * that waits for the GPU also one on the "CPU wait" lane. A driver call
+ * made inside a runtime call of the same thread gets no span of its own:
+ * the runtime call's covers it, and only its origin is kept, for the GPU
+ * records that may name it. This is the hot path of every launch: two
+ * clock reads, a table store, a span.
  */
 #include "cuda/agent.h"
 
@@ -17,24 +20,26 @@
 #include "cuda/names.h"
 
 enum { API_RUNTIME = 1, API_DRIVER = 2 };	/* the api.domain attribute */
-enum { WAITS_UNKNOWN, WAITS_NO, WAITS_YES };
 
 #define CLASS_SLOTS 1024		/* per domain, above the ids CUDA 13 has */
 
-/* Whether each call waits, by callback id, learnt from the name on first use. */
+/*
+ * How each call waits, by callback id, learnt from the name on first use:
+ * enum cuda_wait plus one, 0 while unknown.
+ */
 static uint8_t waits_by_cbid[2][CLASS_SLOTS];
 
-static bool call_waits(int domain, CUpti_CallbackId cbid, const char *name)
+static enum cuda_wait call_waits(int domain, CUpti_CallbackId cbid, const char *name)
 {
 	uint8_t *slot = cbid < CLASS_SLOTS ? &waits_by_cbid[domain - 1][cbid] : NULL;
-	uint8_t c = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : WAITS_UNKNOWN;
+	uint8_t c = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
 
-	if (c == WAITS_UNKNOWN) {
-		c = cuda_api_waits(name) ? WAITS_YES : WAITS_NO;
+	if (!c) {
+		c = (uint8_t)(cuda_api_waits(name) + 1);
 		if (slot)
 			__atomic_store_n(slot, c, __ATOMIC_RELAXED);
 	}
-	return c == WAITS_YES;
+	return (enum cuda_wait)(c - 1);
 }
 
 /*
@@ -69,15 +74,16 @@ static void api_enter(int domain, CUpti_CallbackId cbid, const CUpti_CallbackDat
 	origins_put(d->correlationId, agent_tid(), now);
 	if (d->correlationData)
 		*d->correlationData = now;
-	/* What the device ran must be out before the reset forgets it. */
+	/*
+	 * What finished before the reset, out before the reset forgets it.
+	 * Not forced: work still running would come out with no end, while
+	 * the reset waits for it and the context's destruction flushes it.
+	 */
 	if (domain == API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
-		agent_forced_flush();
+		agent_flush();
 }
 
-/*
- * Runtime calls of this thread under way: the driver calls they make are
- * their work, so those wait no second time on the "CPU wait" lane.
- */
+/* Runtime calls of this thread under way: the driver calls they make are their work. */
 static _Thread_local unsigned runtime_calls_open;
 /* Set while the agent itself queries the driver: those calls are not the program's. */
 static _Thread_local bool agent_in_driver;
@@ -91,18 +97,26 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		{ .key = "correlation", .value = d->correlationId },
 		{ .key = "api.domain", .value = (uint64_t)domain },
 	};
+	enum cuda_wait wait;
 	uint32_t stream;
 
+	if (domain == API_DRIVER && runtime_calls_open)
+		return;
 	if (d->correlationData && *d->correlationData) {
 		o.ts_ns = *d->correlationData;
 	} else if (!origins_get(d->correlationId, &o)) {
 		return;		/* its enter was not seen: no start to show */
 	}
 	gtrace_span_attrs(agent_api_lane, name, o.ts_ns, end, &o, a, 2);
-	if ((domain == API_DRIVER && runtime_calls_open) || !call_waits(domain, cbid, name))
+	wait = call_waits(domain, cbid, name);
+	if (wait == CUDA_WAIT_NONE)
 		return;
-	/* The wait span: the correlation, and the stream when it is known. */
-	if (waited_stream(domain, cbid, d, &stream)) {
+	/* The wait span: the correlation, then the stream or that the wait is implicit. */
+	if (wait == CUDA_WAIT_IMPLICIT) {
+		a[1].key = "implicit";
+		a[1].value = 1;
+		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 2);
+	} else if (waited_stream(domain, cbid, d, &stream)) {
 		a[1].key = "stream";
 		a[1].value = stream;
 		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 2);

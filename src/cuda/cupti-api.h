@@ -22,6 +22,7 @@
 	X(cuptiSubscribe)			\
 	X(cuptiUnsubscribe)			\
 	X(cuptiEnableDomain)			\
+	X(cuptiEnableCallback)			\
 	X(cuptiActivityRegisterTimestampCallback) \
 	X(cuptiSetThreadIdType)			\
 	X(cuptiActivityRegisterCallbacks)	\

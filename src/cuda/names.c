@@ -4,6 +4,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
+
 /* Indexed by CUpti_ActivityMemcpyKind. */
 static const char *const copy_names[] = {
 	"[CUDA memcpy 0]",
@@ -35,20 +38,88 @@ static bool is_function(const char *name, const char *prefix)
 	return !strncmp(name, prefix, n) && (name[n] == '\0' || name[n] == '_');
 }
 
-bool cuda_api_waits(const char *name)
+enum cuda_wait cuda_api_waits(const char *name)
 {
 	static const char *const syncs[] = {
 		"cudaDeviceSynchronize", "cudaThreadSynchronize", "cudaStreamSynchronize",
 		"cudaEventSynchronize", "cuCtxSynchronize", "cuStreamSynchronize",
 		"cuEventSynchronize",
 	};
+	static const char *const frees[] = {
+		"cudaFree", "cudaFreeHost", "cudaFreeArray", "cudaFreeMipmappedArray",
+		"cuMemFree", "cuMemFreeHost", "cuArrayDestroy",
+	};
 
 	if (!name)
-		return false;
+		return CUDA_WAIT_NONE;
 	for (size_t i = 0; i < sizeof(syncs) / sizeof(syncs[0]); i++)
 		if (is_function(name, syncs[i]))
-			return true;
+			return CUDA_WAIT_EXPLICIT;
+	for (size_t i = 0; i < sizeof(frees) / sizeof(frees[0]); i++)
+		if (is_function(name, frees[i]))
+			return CUDA_WAIT_IMPLICIT;
 	/* cudaMemcpy, cudaMemcpy2D, cudaMemcpyToSymbol, cuMemcpyHtoD_v2, cuMemcpyPeer... */
-	return (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8)) &&
-	       !strstr(name, "Async");
+	if ((!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8)) &&
+	    !strstr(name, "Async"))
+		return CUDA_WAIT_EXPLICIT;
+	return CUDA_WAIT_NONE;
+}
+
+#define RUNTIME(fn) { CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_##fn, #fn }
+#define DRIVER(fn) { CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_##fn, #fn }
+
+/* Every versioned id of each function, as cupti_*_cbid.h of CUDA 13.0 lists them. */
+static const struct cuda_api_call filtered[] = {
+	/* The current device and how many there are. */
+	RUNTIME(cudaGetDevice_v3020),
+	RUNTIME(cudaGetDeviceCount_v3020),
+	RUNTIME(cudaDeviceGetAttribute_v5000),
+	RUNTIME(cudaDriverGetVersion_v3020),
+	RUNTIME(cudaRuntimeGetVersion_v3020),
+	DRIVER(cuDeviceGet),
+	DRIVER(cuDeviceGetCount),
+	DRIVER(cuDeviceGetAttribute),
+	DRIVER(cuDriverGetVersion),
+	/* The thread's context, read or set again before every call. */
+	DRIVER(cuCtxGetCurrent),
+	DRIVER(cuCtxSetCurrent),
+	DRIVER(cuCtxGetDevice),
+	DRIVER(cuCtxGetDevice_v2),
+	DRIVER(cuDevicePrimaryCtxGetState),
+	/* The sticky error state, checked after every launch. */
+	RUNTIME(cudaGetLastError_v3020),
+	RUNTIME(cudaPeekAtLastError_v3020),
+	/* Stream capture state, checked by frameworks before launches. */
+	RUNTIME(cudaStreamIsCapturing_v10000),
+	RUNTIME(cudaStreamIsCapturing_ptsz_v10000),
+	RUNTIME(cudaStreamGetCaptureInfo_v10010),
+	RUNTIME(cudaStreamGetCaptureInfo_ptsz_v10010),
+	RUNTIME(cudaStreamGetCaptureInfo_v2_v11030),
+	RUNTIME(cudaStreamGetCaptureInfo_v2_ptsz_v11030),
+	RUNTIME(cudaStreamGetCaptureInfo_v12030),
+	RUNTIME(cudaStreamGetCaptureInfo_ptsz_v12030),
+	DRIVER(cuStreamIsCapturing),
+	DRIVER(cuStreamIsCapturing_ptsz),
+	DRIVER(cuStreamGetCaptureInfo),
+	DRIVER(cuStreamGetCaptureInfo_ptsz),
+	DRIVER(cuStreamGetCaptureInfo_v2),
+	DRIVER(cuStreamGetCaptureInfo_v2_ptsz),
+	DRIVER(cuStreamGetCaptureInfo_v3),
+	DRIVER(cuStreamGetCaptureInfo_v3_ptsz),
+	/* Attributes of functions, kernels and pointers. */
+	RUNTIME(cudaFuncGetAttributes_v3020),
+	RUNTIME(cudaPointerGetAttributes_v4000),
+	DRIVER(cuFuncGetAttribute),
+	DRIVER(cuKernelGetAttribute),
+	DRIVER(cuPointerGetAttribute),
+	DRIVER(cuPointerGetAttributes),
+	/* Entry points, looked up by the runtime and by libraries. */
+	DRIVER(cuGetProcAddress),
+	DRIVER(cuGetProcAddress_v2),
+};
+
+const struct cuda_api_call *cuda_api_filtered(size_t *n)
+{
+	*n = sizeof(filtered) / sizeof(filtered[0]);
+	return filtered;
 }

@@ -28,6 +28,7 @@ static const char *const var_names[CUDA_INJECT_VARS] = {
 	[CUDA_INJECT_NVTX] = "NVTX_INJECTION64_PATH",
 	[CUDA_INJECT_CUPTI] = "GTRACE_CUPTI",
 	[CUDA_INJECT_ASAN] = "ASAN_OPTIONS",
+	[CUDA_INJECT_API] = "GTRACE_CUDA_API",
 };
 
 static void __attribute__((format(printf, 2, 3))) turn_off(struct cuda_inject *ci,
@@ -122,7 +123,7 @@ static void plan_values(struct cuda_inject *ci)
 							    : xstrdup(ASAN_LINK_ORDER_OFF);
 }
 
-void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach)
+void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls)
 {
 	const char *env_agent = getenv("GTRACE_CUDA_AGENT");
 	const char *env_cupti = getenv("GTRACE_CUPTI");
@@ -168,6 +169,7 @@ void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach)
 		return;
 	}
 	plan_values(ci);
+	ci->value[CUDA_INJECT_API] = xstrdup(all_calls ? "all" : "filtered");
 }
 
 void cuda_inject_setenv(struct cuda_inject *ci)

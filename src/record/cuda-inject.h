@@ -22,6 +22,7 @@ enum cuda_inject_var {
 	CUDA_INJECT_NVTX,		/* NVTX_INJECTION64_PATH */
 	CUDA_INJECT_CUPTI,		/* GTRACE_CUPTI: the agent loads what NVTX does */
 	CUDA_INJECT_ASAN,		/* ASAN_OPTIONS */
+	CUDA_INJECT_API,		/* GTRACE_CUDA_API: which calls the agent traces */
 	CUDA_INJECT_VARS
 };
 
@@ -36,9 +37,10 @@ struct cuda_inject {
 
 /*
  * Decides whether to inject and what: wanted is false for --no-cuda,
- * attach true when recording a running process (too late to inject).
+ * attach true when recording a running process (too late to inject),
+ * all_calls true for --cuda-api=all.
  */
-void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach);
+void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls);
 
 /* Sets the command's variables in this process for the fork, and puts them back. */
 void cuda_inject_setenv(struct cuda_inject *ci);

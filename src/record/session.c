@@ -419,7 +419,7 @@ static int start(struct session *se)
 	};
 	int err;
 
-	cuda_inject_plan(&se->cuda, !o->no_cuda, o->attach != 0);
+	cuda_inject_plan(&se->cuda, !o->no_cuda, o->attach != 0, o->cuda_api_all);
 	se->res->stage = RECORD_STAGE_OUTPUT;
 	err = open_output(se);
 	if (err)

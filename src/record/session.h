@@ -27,6 +27,7 @@ struct record_opts {
 	uint32_t stack_size;
 	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
 	bool no_cuda;			/* do not inject the CUDA agent */
+	bool cuda_api_all;		/* --cuda-api=all: trace the hot queries too */
 };
 
 /* Where a recording failed, for the command to word its message. */

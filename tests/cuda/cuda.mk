@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 #
 # The CUDA test doubles and programs (included only where configure found
-# CUPTI): a fake libcupti.so.13 and a fake libcuda.so.1, compiled against
-# the real CUDA headers so that records have the real layouts; fake-app, a
-# CUDA program bound to the fake driver through its rpath; null-agent, a
-# do-nothing CUDA injection for benchmarks; and, where nvcc exists,
+# CUPTI): a fake libcupti.so.13, a fake libcuda.so.1 and a fake
+# libcudart.so.13 over it, compiled against the real CUDA headers so that
+# records have the real layouts; fake-app, a CUDA program bound to the fake
+# driver through its rpath, and fake-rt-app, one bound to the fake runtime;
+# null-agent, a do-nothing CUDA injection for benchmarks; and, where nvcc
+# exists,
 # real-app, a real CUDA program. Like the workloads they are the
 # targets of tests, not code under test: never built with the sanitizers.
 
@@ -12,7 +14,8 @@ CUDA_TEST_DIR = $(BUILD)/tests/cuda
 CUDA_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -isystem $(CUDA_HOME)/include \
 		   -MMD -MP
 CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
-	     $(CUDA_TEST_DIR)/fake-app $(CUDA_TEST_DIR)/libnull-agent.so
+	     $(CUDA_TEST_DIR)/libcudart.so.13 $(CUDA_TEST_DIR)/fake-app \
+	     $(CUDA_TEST_DIR)/fake-rt-app $(CUDA_TEST_DIR)/libnull-agent.so
 NVCC = $(CUDA_HOME)/bin/nvcc
 # Real GPUs of compute capability 8.0 and 9.0, and PTX for newer ones.
 NVCC_ARCHS = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
@@ -36,6 +39,11 @@ $(CUDA_TEST_DIR)/libcuda.so.1: tests/cuda/fake-cuda.c
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared -Wl,-soname,libcuda.so.1 $< -o $@ \
 		-ldl -lpthread
 
+$(CUDA_TEST_DIR)/libcudart.so.13: tests/cuda/fake-cudart.c $(CUDA_TEST_DIR)/libcuda.so.1
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.13 $< -o $@ \
+		$(CUDA_TEST_DIR)/libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -lpthread
+
 # The do-nothing CUPTI client bench/cuda-launch.sh compares the agent with.
 $(CUDA_TEST_DIR)/libnull-agent.so: tests/cuda/null-agent.c
 	$(call say,CC,$@)
@@ -48,6 +56,13 @@ $(CUDA_TEST_DIR)/fake-app: tests/cuda/fake-app.c $(CUDA_TEST_DIR)/libcuda.so.1
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
 		-Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -ldl -lpthread
+
+# Its kernels' handles are empty functions: identical code, distinct addresses.
+$(CUDA_TEST_DIR)/fake-rt-app: tests/cuda/fake-rt-app.c $(CUDA_TEST_DIR)/libcudart.so.13
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls -fno-ipa-icf $< -o $@ $(CUDA_TEST_DIR)/libcudart.so.13 \
+		$(CUDA_TEST_DIR)/libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_TEST_DIR))
 
 $(CUDA_TEST_DIR)/real-app: tests/cuda/real-app.cu
 	$(call say,NVCC,$@)

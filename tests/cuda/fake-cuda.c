@@ -13,8 +13,17 @@
  *  - every traced call fires DRIVER_API enter and exit callbacks on the
  *    calling thread, with the call's correlation id, and leaves a DRIVER
  *    record; calls made from inside a callback are not traced;
+ *  - the fake runtime (fake-cudart.c) traces its calls through
+ *    fakecuda_runtime_begin/end: RUNTIME_API callbacks and a RUNTIME
+ *    record, with correlation ids from the same counter; the driver calls
+ *    it makes fire their own callbacks, nested inside;
  *  - the GPU work leaves kernel, memcpy and memset records with the
  *    call's correlation id (all the kernels of a graph launch share it);
+ *    work queued by a driver call inside a runtime call carries the
+ *    runtime call's id (a choice: which id the real CUPTI gives such
+ *    records is for a GPU to confirm); a copy's runtimeCorrelationId is
+ *    the runtime call's id too, 0 outside one;
+ *  - cuMemFree waits for the context's work first, as the real one does;
  *  - contexts leave DEVICE and CONTEXT records and fire CONTEXT_CREATED
  *    and CONTEXT_DESTROY_STARTING; synchronizing calls leave
  *    SYNCHRONIZATION records and fire the SYNCHRONIZE callbacks.
@@ -74,8 +83,9 @@ struct CUgraphExec_st {
 	struct CUgraph_st graph;	/* a snapshot, as instantiation makes */
 };
 
-/* One traced driver call. */
+/* One traced call: of the driver, or of the fake runtime. */
 struct call {
+	CUpti_CallbackDomain domain;
 	CUpti_CallbackId cbid;
 	const char *name;
 	const void *params;
@@ -103,6 +113,9 @@ static __thread bool injecting;		/* inside InitializeInjection */
 static __thread bool finishing_init;	/* inside the CU_INIT_FINISHED callback */
 static __thread int in_tool;		/* inside a tool callback */
 static __thread CUcontext current;
+/* The runtime call under way on this thread (they do not nest), and its id; 0: none. */
+static __thread struct call runtime_call;
+static __thread uint32_t runtime_correlation;
 
 void fakecuda_attach_cupti(const struct fake_cupti_hooks *hooks)
 {
@@ -164,7 +177,7 @@ static void fire_api(struct call *c, CUpti_ApiCallbackSite site)
 		.correlationId = c->correlation,
 	};
 
-	fire(CUPTI_CB_DOMAIN_DRIVER_API, c->cbid, &data);
+	fire(c->domain, c->cbid, &data);
 }
 
 /* Whether a call must fail: inside InitializeInjection (counted), or before
@@ -179,12 +192,12 @@ static bool refused(const char *name)
 	return finishing_init || !__atomic_load_n(&initialized, __ATOMIC_ACQUIRE);
 }
 
-/* Starts a traced call: false when the call must fail. */
-static bool begin(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params,
-		  const char *symbol)
+/* Starts a traced call of the domain: false when the call must fail. */
+static bool begin_in(CUpti_CallbackDomain domain, struct call *c, CUpti_CallbackId cbid,
+		     const char *name, const void *params, const char *symbol)
 {
-	*c = (struct call){ .cbid = cbid, .name = name, .params = params, .symbol = symbol,
-			    .ctx = current };
+	*c = (struct call){ .domain = domain, .cbid = cbid, .name = name, .params = params,
+			    .symbol = symbol, .ctx = current };
 	if (refused(name))
 		return false;
 	c->traced = tool() && !in_tool;
@@ -195,6 +208,12 @@ static bool begin(struct call *c, CUpti_CallbackId cbid, const char *name, const
 	return true;
 }
 
+static bool begin(struct call *c, CUpti_CallbackId cbid, const char *name, const void *params,
+		  const char *symbol)
+{
+	return begin_in(CUPTI_CB_DOMAIN_DRIVER_API, c, cbid, name, params, symbol);
+}
+
 static CUresult end(struct call *c, CUresult result)
 {
 	const struct fake_cupti_hooks *t = tool();
@@ -202,13 +221,35 @@ static CUresult end(struct call *c, CUresult result)
 	c->result = result;
 	if (c->traced && t) {
 		fire_api(c, CUPTI_API_EXIT);
-		t->api_record(CUPTI_ACTIVITY_KIND_DRIVER, c->cbid, c->start, now(), c->correlation,
-			      result);
+		t->api_record(c->domain == CUPTI_CB_DOMAIN_RUNTIME_API ? CUPTI_ACTIVITY_KIND_RUNTIME :
+									  CUPTI_ACTIVITY_KIND_DRIVER,
+			      c->cbid, c->start, now(), c->correlation, result);
 	}
 	return result;
 }
 
 #define BEGIN(c, fn, params, symbol) begin(c, CUPTI_DRIVER_TRACE_CBID_##fn, #fn, params, symbol)
+
+bool fakecuda_runtime_begin(CUpti_CallbackId cbid, const char *name, const void *params)
+{
+	if (!begin_in(CUPTI_CB_DOMAIN_RUNTIME_API, &runtime_call, cbid, name, params, NULL))
+		return false;
+	runtime_correlation = runtime_call.correlation;
+	return true;
+}
+
+int fakecuda_runtime_end(int result)
+{
+	runtime_correlation = 0;
+	runtime_call.ctx = current;	/* the call may have made or destroyed it */
+	return (int)end(&runtime_call, (CUresult)result);
+}
+
+/* The correlation id of the work a call queues: its runtime call's, if any. */
+static uint32_t work_correlation(const struct call *c)
+{
+	return runtime_correlation ? runtime_correlation : c->correlation;
+}
 
 static bool collects(CUpti_ActivityKind kind)
 {
@@ -547,7 +588,7 @@ static void sync_record(const struct call *c, CUpti_ActivitySynchronizationType 
 		.type = type,
 		.start = c->start,
 		.end = now(),
-		.correlationId = c->correlation,
+		.correlationId = work_correlation(c),
 		.contextId = ctx ? ctx->id : CUPTI_SYNCHRONIZATION_INVALID_VALUE,
 		.streamId = stream,
 		.cudaEventId = event,
@@ -779,6 +820,9 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr ptr)
 
 	if (!BEGIN(&c, cuMemFree_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!c.ctx)
+		return end(&c, CUDA_ERROR_INVALID_CONTEXT);
+	spin_until(busy_until(&c.ctx->busy_until));
 	return end(&c, CUDA_SUCCESS);
 }
 
@@ -799,7 +843,8 @@ static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, size_t bytes
 								     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 		.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
 		.bytes = bytes,
-		.correlationId = c->correlation,
+		.correlationId = work_correlation(c),
+		.runtimeCorrelationId = runtime_correlation,
 		.copyCount = 1,
 	};
 
@@ -901,7 +946,7 @@ CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr sr
 	r.srcContextId = src_ctx->id;
 	r.dstDeviceId = (uint32_t)dst_ctx->device;
 	r.dstContextId = dst_ctx->id;
-	r.correlationId = c.correlation;
+	r.correlationId = work_correlation(&c);
 	if (c.traced && collects(CUPTI_ACTIVITY_KIND_MEMCPY2))
 		emit(&r, sizeof(r), NULL, r.end);
 	spin_until(r.end);
@@ -915,7 +960,7 @@ static CUresult memset_bytes(struct call *c, unsigned char value, size_t bytes, 
 		.kind = CUPTI_ACTIVITY_KIND_MEMSET,
 		.value = value,
 		.bytes = bytes,
-		.correlationId = c->correlation,
+		.correlationId = work_correlation(c),
 		.flags = async ? CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC : 0,
 		.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 	};
@@ -974,7 +1019,7 @@ static void kernel_record(const struct call *c, const CUDA_KERNEL_NODE_PARAMS *k
 		.staticSharedMemory = a->static_smem,
 		.dynamicSharedMemory = (int32_t)k->sharedMemBytes,
 		.localMemoryPerThread = a->local_per_thread,
-		.correlationId = c->correlation,
+		.correlationId = work_correlation(c),
 		.launchType = CUPTI_ACTIVITY_LAUNCH_TYPE_REGULAR,
 		.graphNodeId = node_id,
 		.shmemLimitConfig = a->smem_optin ? CUPTI_FUNC_SHMEM_LIMIT_OPTIN :

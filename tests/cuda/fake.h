@@ -84,6 +84,18 @@ struct fake_cupti_hooks {
 /* Exported by the fake driver: the fake CUPTI attaches itself. */
 void fakecuda_attach_cupti(const struct fake_cupti_hooks *hooks);
 
+/*
+ * Exported by the fake driver for the fake runtime (fake-cudart.c): the
+ * runtime call the calling thread starts, traced in the RUNTIME_API domain
+ * with a correlation id of its own, and ends with result. The driver calls
+ * made in between fire their own callbacks, nested in the runtime call's;
+ * the GPU records of the work they queue carry the runtime call's id.
+ * Runtime calls do not nest. begin is false when the call must fail (the
+ * driver is not initialized).
+ */
+bool fakecuda_runtime_begin(CUpti_CallbackId cbid, const char *name, const void *params);
+int fakecuda_runtime_end(int result);
+
 /* Test hooks of the fake driver, for fake-app. */
 
 /* What a kernel declares (nvcc would put it in the cubin) and how long it runs. */
@@ -95,6 +107,15 @@ struct fakecuda_function_attrs {
 	bool smem_optin;		/* dynamic shared memory above 48 KiB allowed */
 };
 CUresult fakecuda_set_function_attrs(CUfunction f, const struct fakecuda_function_attrs *attrs);
+
+/*
+ * A test hook of the fake runtime, for fake-rt-app: host is the program's
+ * handle of a kernel named name (what nvcc's registration code passes to
+ * the runtime), which cudaLaunchKernel then launches. Returns 0, or -1
+ * when the table is full or an argument is NULL.
+ */
+int fakecudart_register_function(const void *host, const char *name,
+				 const struct fakecuda_function_attrs *attrs);
 
 /* Driver calls made inside InitializeInjection, which the real driver forbids. */
 unsigned fakecuda_violations(void);

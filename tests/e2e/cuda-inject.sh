@@ -34,6 +34,13 @@ expect_contains on.env "^GTRACE_CUPTI=$cupti\$"
 [ "$(injection on.data)" = "$agent" ] || { show diag.txt; fail "cuda.injection is not the agent"; }
 expect_contains diag.txt '^cuda\.driver: +(none: no NVIDIA kernel driver loaded|NVRM)'
 
+# The agent hears --cuda-api through GTRACE_CUDA_API.
+api_probe='echo "GTRACE_CUDA_API=${GTRACE_CUDA_API-unset}"'
+record api.data -- sh -c "$api_probe" >api.env
+expect_contains api.env '^GTRACE_CUDA_API=filtered$'
+record api.data --cuda-api=all -- sh -c "$api_probe" >api.env
+expect_contains api.env '^GTRACE_CUDA_API=all$'
+
 # A CUPTI named by GTRACE_CUPTI is the one the agent and NVTX get.
 cp "$cupti" my-cupti.so
 GTRACE_CUPTI=my-cupti.so record mine.data -- sh -c "$env_probe" >mine.env

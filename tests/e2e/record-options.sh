@@ -16,6 +16,8 @@ expect_usage_error -F lots -- true
 expect_usage_error -F 99999999 -- true
 expect_usage_error -e bogus -- true
 expect_contains stderr "'bogus'"
+expect_usage_error --cuda-api everything -- true
+expect_contains stderr "'everything'"
 expect_usage_error --call-graph lbr -- true
 expect_usage_error --call-graph dwarf,100 -- true
 expect_usage_error --call-graph dwarf,65536 -- true

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The CUDA agent's pure parts: theoretical occupancy against values worked
- * out by hand from the device limits, and the names it gives GPU work.
+ * out by hand from the device limits, the names it gives GPU work, which
+ * calls wait and which go untraced.
  */
 #include <errno.h>
+#include <string.h>
+
+#include <cupti_driver_cbid.h>
+#include <cupti_runtime_cbid.h>
 
 #include "cuda/names.h"
 #include "cuda/occupancy.h"
@@ -135,30 +140,102 @@ static void test_waiting_calls(void)
 {
 	static const struct {
 		const char *name;
-		bool waits;
+		enum cuda_wait waits;
 	} calls[] = {
-		{ "cudaDeviceSynchronize", true },
-		{ "cudaStreamSynchronize", true },
-		{ "cudaEventSynchronize", true },
-		{ "cuCtxSynchronize", true },
-		{ "cuStreamSynchronize_ptsz", true },
-		{ "cudaMemcpy", true },
-		{ "cudaMemcpy_v3020", true },
-		{ "cuMemcpyHtoD_v2", true },
-		{ "cuMemcpyDtoH_v2", true },
-		{ "cudaMemcpyPeer", true },
-		{ "cudaMemcpyAsync", false },
-		{ "cuMemcpyHtoDAsync_v2", false },
-		{ "cudaLaunchKernel", false },
-		{ "cudaStreamSynchronizeX", false },
-		{ "cudaMemsetAsync", false },
-		{ NULL, false },
+		{ "cudaDeviceSynchronize", CUDA_WAIT_EXPLICIT },
+		{ "cudaStreamSynchronize", CUDA_WAIT_EXPLICIT },
+		{ "cudaEventSynchronize", CUDA_WAIT_EXPLICIT },
+		{ "cuCtxSynchronize", CUDA_WAIT_EXPLICIT },
+		{ "cuStreamSynchronize_ptsz", CUDA_WAIT_EXPLICIT },
+		{ "cudaMemcpy", CUDA_WAIT_EXPLICIT },
+		{ "cudaMemcpy_v3020", CUDA_WAIT_EXPLICIT },
+		{ "cuMemcpyHtoD_v2", CUDA_WAIT_EXPLICIT },
+		{ "cuMemcpyDtoH_v2", CUDA_WAIT_EXPLICIT },
+		{ "cudaMemcpyPeer", CUDA_WAIT_EXPLICIT },
+		{ "cudaFree", CUDA_WAIT_IMPLICIT },
+		{ "cudaFreeHost", CUDA_WAIT_IMPLICIT },
+		{ "cudaFreeArray", CUDA_WAIT_IMPLICIT },
+		{ "cuMemFree_v2", CUDA_WAIT_IMPLICIT },
+		{ "cuMemFreeHost", CUDA_WAIT_IMPLICIT },
+		{ "cuArrayDestroy", CUDA_WAIT_IMPLICIT },
+		{ "cudaFreeAsync", CUDA_WAIT_NONE },
+		{ "cudaFreeAsync_ptsz", CUDA_WAIT_NONE },
+		{ "cuMemFreeAsync", CUDA_WAIT_NONE },
+		{ "cudaMalloc", CUDA_WAIT_NONE },
+		{ "cudaMemcpyAsync", CUDA_WAIT_NONE },
+		{ "cuMemcpyHtoDAsync_v2", CUDA_WAIT_NONE },
+		{ "cudaLaunchKernel", CUDA_WAIT_NONE },
+		{ "cudaStreamSynchronizeX", CUDA_WAIT_NONE },
+		{ "cudaMemsetAsync", CUDA_WAIT_NONE },
+		{ NULL, CUDA_WAIT_NONE },
 	};
 
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		if (cuda_api_waits(calls[i].name) != calls[i].waits)
 			printf("  %s\n", calls[i].name ? calls[i].name : "(null)");
 		CHECK(cuda_api_waits(calls[i].name) == calls[i].waits);
+	}
+}
+
+static const struct cuda_api_call *filtered_call(const char *name)
+{
+	const struct cuda_api_call *calls;
+	size_t n, len = strlen(name);
+
+	calls = cuda_api_filtered(&n);
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(calls[i].name, name, len) &&
+		    (!calls[i].name[len] || calls[i].name[len] == '_'))
+			return &calls[i];
+	return NULL;
+}
+
+/* The hot queries and every versioned id of them; nothing that queues work or waits. */
+static void test_filtered_calls(void)
+{
+	static const char *const wanted[] = {
+		"cudaGetDevice_v3020", "cudaGetLastError_v3020", "cudaPeekAtLastError_v3020",
+		"cudaGetDeviceCount_v3020", "cudaDeviceGetAttribute_v5000",
+		"cudaStreamIsCapturing_v10000", "cudaStreamIsCapturing_ptsz_v10000",
+		"cudaStreamGetCaptureInfo_v12030", "cudaStreamGetCaptureInfo_v2_v11030",
+		"cudaFuncGetAttributes_v3020", "cudaPointerGetAttributes_v4000",
+		"cuCtxGetCurrent", "cuCtxSetCurrent", "cuCtxGetDevice", "cuCtxGetDevice_v2",
+		"cuKernelGetAttribute", "cuDevicePrimaryCtxGetState", "cuGetProcAddress",
+		"cuGetProcAddress_v2", "cuDeviceGetAttribute", "cuFuncGetAttribute",
+		"cuStreamIsCapturing", "cuStreamIsCapturing_ptsz", "cuPointerGetAttribute",
+		"cuPointerGetAttributes", "cuDriverGetVersion",
+	};
+	static const char *const traced[] = {
+		"cudaLaunchKernel", "cudaMemcpy", "cudaMalloc", "cudaFree", "cudaSetDevice",
+		"cudaStreamSynchronize", "cudaDeviceReset", "cuLaunchKernel", "cuMemAlloc",
+		"cuCtxCreate", "cuCtxSynchronize",
+	};
+	const struct cuda_api_call *calls;
+	size_t n;
+
+	calls = cuda_api_filtered(&n);
+	for (size_t i = 0; i < sizeof(wanted) / sizeof(wanted[0]); i++) {
+		bool found = false;
+
+		for (size_t j = 0; j < n; j++)
+			found |= !strcmp(calls[j].name, wanted[i]);
+		if (!found)
+			printf("  not filtered: %s\n", wanted[i]);
+		CHECK(found);
+	}
+	for (size_t i = 0; i < sizeof(traced) / sizeof(traced[0]); i++)
+		CHECK(!filtered_call(traced[i]));
+	CHECK(filtered_call("cudaGetDevice")->cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020);
+	CHECK(filtered_call("cuCtxGetCurrent")->cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent);
+	for (size_t i = 0; i < n; i++) {
+		bool runtime = !strncmp(calls[i].name, "cuda", 4);
+
+		CHECK(calls[i].domain == (runtime ? CUPTI_CB_DOMAIN_RUNTIME_API :
+						    CUPTI_CB_DOMAIN_DRIVER_API));
+		CHECK(cuda_api_waits(calls[i].name) == CUDA_WAIT_NONE);
+		CHECK(!strstr(calls[i].name, "Launch") && !strstr(calls[i].name, "Memcpy"));
+		for (size_t j = 0; j < i; j++)
+			CHECK(calls[j].domain != calls[i].domain || calls[j].cbid != calls[i].cbid);
 	}
 }
 
@@ -169,5 +246,6 @@ int main(void)
 	RUN(test_incomplete_limits);
 	RUN(test_copy_names);
 	RUN(test_waiting_calls);
+	RUN(test_filtered_calls);
 	return test_summary();
 }
