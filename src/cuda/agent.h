@@ -71,6 +71,13 @@ void agent_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  */
 uint64_t agent_forced_flush(void);
 
+/* CLOCK_MONOTONIC ns of a GPU record's time (0, no time, stays 0). */
+uint64_t agent_gpu_ns(uint64_t cupti_ns);
+/* An API call that queues GPU work (launch, copy, memset) returned. */
+void agent_work_queued(void);
+/* A buffer reached the agent (it refreshes the clock offset). */
+void agent_buffer_arrived(void);
+
 /* The calling thread's kernel tid (cached). */
 uint32_t agent_tid(void);
 

@@ -52,3 +52,19 @@ bool cuda_api_waits(const char *name)
 	return (!strncmp(name, "cudaMemcpy", 10) || !strncmp(name, "cuMemcpy", 8)) &&
 	       !strstr(name, "Async");
 }
+
+bool cuda_api_queues_work(const char *name)
+{
+	static const char *const prefixes[] = {
+		"cuLaunch", "cudaLaunch", "cuGraphLaunch", "cudaGraphLaunch",
+		"cuMemcpy", "cudaMemcpy", "cuMemset", "cudaMemset",
+	};
+
+	/* A host function runs on the CPU: CUPTI has no record of it. */
+	if (!name || strstr(name, "HostFunc"))
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}

@@ -22,4 +22,10 @@ const char *cuda_copy_name(uint32_t kind, char *buf, size_t size);
  */
 bool cuda_api_waits(const char *name);
 
+/*
+ * True for a runtime or driver function that queues work CUPTI makes a GPU
+ * record of: kernel and graph launches, copies, memsets.
+ */
+bool cuda_api_queues_work(const char *name);
+
 #endif
