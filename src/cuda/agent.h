@@ -17,8 +17,9 @@
  *   agent.c      start-up, status, counters, flushing, exit and fork
  *
  * Like the target library, the agent lives inside someone else's program:
- * it never prints, exits or aborts, and every failure turns into "not
- * collecting", said in the cuda.status meta.
+ * it never prints, exits or aborts: a failure it cannot live with turns
+ * into "not collecting", said in the cuda.status meta; the others are
+ * listed in cuda.warnings.
  */
 
 #include <stdbool.h>
