@@ -17,8 +17,8 @@
  *
  * The result of its subscription goes to the file OTHER_CLIENT_OUT when
  * set: "<CUPTI result number> <holder's name>", the name as CUPTI gave it.
- * It acts only in processes that have libcuda.so.1 loaded, so that gtrace
- * itself, which inherits the preload, is left alone. cuStreamSynchronize
+ * It acts only in processes that have libcuda.so.1 loaded: a shell or a
+ * profiler that inherits the preload is left alone. cuStreamSynchronize
  * is interposed: it works with programs that call the driver by symbol,
  * like fake-app.
  */

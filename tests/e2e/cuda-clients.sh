@@ -22,7 +22,9 @@ with_other() {
 	OTHER_CLIENT_MODE=$2
 	OTHER_CLIENT_OUT=$TESTDIR/$1.out
 	export FAKE_CUPTI_FAULTS OTHER_CLIENT_MODE OTHER_CLIENT_OUT
-	LD_PRELOAD=$other record "$1.data" -- "$CUDA_DIR/fake-app"
+	# Preloaded in the program only: gtrace may be a sanitized build.
+	record "$1.data" -- sh -c 'LD_PRELOAD="$0:$LD_PRELOAD" exec "$1"' "$other" \
+		"$CUDA_DIR/fake-app"
 	unset FAKE_CUPTI_FAULTS OTHER_CLIENT_MODE OTHER_CLIENT_OUT
 	run_gtrace diagnose -i "$1.data" >"$1.diag"
 	run_gtrace threads -i "$1.data" >"$1.threads"
