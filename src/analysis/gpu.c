@@ -575,7 +575,12 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 			snprintf(buf, size, "another CUPTI client took the activity buffers: "
 				 "GPU activity before that was recorded, %s; CPU samples were",
 				 (lost = strstr(why, "; ")) ? lost + 2 : why);
-		else if ((why = after(status, "subscriber-conflict")))
+		else if ((why = after(status, "subscriber-conflict")) && *why == '\'' &&
+			 (lost = strchr(why + 1, '\'')))	/* the agent learnt its name */
+			snprintf(buf, size, "%.*s held the CUPTI subscription; "
+				 "GPU activity was not recorded, CPU samples were",
+				 (int)(lost + 1 - why), why);
+		else if (why)
 			snprintf(buf, size, "another CUPTI client held the subscription (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
 		else if ((why = after(status, "cupti-too-old")))

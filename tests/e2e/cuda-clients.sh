@@ -33,10 +33,18 @@ with_other() {
 # torch.profiler started first: gtrace names it and records CPU only.
 with_other first subscribe-first
 expect_contains first.diag "^cuda\\.status: +subscriber-conflict: 'CUPTI for kineto' holds the CUPTI subscription\$"
-expect_contains first.diag "^CUDA: +another CUPTI client held the subscription \\('CUPTI for kineto'"
+expect_contains first.diag "^CUDA: +'CUPTI for kineto' held the CUPTI subscription; GPU activity was not recorded"
 expect_lane first.threads cuda "GPU0 stream 13" -1
 [ "$(thread_column first.threads fake-app 4)" -gt 0 ] ||
 	{ show first.threads; fail "no CPU samples of the program"; }
+
+# Under nsys: CUPTI names the tool.
+FAKE_CUPTI_FAULTS=subscriber-conflict
+export FAKE_CUPTI_FAULTS
+record nsys.data -- "$CUDA_DIR/fake-app"
+unset FAKE_CUPTI_FAULTS
+run_gtrace diagnose -i nsys.data >nsys.diag
+expect_contains nsys.diag "^CUDA: +'Nsight Systems' held the CUPTI subscription; GPU activity was not recorded, CPU samples were\$"
 
 # torch.profiler started inside a gtrace recording: it fails, told that
 # gtrace holds CUPTI; gtrace records on.

@@ -739,6 +739,9 @@ static void test_explanations(void)
 		"cuda.status",
 		"subscriber-conflict: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",
 	};
+	static const char *const named[] = {
+		"cuda.status", "subscriber-conflict: 'Nsight Systems' holds the CUPTI subscription",
+	};
 	static const char *const too_old[] = {
 		"cuda.injection", INJECTION, "cuda.driver", DRIVER_LINE,
 		"cuda.status", "cupti-too-old: 120000 < 130001",
@@ -769,6 +772,8 @@ static void test_explanations(void)
 	check_explain(conflict, 6, "another CUPTI client held the subscription "
 		      "(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); GPU activity was not "
 		      "recorded, CPU samples were");
+	check_explain(named, 2, "'Nsight Systems' held the CUPTI subscription; GPU activity was "
+		      "not recorded, CPU samples were");
 	check_explain(too_old, 6, "the CUPTI library is too old (120000 < 130001); GPU activity "
 		      "was not recorded, CPU samples were");
 	check_explain(unavailable, 2, "CUPTI could not be loaded (libcupti.so.13: cannot open "
