@@ -26,7 +26,7 @@
  *   causality[=N]        the first N (1) kernels start 10 ms before their
  *                        launch call
  *   fail-kind=KIND       cuptiActivityEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
- *                        for that kind only, named as in CUPTI_ACTIVITY_KIND_KIND
+ *                        for that kind only, its name less CUPTI_ACTIVITY_KIND_
  *                        (MEMSET, CONCURRENT_KERNEL...)
  *   no-timestamp-callback  cuptiActivityRegisterTimestampCallback fails
  *                        (CUPTI_ERROR_NOT_SUPPORTED, as on WSL2): records
