@@ -580,15 +580,27 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 	const char *injection = model_meta(m, "cuda.injection");
 	const char *driver = model_meta(m, "cuda.driver");
 	const char *libcuda = model_meta(m, "cuda.libcuda");
-	const char *why;
+	/* Failures the agent lived with: said, never taken for the status. */
+	bool warned = model_meta(m, "cuda.warnings") != NULL;
+	const char *why, *lost;
 
 	if (status) {
 		if (after(status, "active") && has_gpu_lanes(m))
-			snprintf(buf, size, "CUPTI was active: GPU activity was recorded");
+			snprintf(buf, size, "CUPTI was active: GPU activity was recorded%s",
+				 warned ? ", but some CUPTI calls failed (cuda.warnings)" : "");
 		else if (after(status, "active"))
 			snprintf(buf, size, "CUPTI was active but the GPU ran no kernel, "
-				 "copy or memset");
-		else if ((why = after(status, "subscriber-conflict")))
+				 "copy or memset%s", warned ? "; some CUPTI calls failed (cuda.warnings)" : "");
+		else if ((why = after(status, "taken-over")))
+			snprintf(buf, size, "another CUPTI client took the activity buffers: "
+				 "GPU activity before that was recorded, %s; CPU samples were",
+				 (lost = strstr(why, "; ")) ? lost + 2 : why);
+		else if ((why = after(status, "subscriber-conflict")) && *why == '\'' &&
+			 (lost = strchr(why + 1, '\'')))	/* the agent learnt its name */
+			snprintf(buf, size, "%.*s held the CUPTI subscription; "
+				 "GPU activity was not recorded, CPU samples were",
+				 (int)(lost + 1 - why), why);
+		else if (why)
 			snprintf(buf, size, "another CUPTI client held the subscription (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
 		else if ((why = after(status, "cupti-too-old")))

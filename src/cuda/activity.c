@@ -290,7 +290,7 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 		.carveout = k->isSharedMemoryCarveoutRequested ? k->sharedMemoryCarveoutRequested : -1,
 	};
 	gtrace_attr a[GTRACE_MAX_ATTRS];
-	uint64_t start = k->start, end = k->end;
+	uint64_t start = agent_gpu_ns(k->start), end = agent_gpu_ns(k->end);
 	const struct cuda_occupancy *occ;
 	const gtrace_origin *origin;
 	gtrace_lane *lane;
@@ -334,7 +334,7 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 
 static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 {
-	uint64_t start = c->start, end = c->end;
+	uint64_t start = agent_gpu_ns(c->start), end = agent_gpu_ns(c->end);
 	const gtrace_origin *origin;
 	gtrace_origin o;
 	char buf[32];
@@ -358,7 +358,7 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 
 static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 {
-	uint64_t start = c->start, end = c->end;
+	uint64_t start = agent_gpu_ns(c->start), end = agent_gpu_ns(c->end);
 	const gtrace_origin *origin;
 	gtrace_origin o;
 	char buf[32];
@@ -384,7 +384,7 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 
 static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 {
-	uint64_t start = m->start, end = m->end;
+	uint64_t start = agent_gpu_ns(m->start), end = agent_gpu_ns(m->end);
 	const gtrace_origin *origin;
 	gtrace_origin o;
 	gtrace_attr a[] = {
@@ -470,6 +470,7 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 		return;
 	}
 	agent_count(CNT_BUFFERS, 1);
+	agent_buffer_arrived();
 	w.arrived_ns = gtrace_now_ns();
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
 		record(&w, r);

@@ -4,10 +4,18 @@
  * process; a thread flushes CUPTI's buffers every second; exit flushes
  * them all, running work included. A child forked after that gets no
  * thread and never flushes. Whatever fails, the application runs on as if
- * the agent were not there, and cuda.status says what happened.
+ * the agent were not there: cuda.status says what became of collection,
+ * cuda.warnings lists the failures it lived with, cuda.clock the clock of
+ * the GPU records.
+ *
+ * CUPTI takes one subscriber per process: gtrace subscribes by name, so
+ * that a tool coming later is told who holds it, and names the holder
+ * when it comes too late itself. An activity-only client (no subscriber)
+ * can still take the activity buffers away; the exit flush finds that out.
  */
 #include "cuda/agent.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -24,6 +32,8 @@
 
 #define MIN_CUPTI_VERSION 130000	/* CUDA 13.0; diagnose warns below Update 1's 130001 */
 #define FLUSH_PERIOD_S 1
+#define WARNINGS_MAX 512		/* bytes of cuda.warnings */
+#define CLOCK_TRIES 5			/* brackets of CUPTI's clock, the narrowest kept */
 
 gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
 
@@ -37,6 +47,25 @@ static int exiting, flushing;
 static pid_t agent_pid;			/* the process that subscribed */
 static CUpti_SubscriberHandle subscriber;
 static bool status_clean = true;	/* no error said yet */
+
+static pthread_mutex_t warnings_lock = PTHREAD_MUTEX_INITIALIZER;
+static char warnings[WARNINGS_MAX];	/* "; "-joined, "..." once full */
+static char last_failure[160];		/* the last warning: the status if all failed */
+
+/*
+ * Without our timestamp callback records carry CUPTI's own clock:
+ * CLOCK_MONOTONIC is that plus clock_offset, measured again per buffer.
+ */
+static bool cupti_clock;
+static int64_t clock_offset;
+
+/*
+ * Calls that queue GPU work, as the API callbacks saw them, and how many of
+ * them had been seen when the last buffer came: work queued since then
+ * must come out at the exit flush, unless another client took the buffers.
+ */
+static uint64_t work_queued, work_at_last_buffer;
+static uint64_t start_ns, last_buffer_ns;
 
 static uint64_t counters[CNT_COUNT];
 static uint64_t published[CNT_COUNT];
@@ -113,13 +142,89 @@ void agent_status(const char *fmt, ...)
 	gtrace_meta_set("cuda.status", buf);
 }
 
-/* A failed call that collection can live without: said, not fatal. */
+/* Adds to cuda.warnings, which ends in "..." once full. */
+static void warn(const char *text)
+{
+	static bool full;
+	size_t len;
+
+	pthread_mutex_lock(&warnings_lock);
+	if (!full) {
+		len = strlen(warnings);
+		full = len + strlen("; ") + strlen(text) + strlen("; ...") >= sizeof(warnings);
+		snprintf(warnings + len, sizeof(warnings) - len, "%s%s", len ? "; " : "",
+			 full ? "..." : text);
+		gtrace_meta_set("cuda.warnings", warnings);
+	}
+	pthread_mutex_unlock(&warnings_lock);
+}
+
+/* A failed call that collection can live without: a warning, the status stays. */
 static void call_failed(const char *what, CUptiResult r)
+{
+	char buf[32];
+
+	snprintf(last_failure, sizeof(last_failure), "%s: %s", what,
+		 cupti_result_string(r, buf, sizeof(buf)));
+	warn(last_failure);
+}
+
+/* A failed call that ends collection: the status. */
+static void cupti_error(const char *what, CUptiResult r)
 {
 	char buf[32];
 
 	agent_status("cupti-error: %s: %s", what, cupti_result_string(r, buf, sizeof(buf)));
 	status_clean = false;
+}
+
+/* CLOCK_MONOTONIC minus CUPTI's clock, from the narrowest of a few brackets. */
+static int measure_clock_offset(void)
+{
+	uint64_t narrowest = UINT64_MAX;
+	int64_t offset = 0;
+
+	for (int i = 0; i < CLOCK_TRIES; i++) {
+		uint64_t before = gtrace_now_ns(), cupti_ns, after;
+
+		if (cupti.cuptiGetTimestamp(&cupti_ns) != CUPTI_SUCCESS)
+			return -EIO;
+		after = gtrace_now_ns();
+		if (after - before < narrowest) {
+			narrowest = after - before;
+			offset = (int64_t)(before + narrowest / 2 - cupti_ns);
+		}
+	}
+	__atomic_store_n(&clock_offset, offset, __ATOMIC_RELAXED);
+	return 0;
+}
+
+uint64_t agent_gpu_ns(uint64_t cupti_ns)
+{
+	if (!cupti_ns || !cupti_clock)
+		return cupti_ns;	/* 0 stays "no timestamp" */
+	return cupti_ns + (uint64_t)__atomic_load_n(&clock_offset, __ATOMIC_RELAXED);
+}
+
+void agent_work_queued(void)
+{
+	__atomic_add_fetch(&work_queued, 1, __ATOMIC_RELAXED);
+}
+
+void agent_buffer_arrived(void)
+{
+	uint64_t queued = __atomic_load_n(&work_queued, __ATOMIC_RELAXED);
+	uint64_t seen = __atomic_load_n(&work_at_last_buffer, __ATOMIC_RELAXED);
+
+	/* Buffers complete on several threads at once: the count only grows. */
+	while (seen < queued && !__atomic_compare_exchange_n(&work_at_last_buffer, &seen, queued,
+							     true, __ATOMIC_RELAXED,
+							     __ATOMIC_RELAXED))
+		;
+	__atomic_store_n(&last_buffer_ns, gtrace_now_ns(), __ATOMIC_RELAXED);
+	/* The clocks may have been stepped since: a failed refresh keeps the last offset. */
+	if (cupti_clock)
+		measure_clock_offset();
 }
 
 void agent_stop(const char *status)
@@ -199,25 +304,48 @@ static void start_flush_thread(void)
 	if (!pthread_create(&t, &attr, flush_main, NULL))
 		pthread_setname_np(t, "gtrace-cupti");
 	else
-		agent_status("cupti-error: no flush thread: buffers flushed at exit only");
+		warn("no flush thread: buffers flushed at exit only");
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+/*
+ * The exit flush brought no buffer, yet work was queued after the last
+ * one: CUPTI hands the buffers to another client, which registered its
+ * own buffer callbacks (cupti-python, nvFuser) after gtrace.
+ */
+static void check_taken_over(uint64_t queued_before_flush)
+{
+	uint64_t seen = __atomic_load_n(&work_at_last_buffer, __ATOMIC_RELAXED);
+	uint64_t last = __atomic_load_n(&last_buffer_ns, __ATOMIC_RELAXED);
+	char since[64] = "from cuInit on";
+
+	if (!status_clean || seen >= queued_before_flush)
+		return;
+	if (last)
+		snprintf(since, sizeof(since), "after %.3f s from cuInit",
+			 (double)(last - start_ns) / 1e9);
+	agent_status("taken-over: another CUPTI client took the activity buffers; "
+		     "%llu launches, copies and memsets queued %s were not recorded",
+		     (unsigned long long)(queued_before_flush - seen), since);
 }
 
 static void at_exit(void)
 {
 	char buf[96];
-	uint64_t incomplete;
+	uint64_t incomplete, queued;
 	bool quiet;
 
 	if (!agent_collecting() || getpid() != agent_pid)
 		return;
 	quiet = flush_thread_out();
+	queued = __atomic_load_n(&work_queued, __ATOMIC_RELAXED);
 	incomplete = agent_forced_flush();
 	if (incomplete)
 		snprintf(buf, sizeof(buf), "incomplete: %llu records still running at exit",
 			 (unsigned long long)incomplete);
 	gtrace_meta_set("cuda.flush", incomplete ? buf : "clean");
+	check_taken_over(queued);
 	/* Later buffers (the runtime's own teardown) are not waited for. */
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
 	agent_publish_counters();
@@ -316,8 +444,54 @@ static void enable_domains(void)
 static void give_up(const char *what, CUptiResult r)
 {
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
-	call_failed(what, r);
+	cupti_error(what, r);
 	cupti.cuptiUnsubscribe(subscriber);
+}
+
+/* As "gtrace", so that a tool subscribing later is told who holds CUPTI. */
+static bool subscribe(void)
+{
+	char holder[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN] = "";
+	CUpti_SubscriberParams params = {
+		.structSize = CUpti_SubscriberParams_STRUCT_SIZE,
+		.subscriberName = "gtrace",
+		.oldSubscriberName = holder,
+		.oldSubscriberSize = sizeof(holder),
+	};
+	CUptiResult r = cupti.cuptiSubscribe_v2(&subscriber, agent_callback, NULL, &params);
+
+	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && *holder)
+		agent_status("subscriber-conflict: '%s' holds the CUPTI subscription", holder);
+	else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+		agent_status("subscriber-conflict: another CUPTI client (nsys, ncu, a framework "
+			     "profiler) holds the subscription");
+	else if (r != CUPTI_SUCCESS)
+		cupti_error("cuptiSubscribe_v2", r);
+	return r == CUPTI_SUCCESS;
+}
+
+/*
+ * Records in our clock (CLOCK_MONOTONIC), else in CUPTI's converted: some
+ * setups refuse the callback (WSL2, some subscribers).
+ */
+static bool choose_clock(void)
+{
+	CUptiResult r = cupti.cuptiActivityRegisterTimestampCallback(gtrace_now_ns);
+	char buf[32], clock[128];
+
+	if (r == CUPTI_SUCCESS) {
+		gtrace_meta_set("cuda.clock", "callback");
+		return true;
+	}
+	cupti_clock = true;
+	if (measure_clock_offset()) {
+		give_up("cuptiActivityRegisterTimestampCallback and cuptiGetTimestamp", r);
+		return false;
+	}
+	snprintf(clock, sizeof(clock), "cupti+offset: cuptiActivityRegisterTimestampCallback: %s",
+		 cupti_result_string(r, buf, sizeof(buf)));
+	gtrace_meta_set("cuda.clock", clock);
+	return true;
 }
 
 static void start(void)
@@ -340,7 +514,7 @@ static void start(void)
 	}
 	r = cupti.cuptiGetVersion(&version);
 	if (r != CUPTI_SUCCESS) {
-		call_failed("cuptiGetVersion", r);
+		cupti_error("cuptiGetVersion", r);
 		return;
 	}
 	snprintf(why, sizeof(why), "%u", (unsigned)version);
@@ -353,21 +527,12 @@ static void start(void)
 		agent_status("cupti-error: no memory for the correlation table");
 		return;
 	}
-	r = cupti.cuptiSubscribe(&subscriber, agent_callback, NULL);
-	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-		agent_status("subscriber-conflict: another CUPTI client (nsys, ncu, a framework profiler) holds the subscription");
+	start_ns = gtrace_now_ns();
+	if (!subscribe())
 		return;
-	}
-	if (r != CUPTI_SUCCESS) {
-		call_failed("cuptiSubscribe", r);
-		return;
-	}
 	/* Before any kind is enabled: records carry our clock and kernel tids. */
-	r = cupti.cuptiActivityRegisterTimestampCallback(gtrace_now_ns);
-	if (r != CUPTI_SUCCESS) {
-		give_up("cuptiActivityRegisterTimestampCallback", r);
+	if (!choose_clock())
 		return;
-	}
 	r = cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (r != CUPTI_SUCCESS)
 		call_failed("cuptiSetThreadIdType", r);
@@ -380,6 +545,7 @@ static void start(void)
 	__atomic_store_n(&collecting, 1, __ATOMIC_RELAXED);
 	if (!enable_kinds()) {
 		__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
+		agent_status("cupti-error: %s", last_failure);
 		cupti.cuptiUnsubscribe(subscriber);
 		return;
 	}

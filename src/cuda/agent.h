@@ -17,8 +17,9 @@
  *   agent.c      start-up, status, counters, flushing, exit and fork
  *
  * Like the target library, the agent lives inside someone else's program:
- * it never prints, exits or aborts, and every failure turns into "not
- * collecting", said in the cuda.status meta.
+ * it never prints, exits or aborts: a failure it cannot live with turns
+ * into "not collecting", said in the cuda.status meta; the others are
+ * listed in cuda.warnings.
  */
 
 #include <stdbool.h>
@@ -73,6 +74,13 @@ void agent_flush(void);
  * destruction. Returns the records still running.
  */
 uint64_t agent_forced_flush(void);
+
+/* CLOCK_MONOTONIC ns of a GPU record's time (0, no time, stays 0). */
+uint64_t agent_gpu_ns(uint64_t cupti_ns);
+/* An API call that queues GPU work (launch, copy, memset) returned. */
+void agent_work_queued(void);
+/* A buffer reached the agent (it refreshes the clock offset). */
+void agent_buffer_arrived(void);
 
 /* The calling thread's kernel tid (cached). */
 uint32_t agent_tid(void);

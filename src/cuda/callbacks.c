@@ -125,6 +125,13 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 	}
 }
 
+/* A call that queued GPU work: its records must reach the agent. */
+static bool queued_work(const CUpti_CallbackData *d)
+{
+	return d->functionReturnValue && !*(const int *)d->functionReturnValue &&
+	       cuda_api_queues_work(d->functionName);
+}
+
 static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
 	if (agent_in_driver)
@@ -134,6 +141,9 @@ static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		runtime_calls_open += domain == API_RUNTIME;
 	} else if (d->callbackSite == CUPTI_API_EXIT) {
 		runtime_calls_open -= domain == API_RUNTIME && runtime_calls_open;
+		/* Counted once: a runtime call's driver calls are that call's work. */
+		if ((domain == API_RUNTIME || !runtime_calls_open) && queued_work(d))
+			agent_work_queued();
 		api_exit(domain, cbid, d);
 	}
 }

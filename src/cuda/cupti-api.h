@@ -19,7 +19,7 @@
 #define CUPTI_FUNCTIONS(X)			\
 	X(cuptiGetVersion)			\
 	X(cuptiGetResultString)			\
-	X(cuptiSubscribe)			\
+	X(cuptiSubscribe_v2)			\
 	X(cuptiUnsubscribe)			\
 	X(cuptiEnableDomain)			\
 	X(cuptiEnableCallback)			\
@@ -30,7 +30,8 @@
 	X(cuptiActivityGetNextRecord)		\
 	X(cuptiActivityGetNumDroppedRecords)	\
 	X(cuptiActivityFlushAll)		\
-	X(cuptiGetStreamIdEx)
+	X(cuptiGetStreamIdEx)			\
+	X(cuptiGetTimestamp)
 
 #define CUPTI_API_FIELD(name) __typeof__(name) *name;
 struct cupti_api {

@@ -123,3 +123,19 @@ const struct cuda_api_call *cuda_api_filtered(size_t *n)
 	*n = sizeof(filtered) / sizeof(filtered[0]);
 	return filtered;
 }
+
+bool cuda_api_queues_work(const char *name)
+{
+	static const char *const prefixes[] = {
+		"cuLaunch", "cudaLaunch", "cuGraphLaunch", "cudaGraphLaunch",
+		"cuMemcpy", "cudaMemcpy", "cuMemset", "cudaMemset",
+	};
+
+	/* A host function runs on the CPU: CUPTI has no record of it. */
+	if (!name || strstr(name, "HostFunc"))
+		return false;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
+		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}

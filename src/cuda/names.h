@@ -51,4 +51,10 @@ struct cuda_api_call {
  */
 const struct cuda_api_call *cuda_api_filtered(size_t *n);
 
+/*
+ * True for a runtime or driver function that queues work CUPTI makes a GPU
+ * record of: kernel and graph launches, copies, memsets.
+ */
+bool cuda_api_queues_work(const char *name);
+
 #endif

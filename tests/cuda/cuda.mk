@@ -5,9 +5,9 @@
 # libcudart.so.13 over it, compiled against the real CUDA headers so that
 # records have the real layouts; fake-app, a CUDA program bound to the fake
 # driver through its rpath, and fake-rt-app, one bound to the fake runtime;
-# null-agent, a do-nothing CUDA injection for benchmarks; and, where nvcc
-# exists,
-# real-app, a real CUDA program. Like the workloads they are the
+# null-agent, a do-nothing CUDA injection for benchmarks; other-client,
+# another CUPTI client to preload next to gtrace's agent; and, where nvcc
+# exists, real-app, a real CUDA program. Like the workloads they are the
 # targets of tests, not code under test: never built with the sanitizers.
 
 CUDA_TEST_DIR = $(BUILD)/tests/cuda
@@ -15,7 +15,8 @@ CUDA_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -isystem $(CUDA_HOM
 		   -MMD -MP
 CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
 	     $(CUDA_TEST_DIR)/libcudart.so.13 $(CUDA_TEST_DIR)/fake-app \
-	     $(CUDA_TEST_DIR)/fake-rt-app $(CUDA_TEST_DIR)/libnull-agent.so
+	     $(CUDA_TEST_DIR)/fake-rt-app $(CUDA_TEST_DIR)/libnull-agent.so \
+	     $(CUDA_TEST_DIR)/libother-client.so
 NVCC = $(CUDA_HOME)/bin/nvcc
 # Real GPUs of compute capability 8.0 and 9.0, and PTX for newer ones.
 NVCC_ARCHS = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
@@ -46,6 +47,12 @@ $(CUDA_TEST_DIR)/libcudart.so.13: tests/cuda/fake-cudart.c $(CUDA_TEST_DIR)/libc
 
 # The do-nothing CUPTI client bench/cuda-launch.sh compares the agent with.
 $(CUDA_TEST_DIR)/libnull-agent.so: tests/cuda/null-agent.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared $< -o $@ -ldl
+
+# Another CUPTI client in the recorded program (tests/e2e/cuda-clients.sh).
+$(CUDA_TEST_DIR)/libother-client.so: tests/cuda/other-client.c
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared $< -o $@ -ldl

@@ -29,7 +29,19 @@
  *   out-of-order         records and buffers are delivered newest first
  *   causality[=N]        the first N (1) kernels start 10 ms before their
  *                        launch call
+ *   fail-kind=KIND       cuptiActivityEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
+ *                        for that kind only, its name less CUPTI_ACTIVITY_KIND_
+ *                        (MEMSET, CONCURRENT_KERNEL...)
+ *   no-timestamp-callback  cuptiActivityRegisterTimestampCallback fails
+ *                        (CUPTI_ERROR_NOT_SUPPORTED, as on WSL2): records
+ *                        keep CUPTI's clock, CLOCK_REALTIME
  * FAKE_CUPTI_VERSION=N makes cuptiGetVersion say N.
+ *
+ * One subscriber at a time, as in CUPTI: a later cuptiSubscribe_v2 fails
+ * with error 39 and learns the holder's name, "CUPTI for <its name>" (the
+ * header's words for how CUPTI names a subscriber); nothing for a holder
+ * that gave none. Buffer callbacks registered again replace the earlier
+ * ones, whose buffers then go to the new client.
  */
 #define NVTX_NO_IMPL
 #include "fake.h"
@@ -54,12 +66,15 @@
 
 static struct {
 	bool null_buffer, fatal, subscriber_conflict, old_version, names_freed, out_of_order;
+	bool no_timestamp_callback;
 	unsigned zero_timestamps, causality;
 	size_t dropped;
+	CUpti_ActivityKind fail_kind;
 } faults;
 
 static struct {
 	bool active;
+	char name[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN];	/* "" when it gave none */
 	CUpti_CallbackFunc fn;
 	void *userdata;
 	uint8_t enabled[CUPTI_CB_DOMAIN_SIZE][CBID_LIMIT / 8];
@@ -171,6 +186,32 @@ static uint64_t now(void)
 	return fn ? fn() : clock_ns(CLOCK_REALTIME);
 }
 
+/* The kinds fail-kind may name. */
+static CUpti_ActivityKind kind_named(const char *name)
+{
+	static const struct {
+		const char *name;
+		CUpti_ActivityKind kind;
+	} known[] = {
+		{ "CONCURRENT_KERNEL", CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL },
+		{ "MEMCPY", CUPTI_ACTIVITY_KIND_MEMCPY },
+		{ "MEMCPY2", CUPTI_ACTIVITY_KIND_MEMCPY2 },
+		{ "MEMSET", CUPTI_ACTIVITY_KIND_MEMSET },
+		{ "RUNTIME", CUPTI_ACTIVITY_KIND_RUNTIME },
+		{ "DRIVER", CUPTI_ACTIVITY_KIND_DRIVER },
+		{ "SYNCHRONIZATION", CUPTI_ACTIVITY_KIND_SYNCHRONIZATION },
+		{ "OVERHEAD", CUPTI_ACTIVITY_KIND_OVERHEAD },
+		{ "DEVICE", CUPTI_ACTIVITY_KIND_DEVICE },
+		{ "CONTEXT", CUPTI_ACTIVITY_KIND_CONTEXT },
+	};
+
+	for (size_t i = 0; name && i < sizeof(known) / sizeof(known[0]); i++)
+		if (!strcmp(name, known[i].name))
+			return known[i].kind;
+	fprintf(stderr, "fake cupti: unknown activity kind '%s'\n", name ? name : "");
+	return CUPTI_ACTIVITY_KIND_INVALID;
+}
+
 static unsigned fault_count(const char *value)
 {
 	return value ? (unsigned)strtoul(value, NULL, 10) : 1;
@@ -206,6 +247,10 @@ static void parse_faults(const char *env)
 			faults.out_of_order = true;
 		else if (!strcmp(item, "causality"))
 			faults.causality = fault_count(value);
+		else if (!strcmp(item, "fail-kind"))
+			faults.fail_kind = kind_named(value);
+		else if (!strcmp(item, "no-timestamp-callback"))
+			faults.no_timestamp_callback = true;
 		else
 			fprintf(stderr, "fake cupti: unknown fault '%s'\n", item);
 	}
@@ -804,32 +849,50 @@ CUptiResult CUPTIAPI cuptiGetLastError(void)
 	return CUPTI_SUCCESS;
 }
 
-CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc fn,
-				    void *userdata)
+/* Subscribes, as name (NULL: none), or says who holds the subscription. */
+static CUptiResult subscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc fn,
+			     void *userdata, const char *name, char *holder, size_t holder_size)
 {
 	if (!subscriber || !fn)
 		return CUPTI_ERROR_INVALID_PARAMETER;
-	if (faults.subscriber_conflict || sub.active)
+	pthread_mutex_lock(&lock);
+	if (faults.subscriber_conflict || sub.active) {
+		if (holder && holder_size)
+			snprintf(holder, holder_size, "%s",
+				 sub.active ? sub.name : "Nsight Systems");
+		pthread_mutex_unlock(&lock);
 		return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
-	attach_driver();
+	}
 	memset(sub.enabled, 0, sizeof(sub.enabled));
 	sub.fn = fn;
 	sub.userdata = userdata;
+	if (name)
+		snprintf(sub.name, sizeof(sub.name), "CUPTI for %.*s", CUPTI_SUBSCRIBER_NAME_MAX_LEN,
+			 name);
+	else
+		sub.name[0] = '\0';
 	sub.active = true;
+	pthread_mutex_unlock(&lock);
+	attach_driver();
 	*subscriber = (CUpti_SubscriberHandle)&sub;
 	return CUPTI_SUCCESS;
+}
+
+CUptiResult CUPTIAPI cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc fn,
+				    void *userdata)
+{
+	return subscribe(subscriber, fn, userdata, NULL, NULL, 0);
 }
 
 CUptiResult CUPTIAPI cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc fn,
 				       void *userdata, CUpti_SubscriberParams *params)
 {
-	CUptiResult status = cuptiSubscribe(subscriber, fn, userdata);
-
-	if (status == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && params &&
-	    params->oldSubscriberName && params->oldSubscriberSize)
-		snprintf(params->oldSubscriberName, params->oldSubscriberSize, "%s",
-			 faults.subscriber_conflict ? "Nsight Systems" : "an earlier subscriber");
-	return status;
+	if (!params)
+		return subscribe(subscriber, fn, userdata, NULL, NULL, 0);
+	if (params->structSize < CUpti_SubscriberParams_STRUCT_SIZE)
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return subscribe(subscriber, fn, userdata, params->subscriberName,
+			 params->oldSubscriberName, params->oldSubscriberSize);
 }
 
 static bool valid_subscriber(CUpti_SubscriberHandle subscriber)
@@ -909,6 +972,8 @@ CUptiResult CUPTIAPI cuptiActivityEnable(CUpti_ActivityKind kind)
 		return CUPTI_ERROR_INVALID_KIND;
 	if (faults.fatal)
 		return CUPTI_ERROR_UNKNOWN;
+	if (kind == faults.fail_kind)
+		return CUPTI_ERROR_NOT_SUPPORTED;
 	attach_driver();
 	if (!activity_pid)
 		activity_pid = getpid();
@@ -939,6 +1004,8 @@ CUptiResult CUPTIAPI cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallb
 {
 	if (!fn)
 		return CUPTI_ERROR_INVALID_PARAMETER;
+	if (faults.no_timestamp_callback)
+		return CUPTI_ERROR_NOT_SUPPORTED;
 	__atomic_store_n(&timestamp_fn, fn, __ATOMIC_RELEASE);
 	return CUPTI_SUCCESS;
 }

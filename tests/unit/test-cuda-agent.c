@@ -239,6 +239,36 @@ static void test_filtered_calls(void)
 	}
 }
 
+static void test_work_queuing_calls(void)
+{
+	static const struct {
+		const char *name;
+		bool queues;
+	} calls[] = {
+		{ "cuLaunchKernel", true },
+		{ "cuLaunchKernelEx_ptsz", true },
+		{ "cudaLaunchKernel_v7000", true },
+		{ "cuGraphLaunch", true },
+		{ "cudaGraphLaunch_ptsz_v10000", true },
+		{ "cuMemcpyHtoD_v2", true },
+		{ "cudaMemcpyAsync_v3020", true },
+		{ "cuMemsetD8Async", true },
+		{ "cudaMemset_v3020", true },
+		{ "cuLaunchHostFunc", false },
+		{ "cudaLaunchHostFunc_v10000", false },
+		{ "cuStreamSynchronize", false },
+		{ "cuMemAlloc_v2", false },
+		{ "cudaGetDevice", false },
+		{ NULL, false },
+	};
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
+		if (cuda_api_queues_work(calls[i].name) != calls[i].queues)
+			printf("  %s\n", calls[i].name ? calls[i].name : "(null)");
+		CHECK(cuda_api_queues_work(calls[i].name) == calls[i].queues);
+	}
+}
+
 int main(void)
 {
 	RUN(test_occupancy);
@@ -247,5 +277,6 @@ int main(void)
 	RUN(test_copy_names);
 	RUN(test_waiting_calls);
 	RUN(test_filtered_calls);
+	RUN(test_work_queuing_calls);
 	return test_summary();
 }

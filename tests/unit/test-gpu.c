@@ -101,7 +101,8 @@ static void add_agent_facts(struct synth *s)
  *	  cudaDeviceSynchronize 20 us at 10 ms
  * With agent_facts, the meta and counters of add_agent_facts too.
  */
-static void build_gpu_agent(struct model *m, bool agent_facts)
+/* The GPU recording, with the agent's facts, then n more meta keys and values. */
+static void build_gpu_meta(struct model *m, bool agent_facts, const char *const *meta, size_t n)
 {
 	struct synth s = {0};
 	uint32_t app = synth_dso(&s, "/usr/bin/train");
@@ -161,7 +162,14 @@ static void build_gpu_agent(struct model *m, bool agent_facts)
 	synth_meta(&s, "frequency", "1000");
 	if (agent_facts)
 		add_agent_facts(&s);
+	for (size_t i = 0; i + 1 < n; i += 2)
+		synth_meta(&s, meta[i], meta[i + 1]);
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+}
+
+static void build_gpu_agent(struct model *m, bool agent_facts)
+{
+	build_gpu_meta(m, agent_facts, NULL, 0);
 }
 
 static void build_gpu(struct model *m)
@@ -731,6 +739,9 @@ static void test_explanations(void)
 		"cuda.status",
 		"subscriber-conflict: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED",
 	};
+	static const char *const named[] = {
+		"cuda.status", "subscriber-conflict: 'Nsight Systems' holds the CUPTI subscription",
+	};
 	static const char *const too_old[] = {
 		"cuda.injection", INJECTION, "cuda.driver", DRIVER_LINE,
 		"cuda.status", "cupti-too-old: 120000 < 130001",
@@ -750,6 +761,14 @@ static void test_explanations(void)
 		"cuda.injection", INJECTION, "cuda.driver", DRIVER_LINE,
 		"cuda.libcuda", "missing: libcuda.so.1: cannot open shared object file",
 	};
+	static const char *const warned[] = {
+		"cuda.status", "active",
+		"cuda.warnings", "cuptiActivityEnable(MEMSET): CUPTI_ERROR_NOT_SUPPORTED",
+	};
+	static const char *const taken[] = {
+		"cuda.status", "taken-over: another CUPTI client took the activity buffers; 2 "
+		"launches, copies and memsets queued after 0.031 s from cuInit were not recorded",
+	};
 	static const char *const none[] = { "command", "./app" };
 
 	check_explain(no_driver, 4, "no GPU was available: no NVIDIA driver is loaded on the "
@@ -758,6 +777,8 @@ static void test_explanations(void)
 	check_explain(conflict, 6, "another CUPTI client held the subscription "
 		      "(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); GPU activity was not "
 		      "recorded, CPU samples were");
+	check_explain(named, 2, "'Nsight Systems' held the CUPTI subscription; GPU activity was "
+		      "not recorded, CPU samples were");
 	check_explain(too_old, 6, "the CUPTI library is too old (120000 < 130001); GPU activity "
 		      "was not recorded, CPU samples were");
 	check_explain(unavailable, 2, "CUPTI could not be loaded (libcupti.so.13: cannot open "
@@ -774,6 +795,11 @@ static void test_explanations(void)
 	check_explain(no_libcuda, 6, "the NVIDIA driver is loaded but libcuda.so.1 cannot be "
 		      "found, as in a container started without the driver libraries "
 		      "(nvidia-container-toolkit, docker --gpus); CPU samples only");
+	check_explain(warned, 4, "CUPTI was active but the GPU ran no kernel, copy or memset; "
+		      "some CUPTI calls failed (cuda.warnings)");
+	check_explain(taken, 2, "another CUPTI client took the activity buffers: GPU activity "
+		      "before that was recorded, 2 launches, copies and memsets queued after "
+		      "0.031 s from cuInit were not recorded; CPU samples were");
 	check_explain(none, 2, NULL);
 }
 
@@ -817,6 +843,40 @@ static void test_diagnose_cuda(void)
 			     "         0         0  GPU0 stream 7"));
 	CHECK(has_line(text, "       300 0xfff00004         3         0         0         0"
 			     "         0         0  NVTX"));
+	free(cap.text);
+	origins_free(&l);
+	model_free(&m);
+}
+
+/*
+ * A CUPTI call that failed while collection went on (one kind refused) is
+ * a warning: the verdict still says the GPU lanes were recorded, and the
+ * clock the records came in is listed.
+ */
+static void test_diagnose_warnings(void)
+{
+	static const char *const meta[] = {
+		"cuda.warnings", "cuptiActivityEnable(MEMSET): CUPTI_ERROR_NOT_SUPPORTED",
+		"cuda.clock", "cupti+offset: cuptiActivityRegisterTimestampCallback: "
+		"CUPTI_ERROR_NOT_SUPPORTED",
+	};
+	struct origin_links l;
+	struct capture cap;
+	struct model m;
+	const char *text;
+
+	build_gpu_meta(&m, true, meta, 4);
+	origins_link(&l, &m, origins_default_window(&m));
+	diagnose_print(capture_start(&cap), &m, "w.data", &l);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "CUDA:                 CUPTI was active: GPU activity was recorded, "
+			     "but some CUPTI calls failed (cuda.warnings)"));
+	CHECK(has_line(text, "cuda.status:          active"));
+	CHECK(has_line(text, "cuda.warnings:        cuptiActivityEnable(MEMSET): "
+			     "CUPTI_ERROR_NOT_SUPPORTED"));
+	CHECK(has_line(text, "cuda.clock:           cupti+offset: "
+			     "cuptiActivityRegisterTimestampCallback: CUPTI_ERROR_NOT_SUPPORTED"));
+	CHECK(!strstr(text, "not recorded"));
 	free(cap.text);
 	origins_free(&l);
 	model_free(&m);
@@ -873,6 +933,7 @@ int main(void)
 	RUN(test_threads_gpu);
 	RUN(test_explanations);
 	RUN(test_diagnose_cuda);
+	RUN(test_diagnose_warnings);
 	RUN(test_many_kernels);
 	return test_summary();
 }
