@@ -2,10 +2,10 @@
 # gtrace record's CUDA injection set-up: the command's environment names
 # the agent (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH unless the user
 # set it, and LD_PRELOAD after what it held) and the CUPTI it loads;
-# gtrace's own environment is left alone;
-# and each reason not to inject (--no-cuda, an unreadable
-# GTRACE_CUDA_AGENT, no CUPTI, another CUDA tool) leaves the environment
-# untouched and says why in the cuda.injection meta.
+# gtrace's own environment is left alone; and each reason not to inject
+# (--no-cuda, an unreadable GTRACE_CUDA_AGENT, no CUPTI, another CUDA
+# tool) leaves the environment untouched and says why in the
+# cuda.injection meta.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 agent=$BUILD/libgtrace-cuda.so
