@@ -21,9 +21,9 @@ nvtx_report() {
 	run_gtrace report -i "$1" --tid "$lane" >"$2"
 }
 
-# The program's own CUPTI comes first (LD_PRELOAD keeps it ahead of the
-# agent): the agent uses that copy, and so must NVTX.
-LD_PRELOAD=$second record two.data -- "$CUDA_DIR/fake-app"
+# The program's own CUPTI comes first (preloaded ahead of the agent, in
+# the program only): the agent uses that copy, and so must NVTX.
+record two.data -- sh -c 'LD_PRELOAD="$0:$LD_PRELOAD" exec "$1"' "$second" "$CUDA_DIR/fake-app"
 run_gtrace diagnose -i two.data >two.diag
 expect_contains two.diag '^cuda\.status: +active$'
 run_gtrace threads -i two.data >two.threads
