@@ -106,9 +106,9 @@ static struct stacks *my_stacks(void)
 
 /*
  * The calling thread's stack of domain, made on its first push (create);
- * NULL when there is none, or no room for one. A push refused so does no
- * harm: its pop comes after those of later pushes, when the domain's
- * stack, if it got one since, is empty again.
+ * NULL when there is none, or no room for one. A push refused so is lost
+ * but closes nothing: its pop comes after those of later pushes, when the
+ * domain's stack, if it got one since, is empty again.
  */
 static struct stack *my_stack(const void *domain, bool create)
 {
