@@ -571,3 +571,22 @@ int InitializeInjection(void)
 	pthread_once(&once, start);
 	return 1;
 }
+
+/*
+ * Called by the NVTX loader at the application's first NVTX call, when
+ * NVTX_INJECTION64_PATH names the agent (gtrace record sets it so). Starts
+ * the agent if cuInit has not yet, so that ranges opened before it are
+ * seen, then hands NVTX to the very CUPTI the agent subscribed to: one
+ * loaded by path could be a second copy, deaf to that subscription.
+ * Returns 0, NVTX then doing nothing, when the agent has no CUPTI.
+ */
+__attribute__((visibility("default"))) int
+InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id));
+
+int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id))
+{
+	InitializeInjection();
+	if (!cupti.InitializeInjectionNvtx2)
+		return 0;
+	return cupti.InitializeInjectionNvtx2(get_export_table);
+}

@@ -5,7 +5,8 @@
 /*
  * Inside libgtrace-cuda.so, the CUDA agent that gtrace record injects into
  * the command's processes (CUDA_INJECTION64_PATH and LD_PRELOAD). The
- * driver calls InitializeInjection at cuInit; the agent then subscribes to
+ * driver calls InitializeInjection at cuInit (the NVTX loader calls
+ * InitializeInjectionNvtx2, maybe earlier); the agent then subscribes to
  * CUPTI and reports through the target library linked into it:
  *
  *   callbacks.c  API enter/exit on the application's threads: origins, the

@@ -15,7 +15,8 @@ const char *const cupti_function_names[] = { CUPTI_FUNCTIONS(CUPTI_API_NAME) NUL
 
 /*
  * A CUPTI another part of the process loaded (a framework's own copy) is the
- * one to use: a second copy would not see its subscription.
+ * one to use: a second copy would not see its subscription. NVTX reaches
+ * CUPTI through the agent for the same reason (see InitializeInjectionNvtx2).
  */
 static void *open_cupti(const char *path)
 {
@@ -46,6 +47,8 @@ int cupti_api_load(const char *path, char *why, size_t size)
 	}
 	CUPTI_FUNCTIONS(CUPTI_API_RESOLVE)
 #undef CUPTI_API_RESOLVE
+	/* Optional: without it NVTX ranges go unrecorded, the rest works. */
+	cupti.InitializeInjectionNvtx2 = (cupti_nvtx_init_fn *)dlsym(h, "InitializeInjectionNvtx2");
 	/* The handle stays open: CUPTI lives as long as the process. */
 	return 0;
 }

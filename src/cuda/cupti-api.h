@@ -9,6 +9,7 @@
  */
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <cupti.h>
 
@@ -33,9 +34,17 @@
 	X(cuptiGetStreamIdEx)			\
 	X(cuptiGetTimestamp)
 
+/*
+ * The NVTX loader's entry point in CUPTI's own copy, NULL if it lacks one.
+ * No header declares it (nvtx3 has only the pointer's type), so it is
+ * resolved apart from CUPTI_FUNCTIONS, whose names the headers type.
+ */
+typedef int cupti_nvtx_init_fn(const void *(*get_export_table)(uint32_t id));
+
 #define CUPTI_API_FIELD(name) __typeof__(name) *name;
 struct cupti_api {
 	CUPTI_FUNCTIONS(CUPTI_API_FIELD)
+	cupti_nvtx_init_fn *InitializeInjectionNvtx2;
 };
 #undef CUPTI_API_FIELD
 
@@ -46,8 +55,9 @@ extern const char *const cupti_function_names[];
 
 /*
  * Finds the CUPTI at path already loaded in the process (or one with its
- * SONAME), else loads it, and fills the table. Returns 0, or -ENOENT with
- * the reason in why: dlopen's error, or "missing <function>".
+ * SONAME), else loads it, and fills the table from that one copy, NVTX's
+ * entry point included. Returns 0, or -ENOENT with the reason in why:
+ * dlopen's error, or "missing <function>".
  */
 int cupti_api_load(const char *path, char *why, size_t size);
 

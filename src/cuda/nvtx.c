@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * NVTX ranges, through CUPTI's NVTX callbacks on the application's threads.
- * Push/pop ranges nest per thread: each thread keeps its own stack. A
- * start/end range may end on another thread: open ones are kept in a
- * table by range id. A range becomes a span on the "NVTX" lane when it
- * closes, its origin the thread that opened it and when.
+ * Push/pop ranges nest per thread and per NVTX domain (a library's ranges
+ * in its own domain do not close the application's): each thread keeps a
+ * stack per domain it pushed in, the default domain (handle NULL, as NVTX
+ * has it) one of them. A start/end range may end on another thread: open
+ * ones are kept in a table by range id. A range becomes a span on the
+ * "NVTX" lane when it closes, its origin the thread that opened it and
+ * when.
  */
 #include "cuda/agent.h"
 
@@ -17,6 +20,7 @@
 
 #define NAME_MAX_BYTES 1024
 #define MAX_DEPTH 1024			/* deeper pushes are counted, not kept */
+#define MAX_DOMAINS 64			/* per thread; pushes in more are dropped */
 #define MAX_OPEN 65536			/* start/end ranges never ended are dropped past this */
 
 enum { NVTX_PUSH_POP = 1, NVTX_START_END = 2 };	/* the nvtx.kind attribute */
@@ -27,9 +31,16 @@ struct frame {
 };
 
 struct stack {
+	const void *domain;		/* nvtxDomainHandle_t, NULL the default */
 	unsigned depth, cap;
 	unsigned overflow;		/* pushes past MAX_DEPTH not yet popped */
 	struct frame *frames;
+};
+
+/* A thread's stacks, one per domain it pushed in. */
+struct stacks {
+	unsigned n, cap;
+	struct stack *v;
 };
 
 struct open_range {
@@ -55,37 +66,73 @@ static struct open_range *open_ranges;
 static unsigned nopen;
 static struct registered *strings;
 
-static void free_stack(void *p)
+static void free_stacks(void *p)
 {
-	struct stack *s = p;
+	struct stacks *t = p;
 
-	while (s->depth)
-		free(s->frames[--s->depth].name);
-	free(s->frames);
-	free(s);
+	for (unsigned i = 0; i < t->n; i++) {
+		struct stack *s = &t->v[i];
+
+		while (s->depth)
+			free(s->frames[--s->depth].name);
+		free(s->frames);
+	}
+	free(t->v);
+	free(t);
 }
 
 static void make_key(void)
 {
-	key_err = pthread_key_create(&stack_key, free_stack);
+	key_err = pthread_key_create(&stack_key, free_stacks);
 }
 
-static struct stack *my_stack(void)
+static struct stacks *my_stacks(void)
 {
-	struct stack *s;
+	struct stacks *t;
 
 	pthread_once(&key_once, make_key);
 	if (key_err)
 		return NULL;
-	s = pthread_getspecific(stack_key);
-	if (!s) {
-		s = calloc(1, sizeof(*s));
-		if (s && pthread_setspecific(stack_key, s)) {
-			free(s);
-			s = NULL;
+	t = pthread_getspecific(stack_key);
+	if (!t) {
+		t = calloc(1, sizeof(*t));
+		if (t && pthread_setspecific(stack_key, t)) {
+			free(t);
+			t = NULL;
 		}
 	}
-	return s;
+	return t;
+}
+
+/*
+ * The calling thread's stack of domain, made on its first push (create);
+ * NULL when there is none, or no room for one. A push refused so is lost
+ * but closes nothing: its pop comes after those of later pushes, when the
+ * domain's stack, if it got one since, is empty again.
+ */
+static struct stack *my_stack(const void *domain, bool create)
+{
+	struct stacks *t = my_stacks();
+	struct stack *grown;
+
+	if (!t)
+		return NULL;
+	for (unsigned i = 0; i < t->n; i++)
+		if (t->v[i].domain == domain)
+			return &t->v[i];
+	if (!create || t->n == MAX_DOMAINS)
+		return NULL;
+	if (t->n == t->cap) {
+		unsigned cap = t->cap ? t->cap * 2 : 4;
+
+		grown = realloc(t->v, cap * sizeof(*grown));
+		if (!grown)
+			return NULL;
+		t->v = grown;
+		t->cap = cap;
+	}
+	t->v[t->n] = (struct stack){ .domain = domain };
+	return &t->v[t->n++];
 }
 
 /* UTF-8 of a wide string, cut at NAME_MAX_BYTES. */
@@ -158,9 +205,9 @@ static void emit(const char *name, uint32_t tid, uint64_t start, const gtrace_at
 }
 
 /* Takes name (may be NULL: no memory, the range still nests). */
-static void push(char *name)
+static void push(const void *domain, char *name)
 {
-	struct stack *s = my_stack();
+	struct stack *s = my_stack(domain, true);
 	struct frame *grown;
 
 	if (!s || s->depth == MAX_DEPTH || s->overflow) {
@@ -186,9 +233,9 @@ static void push(char *name)
 	s->depth++;
 }
 
-static void pop(void)
+static void pop(const void *domain)
 {
-	struct stack *s = my_stack();
+	struct stack *s = my_stack(domain, false);
 	struct frame *f;
 
 	if (!s)
@@ -282,24 +329,29 @@ void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 {
 	const void *p = d->functionParams;
 
-	if (!p && cbid != CUPTI_CBID_NVTX_nvtxRangePop && cbid != CUPTI_CBID_NVTX_nvtxDomainRangePop)
+	if (!p && cbid != CUPTI_CBID_NVTX_nvtxRangePop)
 		return;
 	switch (cbid) {
 	case CUPTI_CBID_NVTX_nvtxRangePushA:
-		push(copy_name(((const nvtxRangePushA_params *)p)->message));
+		push(NULL, copy_name(((const nvtxRangePushA_params *)p)->message));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushW:
-		push(from_wide(((const nvtxRangePushW_params *)p)->message));
+		push(NULL, from_wide(((const nvtxRangePushW_params *)p)->message));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangePushEx:
-		push(attributes_name(((const nvtxRangePushEx_params *)p)->eventAttrib));
+		push(NULL, attributes_name(((const nvtxRangePushEx_params *)p)->eventAttrib));
 		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx:
-		push(attributes_name(((const nvtxDomainRangePushEx_params *)p)->core.eventAttrib));
+	case CUPTI_CBID_NVTX_nvtxDomainRangePushEx: {
+		const nvtxDomainRangePushEx_params *q = p;
+
+		push(q->domain, attributes_name(q->core.eventAttrib));
 		break;
+	}
 	case CUPTI_CBID_NVTX_nvtxRangePop:
+		pop(NULL);
+		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangePop:
-		pop();
+		pop(((const nvtxDomainRangePop_params *)p)->domain);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
 		start(d->functionReturnValue, copy_name(((const nvtxRangeStartA_params *)p)->message));

@@ -114,9 +114,13 @@ static void plan_values(struct cuda_inject *ci)
 
 	ci->value[CUDA_INJECT_DRIVER] = xstrdup(ci->agent);
 	ci->value[CUDA_INJECT_PRELOAD] = preload_value(ci->agent);
-	/* Another NVTX tool the user chose keeps its ranges. */
+	/*
+	 * NVTX goes through the agent, which hands it to the CUPTI it uses:
+	 * one loaded by path may be a second copy beside the application's.
+	 * Another NVTX tool the user chose keeps its ranges.
+	 */
 	if (!nvtx || !*nvtx)
-		ci->value[CUDA_INJECT_NVTX] = xstrdup(ci->cupti);
+		ci->value[CUDA_INJECT_NVTX] = xstrdup(ci->agent);
 	ci->value[CUDA_INJECT_CUPTI] = xstrdup(ci->cupti);
 	if (ci->value[CUDA_INJECT_PRELOAD])
 		ci->value[CUDA_INJECT_ASAN] = asan && *asan ? join(asan, ":", ASAN_LINK_ORDER_OFF)

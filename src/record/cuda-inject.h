@@ -6,7 +6,8 @@
  * Puts the CUDA agent, libgtrace-cuda.so, into the recorded command: the
  * CUDA driver loads it at cuInit through CUDA_INJECTION64_PATH, ld.so
  * through LD_PRELOAD (the same file: one copy per process), and the NVTX
- * loader finds CUPTI through NVTX_INJECTION64_PATH. gtrace itself never
+ * loader through NVTX_INJECTION64_PATH (the agent hands NVTX to the CUPTI
+ * it uses, so that a process has one copy). gtrace itself never
  * loads CUDA or CUPTI. The agent is found through $GTRACE_CUDA_AGENT, next
  * to the gtrace binary, or in GTRACE_LIBDIR; CUPTI through $GTRACE_CUPTI
  * or where configure found it.
@@ -20,7 +21,7 @@ enum cuda_inject_var {
 	CUDA_INJECT_DRIVER,		/* CUDA_INJECTION64_PATH */
 	CUDA_INJECT_PRELOAD,		/* LD_PRELOAD */
 	CUDA_INJECT_NVTX,		/* NVTX_INJECTION64_PATH */
-	CUDA_INJECT_CUPTI,		/* GTRACE_CUPTI: the agent loads what NVTX does */
+	CUDA_INJECT_CUPTI,		/* GTRACE_CUPTI: the CUPTI the agent loads */
 	CUDA_INJECT_ASAN,		/* ASAN_OPTIONS */
 	CUDA_INJECT_API,		/* GTRACE_CUDA_API: which calls the agent traces */
 	CUDA_INJECT_VARS

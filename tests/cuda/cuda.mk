@@ -17,6 +17,9 @@ CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
 	     $(CUDA_TEST_DIR)/libcudart.so.13 $(CUDA_TEST_DIR)/fake-app \
 	     $(CUDA_TEST_DIR)/fake-rt-app $(CUDA_TEST_DIR)/libnull-agent.so \
 	     $(CUDA_TEST_DIR)/libother-client.so
+# A second copy of the fake CUPTI, same SONAME: a framework's own libcupti,
+# loaded before the agent's (tests preload it).
+CUDA_FAKES += $(CUDA_TEST_DIR)/second/libcupti.so.13
 NVCC = $(CUDA_HOME)/bin/nvcc
 # Real GPUs of compute capability 8.0 and 9.0, and PTX for newer ones.
 NVCC_ARCHS = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
@@ -28,7 +31,8 @@ endif
 
 tests: $(CUDA_FAKES)
 
-$(CUDA_TEST_DIR)/libcupti.so.13: tests/cuda/fake-cupti.c tests/cuda/libcupti.map
+$(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/second/libcupti.so.13: tests/cuda/fake-cupti.c \
+		tests/cuda/libcupti.map
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 \

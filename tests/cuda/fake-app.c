@@ -5,7 +5,7 @@
  * LD_LIBRARY_PATH) so that tests know exactly what a profiler must show.
  *
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
- *                 [--exit N]
+ *                 [--nvtx-early] [--nvtx-more] [--exit N]
  *        fake-app --kernels N [--names M]
  *
  * The default run, on one context of device 0 with streams 13 (A) and 14
@@ -34,6 +34,16 @@
  *                    block gets without opting in; then synchronizes A
  *   --two-contexts   adds a second context on device 0, with its own stream
  *                    13, and 2 x _Z4tinyv on it; then destroys it
+ *   --nvtx-early     pushes the NVTX range "before init" before cuInit and
+ *                    pops it once the streams exist, before the work
+ *   --nvtx-more      after "checkpoint", 8 more NVTX ranges on the same thread
+ *                    (see more_nvtx): wide-string ones ("wide push été",
+ *                    "wide start"), and ranges of two domains, "alpha" and
+ *                    "beta", that interleave with each other and with the
+ *                    default domain, some named by registered strings; the
+ *                    ranges "alpha registered" and "default inner" hold 4 ms
+ *                    of CPU each, which they only do if every domain nests
+ *                    its ranges apart; and a wide mark (no range)
  *   --fork           forks after the work; the child exits normally (its
  *                    inherited exit handlers run) and must exit 0
  *   --still-running  ends with a 10 s kernel "long_kernel" still running
@@ -340,10 +350,67 @@ static void print_cpu_time(long launches)
 	printf("fake-app: process CPU time %.0f ns: %.1f ns per launch\n", ns, ns / (double)launches);
 }
 
+/* A push of an NVTX event with these attributes in domain. */
+static void push_in(nvtxDomainHandle_t domain, int type, nvtxMessageValue_t message)
+{
+	nvtxEventAttributes_t a = {
+		.version = NVTX_VERSION,
+		.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+		.messageType = type,
+		.message = message,
+	};
+
+	nvtxDomainRangePushEx(domain, &a);
+}
+
+/* The ranges of --nvtx-more, in push order (innermost first when nested). */
+FRAME static void more_nvtx(void)
+{
+	nvtxDomainHandle_t alpha = nvtxDomainCreateA("alpha");
+	nvtxDomainHandle_t beta = nvtxDomainCreateW(L"beta");
+	nvtxStringHandle_t alpha_registered = nvtxDomainRegisterStringA(alpha, "alpha registered");
+	nvtxStringHandle_t beta_registered = nvtxDomainRegisterStringW(beta, L"beta registered");
+	nvtxEventAttributes_t start = {
+		.version = NVTX_VERSION,
+		.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+		.messageType = NVTX_MESSAGE_TYPE_UNICODE,
+		.message.unicode = L"beta start",
+	};
+	nvtxRangeId_t id;
+
+	nvtxMarkW(L"wide mark");
+	nvtxRangePushW(L"wide push \u00e9t\u00e9");
+	nvtxRangePop();
+	id = nvtxRangeStartW(L"wide start");
+	nvtxRangeEnd(id);
+
+	/* Each pop closes the latest range of its own domain, not the latest one. */
+	push_in(alpha, NVTX_MESSAGE_TYPE_ASCII, (nvtxMessageValue_t){ .ascii = "alpha outer" });
+	push_in(beta, NVTX_MESSAGE_TYPE_REGISTERED,
+		(nvtxMessageValue_t){ .registered = beta_registered });
+	push_in(alpha, NVTX_MESSAGE_TYPE_REGISTERED,
+		(nvtxMessageValue_t){ .registered = alpha_registered });
+	nvtxDomainRangePop(beta);		/* beta registered */
+	burn(4000000);
+	nvtxDomainRangePop(alpha);		/* alpha registered */
+	push_in(beta, NVTX_MESSAGE_TYPE_UNICODE, (nvtxMessageValue_t){ .unicode = L"beta wide" });
+	nvtxRangePushA("default inner");
+	nvtxDomainRangePop(beta);		/* beta wide */
+	burn(4000000);
+	nvtxRangePop();				/* default inner */
+	nvtxDomainRangePop(alpha);		/* alpha outer */
+
+	id = nvtxDomainRangeStartEx(beta, &start);
+	nvtxDomainRangeEnd(beta, id);
+	nvtxDomainDestroy(alpha);
+	nvtxDomainDestroy(beta);
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--optin] "
-			"[--two-contexts] [--exit N]\n"
+			"[--two-contexts]\n"
+			"                [--nvtx-early] [--nvtx-more] [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n");
 	exit(2);
 }
@@ -352,6 +419,7 @@ int main(int argc, char **argv)
 {
 	bool fork_child = false, still_running = false, peer = false, optin = false;
 	bool two_contexts = false;
+	bool nvtx_early = false, nvtx_more = false;
 	long kernels = 0, names = 500;
 	int exit_status = 0;
 	static char host[4000000];
@@ -374,6 +442,10 @@ int main(int argc, char **argv)
 			optin = true;
 		else if (!strcmp(argv[i], "--two-contexts"))
 			two_contexts = true;
+		else if (!strcmp(argv[i], "--nvtx-early"))
+			nvtx_early = true;
+		else if (!strcmp(argv[i], "--nvtx-more"))
+			nvtx_more = true;
 		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
@@ -386,12 +458,16 @@ int main(int argc, char **argv)
 	if (names < 1 || names > 1000)
 		usage();
 
+	if (nvtx_early)
+		nvtxRangePushA("before init");
 	CHECK(cuInit(0));
 	CHECK(cuDeviceGet(&dev, 0));
 	CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
 	CHECK(cuModuleLoadData(&module, "fake cubin"));
 	CHECK(cuStreamCreate(&a, 0));
 	CHECK(cuStreamCreate(&b, 0));
+	if (nvtx_early)
+		nvtxRangePop();
 	if (kernels > 0) {
 		exit_status = many_launches(module, a, b, kernels, names);
 		goto out;
@@ -423,6 +499,8 @@ int main(int argc, char **argv)
 	range = nvtxRangeStartA("checkpoint");
 	CHECK(cuMemcpyDtoD(scratch, in, 4000000));
 	nvtxRangeEnd(range);
+	if (nvtx_more)
+		more_nvtx();
 
 	if (peer)
 		copy_to_peer(ctx);

@@ -1163,10 +1163,18 @@ CUptiResult CUPTIAPI cuptiFinalize(void)
 	return CUPTI_SUCCESS;
 }
 
-/* ---- NVTX: the injection entry point and the core functions it installs ---- */
+/* ---- NVTX: the injection entry point and the functions it installs ---- */
+
+/*
+ * Domain and registered-string handles are opaque to the application: the
+ * fake's are numbers. Push depths are kept per thread and domain, the
+ * default domain (NULL) at 0, as NVTX returns them.
+ */
+#define NVTX_DOMAIN_LIMIT 64
 
 static nvtxRangeId_t next_range_id = 1;
-static __thread int push_depth;
+static uintptr_t next_domain = 1, next_string = 1;
+static __thread int push_depth[NVTX_DOMAIN_LIMIT];
 
 static void nvtx_callback(CUpti_nvtx_api_trace_cbid cbid, const char *fn, const void *params,
 			  const void *result)
@@ -1180,19 +1188,57 @@ static void nvtx_callback(CUpti_nvtx_api_trace_cbid cbid, const char *fn, const 
 	callback(CUPTI_CB_DOMAIN_NVTX, cbid, &data);
 }
 
+/* The push depth of domain on this thread, NULL past the fake's domains. */
+static int *depth_of(nvtxDomainHandle_t domain)
+{
+	uintptr_t i = (uintptr_t)domain;
+
+	return i < NVTX_DOMAIN_LIMIT ? &push_depth[i] : NULL;
+}
+
+static int pushed(nvtxDomainHandle_t domain)
+{
+	int *depth = depth_of(domain);
+
+	return depth ? (*depth)++ : NVTX_NO_PUSH_POP_TRACKING;
+}
+
+static int popped(nvtxDomainHandle_t domain)
+{
+	int *depth = depth_of(domain);
+
+	if (!depth)
+		return NVTX_NO_PUSH_POP_TRACKING;
+	return *depth ? --*depth : -1;
+}
+
+static nvtxRangeId_t new_range_id(void)
+{
+	return __atomic_fetch_add(&next_range_id, 1, __ATOMIC_RELAXED);
+}
+
 static int nvtx_push_a(const char *message)
 {
 	nvtxRangePushA_params params = { message };
-	int level = push_depth++;
+	int level = pushed(NULL);
 
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangePushA, "nvtxRangePushA", &params, &level);
+	return level;
+}
+
+static int nvtx_push_w(const wchar_t *message)
+{
+	nvtxRangePushW_params params = { message };
+	int level = pushed(NULL);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangePushW, "nvtxRangePushW", &params, &level);
 	return level;
 }
 
 static int nvtx_push_ex(const nvtxEventAttributes_t *attributes)
 {
 	nvtxRangePushEx_params params = { attributes };
-	int level = push_depth++;
+	int level = pushed(NULL);
 
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangePushEx, "nvtxRangePushEx", &params, &level);
 	return level;
@@ -1201,7 +1247,7 @@ static int nvtx_push_ex(const nvtxEventAttributes_t *attributes)
 static int nvtx_pop(void)
 {
 	nvtxRangePop_params params = { NULL };
-	int level = push_depth ? --push_depth : -1;
+	int level = popped(NULL);
 
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangePop, "nvtxRangePop", &params, &level);
 	return level;
@@ -1210,16 +1256,25 @@ static int nvtx_pop(void)
 static nvtxRangeId_t nvtx_start_a(const char *message)
 {
 	nvtxRangeStartA_params params = { message };
-	nvtxRangeId_t id = __atomic_fetch_add(&next_range_id, 1, __ATOMIC_RELAXED);
+	nvtxRangeId_t id = new_range_id();
 
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeStartA, "nvtxRangeStartA", &params, &id);
+	return id;
+}
+
+static nvtxRangeId_t nvtx_start_w(const wchar_t *message)
+{
+	nvtxRangeStartW_params params = { message };
+	nvtxRangeId_t id = new_range_id();
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeStartW, "nvtxRangeStartW", &params, &id);
 	return id;
 }
 
 static nvtxRangeId_t nvtx_start_ex(const nvtxEventAttributes_t *attributes)
 {
 	nvtxRangeStartEx_params params = { attributes };
-	nvtxRangeId_t id = __atomic_fetch_add(&next_range_id, 1, __ATOMIC_RELAXED);
+	nvtxRangeId_t id = new_range_id();
 
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxRangeStartEx, "nvtxRangeStartEx", &params, &id);
 	return id;
@@ -1239,6 +1294,102 @@ static void nvtx_mark_a(const char *message)
 	nvtx_callback(CUPTI_CBID_NVTX_nvtxMarkA, "nvtxMarkA", &params, NULL);
 }
 
+static void nvtx_mark_w(const wchar_t *message)
+{
+	nvtxMarkW_params params = { message };
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxMarkW, "nvtxMarkW", &params, NULL);
+}
+
+static nvtxDomainHandle_t nvtx_domain_create_a(const char *name)
+{
+	nvtxDomainCreateA_params params = { name };
+	nvtxDomainHandle_t domain =
+		(nvtxDomainHandle_t)__atomic_fetch_add(&next_domain, 1, __ATOMIC_RELAXED);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainCreateA, "nvtxDomainCreateA", &params, &domain);
+	return domain;
+}
+
+static nvtxDomainHandle_t nvtx_domain_create_w(const wchar_t *name)
+{
+	/* generated_nvtx_meta.h has no struct for it: the A one's, wide. */
+	struct { const wchar_t *name; } params = { name };
+	nvtxDomainHandle_t domain =
+		(nvtxDomainHandle_t)__atomic_fetch_add(&next_domain, 1, __ATOMIC_RELAXED);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainCreateW, "nvtxDomainCreateW", &params, &domain);
+	return domain;
+}
+
+static void nvtx_domain_destroy(nvtxDomainHandle_t domain)
+{
+	nvtxDomainDestroy_params params = { domain };
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainDestroy, "nvtxDomainDestroy", &params, NULL);
+}
+
+static nvtxStringHandle_t nvtx_register_string_a(nvtxDomainHandle_t domain, const char *string)
+{
+	nvtxDomainRegisterStringA_params params = { domain, string };
+	nvtxStringHandle_t handle =
+		(nvtxStringHandle_t)__atomic_fetch_add(&next_string, 1, __ATOMIC_RELAXED);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRegisterStringA, "nvtxDomainRegisterStringA",
+		      &params, &handle);
+	return handle;
+}
+
+static nvtxStringHandle_t nvtx_register_string_w(nvtxDomainHandle_t domain,
+						 const wchar_t *string)
+{
+	/* The header types the string as char; it carries the wide one. */
+	nvtxDomainRegisterStringW_params params = { domain, (const char *)string };
+	nvtxStringHandle_t handle =
+		(nvtxStringHandle_t)__atomic_fetch_add(&next_string, 1, __ATOMIC_RELAXED);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRegisterStringW, "nvtxDomainRegisterStringW",
+		      &params, &handle);
+	return handle;
+}
+
+static int nvtx_domain_push_ex(nvtxDomainHandle_t domain, const nvtxEventAttributes_t *attributes)
+{
+	nvtxDomainRangePushEx_params params = { domain, { attributes } };
+	int level = pushed(domain);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangePushEx, "nvtxDomainRangePushEx", &params,
+		      &level);
+	return level;
+}
+
+static int nvtx_domain_pop(nvtxDomainHandle_t domain)
+{
+	nvtxDomainRangePop_params params = { domain };
+	int level = popped(domain);
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangePop, "nvtxDomainRangePop", &params, &level);
+	return level;
+}
+
+static nvtxRangeId_t nvtx_domain_start_ex(nvtxDomainHandle_t domain,
+					  const nvtxEventAttributes_t *attributes)
+{
+	nvtxDomainRangeStartEx_params params = { domain, { attributes } };
+	nvtxRangeId_t id = new_range_id();
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, "nvtxDomainRangeStartEx", &params,
+		      &id);
+	return id;
+}
+
+static void nvtx_domain_end(nvtxDomainHandle_t domain, nvtxRangeId_t id)
+{
+	nvtxDomainRangeEnd_params params = { domain, { id } };
+
+	nvtx_callback(CUPTI_CBID_NVTX_nvtxDomainRangeEnd, "nvtxDomainRangeEnd", &params, NULL);
+}
+
 /* Installs fn in slot id of a module's table of function-pointer slots. */
 static void install(NvtxFunctionTable table, unsigned size, unsigned id, NvtxFunctionPointer fn)
 {
@@ -1246,22 +1397,52 @@ static void install(NvtxFunctionTable table, unsigned size, unsigned id, NvtxFun
 		*table[id] = fn;
 }
 
+/* The module's table of function-pointer slots, as the loader hands it. */
+static bool module_table(const NvtxExportTableCallbacks *callbacks, NvtxCallbackModule module,
+			 NvtxFunctionTable *table, unsigned *size)
+{
+	*table = NULL;
+	*size = 0;
+	return callbacks->GetModuleFunctionTable(module, table, size) && *table;
+}
+
 int InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
 	const NvtxExportTableCallbacks *callbacks;
-	NvtxFunctionTable table = NULL;
-	unsigned size = 0;
+	NvtxFunctionTable table;
+	unsigned size;
 
 	callbacks = get_export_table(NVTX_ETID_CALLBACKS);
 	if (!callbacks || !callbacks->GetModuleFunctionTable ||
-	    !callbacks->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &table, &size) || !table)
+	    !module_table(callbacks, NVTX_CB_MODULE_CORE, &table, &size))
 		return 0;
 	install(table, size, NVTX_CBID_CORE_RangePushA, (NvtxFunctionPointer)nvtx_push_a);
+	install(table, size, NVTX_CBID_CORE_RangePushW, (NvtxFunctionPointer)nvtx_push_w);
 	install(table, size, NVTX_CBID_CORE_RangePushEx, (NvtxFunctionPointer)nvtx_push_ex);
 	install(table, size, NVTX_CBID_CORE_RangePop, (NvtxFunctionPointer)nvtx_pop);
 	install(table, size, NVTX_CBID_CORE_RangeStartA, (NvtxFunctionPointer)nvtx_start_a);
+	install(table, size, NVTX_CBID_CORE_RangeStartW, (NvtxFunctionPointer)nvtx_start_w);
 	install(table, size, NVTX_CBID_CORE_RangeStartEx, (NvtxFunctionPointer)nvtx_start_ex);
 	install(table, size, NVTX_CBID_CORE_RangeEnd, (NvtxFunctionPointer)nvtx_end);
 	install(table, size, NVTX_CBID_CORE_MarkA, (NvtxFunctionPointer)nvtx_mark_a);
+	install(table, size, NVTX_CBID_CORE_MarkW, (NvtxFunctionPointer)nvtx_mark_w);
+	if (!module_table(callbacks, NVTX_CB_MODULE_CORE2, &table, &size))
+		return 1;
+	install(table, size, NVTX_CBID_CORE2_DomainCreateA,
+		(NvtxFunctionPointer)nvtx_domain_create_a);
+	install(table, size, NVTX_CBID_CORE2_DomainCreateW,
+		(NvtxFunctionPointer)nvtx_domain_create_w);
+	install(table, size, NVTX_CBID_CORE2_DomainDestroy,
+		(NvtxFunctionPointer)nvtx_domain_destroy);
+	install(table, size, NVTX_CBID_CORE2_DomainRegisterStringA,
+		(NvtxFunctionPointer)nvtx_register_string_a);
+	install(table, size, NVTX_CBID_CORE2_DomainRegisterStringW,
+		(NvtxFunctionPointer)nvtx_register_string_w);
+	install(table, size, NVTX_CBID_CORE2_DomainRangePushEx,
+		(NvtxFunctionPointer)nvtx_domain_push_ex);
+	install(table, size, NVTX_CBID_CORE2_DomainRangePop, (NvtxFunctionPointer)nvtx_domain_pop);
+	install(table, size, NVTX_CBID_CORE2_DomainRangeStartEx,
+		(NvtxFunctionPointer)nvtx_domain_start_ex);
+	install(table, size, NVTX_CBID_CORE2_DomainRangeEnd, (NvtxFunctionPointer)nvtx_domain_end);
 	return 1;
 }

@@ -1,10 +1,11 @@
 # SPDX-License-Identifier: MIT
 # gtrace record's CUDA injection set-up: the command's environment names
-# the agent (CUDA_INJECTION64_PATH, and LD_PRELOAD after what it held),
-# the CUPTI it loads and NVTX's; gtrace's own environment is left alone;
-# and each reason not to inject (--no-cuda, an unreadable
-# GTRACE_CUDA_AGENT, no CUPTI, another CUDA tool) leaves the environment
-# untouched and says why in the cuda.injection meta.
+# the agent (CUDA_INJECTION64_PATH, NVTX_INJECTION64_PATH unless the user
+# set it, and LD_PRELOAD after what it held) and the CUPTI it loads;
+# gtrace's own environment is left alone; and each reason not to inject
+# (--no-cuda, an unreadable GTRACE_CUDA_AGENT, no CUPTI, another CUDA
+# tool) leaves the environment untouched and says why in the
+# cuda.injection meta.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 agent=$BUILD/libgtrace-cuda.so
@@ -29,7 +30,7 @@ injection() {
 LD_PRELOAD=/nonexistent/keep.so record on.data -- sh -c "$env_probe" >on.env
 expect_contains on.env "^CUDA_INJECTION64_PATH=$agent\$"
 expect_contains on.env "^LD_PRELOAD=/nonexistent/keep.so:$agent\$"
-expect_contains on.env "^NVTX_INJECTION64_PATH=$cupti\$"
+expect_contains on.env "^NVTX_INJECTION64_PATH=$agent\$"
 expect_contains on.env "^GTRACE_CUPTI=$cupti\$"
 [ "$(injection on.data)" = "$agent" ] || { show diag.txt; fail "cuda.injection is not the agent"; }
 expect_contains diag.txt '^cuda\.driver: +(none: no NVIDIA kernel driver loaded|NVRM)'
@@ -41,11 +42,17 @@ expect_contains api.env '^GTRACE_CUDA_API=filtered$'
 record api.data --cuda-api=all -- sh -c "$api_probe" >api.env
 expect_contains api.env '^GTRACE_CUDA_API=all$'
 
-# A CUPTI named by GTRACE_CUPTI is the one the agent and NVTX get.
+# A CUPTI named by GTRACE_CUPTI is the one the agent gets; NVTX goes
+# through the agent to it.
 cp "$cupti" my-cupti.so
 GTRACE_CUPTI=my-cupti.so record mine.data -- sh -c "$env_probe" >mine.env
 expect_contains mine.env "^GTRACE_CUPTI=$TESTDIR/my-cupti.so\$"
-expect_contains mine.env "^NVTX_INJECTION64_PATH=$TESTDIR/my-cupti.so\$"
+expect_contains mine.env "^NVTX_INJECTION64_PATH=$agent\$"
+
+# Another NVTX tool the user chose is left in place.
+NVTX_INJECTION64_PATH=/x/nvtx-tool.so record nvtx.data -- sh -c "$env_probe" >nvtx.env
+expect_contains nvtx.env "^NVTX_INJECTION64_PATH=/x/nvtx-tool\.so\$"
+expect_contains nvtx.env "^CUDA_INJECTION64_PATH=$agent\$"
 
 # off REASON-REGEX FILE: nothing injected, and the meta says why.
 off() {

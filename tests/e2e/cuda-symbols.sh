@@ -1,9 +1,11 @@
 # SPDX-License-Identifier: MIT
 # What the CUDA driver and the agent find by name, checked with nm -D, since
-# a failed lookup there is silent: the agent exports InitializeInjection;
-# every CUPTI function the agent resolves (CUPTI_FUNCTIONS in
-# src/cuda/cupti-api.h) exists in the installed libcupti, and in the fake
-# one the tests use; and CUPTI exports the NVTX entry point.
+# a failed lookup there is silent: the agent exports the entry points of
+# the driver and of the NVTX loader (InitializeInjection and
+# InitializeInjectionNvtx2); every CUPTI function the agent resolves
+# (CUPTI_FUNCTIONS in src/cuda/cupti-api.h) exists in the installed
+# libcupti, and in the fake one the tests use; and both CUPTIs export the
+# NVTX entry point the agent forwards to.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 agent=$BUILD/libgtrace-cuda.so
@@ -21,8 +23,9 @@ exports() {
 }
 
 exports "$agent" >agent.syms
-grep -qx InitializeInjection agent.syms ||
-	{ show agent.syms; fail "'$agent' does not export InitializeInjection"; }
+for name in InitializeInjection InitializeInjectionNvtx2; do
+	grep -qx "$name" agent.syms || { show agent.syms; fail "'$agent' does not export $name"; }
+done
 
 sed -n 's/^[[:space:]]*X(\(cupti[A-Za-z0-9_]*\)).*/\1/p' "$SRCDIR/src/cuda/cupti-api.h" >needed.syms
 [ "$(wc -l <needed.syms)" -ge 5 ] ||
@@ -36,6 +39,8 @@ while read -r name; do
 		fail "the agent needs $name, which the fake libcupti (tests/cuda/fake-cupti.c) lacks"
 done <needed.syms
 
-# gtrace record points NVTX_INJECTION64_PATH at CUPTI.
+# The agent hands the NVTX loader's call on to CUPTI's entry point.
 grep -qx InitializeInjectionNvtx2 cupti.syms ||
 	fail "'$cupti' does not export InitializeInjectionNvtx2"
+grep -qx InitializeInjectionNvtx2 fake.syms ||
+	fail "the fake libcupti (tests/cuda/fake-cupti.c) does not export InitializeInjectionNvtx2"
