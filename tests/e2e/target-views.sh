@@ -98,3 +98,85 @@ for mode in unknown:no_thread nostack:no_stack far:too_far none:none bad:bad_tid
 	expect_count "$origin.txt" "$outcome" 400
 	expect_count "$origin.txt" linked 0
 done
+
+# Lane work by span name: each worker queues 1000 spans named alpha .. eta
+# from queue_work, a span of the i-th name lasting (i + 1) * 10 us. With a
+# window of 1 s every origin links, so each name's spans and time are exact.
+record greek.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 1000 --queue-work
+run_gtrace threads -i greek.data >greek-threads.txt
+worker=$(thread_column greek-threads.txt worker-0 2)
+[ -n "$worker" ] || { show greek-threads.txt; fail "no thread worker-0"; }
+
+# greek_check FILE WHAT TIMES GOT: GOT is "NAME SPANS US FROM" per name
+# (spans, target us, and how many of them hang under queue_work); each
+# name must have its spans, times TIMES, all of them under queue_work.
+greek_check() {
+	echo "$4" | awk -v times="$3" -v what="$2" '
+		BEGIN {
+			split("alpha beta gamma delta epsilon zeta eta", name, " ")
+			for (i = 1; i <= 7; i++) {
+				spans = (i == 7 ? 142 : 143) * times
+				want[name[i]] = spans " " spans * i * 10 " " spans
+			}
+		}
+		NF == 4 { got[$1] = $2 " " $3 " " $4 }
+		END {
+			for (i = 1; i <= 7; i++)
+				if (got[name[i]] != want[name[i]]) {
+					printf "%s: %s has spans, us, under queue_work %s, expected %s\n",
+						what, name[i], got[name[i]], want[name[i]] > "/dev/stderr"
+					bad = 1
+				}
+			exit bad
+		}' || { show "$1"; fail "$2 does not show alpha .. eta as queued"; }
+}
+
+# report_greek FILE: from the lane work table, per span name: its spans and
+# target us summed over its rows, and the spans of the rows queued from
+# queue_work. A span row names its lane "[lane] NAME" in the DSO column.
+report_greek() {
+	awk '/^# Lane work queued/ { work = 1; next }
+		/^# Lane spans/ { work = 0 }
+		work && /\[lane\] / && $1 !~ /^#/ {
+			spans[$(NF - 1)] += $3
+			us[$(NF - 1)] += int($2 * 1000 + 0.5)
+			if ($NF == "queue_work")
+				from[$(NF - 1)] += $3
+		}
+		END { for (n in spans) print n, spans[n], us[n], from[n] + 0 }' "$1"
+}
+
+run_gtrace report -i greek.data --tid "$worker" --link-window 1s >greek-report.txt
+expect_contains greek-report.txt '^# Lane work queued from these threads: 1000 spans, 39\.970 ms'
+expect_contains greek-report.txt '^#Children ms +Self ms +Spans +Command +DSO +Symbol +Queued from$'
+expect_contains greek-report.txt '^ +39\.970 +0\.000 +1000 +worker-0 +lanes +queue_work$'
+greek_check greek-report.txt "report --tid" 1 "$(report_greek greek-report.txt)"
+# Without --tid: both workers' spans, by name.
+run_gtrace report -i greek.data --link-window 1s >greek-all.txt
+greek_check greek-all.txt "report" 2 "$(report_greek greek-all.txt)"
+
+# The tree: span names under [lane] nodes under queue_work, in ms and spans.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --min-percent 0 >greek-flame.txt
+greek_check greek-flame.txt "flame --tid" 1 "$(awk '
+	/ queue_work$/ { depth = index($0, "queue_work"); next }
+	depth && $1 ~ /ms$/ && NF == 3 && index($0, $3) > depth {
+		spans[$3] += $2
+		us[$3] += int($1 * 1000 + 0.5)
+	}
+	END { for (n in spans) print n, spans[n], us[n], spans[n] }' greek-flame.txt)"
+# Folded in target ns: one line per lane and name, under queue_work.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --folded --weight target \
+	>greek-folded.txt
+# Folded stacks carry no span count: each name's ns must be its spans' time.
+greek_check greek-folded.txt "flame --folded" 1 "$(awk '
+	BEGIN { split("alpha beta gamma delta epsilon zeta eta", name, " ")
+		for (i = 1; i <= 7; i++) dur[name[i]] = i * 10 }
+	{
+		stack = $0
+		sub(/ [0-9]+$/, "", stack)
+		n = split(stack, frame, ";")
+		us[frame[n]] += $NF / 1000
+		if (frame[n - 2] == "queue_work" && frame[n - 1] ~ /^\[lane\] /)
+			from[frame[n]] += $NF / 1000
+	}
+	END { for (n in us) print n, us[n] / dur[n], us[n], from[n] / dur[n] }' greek-folded.txt)"
