@@ -2,6 +2,7 @@
 /* gtrace flame: the call tree as text, folded stacks, or an SVG flame graph. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -163,6 +164,11 @@ int cmd_flame(int argc, char **argv)
 	calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
+	/* One weight per graph: what it leaves out is said, never mixed in. */
+	if ((folded || svg) && weight == WEIGHT_SAMPLES && t.nodes.v[0].spans_total)
+		pr_info("lane work not weighed: %" PRIu64 " spans, %.3f ms of target time; "
+			"'--weight target' weighs it", t.nodes.v[0].spans_total,
+			(double)t.nodes.v[0].target_total / 1e6);
 	if (svg)
 		status = write_svg(&t, &f, svg, title ? title : a.input, weight);
 	else if (folded)

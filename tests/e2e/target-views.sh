@@ -167,6 +167,12 @@ greek_check greek-flame.txt "flame --tid" 1 "$(awk '
 # Folded in target ns: one line per lane and name, under queue_work.
 run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --folded --weight target \
 	>greek-folded.txt
+# Folded samples leave the lane work out, and say so on stderr.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --folded >greek-samples.txt
+expect_not_contains greek-samples.txt 'alpha'
+expect_contains "$TESTDIR/stderr" "^gtrace: lane work not weighed: 1000 spans, 39\.970 ms of target time; '--weight target' weighs it$"
+run_gtrace flame -i greek.data --tid "$worker" --folded --weight target >/dev/null
+expect_not_contains "$TESTDIR/stderr" 'not weighed'
 # Folded stacks carry no span count: each name's ns must be its spans' time.
 greek_check greek-folded.txt "flame --folded" 1 "$(awk '
 	BEGIN { split("alpha beta gamma delta epsilon zeta eta", name, " ")
