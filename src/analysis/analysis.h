@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "model/model.h"
+#include "symbols/demangle.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 
@@ -36,6 +37,9 @@ struct funcs {
 	uint32_t *loc_first;	/* by loc id: its frames are frames.v[loc_first[loc] .. loc_first[loc + 1]) */
 	VEC(uint32_t) frames;	/* func ids, innermost first */
 	uint32_t unknown;	/* the func of a sample without any frame */
+	uint32_t *lane_frame;	/* by lane id: names id of "[lane] NAME", 0 not made yet */
+	uint32_t *span_frame;	/* by string id: names id of a span name, 0 not made yet */
+	struct demangler demangler;
 };
 
 void funcs_init(struct funcs *f, const struct model *m, bool inline_frames);
@@ -46,6 +50,21 @@ const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n)
 const char *funcs_name(const struct funcs *f, uint32_t name_id);
 /* The names id of a thread's name: its comm, or ":TID" when it has none. */
 uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th);
+
+/*
+ * Lane work shows as frames of its own: a lane as LANE_FRAME_PREFIX and its
+ * name, a span by its name, demangled (GPU kernels have C++ names).
+ */
+#define LANE_FRAME_PREFIX "[lane] "
+/* The names id of lane id lane's frame. */
+uint32_t funcs_lane_frame(struct funcs *f, uint32_t lane);
+/* The names id of the frame of span name name (a string id). */
+uint32_t funcs_span_frame(struct funcs *f, uint32_t name);
+/*
+ * The func of the spans named name on lane lane, for the views that list
+ * funcs: the span's frame as its name, the lane's frame as its dso.
+ */
+uint32_t funcs_span(struct funcs *f, uint32_t lane, uint32_t name);
 
 /* Which samples count. An empty list does not filter. */
 struct sample_filter {
@@ -159,17 +178,19 @@ void nvtx_ranges_free(struct nvtx_ranges *r);
 
 /*
  * Samples of one group of threads that ended in one stack node; or, for
- * lane work, the spans queued from there and their target time.
+ * lane work, the spans of one name and lane queued from there and their
+ * target time.
  */
 struct stack_count {
 	uint32_t group;
 	uint32_t node;
+	uint32_t span;		/* lane work: the spans' funcs_span; samples: 0 */
 	uint64_t count;
 	uint64_t target_ns;
 };
 
 struct stack_counts {
-	VEC(struct stack_count) c;	/* sorted by group, then node */
+	VEC(struct stack_count) c;	/* sorted by group, node, span */
 	uint64_t total;			/* samples (spans) counted */
 	uint64_t target_ns;		/* lane work: their target time */
 };
@@ -204,8 +225,11 @@ struct lane_work {
 struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
 				   const uint32_t *sample_group,
 				   const struct origin_links *links, size_t *n);
-/* The same, counted by (group, node): count spans, target_ns their durations. */
-void count_lane_work(struct stack_counts *sc, const struct funcs *f,
+/*
+ * The same, counted by (group, node, funcs_span of the span's lane and
+ * name): count spans, target_ns their durations.
+ */
+void count_lane_work(struct stack_counts *sc, struct funcs *f,
 		     const struct sample_filter *flt, const uint32_t *sample_group,
 		     const struct origin_links *links);
 
@@ -240,21 +264,28 @@ struct report_row {
 	uint64_t children;	/* samples with the row anywhere on the stack, once each */
 	uint64_t target_self;	/* lane work: target ns, like self */
 	uint64_t target_children; /* lane work: target ns, like children */
+	bool span;		/* lane work: a span name's row, func its funcs_span */
+	uint32_t from;		/* a span name's row: the func it was queued from */
 };
 
 struct report {
 	VEC(struct report_row) rows;	/* sorted, first row printed first */
 	uint64_t total;
 	uint64_t target_ns;		/* lane work: all of it */
+	bool queued_from;		/* span rows are told apart by from too */
 };
 
 void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
 void report_print(FILE *out, const struct report *r, struct funcs *f,
 		  const struct report_opts *o, const char *path);
 /*
- * The lane work queued from the selected threads, by the functions of the
- * stacks its origins linked to: self and children count spans, target_self
- * and target_children sum their durations. Sorted by target time.
+ * The lane work queued from the selected threads, as if each span were a
+ * call from the stack its origin linked to: its span name (with its lane as
+ * dso) is the leaf, the stack's functions its callers. Self and children
+ * count spans, target_self and target_children sum their durations. With
+ * the symbol key, a span name's rows are per function it was queued from
+ * (the linked stack's innermost), printed as a last column "Queued from".
+ * Sorted by target time, a span name after functions of equal children.
  */
 void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
 			    const struct origin_links *links);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "symbols/demangle.h"
 #include "util/xalloc.h"
 
 /* Samples of one thread name within one chain of NVTX ranges. */
@@ -25,8 +24,6 @@ struct tree_builder {
 	VEC(struct tree_group) groups; /* by group - 1 */
 	struct nvtx_ranges ranges;
 	uint32_t *chain_label;	/* by chain id: names id of "[nvtx] NAME", 0 not made yet */
-	uint32_t *span_label;	/* by string id: names id of a span name, 0 not made yet */
-	struct demangler demangler;
 };
 
 static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
@@ -180,54 +177,21 @@ static void finish_tree(struct calltree *t, const struct funcs *f)
 				sizeof(*t->kids), cmp_kids, &order);
 }
 
-/* Names ids of "[lane] NAME" by lane id, for the lane nodes. */
-static uint32_t *lane_labels(struct funcs *f)
-{
-	const struct model *m = f->m;
-	uint32_t *labels = xcalloc(m->t.lanes.len + 1, sizeof(*labels));
-
-	for (size_t i = 0; i < m->t.lanes.len; i++) {
-		const char *name = model_str(m, m->t.lanes.v[i].name);
-		char label[256];
-
-		snprintf(label, sizeof(label), "[lane] %s", name && *name ? name : "-");
-		labels[i + 1] = strtab_intern(&f->names, label);
-	}
-	return labels;
-}
-
-/* The names id of a span name, demangled: GPU kernels have C++ names. */
-static uint32_t span_label(struct tree_builder *b, struct funcs *f, uint32_t name)
-{
-	uint32_t id = name <= f->m->t.strings.len ? name : 0;
-
-	if (!b->span_label[id]) {
-		const char *text = model_str(f->m, id);
-		char *plain = text ? demangle(&b->demangler, text) : NULL;
-
-		b->span_label[id] = strtab_intern(&f->names, plain ? plain
-						  : text && *text ? text : "-");
-		free(plain);
-	}
-	return b->span_label[id];
-}
-
 /* Adds one span under parent: its lane's node, then its name's. */
-static void add_span(struct tree_builder *b, struct funcs *f, const uint32_t *labels,
-		     uint32_t parent, const struct tr_span *sp)
+static void add_span(struct tree_builder *b, struct funcs *f, uint32_t parent,
+		     const struct tr_span *sp)
 {
-	uint32_t lane = child_of(b, parent, labels[sp->lane]);
+	uint32_t lane = child_of(b, parent, funcs_lane_frame(f, sp->lane));
 	uint32_t leaf;
 
 	b->t->nodes.v[lane].lane = true;
-	leaf = child_of(b, lane, span_label(b, f, sp->name));
+	leaf = child_of(b, lane, funcs_span_frame(f, sp->name));
 	b->t->nodes.v[leaf].lane = true;
 	b->t->nodes.v[leaf].target_self += sp->dur;
 	b->t->nodes.v[leaf].spans_self++;
 }
 
-static void add_lanes(struct tree_builder *b, struct funcs *f, const struct sample_filter *flt,
-		      const uint32_t *labels)
+static void add_lanes(struct tree_builder *b, struct funcs *f, const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
 	size_t nlanes = m->t.lanes.len;
@@ -239,7 +203,7 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 		const struct tr_span *sp = &m->t.spans.v[i];
 
 		if (sp->lane && sp->lane <= nlanes && selected[sp->lane])
-			add_span(b, f, labels, 0, sp);
+			add_span(b, f, 0, sp);
 	}
 	free(selected);
 }
@@ -294,7 +258,7 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 {
 	const struct model *m = f->m;
 	struct tree_builder b = { .t = t };
-	uint32_t *labels = lane_labels(f), *groups;
+	uint32_t *groups;
 	struct stack_counts sc;
 	struct calltree_node *root;
 
@@ -304,7 +268,6 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 	if (nvtx_frames)
 		nvtx_ranges_build(&b.ranges, m);
 	b.chain_label = xcalloc(b.ranges.chains.len + 1, sizeof(*b.chain_label));
-	b.span_label = xcalloc(m->t.strings.len + 1, sizeof(*b.span_label));
 	groups = sample_groups(&b, f, flt, nvtx_frames);
 	count_stacks(&sc, f, flt, groups);
 	for (size_t i = 0; i < sc.c.len; i++) {
@@ -317,16 +280,15 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 		struct lane_work *work = lane_work_select(f, flt, groups, links, &n);
 
 		for (size_t i = 0; i < n; i++)
-			add_span(&b, f, labels, tree_node_of(&b, f, work[i].group, work[i].node),
+			add_span(&b, f, tree_node_of(&b, f, work[i].group, work[i].node),
 				 &m->t.spans.v[work[i].span]);
 		free(work);
 	}
-	add_lanes(&b, f, flt, labels);
+	add_lanes(&b, f, flt);
 	finish_tree(t, f);
 
 	stack_counts_free(&sc);
 	free(groups);
-	free(labels);
 	u64map_free(&b.kids);
 	u64map_free(&b.memo);
 	VEC_FREE(&b.path);
@@ -334,8 +296,6 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 	VEC_FREE(&b.groups);
 	nvtx_ranges_free(&b.ranges);
 	free(b.chain_label);
-	free(b.span_label);
-	demangler_free(&b.demangler);
 }
 
 void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,

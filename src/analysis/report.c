@@ -28,6 +28,9 @@ static const char *const key_headers[REPORT_KEYS] = {
 };
 
 #define NO_RANGE "[no range]"
+#define QUEUED_FROM "Queued from"
+/* Paired into a span name row's func part: no names id or pair id is this. */
+#define SPAN_PART UINT32_MAX
 
 int report_parse_keys(struct report_opts *o, const char *list)
 {
@@ -76,6 +79,7 @@ struct row_builder {
 	uint32_t *cache_group;	/* by func id: group cache_row is for */
 	uint32_t *cache_row;	/* by func id */
 	VEC(uint32_t) seen;	/* by row: the last stack that counted it */
+	bool queued_from;	/* span name rows are per func queued from */
 };
 
 static bool has_key(const struct report_opts *o, enum report_key key)
@@ -184,14 +188,13 @@ static void make_func_parts(struct row_builder *b, const struct funcs *f,
 	b->cache_row = xcalloc(f->v.len, sizeof(*b->cache_row));
 }
 
-static uint32_t row_of(struct row_builder *b, uint32_t group, uint32_t func)
+/* The row of a group and func part; a new one shows func, queued from *from if given. */
+static uint32_t row_at(struct row_builder *b, uint32_t group, uint32_t part, uint32_t func,
+		       const uint32_t *from)
 {
-	uint64_t key = (uint64_t)group << 32 | b->func_part[func], at;
+	uint64_t key = (uint64_t)group << 32 | part, at;
 	struct report_row *row;
 
-	/* Stacks come sorted by group: most lookups hit this cache. */
-	if (b->cache_group[func] == group)
-		return b->cache_row[func];
 	if (!u64map_get(&b->rows, key, &at)) {
 		at = b->r->rows.len;
 		u64map_put(&b->rows, key, at);
@@ -199,36 +202,73 @@ static uint32_t row_of(struct row_builder *b, uint32_t group, uint32_t func)
 		row->thread = b->groups.v[group - 1].thread;
 		row->nvtx = b->groups.v[group - 1].nvtx;
 		row->func = func;
+		row->span = from != NULL;
+		row->from = from ? *from : 0;
 		*VEC_PUSH(&b->seen) = 0;
 	}
-	b->cache_group[func] = group;
-	b->cache_row[func] = (uint32_t)at;
 	return (uint32_t)at;
 }
 
-/* Adds one distinct stack: self to its innermost frame, children once per row. */
+static uint32_t row_of(struct row_builder *b, uint32_t group, uint32_t func)
+{
+	/* Stacks come sorted by group: most lookups hit this cache. */
+	if (b->cache_group[func] != group) {
+		b->cache_group[func] = group;
+		b->cache_row[func] = row_at(b, group, b->func_part[func], func, NULL);
+	}
+	return b->cache_row[func];
+}
+
+/*
+ * The row of a span name queued from func from. Keys that tell it from a
+ * function (dso, symbol) give it a row of its own; without them it shares
+ * the functions' row, as all functions do.
+ */
+static uint32_t span_row_of(struct row_builder *b, uint32_t group, uint32_t span,
+			    uint32_t from)
+{
+	uint32_t part = b->func_part[span];
+
+	if (!part)
+		return row_of(b, group, span);
+	if (b->queued_from)
+		part = u64map_pair_id(&b->pairs, part, b->func_part[from]);
+	return row_at(b, group, u64map_pair_id(&b->pairs, part, SPAN_PART), span, &from);
+}
+
+/* Counts a distinct stack's entry in a row's children, once per entry. */
+static void add_children(struct row_builder *b, uint32_t row, const struct stack_count *sc,
+			 uint32_t stamp)
+{
+	if (b->seen.v[row] != stamp) {
+		b->seen.v[row] = stamp;
+		b->r->rows.v[row].children += sc->count;
+		b->r->rows.v[row].target_children += sc->target_ns;
+	}
+}
+
+/*
+ * Adds one distinct stack: self to its innermost frame, children once per
+ * row. Lane work's innermost frame is its span name, called from the stack.
+ */
 static void add_stack(struct row_builder *b, const struct funcs *f,
 		      const struct stack_count *sc, uint32_t stamp, bool children)
 {
 	const struct tr_node *nodes = f->m->t.nodes.v;
 	uint32_t node = sc->node, n;
 	const uint32_t *fn = funcs_of_node(f, node, &n);
-	uint32_t leaf = row_of(b, sc->group, fn[0]);	/* may grow rows: look up first */
+	/* May grow rows: look up first. */
+	uint32_t leaf = sc->span ? span_row_of(b, sc->group, sc->span, fn[0])
+				 : row_of(b, sc->group, fn[0]);
 
 	b->r->rows.v[leaf].self += sc->count;
 	b->r->rows.v[leaf].target_self += sc->target_ns;
 	if (!children)
 		return;
+	add_children(b, leaf, sc, stamp);
 	for (;;) {
-		for (uint32_t i = 0; i < n; i++) {
-			uint32_t row = row_of(b, sc->group, fn[i]);
-
-			if (b->seen.v[row] != stamp) {
-				b->seen.v[row] = stamp;
-				b->r->rows.v[row].children += sc->count;
-				b->r->rows.v[row].target_children += sc->target_ns;
-			}
-		}
+		for (uint32_t i = 0; i < n; i++)
+			add_children(b, row_of(b, sc->group, fn[i]), sc, stamp);
 		/* Parents precede their children: a parent id not below its child is corrupt. */
 		if (!node || nodes[node - 1].parent >= node)
 			break;
@@ -267,6 +307,9 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	if (ctx->by_target && ctx->children &&
 	    (c = cmp_u64_desc(a->target_children, b->target_children)))
 		return c;
+	/* A span name is its callers' leaf: after them, when they tie. */
+	if (ctx->children && a->span != b->span)
+		return a->span ? 1 : -1;
 	if (ctx->by_target && (c = cmp_u64_desc(a->target_self, b->target_self)))
 		return c;
 	if (ctx->children && (c = cmp_u64_desc(a->children, b->children)))
@@ -278,6 +321,10 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	if ((c = strcmp(funcs_name(ctx->f, fa->dso), funcs_name(ctx->f, fb->dso))))
 		return c;
 	if ((c = strcmp(range_name(ctx->f->m, a->nvtx), range_name(ctx->f->m, b->nvtx))))
+		return c;
+	if (a->span && b->span &&
+	    (c = strcmp(funcs_name(ctx->f, ctx->f->v.v[a->from].name),
+			funcs_name(ctx->f, ctx->f->v.v[b->from].name))))
 		return c;
 	return a->thread < b->thread ? -1 : a->thread > b->thread;
 }
@@ -293,11 +340,13 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	memset(r, 0, sizeof(*r));
 	make_thread_parts(&b, f, o);
 	make_sample_groups(&b, f->m, o);
-	make_func_parts(&b, f, o);
+	/* Lane work makes the funcs of its span names: before the funcs' parts. */
 	if (links)
 		count_lane_work(&sc, f, o->filter, b.sample_group, links);
 	else
 		count_stacks(&sc, f, o->filter, b.sample_group);
+	make_func_parts(&b, f, o);
+	b.queued_from = r->queued_from = links && has_key(o, KEY_SYMBOL);
 	r->total = sc.total;
 	r->target_ns = sc.target_ns;
 	for (size_t i = 0; i < sc.c.len; i++)
@@ -384,17 +433,29 @@ static void key_widths(int *width, const struct report *r, size_t rows, struct f
 	}
 }
 
-/* The key columns of a row, or their headers when row is NULL; then the newline. */
+/*
+ * The key columns of a row, or their headers when row is NULL; then last,
+ * unless it is NULL, and the newline.
+ */
 static void put_keys(FILE *out, const struct report_row *row, const int *width,
-		     struct funcs *f, const struct report_opts *o)
+		     struct funcs *f, const struct report_opts *o, const char *last)
 {
 	char buf[32];
 
 	for (size_t k = 0; k < o->nkeys; k++)
-		fprintf(out, "  %-*s", k + 1 < o->nkeys ? width[k] : 0,
+		fprintf(out, "  %-*s", k + 1 < o->nkeys || last ? width[k] : 0,
 			row ? key_text(row, o->keys[k], f, buf, sizeof(buf))
 			    : key_headers[o->keys[k]]);
+	if (last)
+		fprintf(out, "  %s", last);
 	fputc('\n', out);
+}
+
+/* The Queued from column of a row: the func a span name's row was queued from. */
+static const char *queued_from(const struct report *r, const struct report_row *row,
+			       const struct funcs *f)
+{
+	return r->queued_from && row->span ? funcs_name(f, f->v.v[row->from].name) : NULL;
 }
 
 static size_t rows_shown(const struct report *r, const struct report_opts *o)
@@ -439,7 +500,7 @@ static void print_table(FILE *out, const struct report *r, struct funcs *f,
 	if (o->children)
 		fprintf(out, "#%*s", c->children_width, c->children);
 	fprintf(out, "%s%10s %8s", o->children ? " " : "#", c->self, c->count);
-	put_keys(out, NULL, width, f, o);
+	put_keys(out, NULL, width, f, o, r->queued_from ? QUEUED_FROM : NULL);
 	fprintf(out, "#\n");
 
 	for (size_t i = 0; i < rows; i++) {
@@ -447,7 +508,7 @@ static void print_table(FILE *out, const struct report *r, struct funcs *f,
 
 		c->put(out, r, row, o->children);
 		fprintf(out, " %8" PRIu64, o->children ? row->children : row->self);
-		put_keys(out, row, width, f, o);
+		put_keys(out, row, width, f, o, queued_from(r, row, f));
 	}
 }
 

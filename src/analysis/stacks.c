@@ -101,6 +101,8 @@ void funcs_init(struct funcs *f, const struct model *m, bool inline_frames)
 	}
 	f->loc_first[nlocs + 1] = (uint32_t)f->frames.len;
 	free(dso_name);
+	f->lane_frame = xcalloc(m->t.lanes.len + 1, sizeof(*f->lane_frame));
+	f->span_frame = xcalloc(m->t.strings.len + 1, sizeof(*f->span_frame));
 }
 
 void funcs_free(struct funcs *f)
@@ -110,6 +112,9 @@ void funcs_free(struct funcs *f)
 	u64map_free(&f->index);
 	free(f->loc_first);
 	VEC_FREE(&f->frames);
+	free(f->lane_frame);
+	free(f->span_frame);
+	demangler_free(&f->demangler);
 }
 
 const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n)
@@ -141,6 +146,41 @@ uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th)
 		return strtab_intern(&f->names, name);
 	snprintf(tid, sizeof(tid), ":%" PRIu32, th->tid);
 	return strtab_intern(&f->names, tid);
+}
+
+uint32_t funcs_lane_frame(struct funcs *f, uint32_t lane)
+{
+	const struct model *m = f->m;
+	uint32_t id = lane <= m->t.lanes.len ? lane : 0;
+
+	if (!f->lane_frame[id]) {
+		const char *name = id ? model_str(m, m->t.lanes.v[id - 1].name) : NULL;
+		char label[256];
+
+		snprintf(label, sizeof(label), LANE_FRAME_PREFIX "%s", name && *name ? name : "-");
+		f->lane_frame[id] = strtab_intern(&f->names, label);
+	}
+	return f->lane_frame[id];
+}
+
+uint32_t funcs_span_frame(struct funcs *f, uint32_t name)
+{
+	uint32_t id = name <= f->m->t.strings.len ? name : 0;
+
+	if (!f->span_frame[id]) {
+		const char *text = model_str(f->m, id);
+		char *plain = text ? demangle(&f->demangler, text) : NULL;
+
+		f->span_frame[id] = strtab_intern(&f->names, plain ? plain
+						  : text && *text ? text : "-");
+		free(plain);
+	}
+	return f->span_frame[id];
+}
+
+uint32_t funcs_span(struct funcs *f, uint32_t lane, uint32_t name)
+{
+	return func_id(f, funcs_span_frame(f, name), funcs_lane_frame(f, lane));
 }
 
 int filter_add(struct sample_filter *flt, enum filter_field field, const char *list)
@@ -251,7 +291,9 @@ static int cmp_stack_count(const void *a, const void *b)
 
 	if (x->group != y->group)
 		return x->group < y->group ? -1 : 1;
-	return x->node < y->node ? -1 : x->node > y->node;
+	if (x->node != y->node)
+		return x->node < y->node ? -1 : 1;
+	return x->span < y->span ? -1 : x->span > y->span;
 }
 
 uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
@@ -273,11 +315,14 @@ uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
 	return groups;
 }
 
-/* Adds count and target_ns to the (group, node) entry; index maps keys to entries. */
-static void add_count(struct stack_counts *sc, struct u64map *index, uint32_t group,
-		      uint32_t node, uint64_t target_ns)
+/*
+ * Adds count and target_ns to the (group, node, span) entry; index maps
+ * key, unique to those, to entries.
+ */
+static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t key,
+		      uint32_t group, uint32_t node, uint32_t span, uint64_t target_ns)
 {
-	uint64_t key = (uint64_t)group << 32 | node, at;
+	uint64_t at;
 	struct stack_count *c;
 
 	sc->total++;
@@ -289,6 +334,7 @@ static void add_count(struct stack_counts *sc, struct u64map *index, uint32_t gr
 		c = VEC_PUSH(&sc->c);
 		c->group = group;
 		c->node = node;
+		c->span = span;
 	}
 	c->count++;
 	c->target_ns += target_ns;
@@ -314,7 +360,8 @@ void count_stacks(struct stack_counts *sc, const struct funcs *f,
 		if (node > m->t.nodes.len)
 			node = 0;
 		if (sample_group[i] && (!node_ok || node_ok[node]))
-			add_count(sc, &index, sample_group[i], node, 0);
+			add_count(sc, &index, (uint64_t)sample_group[i] << 32 | node,
+				  sample_group[i], node, 0, 0);
 	}
 	u64map_free(&index);
 	free(node_ok);
@@ -354,19 +401,25 @@ struct lane_work *lane_work_select(const struct funcs *f, const struct sample_fi
 	return work.v;
 }
 
-void count_lane_work(struct stack_counts *sc, const struct funcs *f,
+void count_lane_work(struct stack_counts *sc, struct funcs *f,
 		     const struct sample_filter *flt, const uint32_t *sample_group,
 		     const struct origin_links *links)
 {
-	struct u64map index = {0};
+	struct u64map index = {0}, pairs = {0};	/* pairs: (node, span) -> id */
 	size_t n;
 	struct lane_work *work = lane_work_select(f, flt, sample_group, links, &n);
 
 	memset(sc, 0, sizeof(*sc));
-	for (size_t i = 0; i < n; i++)
-		add_count(sc, &index, work[i].group, work[i].node,
-			  f->m->t.spans.v[work[i].span].dur);
+	for (size_t i = 0; i < n; i++) {
+		const struct tr_span *sp = &f->m->t.spans.v[work[i].span];
+		uint32_t span = funcs_span(f, sp->lane, sp->name);
+		uint32_t pair = u64map_pair_id(&pairs, work[i].node, span);
+
+		add_count(sc, &index, (uint64_t)work[i].group << 32 | pair, work[i].group,
+			  work[i].node, span, sp->dur);
+	}
 	u64map_free(&index);
+	u64map_free(&pairs);
 	free(work);
 	sort_counts(sc);
 }

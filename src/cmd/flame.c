@@ -2,6 +2,7 @@
 /* gtrace flame: the call tree as text, folded stacks, or an SVG flame graph. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,7 +31,8 @@ static void usage(void)
 	       "Shows the merged call tree of a recording: as an indented tree (default),\n"
 	       "as folded stacks for flamegraph tools, or as an SVG flame graph. Lanes and\n"
 	       "the lane work queued from each stack hang in the tree as \"[lane] NAME\"\n"
-	       "nodes, shown in target ms and spans instead of percent and samples.\n"
+	       "nodes with their span names as leaves, shown in target ms and spans\n"
+	       "instead of percent and samples.\n"
 	       "The NVTX ranges open at a sample are frames \"[nvtx] NAME\" between the\n"
 	       "thread and its outermost function.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
@@ -163,6 +165,11 @@ int cmd_flame(int argc, char **argv)
 	calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
+	/* One weight per graph: what it leaves out is said, never mixed in. */
+	if ((folded || svg) && weight == WEIGHT_SAMPLES && t.nodes.v[0].spans_total)
+		pr_info("lane work not weighed: %" PRIu64 " spans, %.3f ms of target time; "
+			"'--weight target' weighs it", t.nodes.v[0].spans_total,
+			(double)t.nodes.v[0].target_total / 1e6);
 	if (svg)
 		status = write_svg(&t, &f, svg, title ? title : a.input, weight);
 	else if (folded)

@@ -21,8 +21,9 @@ static void usage(void)
 {
 	printf("usage: gtrace report [options]\n\n"
 	       "Shows the samples of a recording by symbol, like perf report, then the\n"
-	       "lane work queued from those stacks and the selected lanes' spans by name,\n"
-	       "in target time of their own (select a lane by its tid from gtrace threads).\n\n"
+	       "lane work queued from those stacks, by span name and the functions that\n"
+	       "queued it, and the selected lanes' spans by name, in target time of\n"
+	       "their own (select a lane by its tid from gtrace threads).\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"

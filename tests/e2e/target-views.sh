@@ -98,3 +98,105 @@ for mode in unknown:no_thread nostack:no_stack far:too_far none:none bad:bad_tid
 	expect_count "$origin.txt" "$outcome" 400
 	expect_count "$origin.txt" linked 0
 done
+
+# Lane work by span name: each worker queues 1000 spans named alpha .. eta
+# from queue_work, a span of the i-th name lasting (i + 1) * 10 us. With a
+# window of 1 s every origin links, so each name's spans and time are exact.
+record greek.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 1000 --queue-work
+run_gtrace threads -i greek.data >greek-threads.txt
+worker=$(thread_column greek-threads.txt worker-0 2)
+[ -n "$worker" ] || { show greek-threads.txt; fail "no thread worker-0"; }
+
+# greek_check FILE WHAT TIMES GOT: GOT is "NAME SPANS US FROM" per name
+# (spans, target us, and the spans that hang under queue_work). Each name
+# must have its spans, times TIMES, and their exact time; most of them hang
+# under queue_work, where the worker spends its time (a few may link to a
+# sample taken elsewhere in its loop).
+greek_check() {
+	echo "$4" | awk -v times="$3" -v what="$2" '
+		BEGIN {
+			split("alpha beta gamma delta epsilon zeta eta", name, " ")
+			for (i = 1; i <= 7; i++) {
+				spans = (i == 7 ? 142 : 143) * times
+				want[name[i]] = spans " " spans * i * 10
+			}
+		}
+		NF == 4 { got[$1] = $2 " " $3; from[$1] = $4 }
+		END {
+			for (i = 1; i <= 7; i++) {
+				n = name[i]
+				if (got[n] != want[n] || 2 * from[n] <= want[n] + 0) {
+					printf "%s: %s has spans, us %s (%d under queue_work), expected %s\n",
+						what, n, got[n], from[n], want[n] > "/dev/stderr"
+					bad = 1
+				}
+			}
+			exit bad
+		}' || { show "$1"; fail "$2 does not show alpha .. eta as queued"; }
+}
+
+# report_greek FILE: from the lane work table, per span name: its spans and
+# target us summed over its rows, and the spans of the rows queued from
+# queue_work. A span row names its lane "[lane] NAME" in the DSO column.
+report_greek() {
+	awk '/^# Lane work queued/ { work = 1; next }
+		/^# Lane spans/ { work = 0 }
+		work && /\[lane\] / && $1 !~ /^#/ {
+			spans[$(NF - 1)] += $3
+			us[$(NF - 1)] += int($2 * 1000 + 0.5)
+			if ($NF == "queue_work")
+				from[$(NF - 1)] += $3
+		}
+		END { for (n in spans) print n, spans[n], us[n], from[n] + 0 }' "$1"
+}
+
+run_gtrace report -i greek.data --tid "$worker" --link-window 1s >greek-report.txt
+expect_contains greek-report.txt '^# Lane work queued from these threads: 1000 spans, 39\.970 ms'
+expect_contains greek-report.txt '^#Children ms +Self ms +Spans +Command +DSO +Symbol +Queued from$'
+# queue_work queued the spans: its own time is theirs, under Children.
+expect_contains greek-report.txt '^ +[0-9.]+ +0\.000 +[0-9]+ +worker-0 +lanes +queue_work$'
+greek_check greek-report.txt "report --tid" 1 "$(report_greek greek-report.txt)"
+# Without --tid: both workers' spans, by name.
+run_gtrace report -i greek.data --link-window 1s >greek-all.txt
+greek_check greek-all.txt "report" 2 "$(report_greek greek-all.txt)"
+
+# The tree: span names under [lane] nodes under the stacks, in ms and spans.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --min-percent 0 >greek-flame.txt
+greek_check greek-flame.txt "flame --tid" 1 "$(awk '
+	{
+		name = $0
+		sub(/^ *[^ ]+ +[^ ]+  /, "", name)
+		indent = match(name, /[^ ]/)
+		sub(/^ +/, "", name)
+	}
+	depth && indent <= depth { depth = 0 }
+	name == "queue_work" { depth = indent; next }
+	$1 ~ /ms$/ && name ~ /^(alpha|beta|gamma|delta|epsilon|zeta|eta)$/ {
+		spans[name] += $2
+		us[name] += int($1 * 1000 + 0.5)
+		if (depth)
+			from[name] += $2
+	}
+	END { for (n in spans) print n, spans[n], us[n], from[n] + 0 }' greek-flame.txt)"
+
+# Folded in target ns: one line per stack, lane and name. They carry no
+# span count: each name's ns must be its spans' time.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --folded --weight target \
+	>greek-folded.txt
+expect_not_contains "$TESTDIR/stderr" 'not weighed'
+greek_check greek-folded.txt "flame --folded" 1 "$(awk '
+	BEGIN { split("alpha beta gamma delta epsilon zeta eta", name, " ")
+		for (i = 1; i <= 7; i++) dur[name[i]] = i * 10 }
+	{
+		stack = $0
+		sub(/ [0-9]+$/, "", stack)
+		n = split(stack, frame, ";")
+		us[frame[n]] += $NF / 1000
+		if (index(stack, ";queue_work;") && frame[n - 1] ~ /^\[lane\] /)
+			from[frame[n]] += $NF / 1000
+	}
+	END { for (n in us) print n, us[n] / dur[n], us[n], from[n] / dur[n] }' greek-folded.txt)"
+# Folded samples leave the lane work out, and say so on stderr.
+run_gtrace flame -i greek.data --tid "$worker" --link-window 1s --folded >greek-samples.txt
+expect_not_contains greek-samples.txt 'alpha'
+expect_contains "$TESTDIR/stderr" "^gtrace: lane work not weighed: 1000 spans, 39\.970 ms of target time; '--weight target' weighs it$"

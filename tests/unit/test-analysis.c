@@ -310,6 +310,38 @@ static void test_flame_tree_and_folded(void)
 	model_free(&m);
 }
 
+/* Lane work's frames: "[lane] NAME" and the span name, "-" for what has no name. */
+static void test_span_frames(void)
+{
+	struct synth s = {0};
+	struct demangler d = {0};
+	uint32_t named, unnamed, span, again;
+	struct model m;
+	struct funcs f;
+
+	named = synth_lane(&s, 1, "GPU0 stream 7");
+	unnamed = synth_lane(&s, 1, "");
+	synth_span(&s, named, "_Z6kernelPf", SYNTH_T0, 10);
+	synth_span(&s, unnamed, "", SYNTH_T0, 10);
+	synth_model(&s, &m, TR_FEAT_LANES);
+	funcs_init(&f, &m, false);
+	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, named)), "[lane] GPU0 stream 7");
+	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, unnamed)), "[lane] -");
+	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, 99)), "[lane] -");
+	CHECK_STREQ(funcs_name(&f, funcs_span_frame(&f, m.t.spans.v[1].name)), "-");
+	CHECK_STREQ(funcs_name(&f, funcs_span_frame(&f, UINT32_MAX)), "-");
+	span = funcs_span(&f, named, m.t.spans.v[0].name);
+	again = funcs_span(&f, named, m.t.spans.v[0].name);
+	CHECK_EQ_U64(span, again);
+	CHECK(span != funcs_span(&f, unnamed, m.t.spans.v[0].name));
+	CHECK_STREQ(funcs_name(&f, f.v.v[span].dso), "[lane] GPU0 stream 7");
+	CHECK_STREQ(funcs_name(&f, f.v.v[span].name),
+		    demangler_available(&d) ? "kernel(float*)" : "_Z6kernelPf");
+	demangler_free(&d);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 static void test_flame_filter(void)
 {
 	struct model m;
@@ -532,6 +564,7 @@ int main(void)
 	RUN(test_report_filters);
 	RUN(test_report_inline);
 	RUN(test_flame_tree_and_folded);
+	RUN(test_span_frames);
 	RUN(test_flame_filter);
 	RUN(test_flame_svg);
 	RUN(test_flame_svg_utf8);

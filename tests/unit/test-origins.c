@@ -296,36 +296,79 @@ static void test_lane_work_report(void)
 	CHECK_EQ_U64(r.target_ns, 0);
 	report_free(&r);
 
-	/* job-c 10 us and job-d 30 us from dispatch; job-c 20 us and job-e 60 us from other. */
+	/*
+	 * job-c 10 us and job-d 30 us from dispatch; job-c 20 us and job-e
+	 * 60 us from other: the span names are the leaves, the functions
+	 * their callers.
+	 */
 	report_build_lane_work(&r, &f, &o, &l);
 	CHECK_EQ_U64(r.total, 4);
 	CHECK_EQ_U64(r.target_ns, 120 * US);
-	CHECK_EQ_U64(r.rows.len, 4);
+	CHECK(r.queued_from);
+	CHECK_EQ_U64(r.rows.len, 8);
 	CHECK_WORK(&r, &f, "main", 4, 0, 120 * US);
 	CHECK_WORK(&r, &f, "loop", 4, 0, 120 * US);
-	CHECK_WORK(&r, &f, "other", 2, 80 * US, 80 * US);
-	CHECK_WORK(&r, &f, "dispatch", 2, 40 * US, 40 * US);
+	CHECK_WORK(&r, &f, "other", 2, 0, 80 * US);
+	CHECK_WORK(&r, &f, "dispatch", 2, 0, 40 * US);
+	CHECK_WORK(&r, &f, "job-e", 1, 60 * US, 60 * US);
+	CHECK_WORK(&r, &f, "job-d", 1, 30 * US, 30 * US);
+	/* job-c from other, the larger, comes first; its twin from dispatch next. */
+	CHECK_WORK(&r, &f, "job-c", 1, 20 * US, 20 * US);
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[6].from].name), "other");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[7].func].name), "job-c");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[7].func].dso), "[lane] queue 0");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[7].from].name), "dispatch");
+	CHECK_EQ_U64(r.rows.v[7].target_self, 10 * US);
 	CHECK(find_symbol_row(&r, &f, "idle_loop") == NULL);	/* the copy came from thread 200 */
+	CHECK(find_symbol_row(&r, &f, "copy") == NULL);
 	report_print_lane_work(capture_start(&cap), &r, &f, &o);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "# Lane work queued from these threads: 4 spans, 0.120 ms of target time, not in the percentages above"));
-	CHECK(has_line(text, "#Children ms    Self ms    Spans  Command  DSO    Symbol"));
-	CHECK(has_line(text, "       0.120      0.000        4  worker   lanes  main"));
-	CHECK(has_line(text, "       0.080      0.080        2  worker   lanes  other"));
-	CHECK(has_line(text, "       0.040      0.040        2  worker   lanes  dispatch"));
-	CHECK(strstr(text, "other") < strstr(text, "dispatch"));
+	CHECK(has_line(text, "#Children ms    Self ms    Spans  Command  DSO             Symbol    Queued from"));
+	CHECK(has_line(text, "       0.120      0.000        4  worker   lanes           main"));
+	CHECK(has_line(text, "       0.080      0.000        2  worker   lanes           other"));
+	CHECK(has_line(text, "       0.060      0.060        1  worker   [lane] queue 0  job-e     other"));
+	CHECK(has_line(text, "       0.040      0.000        2  worker   lanes           dispatch"));
+	CHECK(has_line(text, "       0.010      0.010        1  worker   [lane] queue 0  job-c     dispatch"));
+	CHECK(strstr(text, "other\n") < strstr(text, "job-e"));
+	CHECK(strstr(text, "job-e") < strstr(text, "dispatch\n"));
 	free(cap.text);
 	report_free(&r);
 
+	/* By self: the span names, the only leaves. */
 	o.children = false;
 	report_build_lane_work(&r, &f, &o, &l);
-	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[0].func].name), "other");
+	CHECK_STREQ(funcs_name(&f, f.v.v[r.rows.v[0].func].name), "job-e");
 	report_print_lane_work(capture_start(&cap), &r, &f, &o);
 	text = capture_end(&cap);
-	CHECK(has_line(text, "#   Self ms    Spans  Command  DSO    Symbol"));
-	CHECK(has_line(text, "      0.080        2  worker   lanes  other"));
+	CHECK(has_line(text, "#   Self ms    Spans  Command  DSO             Symbol  Queued from"));
+	CHECK(has_line(text, "      0.060        1  worker   [lane] queue 0  job-e   other"));
 	CHECK(!strstr(text, "main"));
 	free(cap.text);
+	report_free(&r);
+
+	/* The dso key alone: the lane is a span's dso; no column to split by. */
+	o.children = true;
+	CHECK(report_parse_keys(&o, "dso") == 0);
+	report_build_lane_work(&r, &f, &o, &l);
+	CHECK(!r.queued_from);
+	CHECK_EQ_U64(r.rows.len, 2);
+	report_print_lane_work(capture_start(&cap), &r, &f, &o);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "#Children ms    Self ms    Spans  DSO"));
+	CHECK(has_line(text, "       0.120      0.000        4  lanes"));
+	CHECK(has_line(text, "       0.120      0.120        4  [lane] queue 0"));
+	free(cap.text);
+	report_free(&r);
+
+	/* Keys that cannot tell a span name from a function: one row, as before. */
+	CHECK(report_parse_keys(&o, "comm") == 0);
+	report_build_lane_work(&r, &f, &o, &l);
+	CHECK_EQ_U64(r.rows.len, 1);
+	CHECK_EQ_U64(r.rows.v[0].self, 4);
+	CHECK_EQ_U64(r.rows.v[0].children, 4);
+	CHECK_EQ_U64(r.rows.v[0].target_self, 120 * US);
+	CHECK_EQ_U64(r.rows.v[0].target_children, 120 * US);
 	report_free(&r);
 
 	funcs_free(&f);

@@ -9,6 +9,7 @@
  *   lanes [--threads N] [--lanes N] [--spans N]
  *         [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]
  *         [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N] [--attrs]
+ *         [--queue-work]
  *
  * --run-ms reports for MS milliseconds instead of --spans, or until SIGUSR1
  * comes, so that a test can end it when it is done rather than guess a
@@ -18,6 +19,10 @@
  * attributes, "lanes.attr-0" .. "lanes.attr-11" = 16 * k + j for span k of
  * its thread, and at the end sets the counter "lanes.attr-spans" to the
  * spans accepted with them and the meta "lanes.mode" to "attrs".
+ * --queue-work queues from queue_work instead, which spins in its own body
+ * so that its samples end there, and names span k after the Greek letter
+ * k % 7 (alpha .. eta); a span of the i-th letter lasts (i + 1) * 10 us,
+ * so a test can check the target time of each name from its span count.
  *
  * At the end it prints "lanes: pid P reported N spans, dropped D": the
  * spans the library accepted and the ones it dropped. Exit status: 0, 2
@@ -38,6 +43,7 @@
 #include "workload.h"
 
 #define NAMES 50
+#define GREEK 7			/* --queue-work: alpha .. eta */
 #define PACE_SPANS 256		/* --rate: spans between two looks at the clock */
 #define DISPATCH_US 20
 #define CHILD_SPANS 100
@@ -46,13 +52,15 @@
 #define BAD_SYNTHETIC_TID 0xFFF00001u		/* a lane's tid, not a CPU's */
 #define UNKNOWN_TID 4000000000u			/* above any pid_max */
 
+static const char *const greek[GREEK] = { "alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta" };
+
 enum origin_mode { ORIGIN_SELF, ORIGIN_NONE, ORIGIN_BAD, ORIGIN_UNKNOWN, ORIGIN_NOSTACK, ORIGIN_FAR };
 static const char *const origin_names[] = { "self", "none", "bad", "unknown", "nostack", "far" };
 
 static struct {
 	long threads, lanes, spans, run_ms, names, rate;
 	enum origin_mode origin;
-	bool burst, fork, attrs;
+	bool burst, fork, attrs, queue_work;
 	double wait_active;
 } opt = { .threads = 2, .lanes = 2, .spans = 1000, .names = NAMES };
 
@@ -72,7 +80,7 @@ static uint32_t my_tid(void)
 	return (uint32_t)syscall(SYS_gettid);
 }
 
-FRAME static void burn(uint64_t loops)
+static inline __attribute__((always_inline)) void spin(uint64_t loops)
 {
 	uint64_t x = loops;
 
@@ -81,11 +89,23 @@ FRAME static void burn(uint64_t loops)
 	workload_sink = x;
 }
 
+FRAME static void burn(uint64_t loops)
+{
+	spin(loops);
+}
+
 /* Queues work number k: the CPU side whose stack the origin points into. */
 FRAME static gtrace_origin dispatch_work(long k)
 {
 	if (!opt.burst)
 		burn(DISPATCH_US * loops_per_us + (uint64_t)k % 2);
+	return gtrace_current_origin();
+}
+
+/* --queue-work: the same, with the CPU time in its own frame. */
+FRAME static gtrace_origin queue_work(long k)
+{
+	spin(DISPATCH_US * loops_per_us + (uint64_t)k % 2);
 	return gtrace_current_origin();
 }
 
@@ -115,7 +135,8 @@ static void report(gtrace_lane *lane, long k, gtrace_origin here)
 {
 	gtrace_origin origin = origin_for(here, k);
 	uint64_t start = here.ts_ns + 10000;
-	uint64_t end = start + (uint64_t)(5 + k * 37 % 46) * 1000;
+	uint64_t end = start + (opt.queue_work ? (uint64_t)(k % GREEK + 1) * 10
+				 : (uint64_t)(5 + k * 37 % 46)) * 1000;
 
 	static const char *const keys[ATTRS] = {
 		"lanes.attr-0", "lanes.attr-1", "lanes.attr-2", "lanes.attr-3",
@@ -171,7 +192,7 @@ static void *worker(void *arg)
 	for (long k = 0; keep_going(k, deadline); k++) {
 		if (opt.rate && k % PACE_SPANS == 0)
 			pace(k, begin);
-		report(lanes[k % opt.lanes], k, dispatch_work(k));
+		report(lanes[k % opt.lanes], k, opt.queue_work ? queue_work(k) : dispatch_work(k));
 	}
 	return NULL;
 }
@@ -267,7 +288,7 @@ static void usage(void)
 		"usage: lanes [--threads N] [--lanes N] [--spans N]\n"
 		"             [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]\n"
 		"             [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N]\n"
-		"             [--attrs]\n");
+		"             [--attrs] [--queue-work]\n");
 	exit(2);
 }
 
@@ -305,6 +326,7 @@ static void parse(int argc, char **argv)
 		{ "names", required_argument, NULL, 'n' },
 		{ "rate", required_argument, NULL, 'R' },
 		{ "attrs", no_argument, NULL, 'a' },
+		{ "queue-work", no_argument, NULL, 'q' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -320,6 +342,7 @@ static void parse(int argc, char **argv)
 		case 'b': opt.burst = true; break;
 		case 'f': opt.fork = true; break;
 		case 'a': opt.attrs = true; break;
+		case 'q': opt.queue_work = true; break;
 		case 'w': opt.wait_active = seconds_arg(optarg); break;
 		case 'o':
 			for (c = 0; c < (int)(sizeof(origin_names) / sizeof(*origin_names)); c++)
@@ -334,6 +357,8 @@ static void parse(int argc, char **argv)
 	}
 	if (optind != argc)
 		usage();
+	if (opt.queue_work)
+		opt.names = GREEK;
 }
 
 int main(int argc, char **argv)
@@ -350,8 +375,12 @@ int main(int argc, char **argv)
 	threads = calloc(opt.threads, sizeof(*threads));
 	if (!names || !lanes || !threads)
 		return 1;
-	for (long i = 0; i < opt.names; i++)
-		snprintf(names[i], sizeof(names[i]), "job-%ld", i);
+	for (long i = 0; i < opt.names; i++) {
+		if (opt.queue_work)
+			snprintf(names[i], sizeof(names[i]), "%s", greek[i]);
+		else
+			snprintf(names[i], sizeof(names[i]), "job-%ld", i);
+	}
 	for (long i = 0; i < opt.lanes; i++) {
 		char name[32];
 
