@@ -18,14 +18,8 @@
 
 REPEAT=${REPEAT:-3}
 LAUNCHES=${LAUNCHES:-200000}
-CUDA_DIR=$BUILD/tests/cuda
 APP=$CUDA_DIR/fake-app
-for file in "$APP" "$CUDA_DIR/libcupti.so.13" "$BUILD/libgtrace-cuda.so"; do
-	[ -e "$file" ] || { echo "bench: no '$file': configure with CUPTI, then make tests" >&2; exit 1; }
-done
-export LD_LIBRARY_PATH=$CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export GTRACE_CUPTI=$CUDA_DIR/libcupti.so.13
-unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH FAKE_CUPTI_FAULTS GTRACE_CUDA_AGENT
+use_cuda_doubles "$APP" "$BUILD/libgtrace-cuda.so"
 
 # counter FILE NAME: a counter of gtrace diagnose output, 0 when absent.
 counter() {

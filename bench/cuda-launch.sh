@@ -37,18 +37,12 @@
 
 REPEAT=${REPEAT:-3}
 LAUNCHES=${LAUNCHES:-200000}
-CUDA_DIR=$BUILD/tests/cuda
 APP=$CUDA_DIR/fake-app
 RT_APP=$CUDA_DIR/fake-rt-app
 AGENT=${AGENT:-$BUILD/libgtrace-cuda.so}
 BASELINE_AGENT=${BASELINE_AGENT:-}
-for file in "$APP" "$RT_APP" "$CUDA_DIR/libcupti.so.13" "$CUDA_DIR/libnull-agent.so" \
-	    "$AGENT" ${BASELINE_AGENT:+"$BASELINE_AGENT"}; do
-	[ -e "$file" ] || { echo "bench: no '$file': configure with CUPTI, then make tests" >&2; exit 1; }
-done
-export LD_LIBRARY_PATH=$CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export GTRACE_CUPTI=$CUDA_DIR/libcupti.so.13
-unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH FAKE_CUPTI_FAULTS GTRACE_CUDA_AGENT
+use_cuda_doubles "$APP" "$RT_APP" "$CUDA_DIR/libnull-agent.so" "$AGENT" \
+	${BASELINE_AGENT:+"$BASELINE_AGENT"}
 
 # figure OUT WHAT: from the program's output, the ns per launch of its line
 # "launches in" (the loop) or "process CPU" (all threads).

@@ -54,3 +54,17 @@ gtrace_samples() {
 file_size() {
 	stat -c %s "$1"
 }
+
+# use_cuda_doubles FILE...: exits unless the CUDA test doubles and FILEs
+# exist, then points programs at the fake driver and the agent at the fake
+# CUPTI, with no fault or CUDA tool set up from outside.
+CUDA_DIR=$BUILD/tests/cuda
+use_cuda_doubles() {
+	for file in "$CUDA_DIR/libcupti.so.13" "$@"; do
+		[ -e "$file" ] ||
+			{ echo "bench: no '$file': configure with CUPTI, then make tests" >&2; exit 1; }
+	done
+	export LD_LIBRARY_PATH=$CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+	export GTRACE_CUPTI=$CUDA_DIR/libcupti.so.13
+	unset CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH FAKE_CUPTI_FAULTS GTRACE_CUDA_AGENT
+}

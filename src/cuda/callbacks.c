@@ -24,22 +24,24 @@ enum { API_RUNTIME = 1, API_DRIVER = 2 };	/* the api.domain attribute */
 #define CLASS_SLOTS 1024		/* per domain, above the ids CUDA 13 has */
 
 /*
- * How each call waits, by callback id, learnt from the name on first use:
- * enum cuda_wait plus one, 0 while unknown.
+ * What each call is, by callback id, learnt from its name on first use
+ * (name lookups are too slow for every launch); 0 while unknown.
  */
-static uint8_t waits_by_cbid[2][CLASS_SLOTS];
+enum { CLASS_KNOWN = 0x80, CLASS_QUEUES_WORK = 0x40, CLASS_WAIT = 0x03 };
+static uint8_t class_by_cbid[2][CLASS_SLOTS];
 
-static enum cuda_wait call_waits(int domain, CUpti_CallbackId cbid, const char *name)
+static uint8_t call_class(int domain, CUpti_CallbackId cbid, const char *name)
 {
-	uint8_t *slot = cbid < CLASS_SLOTS ? &waits_by_cbid[domain - 1][cbid] : NULL;
+	uint8_t *slot = cbid < CLASS_SLOTS ? &class_by_cbid[domain - 1][cbid] : NULL;
 	uint8_t c = slot ? __atomic_load_n(slot, __ATOMIC_RELAXED) : 0;
 
 	if (!c) {
-		c = (uint8_t)(cuda_api_waits(name) + 1);
+		c = CLASS_KNOWN | (uint8_t)cuda_api_waits(name) |
+		    (cuda_api_queues_work(name) ? CLASS_QUEUES_WORK : 0);
 		if (slot)
 			__atomic_store_n(slot, c, __ATOMIC_RELAXED);
 	}
-	return (enum cuda_wait)(c - 1);
+	return c;
 }
 
 /*
@@ -88,7 +90,8 @@ static _Thread_local unsigned runtime_calls_open;
 /* Set while the agent itself queries the driver: those calls are not the program's. */
 static _Thread_local bool agent_in_driver;
 
-static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
+static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d,
+		     enum cuda_wait wait)
 {
 	uint64_t end = gtrace_now_ns();
 	gtrace_origin o = { .tid = agent_tid() };
@@ -97,7 +100,6 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		{ .key = "correlation", .value = d->correlationId },
 		{ .key = "api.domain", .value = (uint64_t)domain },
 	};
-	enum cuda_wait wait;
 	uint32_t stream;
 
 	if (domain == API_DRIVER && runtime_calls_open)
@@ -108,7 +110,6 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		return;		/* its enter was not seen: no start to show */
 	}
 	gtrace_span_attrs(agent_api_lane, name, o.ts_ns, end, &o, a, 2);
-	wait = call_waits(domain, cbid, name);
 	if (wait == CUDA_WAIT_NONE)
 		return;
 	/* The wait span: the correlation, then the stream or that the wait is implicit. */
@@ -125,15 +126,16 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 	}
 }
 
-/* A call that queued GPU work: its records must reach the agent. */
-static bool queued_work(const CUpti_CallbackData *d)
+/* Whether the call succeeded: a failed launch queued nothing. */
+static bool succeeded(const CUpti_CallbackData *d)
 {
-	return d->functionReturnValue && !*(const int *)d->functionReturnValue &&
-	       cuda_api_queues_work(d->functionName);
+	return d->functionReturnValue && !*(const int *)d->functionReturnValue;
 }
 
 static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData *d)
 {
+	uint8_t c;
+
 	if (agent_in_driver)
 		return;
 	if (d->callbackSite == CUPTI_API_ENTER) {
@@ -141,10 +143,12 @@ static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		runtime_calls_open += domain == API_RUNTIME;
 	} else if (d->callbackSite == CUPTI_API_EXIT) {
 		runtime_calls_open -= domain == API_RUNTIME && runtime_calls_open;
+		c = call_class(domain, cbid, d->functionName);
 		/* Counted once: a runtime call's driver calls are that call's work. */
-		if ((domain == API_RUNTIME || !runtime_calls_open) && queued_work(d))
+		if ((c & CLASS_QUEUES_WORK) && (domain == API_RUNTIME || !runtime_calls_open) &&
+		    succeeded(d))
 			agent_work_queued();
-		api_exit(domain, cbid, d);
+		api_exit(domain, cbid, d, (enum cuda_wait)(c & CLASS_WAIT));
 	}
 }
 
