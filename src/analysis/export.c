@@ -484,7 +484,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	const struct model *m = f->m;
 	struct walk w = {
 		.x = { .out = out, .f = f, .m = m },
-		.e = &export_chrome,
+		.e = o->format == EXPORT_CHROME ? &export_chrome : &export_perfetto,
 		.o = o,
 		.zero = export_zero(m),
 	};

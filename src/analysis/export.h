@@ -83,6 +83,7 @@ struct exporter {
 };
 
 extern const struct export_emitter export_chrome;
+extern const struct export_emitter export_perfetto;
 
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);

@@ -23,6 +23,7 @@ static const struct {
 	enum export_format format;
 	const char *default_output;
 } formats[] = {
+	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace" },	/* the default */
 	{ "chrome", EXPORT_CHROME, "gtrace.json" },
 };
 
@@ -36,8 +37,11 @@ static void usage(void)
 	       "origin that linked, the counters and the recording's metadata. Times are\n"
 	       "from the recording's start.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
-	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.json)\n"
-	       "      --format FORMAT      chrome: the Chrome Trace Event Format (JSON)\n"
+	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.pftrace,\n"
+	       "                           or gtrace.json for chrome)\n"
+	       "      --format FORMAT      perfetto (default): Perfetto's protobuf trace, for\n"
+	       "                           ui.perfetto.dev; chrome: the Chrome Trace Event\n"
+	       "                           Format (JSON), for chrome://tracing and Perfetto\n"
 	       "      --start TIME         leave out what ended before TIME after the start:\n"
 	       "                           2.5s, 300ms, 20us or ns\n"
 	       "      --end TIME           leave out what began at or after TIME\n"
@@ -120,7 +124,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (parse_format(optarg, &format)) {
-				pr_err("unknown format '%s'; use chrome", optarg);
+				pr_err("unknown format '%s'; use perfetto or chrome", optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;

@@ -7,7 +7,7 @@
 # the time window, the filters, stdout, and each error.
 . "$SRCDIR/tests/e2e/lib.sh"
 
-FORMATS="chrome"
+FORMATS="perfetto chrome"
 command -v python3 >/dev/null 2>&1 || skip "python3 is not installed: the test decodes with it"
 
 # Refused before any file is read.
@@ -120,7 +120,8 @@ if [ -x "$WORKLOADS/lanes" ]; then
 	record lanes.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 500
 	export_all lanes.data lanes lanes
 	for format in $FORMATS; do
-		expect_contains lanes.$format.sum '^track 429391872[01] lane queue [01]$'
+		expect_contains lanes.$format.sum '^track [0-9]+ lane queue 0$'
+		expect_contains lanes.$format.sum '^track [0-9]+ lane queue 1$'
 		[ "$(lane_total lanes.$format.sum "queue 0")" != "0 0.0" ] ||
 			fail "lanes.$format: the lane 'queue 0' has no slice"
 		expect_contains lanes.$format.sum '^args job-[0-9]+ .*origin=linked'
@@ -168,19 +169,22 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 				{ show "$sum"; fail "$got slices on the streams, report --gpu has $kernels kernels + 5 copies"; }
 			expect_contains "$sum" 'été'
 		done
+		# Perfetto groups the streams under their GPU, in their process.
+		pid=$(awk '$3 == "fake-app" { print $1; exit }' app.threads)
+		expect_contains app.perfetto.sum "^group GPU 0 $pid\$"
 	) || exit 1
 else
 	echo "SKIP (part): the CUDA test doubles are not built"
 fi
 
 # The window: only what meets it, and every sample in it.
-sum=threads.chrome.sum
+sum=threads.perfetto.sum
 first=$(awk '$1 == "sample-range" { print $2 }' $sum)
 last=$(awk '$1 == "sample-range" { print $3 }' $sum)
 from=$(((first * 3 + last) / 4))
 to=$(((first + last * 3) / 4))
-summarise threads.chrome "$from" "$to"
-want=$(awk '$1 == "window-samples" { print $2 }' threads.chrome.sum)
+summarise threads.perfetto "$from" "$to"
+want=$(awk '$1 == "window-samples" { print $2 }' threads.perfetto.sum)
 for format in $FORMATS; do
 	run_gtrace export -i threads.data --format $format --start "$from" --end "${to}ns" -o cut.$format
 	summarise cut.$format
@@ -199,6 +203,9 @@ for format in $FORMATS; do
 	run_gtrace export -i threads.data --format $format -o - >stdout.$format
 	cmp -s stdout.$format threads.$format || fail "export -o - differs from the file ($format)"
 done
+run_gtrace export -i threads.data
+[ -s gtrace.pftrace ] || fail "export wrote no gtrace.pftrace"
+cmp -s gtrace.pftrace threads.perfetto || fail "export's default format is not perfetto"
 run_gtrace export -i threads.data --format chrome
 [ -s gtrace.json ] || fail "export --format chrome wrote no gtrace.json"
 
@@ -206,9 +213,11 @@ run_gtrace export -i threads.data --format chrome
 expect_exit 1 "$GTRACE" export -i threads.data --start 1000s
 expect_contains stderr "^gtrace: no events after 1000s in 'threads.data'"
 expect_lines stderr 1
-expect_exit 1 "$GTRACE" export -i threads.data --format chrome -o no/such/dir/x.json
-expect_contains stderr "^gtrace: cannot create 'no/such/dir/x.json': No such file or directory"
-expect_lines stderr 1
+for format in $FORMATS; do
+	expect_exit 1 "$GTRACE" export -i threads.data --format $format -o no/such/dir/x
+	expect_contains stderr "^gtrace: cannot create 'no/such/dir/x': No such file or directory"
+	expect_lines stderr 1
+done
 
 # A truncated recording: what was read, and a warning.
 record long.data -- "$WORKLOADS/hot" 1.5

@@ -8,10 +8,12 @@ byte) with nothing but the standard library and prints one fact a line,
 in the same words for both formats, so that the test asserts the same
 way on each:
 
-    track TID KIND NAME         every track: thread, lane (lanes have their
-                                synthetic tid, 0xfff00000 and up)
+    track TID KIND NAME         every track: thread, lane (in Chrome a lane
+                                has its synthetic tid, 0xfff00000 and up; in
+                                Perfetto none: 2^32 + its track uuid here)
     process PID NAME
-    group NAME                  a group of lane tracks (Perfetto: "GPU 0")
+    group NAME PARENT           a group of lane tracks, under the process
+                                PARENT (Perfetto only: "GPU 0")
     slices TID COUNT TOTAL_NS   per track, the slices and their summed length
     depth TID N                 per track, how deep its slices nest (1: flat)
     args NAME KEY=VALUE,...     the attributes of the first slice of each name
@@ -31,7 +33,11 @@ Exit status 1 with a message when the file does not decode.
 
 import collections
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pftrace  # noqa: E402
 
 
 class Summary:
@@ -59,8 +65,8 @@ class Summary:
     def print(self):
         for pid, name in sorted(self.processes.items()):
             print("process %d %s" % (pid, name))
-        for group in self.groups:
-            print("group %s" % group)
+        for group in sorted(self.groups):
+            print("group %s %s" % group)
         for tid, kind, name in sorted(self.tracks.values()):
             print("track %d %s %s" % (tid, kind, name))
         for tid, spans in sorted(self.slices.items()):
@@ -154,6 +160,7 @@ def chrome(text, s):
             thread = names.get((e["pid"], e["tid"]), ":%d" % e["tid"])
             s.folded[";".join([thread] + frames_)] += 1
         elif ph == "i":
+            s.seen(ts, ts)
             s.instants[e["tid"]] += 1
         elif ph == "s":
             s.flow_out.add(e["id"])
@@ -165,11 +172,152 @@ def chrome(text, s):
             raise ValueError("unexpected event phase %r" % ph)
 
 
+# Field numbers of Perfetto's protos (tests/e2e/pftrace.proto).
+P_TIMESTAMP, P_SEQUENCE_ID, P_TRACK_EVENT, P_INTERNED, P_FLAGS = 8, 10, 11, 12, 13
+P_TRACK_DESCRIPTOR, P_PERF_SAMPLE = 60, 66
+SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
+BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
+
+
+def perfetto(data, s):
+    tracks = {}         # uuid -> dict
+    interned = collections.defaultdict(dict)  # InternedData field -> iid -> entry
+    events = []         # (ts, order, TrackEvent)
+    samples = []        # (ts, PerfSample)
+    cleared = False
+    for order, pkt in enumerate(pftrace.packets(data)):
+        assert pkt.one(P_SEQUENCE_ID) == 1, "a packet off sequence 1"
+        flags = pkt.one(P_FLAGS, 0)
+        if flags & SEQ_CLEARED:
+            cleared = True
+        inter = pkt.sub(P_INTERNED)
+        if inter:
+            assert cleared, "interned data before the state was cleared"
+            for field, entries in inter.f.items():
+                for raw in entries:
+                    e = pftrace.Message(raw)
+                    iid = e.one(1)
+                    assert iid and iid not in interned[field], \
+                        "iid %r of InternedData field %d sent twice" % (iid, field)
+                    interned[field][iid] = e
+        desc = pkt.sub(P_TRACK_DESCRIPTOR)
+        if desc:
+            uuid = desc.one(1)
+            assert uuid not in tracks, "track %d described twice" % uuid
+            t = {"parent": desc.one(5), "name": desc.text(2)}
+            if desc.has(3):
+                proc = desc.sub(3)
+                t.update(kind="process", pid=proc.one(1), name=proc.text(6))
+                s.processes[t["pid"]] = t["name"]
+            elif desc.has(4):
+                th = desc.sub(4)
+                t.update(kind="thread", pid=th.one(1), tid=th.one(2), name=th.text(5))
+            elif desc.has(8):
+                t.update(kind="counter")
+            else:
+                t.update(kind="custom")
+            if t["parent"] is not None:
+                assert t["parent"] in tracks, "track %d's parent comes later" % uuid
+            tracks[uuid] = t
+        ev = pkt.sub(P_TRACK_EVENT)
+        if ev:
+            assert pkt.has(P_TIMESTAMP), "a TrackEvent with no time"
+            assert ev.one(11) in tracks, "an event on an undescribed track"
+            if ev.has(10) or ev.has(3) or ev.has(4):
+                assert flags & SEQ_NEEDS_STATE, "interned names without SEQ_NEEDS_INCREMENTAL_STATE"
+            events.append((pkt.one(P_TIMESTAMP), order, ev, resolve(ev, interned)))
+        sample = pkt.sub(P_PERF_SAMPLE)
+        if sample:
+            assert flags & SEQ_NEEDS_STATE, "a sample without SEQ_NEEDS_INCREMENTAL_STATE"
+            samples.append((pkt.one(P_TIMESTAMP), sample, stack(sample.one(4), interned)))
+
+    parents = {t["parent"] for t in tracks.values() if t["kind"] == "custom"}
+    keys = {}
+    for uuid, t in tracks.items():
+        if t["kind"] == "thread":
+            keys[uuid] = t["tid"]
+            s.tracks[uuid] = (t["tid"], "thread", t["name"])
+        elif t["kind"] == "custom" and t["parent"] is not None and uuid in parents:
+            owner = tracks[t["parent"]]
+            s.groups.append((t["name"], owner.get("pid", 0)))
+        elif t["kind"] == "custom" and t["parent"] is not None:
+            keys[uuid] = (1 << 32) + uuid
+            s.tracks[uuid] = (keys[uuid], "lane", t["name"])
+        else:
+            keys[uuid] = 0       # the recording's own track, as pid 0 in Chrome
+            s.processes[0] = t["name"]
+
+    # The reader orders events by time, keeping file order among equal times.
+    events.sort(key=lambda e: (e[0], e[1]))
+    open_slices = collections.defaultdict(list)
+    for ts, _, ev, (name, args) in events:
+        uuid, kind = ev.one(11), ev.one(9)
+        for flow in ev.all(47):
+            s.flow_out.add(flow)
+        for flow in ev.all(48):
+            s.flow_in.add(flow)
+        if kind == BEGIN:
+            open_slices[uuid].append((ts, name, args))
+        elif kind == END:
+            assert open_slices[uuid], "a slice end with no begin on track %d" % uuid
+            start, name, args = open_slices[uuid].pop()
+            s.seen(start, ts)
+            s.slices[keys[uuid]].append((start, ts))
+            s.args.setdefault(name, args)
+        elif kind == INSTANT:
+            s.seen(ts, ts)
+            s.instants[keys[uuid]] += 1
+            if name == "recording":
+                s.meta.update(args)
+        elif kind == COUNTER:
+            s.counters[tracks[uuid]["name"]] = ev.one(30)
+        else:
+            raise ValueError("TrackEvent type %r" % kind)
+    for uuid, left in open_slices.items():
+        assert not left, "%d slices never end on track %d" % (len(left), uuid)
+
+    names = {t["tid"]: t["name"] for t in tracks.values() if t["kind"] == "thread"}
+    for ts, sample, frames in samples:
+        s.seen(ts, ts)
+        s.samples[sample.one(3)] += 1
+        s.sample_times.append(ts)
+        thread = names.get(sample.one(3), ":%d" % sample.one(3))
+        s.folded[";".join([thread] + frames)] += 1
+
+
+def resolve(ev, interned):
+    """A TrackEvent's name and attributes, through the interned data as it
+    stands when the event is read."""
+    name = interned[2][ev.one(10)].text(2) if ev.has(10) else None
+    for iid in ev.all(3):
+        interned[1][iid].text(2)
+    args = {}
+    for a in ev.subs(4):
+        key = interned[3][a.one(1)].text(2)
+        args[key] = a.text(6) if a.has(6) else a.one(3)
+    return name, args
+
+
+def stack(iid, interned):
+    """The function names of interned callstack iid, outermost first."""
+    frames = []
+    for frame_iid in interned[7][iid].all(2):
+        frame = interned[6][frame_iid]
+        frames.append(interned[5][frame.one(2)].text(2))
+        mapping = interned[19][frame.one(3)]
+        for path in mapping.all(7):
+            interned[17][path].text(2)
+    return frames
+
+
 def main():
     data = open(sys.argv[1], "rb").read()
     s = Summary()
     try:
-        chrome(data.decode("utf-8"), s)
+        if data[:1] == b"{":
+            chrome(data.decode("utf-8"), s)
+        else:
+            perfetto(data, s)
     except (ValueError, KeyError, AssertionError) as err:
         print("tracesum: %s does not decode: %r" % (sys.argv[1], err), file=sys.stderr)
         return 1
