@@ -237,6 +237,8 @@ def perfetto(data, s):
         if t["kind"] == "thread":
             keys[uuid] = t["tid"]
             s.tracks[uuid] = (t["tid"], "thread", t["name"])
+        elif t["kind"] in ("process", "counter"):
+            continue
         elif t["kind"] == "custom" and t["parent"] is not None and uuid in parents:
             owner = tracks[t["parent"]]
             s.groups.append((t["name"], owner.get("pid", 0)))
