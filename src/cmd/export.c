@@ -22,9 +22,10 @@ static const struct {
 	const char *name;
 	enum export_format format;
 	const char *default_output;
+	const char *viewers;	/* where to open it */
 } formats[] = {
-	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace" },	/* the default */
-	{ "chrome", EXPORT_CHROME, "gtrace.json" },
+	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace", "https://ui.perfetto.dev" }, /* the default */
+	{ "chrome", EXPORT_CHROME, "gtrace.json", "chrome://tracing or https://ui.perfetto.dev" },
 };
 
 static void usage(void)
@@ -73,7 +74,8 @@ static int time_option(const char *opt, const char *arg, uint64_t *ns)
 	return EXIT_USAGE;
 }
 
-static int write_export(struct funcs *f, const struct export_opts *o, const char *file)
+static int write_export(struct funcs *f, const struct export_opts *o, const char *file,
+			const char *viewers)
 {
 	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
 	int err, failed;
@@ -90,6 +92,7 @@ static int write_export(struct funcs *f, const struct export_opts *o, const char
 		pr_err("cannot write '%s': %s", file, strerror(errno ? errno : EIO));
 		return EXIT_FAIL;
 	}
+	pr_info("wrote '%s'; open it in %s", file, viewers);
 	return 0;
 }
 
@@ -160,7 +163,8 @@ int cmd_export(int argc, char **argv)
 	o.format = formats[format].format;
 	o.filter = &a.filter;
 	o.links = &links;
-	status = write_export(&f, &o, output ? output : formats[format].default_output);
+	status = write_export(&f, &o, output ? output : formats[format].default_output,
+			      formats[format].viewers);
 	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);

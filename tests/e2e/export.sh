@@ -205,6 +205,7 @@ for format in $FORMATS; do
 done
 run_gtrace export -i threads.data
 [ -s gtrace.pftrace ] || fail "export wrote no gtrace.pftrace"
+expect_contains stderr "^gtrace: wrote 'gtrace.pftrace'; open it in https://ui.perfetto.dev\$"
 cmp -s gtrace.pftrace threads.perfetto || fail "export's default format is not perfetto"
 run_gtrace export -i threads.data --format chrome
 [ -s gtrace.json ] || fail "export --format chrome wrote no gtrace.json"
