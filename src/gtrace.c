@@ -27,6 +27,7 @@ static const struct command commands[] = {
 	{ "flame", cmd_flame, "show the call tree, or write folded stacks or an SVG" },
 	{ "threads", cmd_threads, "list threads and lanes with their time" },
 	{ "diagnose", cmd_diagnose, "show the recording's health and what was lost" },
+	{ "export", cmd_export, "write a timeline for Perfetto or Chrome's trace viewer" },
 };
 
 static void usage(FILE *out)

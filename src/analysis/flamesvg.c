@@ -10,6 +10,8 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "util/utf8.h"
+
 #define SVG_WIDTH 1200
 #define SVG_PAD 10		/* left and right margins */
 #define FRAME_HEIGHT 16
@@ -84,38 +86,6 @@ static const char svg_script[] =
 	"}\n";
 
 /*
- * The length of the well-formed UTF-8 sequence at s, or 0 where it is not one
- * (a stray or missing continuation byte, an overlong form, a surrogate, or
- * past U+10FFFF).
- */
-static size_t utf8_len(const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t n;
-	uint32_t c;
-
-	if (p[0] < 0x80)
-		return 1;
-	if (p[0] >= 0xc2 && p[0] <= 0xdf)
-		n = 2, c = p[0] & 0x1f;
-	else if (p[0] >= 0xe0 && p[0] <= 0xef)
-		n = 3, c = p[0] & 0x0f;
-	else if (p[0] >= 0xf0 && p[0] <= 0xf4)
-		n = 4, c = p[0] & 0x07;
-	else
-		return 0;
-	for (size_t i = 1; i < n; i++) {
-		if ((p[i] & 0xc0) != 0x80)
-			return 0;
-		c = c << 6 | (p[i] & 0x3f);
-	}
-	if ((n == 3 && c < 0x800) || (n == 4 && (c < 0x10000 || c > 0x10ffff)) ||
-	    (c >= 0xd800 && c <= 0xdfff) || c == 0xfffe || c == 0xffff)
-		return 0;
-	return n;
-}
-
-/*
  * Writes s with the characters XML reserves escaped, control bytes dropped,
  * and bytes that are not UTF-8 (a comm the kernel cut mid-character) as
  * U+FFFD: one such byte would leave the whole file unreadable.
@@ -126,7 +96,7 @@ static void put_xml(FILE *out, const char *s)
 		size_t n = utf8_len(s);
 
 		if (n == 0) {
-			fputs("\xef\xbf\xbd", out);
+			fputs(UTF8_REPLACEMENT, out);
 			continue;
 		}
 		if (n > 1) {

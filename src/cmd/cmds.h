@@ -16,5 +16,6 @@ int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_export(int argc, char **argv);
 
 #endif

@@ -72,8 +72,7 @@ int offline_parse_count(const char *s, size_t *n)
 	return 0;
 }
 
-/* Parses a duration: "5ms", "200us", "1.5s", "750ns" or plain ns; -EINVAL if not one. */
-static int parse_duration(const char *s, uint64_t *ns)
+int offline_parse_duration(const char *s, uint64_t *ns)
 {
 	static const struct {
 		const char *suffix;
@@ -105,7 +104,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 
 static int link_window_option(const char *arg, uint64_t *window_ns)
 {
-	if (!parse_duration(arg, window_ns))
+	if (!offline_parse_duration(arg, window_ns))
 		return 0;
 	pr_err("invalid --link-window '%s'; use e.g. 5ms, 200us, 1s or a number of ns", arg);
 	return EXIT_USAGE;

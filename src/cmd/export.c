@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/* gtrace export: the recording as a timeline for Perfetto or Chrome's trace viewer. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "cmd/cmds.h"
+#include "cmd/offline.h"
+#include "util/log.h"
+
+enum {
+	OPT_FORMAT = OPT_COMMAND,
+	OPT_START,
+	OPT_END,
+};
+
+static const struct {
+	const char *name;
+	enum export_format format;
+	const char *default_output;
+	const char *viewers;	/* where to open it */
+} formats[] = {
+	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace", "https://ui.perfetto.dev" }, /* the default */
+	{ "chrome", EXPORT_CHROME, "gtrace.json", "chrome://tracing or https://ui.perfetto.dev" },
+};
+
+static void usage(void)
+{
+	printf("usage: gtrace export [options]\n\n"
+	       "Writes the recording as a timeline: a track per process and thread with\n"
+	       "its CPU samples (symbolized stacks) and off-CPU intervals, a track per\n"
+	       "lane with its spans as slices and their attributes (GPU streams grouped\n"
+	       "by GPU), a flow from the thread that queued a span to the span for each\n"
+	       "origin that linked, the counters and the recording's metadata. Times are\n"
+	       "from the recording's start.\n\n"
+	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.pftrace,\n"
+	       "                           or gtrace.json for chrome)\n"
+	       "      --format FORMAT      perfetto (default): Perfetto's protobuf trace, for\n"
+	       "                           ui.perfetto.dev; chrome: the Chrome Trace Event\n"
+	       "                           Format (JSON), for chrome://tracing and Perfetto\n"
+	       "      --start TIME         leave out what ended before TIME after the start:\n"
+	       "                           2.5s, 300ms, 20us or ns\n"
+	       "      --end TIME           leave out what began at or after TIME\n"
+	       "  -p, --pid PID[,PID..]    only these processes\n"
+	       "  -t, --tid TID[,TID..]    only these threads, or lanes (0xfff00000..), and\n"
+	       "                           the lane work these threads queued\n"
+	       "  -c, --comm NAME[,NAME..] only threads with these names\n"
+	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
+	       LINK_WINDOW_USAGE
+	       "  -h, --help               show this help\n");
+}
+
+static int parse_format(const char *s, size_t *format)
+{
+	for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+		if (!strcmp(s, formats[i].name)) {
+			*format = i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+static int time_option(const char *opt, const char *arg, uint64_t *ns)
+{
+	if (!offline_parse_duration(arg, ns))
+		return 0;
+	pr_err("invalid %s '%s'; use e.g. 2.5s, 300ms, 20us or a number of ns", opt, arg);
+	return EXIT_USAGE;
+}
+
+static int write_export(struct funcs *f, const struct export_opts *o, const char *file,
+			const char *viewers)
+{
+	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
+	int err, failed;
+
+	if (!out) {
+		pr_err("cannot create '%s': %s", file, strerror(errno));
+		return EXIT_FAIL;
+	}
+	err = export_write(out, f, o);
+	if (out == stdout)
+		return err ? EXIT_FAIL : 0;	/* main reports stdout's failure */
+	failed = ferror(out) || err;
+	if (fclose(out) || failed) {
+		pr_err("cannot write '%s': %s", file, strerror(errno ? errno : EIO));
+		return EXIT_FAIL;
+	}
+	pr_info("wrote '%s'; open it in %s", file, viewers);
+	return 0;
+}
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "input", required_argument, NULL, 'i' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "start", required_argument, NULL, OPT_START },
+		{ "end", required_argument, NULL, OPT_END },
+		LINK_WINDOW_LONG_OPTION,
+		{ "help", no_argument, NULL, 'h' },
+		FILTER_LONG_OPTIONS,
+		{ 0 }
+	};
+	struct offline_args a;
+	const char *output = NULL, *start_arg = "0", *end_arg = NULL;
+	struct export_opts o = { .end_ns = UINT64_MAX };
+	size_t format = 0;
+	struct origin_links links;
+	struct model m;
+	struct funcs f;
+	int c, status;
+
+	offline_args_init(&a, "export", usage, argc, argv);
+	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "o:" FILTER_SHORT_OPTIONS,
+					longopts)) != -1) {
+		switch (c) {
+		case 'o':
+			output = optarg;
+			break;
+		case OPT_FORMAT:
+			if (parse_format(optarg, &format)) {
+				pr_err("unknown format '%s'; use perfetto or chrome", optarg);
+				a.status = EXIT_USAGE;
+			}
+			break;
+		case OPT_START:
+			start_arg = optarg;
+			a.status = time_option("--start", optarg, &o.start_ns);
+			break;
+		case OPT_END:
+			end_arg = optarg;
+			a.status = time_option("--end", optarg, &o.end_ns);
+			break;
+		}
+	}
+	if (!a.status && o.start_ns >= o.end_ns) {
+		pr_err("empty time window: --start '%s' is not before --end '%s'", start_arg,
+		       end_arg);
+		a.status = EXIT_USAGE;
+	}
+	if (!offline_load_input(&a, &m))
+		return a.status;
+	if (!export_window_has_events(&m, o.start_ns, o.end_ns)) {
+		if (end_arg)
+			pr_err("no events between %s and %s in '%s'", start_arg, end_arg, a.input);
+		else
+			pr_err("no events after %s in '%s'", start_arg, a.input);
+		model_free(&m);
+		offline_args_free(&a);
+		return EXIT_FAIL;
+	}
+
+	funcs_init(&f, &m, false);
+	offline_link_origins(&links, &m, a.window);
+	o.format = formats[format].format;
+	o.filter = &a.filter;
+	o.links = &links;
+	status = write_export(&f, &o, output ? output : formats[format].default_output,
+			      formats[format].viewers);
+	origins_free(&links);
+	funcs_free(&f);
+	model_free(&m);
+	offline_args_free(&a);
+	return status;
+}

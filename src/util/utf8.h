@@ -1,0 +1,18 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_UTIL_UTF8_H
+#define GTRACE_UTIL_UTF8_H
+
+#include <stddef.h>
+
+/*
+ * The length of the well-formed UTF-8 sequence at s, or 0 where it is not one
+ * (a stray or missing continuation byte, an overlong form, a surrogate, or
+ * past U+10FFFF). Names from the kernel (a comm cut mid-character) and from
+ * binaries need not be UTF-8; the writers of text formats replace such bytes.
+ */
+size_t utf8_len(const char *s);
+
+/* U+FFFD, what the writers put in place of a byte that is not UTF-8. */
+#define UTF8_REPLACEMENT "\xef\xbf\xbd"
+
+#endif

@@ -1,0 +1,331 @@
+# SPDX-License-Identifier: MIT
+"""Summarises a trace that gtrace export wrote, for tests/e2e/export.sh.
+
+    python3 tracesum.py FILE [FROM TO]
+
+reads FILE (Chrome JSON, or Perfetto protobuf: told apart by the first
+byte) with nothing but the standard library and prints one fact a line,
+in the same words for both formats, so that the test asserts the same
+way on each:
+
+    track TID KIND NAME         every track: thread, lane (in Chrome a lane
+                                has its synthetic tid, 0xfff00000 and up; in
+                                Perfetto none: 2^32 + its track uuid here)
+    process PID NAME
+    group NAME PARENT           a group of lane tracks, under the process
+                                PARENT (Perfetto only: "GPU 0")
+    slices TID COUNT TOTAL_NS   per track, the slices and their summed length
+    depth TID N                 per track, how deep its slices nest (1: flat)
+    args NAME KEY=VALUE,...     the attributes of the first slice of each name
+    instants TID COUNT          per track
+    samples TID COUNT           CPU samples per thread
+    flows COUNT                 flows whose two ends are both in the trace
+    counter NAME VALUE
+    meta KEY VALUE
+    range FIRST_NS LAST_NS      of every event's time (slices: start, end)
+    sample-range FIRST_NS LAST_NS   of the samples
+    slice-range MIN_END MAX_START   of the slices
+    window-samples N            with FROM and TO: the samples in [FROM, TO)
+    folded THREAD;OUTER;...;LEAF COUNT   the samples' stacks, as flame --folded
+
+Exit status 1 with a message when the file does not decode.
+"""
+
+import collections
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import pftrace  # noqa: E402
+
+
+class Summary:
+    def __init__(self):
+        self.tracks = {}                 # key -> (tid, kind, name)
+        self.processes = {}              # pid -> name
+        self.groups = []
+        self.slices = collections.defaultdict(list)     # tid -> [(start, end)]
+        self.args = {}                   # slice name -> its first attributes
+        self.sample_times = []
+        self.instants = collections.Counter()
+        self.samples = collections.Counter()
+        self.flow_out = set()
+        self.flow_in = set()
+        self.counters = {}
+        self.meta = {}
+        self.folded = collections.Counter()
+        self.first = None
+        self.last = None
+
+    def seen(self, start, end):
+        self.first = start if self.first is None else min(self.first, start)
+        self.last = end if self.last is None else max(self.last, end)
+
+    def print(self):
+        for pid, name in sorted(self.processes.items()):
+            print("process %d %s" % (pid, name))
+        for group in sorted(self.groups):
+            print("group %s %s" % group)
+        for tid, kind, name in sorted(self.tracks.values()):
+            print("track %d %s %s" % (tid, kind, name))
+        for tid, spans in sorted(self.slices.items()):
+            print("slices %d %d %d" % (tid, len(spans), sum(e - b for b, e in spans)))
+        for tid, spans in sorted(self.slices.items()):
+            print("depth %d %d" % (tid, depth(spans)))
+        for name, args in sorted(self.args.items()):
+            print("args %s %s" % (name, ",".join("%s=%s" % kv for kv in sorted(args.items()))))
+        for tid, n in sorted(self.instants.items()):
+            print("instants %d %d" % (tid, n))
+        for tid, n in sorted(self.samples.items()):
+            print("samples %d %d" % (tid, n))
+        print("flows %d" % len(self.flow_out & self.flow_in))
+        for name, value in sorted(self.counters.items()):
+            print("counter %s %d" % (name, value))
+        for key, value in sorted(self.meta.items()):
+            print("meta %s %s" % (key, value))
+        if self.first is not None:
+            print("range %d %d" % (self.first, self.last))
+        if self.sample_times:
+            print("sample-range %d %d" % (min(self.sample_times), max(self.sample_times)))
+        spans = [span for track in self.slices.values() for span in track]
+        if spans:
+            print("slice-range %d %d" % (min(e for _, e in spans), max(b for b, _ in spans)))
+        if len(sys.argv) == 4:
+            lo, hi = int(sys.argv[2]), int(sys.argv[3])
+            print("window-samples %d" % sum(lo <= t < hi for t in self.sample_times))
+        for stack, n in sorted(self.folded.items()):
+            print("folded %s %d" % (stack, n))
+
+
+def depth(spans):
+    """How deep slices nest on one track: 1 when none is inside another."""
+    deepest, open_ends = 0, []
+    for b, e in sorted(spans, key=lambda span: (span[0], -span[1])):
+        while open_ends and open_ends[-1] <= b and not (open_ends[-1] == b == e):
+            open_ends.pop()
+        open_ends.append(e)
+        deepest = max(deepest, len(open_ends))
+    return deepest
+
+
+def ns(us):
+    """Chrome's microseconds with three decimals, back to exact ns."""
+    whole, _, frac = str(us).partition(".")
+    return int(whole) * 1000 + int((frac + "000")[:3])
+
+
+def chrome(text, s):
+    d = json.loads(text)
+    events = d["traceEvents"]
+    frames = d.get("stackFrames", {})
+    assert d.get("displayTimeUnit") == "ns"
+    s.meta.update(d.get("metadata", {}))
+    names = {}
+    for e in events:
+        if e["ph"] == "M" and e["name"] == "process_name":
+            s.processes[e["pid"]] = e["args"]["name"]
+        elif e["ph"] == "M" and e["name"] == "thread_name":
+            names[(e["pid"], e["tid"])] = e["args"]["name"]
+    for (pid, tid), name in names.items():
+        kind = "lane" if tid >= 0xfff00000 else "thread"
+        s.tracks[(pid, tid)] = (tid, kind, name)
+
+    def stack(sf):
+        out = []
+        while sf is not None:
+            f = frames[str(sf)]
+            out.append(f["name"])
+            sf = f.get("parent")
+        return out[::-1]
+
+    for e in events:
+        ph = e["ph"]
+        if ph == "M":
+            continue
+        ts = ns(e["ts"])
+        if ph == "X":
+            dur = ns(e["dur"])
+            s.seen(ts, ts + dur)
+            if e.get("cat") == "origin":
+                s.instants[e["tid"]] += 1
+            else:
+                s.slices[e["tid"]].append((ts, ts + dur))
+                s.args.setdefault(e["name"], e.get("args", {}))
+        elif ph == "i" and e.get("cat") == "cpu":
+            s.seen(ts, ts)
+            s.samples[e["tid"]] += 1
+            s.sample_times.append(ts)
+            frames_ = stack(e["sf"]) if "sf" in e else [e["name"]]
+            thread = names.get((e["pid"], e["tid"]), ":%d" % e["tid"])
+            s.folded[";".join([thread] + frames_)] += 1
+        elif ph == "i":
+            s.seen(ts, ts)
+            s.instants[e["tid"]] += 1
+        elif ph == "s":
+            s.flow_out.add(e["id"])
+        elif ph == "f":
+            s.flow_in.add(e["id"])
+        elif ph == "C":
+            s.counters[e["name"]] = e["args"]["value"]
+        else:
+            raise ValueError("unexpected event phase %r" % ph)
+
+
+# Field numbers of Perfetto's protos (tests/e2e/pftrace.proto).
+P_TIMESTAMP, P_SEQUENCE_ID, P_TRACK_EVENT, P_INTERNED, P_FLAGS = 8, 10, 11, 12, 13
+P_TRACK_DESCRIPTOR, P_PERF_SAMPLE = 60, 66
+SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
+BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
+
+
+def perfetto(data, s):
+    tracks = {}         # uuid -> dict
+    interned = collections.defaultdict(dict)  # InternedData field -> iid -> entry
+    events = []         # (ts, order, TrackEvent)
+    samples = []        # (ts, PerfSample)
+    cleared = False
+    for order, pkt in enumerate(pftrace.packets(data)):
+        assert pkt.one(P_SEQUENCE_ID) == 1, "a packet off sequence 1"
+        flags = pkt.one(P_FLAGS, 0)
+        if flags & SEQ_CLEARED:
+            cleared = True
+        inter = pkt.sub(P_INTERNED)
+        if inter:
+            assert cleared, "interned data before the state was cleared"
+            for field, entries in inter.f.items():
+                for raw in entries:
+                    e = pftrace.Message(raw)
+                    iid = e.one(1)
+                    assert iid and iid not in interned[field], \
+                        "iid %r of InternedData field %d sent twice" % (iid, field)
+                    interned[field][iid] = e
+        desc = pkt.sub(P_TRACK_DESCRIPTOR)
+        if desc:
+            uuid = desc.one(1)
+            assert uuid not in tracks, "track %d described twice" % uuid
+            t = {"parent": desc.one(5), "name": desc.text(2)}
+            if desc.has(3):
+                proc = desc.sub(3)
+                t.update(kind="process", pid=proc.one(1), name=proc.text(6))
+                s.processes[t["pid"]] = t["name"]
+            elif desc.has(4):
+                th = desc.sub(4)
+                t.update(kind="thread", pid=th.one(1), tid=th.one(2), name=th.text(5))
+            elif desc.has(8):
+                t.update(kind="counter")
+            else:
+                t.update(kind="custom")
+            if t["parent"] is not None:
+                assert t["parent"] in tracks, "track %d's parent comes later" % uuid
+            tracks[uuid] = t
+        ev = pkt.sub(P_TRACK_EVENT)
+        if ev:
+            assert pkt.has(P_TIMESTAMP), "a TrackEvent with no time"
+            assert ev.one(11) in tracks, "an event on an undescribed track"
+            if ev.has(10) or ev.has(3) or ev.has(4):
+                assert flags & SEQ_NEEDS_STATE, "interned names without SEQ_NEEDS_INCREMENTAL_STATE"
+            events.append((pkt.one(P_TIMESTAMP), order, ev, resolve(ev, interned)))
+        sample = pkt.sub(P_PERF_SAMPLE)
+        if sample:
+            assert flags & SEQ_NEEDS_STATE, "a sample without SEQ_NEEDS_INCREMENTAL_STATE"
+            samples.append((pkt.one(P_TIMESTAMP), sample, stack(sample.one(4), interned)))
+
+    parents = {t["parent"] for t in tracks.values() if t["kind"] == "custom"}
+    keys = {}
+    for uuid, t in tracks.items():
+        if t["kind"] == "thread":
+            keys[uuid] = t["tid"]
+            s.tracks[uuid] = (t["tid"], "thread", t["name"])
+        elif t["kind"] in ("process", "counter"):
+            continue
+        elif t["kind"] == "custom" and t["parent"] is not None and uuid in parents:
+            owner = tracks[t["parent"]]
+            s.groups.append((t["name"], owner.get("pid", 0)))
+        elif t["kind"] == "custom" and t["parent"] is not None:
+            keys[uuid] = (1 << 32) + uuid
+            s.tracks[uuid] = (keys[uuid], "lane", t["name"])
+        else:
+            keys[uuid] = 0       # the recording's own track, as pid 0 in Chrome
+            s.processes[0] = t["name"]
+
+    # The reader orders events by time, keeping file order among equal times.
+    events.sort(key=lambda e: (e[0], e[1]))
+    open_slices = collections.defaultdict(list)
+    for ts, _, ev, (name, args) in events:
+        uuid, kind = ev.one(11), ev.one(9)
+        for flow in ev.all(47):
+            s.flow_out.add(flow)
+        for flow in ev.all(48):
+            s.flow_in.add(flow)
+        if kind == BEGIN:
+            open_slices[uuid].append((ts, name, args))
+        elif kind == END:
+            assert open_slices[uuid], "a slice end with no begin on track %d" % uuid
+            start, name, args = open_slices[uuid].pop()
+            s.seen(start, ts)
+            s.slices[keys[uuid]].append((start, ts))
+            s.args.setdefault(name, args)
+        elif kind == INSTANT:
+            s.seen(ts, ts)
+            s.instants[keys[uuid]] += 1
+            if name == "recording":
+                s.meta.update(args)
+        elif kind == COUNTER:
+            s.counters[tracks[uuid]["name"]] = ev.one(30)
+        else:
+            raise ValueError("TrackEvent type %r" % kind)
+    for uuid, left in open_slices.items():
+        assert not left, "%d slices never end on track %d" % (len(left), uuid)
+
+    names = {t["tid"]: t["name"] for t in tracks.values() if t["kind"] == "thread"}
+    for ts, sample, frames in samples:
+        s.seen(ts, ts)
+        s.samples[sample.one(3)] += 1
+        s.sample_times.append(ts)
+        thread = names.get(sample.one(3), ":%d" % sample.one(3))
+        s.folded[";".join([thread] + frames)] += 1
+
+
+def resolve(ev, interned):
+    """A TrackEvent's name and attributes, through the interned data as it
+    stands when the event is read."""
+    name = interned[2][ev.one(10)].text(2) if ev.has(10) else None
+    for iid in ev.all(3):
+        interned[1][iid].text(2)
+    args = {}
+    for a in ev.subs(4):
+        key = interned[3][a.one(1)].text(2)
+        args[key] = a.text(6) if a.has(6) else a.one(3)
+    return name, args
+
+
+def stack(iid, interned):
+    """The function names of interned callstack iid, outermost first."""
+    frames = []
+    for frame_iid in interned[7][iid].all(2):
+        frame = interned[6][frame_iid]
+        frames.append(interned[5][frame.one(2)].text(2))
+        mapping = interned[19][frame.one(3)]
+        for path in mapping.all(7):
+            interned[17][path].text(2)
+    return frames
+
+
+def main():
+    data = open(sys.argv[1], "rb").read()
+    s = Summary()
+    try:
+        if data[:1] == b"{":
+            chrome(data.decode("utf-8"), s)
+        else:
+            perfetto(data, s)
+    except (ValueError, KeyError, AssertionError) as err:
+        print("tracesum: %s does not decode: %r" % (sys.argv[1], err), file=sys.stderr)
+        return 1
+    s.print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

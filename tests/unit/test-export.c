@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gtrace export on synthetic recordings: what the walk decides (which
+ * track a span goes to, GPU groups, NVTX threads, flows, the window) and
+ * how the writers escape what the file may hold (quotes, control bytes,
+ * bytes that are not UTF-8). The e2e test decodes whole traces.
+ */
+#include <stdio.h>
+
+#include "analysis/analysis.h"
+#include "synth.h"
+#include "test.h"
+
+#define PID 10
+#define WORKER 11
+#define US 1000ull
+
+/*
+ * A process whose main thread has a name to escape, a worker, a GPU
+ * stream with three kernels (b inside a, c overlapping a without nesting)
+ * and an NVTX lane with ranges of both threads.
+ */
+static void make_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t locs[] = { synth_loc(&s, dso, 0x1000, "main"), synth_loc(&s, dso, 0x2000, "launch") };
+	uint32_t stream, nvtx;
+
+	synth_meta(&s, "command", "app --flag \"x\"");
+	synth_comm(&s, PID, PID, "app\"\\\x01\xff");
+	synth_comm(&s, PID, WORKER, "worker");
+	synth_samples(&s, PID, PID, synth_stack(&s, locs, 2), 10);	/* 1 s .. 1.009 s */
+	synth_samples(&s, PID, WORKER, synth_stack(&s, locs, 1), 10);	/* 1.010 s .. */
+	synth_offcpu(&s, WORKER, SYNTH_T0, SYNTH_T0 + 5 * SYNTH_PERIOD);
+	stream = synth_lane(&s, PID, "GPU1 stream 3");
+	synth_span_from(&s, stream, "a", SYNTH_T0 + 100 * US, 100 * US, PID, SYNTH_T0);
+	synth_span_attr(&s, "grid.x", 4096);
+	synth_span(&s, stream, "b", SYNTH_T0 + 120 * US, 30 * US);
+	synth_span_from(&s, stream, "c", SYNTH_T0 + 180 * US, 80 * US, 12345, SYNTH_T0);
+	nvtx = synth_lane_kind(&s, PID, "nvtx", "NVTX");
+	synth_span_from(&s, nvtx, "main range", SYNTH_T0, 5 * SYNTH_PERIOD, PID, SYNTH_T0);
+	synth_span_from(&s, nvtx, "worker range", SYNTH_T0, 5 * SYNTH_PERIOD, WORKER, SYNTH_T0);
+	synth_counter(&s, "samples", 20);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+/* The export of m in format with the window [start, end) ns, as a NUL-terminated text. */
+static char *export(struct model *m, enum export_format format, const struct sample_filter *flt,
+		    uint64_t start, uint64_t end, size_t *len)
+{
+	struct sample_filter none = {0};
+	struct origin_links links;
+	struct funcs f;
+	struct export_opts o = {
+		.format = format,
+		.filter = flt ? flt : &none,
+		.links = &links,
+		.start_ns = start,
+		.end_ns = end,
+	};
+	char *text = NULL;
+	FILE *out = open_memstream(&text, len);
+
+	funcs_init(&f, m, false);
+	origins_link(&links, m, 4 * SYNTH_PERIOD);
+	CHECK(export_write(out, &f, &o) == 0);
+	fclose(out);
+	origins_free(&links);
+	funcs_free(&f);
+	return text;
+}
+
+static size_t count(const char *text, size_t len, const char *what)
+{
+	size_t n = 0, wlen = strlen(what);
+
+	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), what, wlen)); p += wlen)
+		n++;
+	return n;
+}
+
+static void test_chrome(void)
+{
+	struct model m;
+	size_t len;
+	char *json;
+
+	make_model(&m);
+	json = export(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	/* Escaped, and the stray byte replaced: the JSON stays valid UTF-8. */
+	CHECK(count(json, len, "\"name\":\"app\\\"\\\\\\u0001\xef\xbf\xbd\"") == 2);	/* process and thread */
+	CHECK(count(json, len, "\"command\":\"app --flag \\\"x\\\"\"") == 2);	/* instant and metadata */
+	/* b nests in a; c overlaps a, so it goes to a second track of the lane. */
+	CHECK(count(json, len, "\"args\":{\"name\":\"GPU1 stream 3\"}") == 1);
+	CHECK(count(json, len, "\"args\":{\"name\":\"GPU1 stream 3 #2\"}") == 1);
+	CHECK(count(json, len, "\"name\":\"a\",\"pid\":10,\"tid\":4293918720,") == 1);
+	CHECK(count(json, len, "\"name\":\"b\",\"pid\":10,\"tid\":4293918720,") == 1);
+	CHECK(count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918722,") == 1);
+	CHECK(count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
+			       "\"origin.tid\":10,\"origin\":\"linked\"}") == 1);
+	/* c's origin names a thread the recording never saw: an attribute, no flow. */
+	CHECK(count(json, len, "\"origin.tid\":12345,\"origin\":\"no_thread\"") == 1);
+	/* a and the main thread's range; the worker's range began too far from its samples. */
+	CHECK(count(json, len, "\"ph\":\"s\"") == 2);
+	CHECK(count(json, len, "\"ph\":\"f\"") == 2);
+	CHECK(count(json, len, "\"origin.tid\":11,\"origin\":\"too_far\"") == 1);
+	/* NVTX ranges: a track per thread. */
+	CHECK(count(json, len, "\"args\":{\"name\":\"NVTX worker 11\"}") == 1);
+	CHECK(count(json, len, "\"name\":\"off-CPU\",\"pid\":10,\"tid\":11,\"cat\":\"off-cpu\","
+			       "\"ts\":0.000,\"dur\":5000.000}") == 1);
+	CHECK(count(json, len, "\"cat\":\"cpu\"") == 20);
+	CHECK(count(json, len, "\"stackFrames\":{\n\"1\":{\"name\":\"main\",\"category\":\"app\"},"
+			       "\n\"2\":{\"name\":\"launch\",\"category\":\"app\",\"parent\":\"1\"}}") == 1);
+	free(json);
+	model_free(&m);
+}
+
+static void test_window_and_filter(void)
+{
+	struct sample_filter flt = {0};
+	struct model m;
+	size_t len;
+	char *json;
+
+	make_model(&m);
+	/* From 1.010 s on: the worker's samples only, and no span. */
+	json = export(&m, EXPORT_CHROME, NULL, 10 * SYNTH_PERIOD, UINT64_MAX, &len);
+	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
+	CHECK(count(json, len, "\"cat\":\"cpu\",\"ts\":10000.000") == 1);
+	CHECK(count(json, len, "\"ph\":\"X\"") == 0);
+	free(json);
+	/* Up to 150 us: the spans that began before, whole. */
+	json = export(&m, EXPORT_CHROME, NULL, 0, 150 * US, &len);
+	CHECK(count(json, len, "\"cat\":\"cpu\"") == 1);
+	CHECK(count(json, len, "\"name\":\"a\"") == 2);	/* the span and its origin */
+	CHECK(count(json, len, "\"name\":\"c\"") == 0);
+	free(json);
+	/* The worker: its track, its range and off-CPU time; not the main thread's. */
+	CHECK(filter_add(&flt, FILTER_TID, "11") == 0);
+	json = export(&m, EXPORT_CHROME, &flt, 0, UINT64_MAX, &len);
+	CHECK(count(json, len, "\"thread_name\"") == 2);	/* the worker, its NVTX track */
+	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
+	CHECK(count(json, len, "\"name\":\"worker range\"") == 1);
+	CHECK(count(json, len, "\"name\":\"main range\"") == 0);
+	free(json);
+	filter_free(&flt);
+	CHECK(export_window_has_events(&m, 0, 1));
+	CHECK(!export_window_has_events(&m, 30 * SYNTH_PERIOD, UINT64_MAX));
+	CHECK(!export_window_has_events(&m, 5, 5));
+	model_free(&m);
+}
+
+static void test_perfetto(void)
+{
+	struct model m;
+	size_t len;
+	char *pb;
+
+	make_model(&m);
+	pb = export(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
+	/* A Trace: TracePacket fields, the first a track descriptor clearing the state. */
+	CHECK(len > 4 && (uint8_t)pb[0] == 0x0a && (uint8_t)pb[2] == 0xe2 && (uint8_t)pb[3] == 0x03);
+	CHECK(count(pb, len, "GPU 1") == 1);		/* the group of the stream */
+	CHECK(count(pb, len, "GPU1 stream 3 #2") == 1);
+	CHECK(count(pb, len, "grid.x") == 1);		/* interned once */
+	CHECK(count(pb, len, "launch") == 1);
+	free(pb);
+	model_free(&m);
+}
+
+int main(void)
+{
+	RUN(test_chrome);
+	RUN(test_window_and_filter);
+	RUN(test_perfetto);
+	return test_summary();
+}
