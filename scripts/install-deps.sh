@@ -10,9 +10,10 @@
 
 set -eu
 
-# To build, and to run the tests (setpriv, groff for the man page check).
+# To build, and to run the tests (setpriv, groff for the man page check,
+# python3 to decode exported timelines).
 required="build-essential make pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev
-	  procps util-linux groff-base"
+	  procps util-linux groff-base python3"
 # For the sanitizer and fuzzing builds and the benchmarks; not every
 # distribution has them under these names.
 optional="clang linux-perf time"
