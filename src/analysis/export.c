@@ -310,7 +310,7 @@ static const struct export_track *place(struct walk *w, struct lane_walk *lw,
 	return &lw->rows.v[r].track;
 }
 
-/* The span's attributes, then where its origin led when it did not link. */
+/* The span's attributes, then its origin's thread and how it linked. */
 static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 {
 	const struct model *m = w->x.m;

@@ -126,6 +126,11 @@ if [ -x "$WORKLOADS/lanes" ]; then
 			fail "lanes.$format: the lane 'queue 0' has no slice"
 		expect_contains lanes.$format.sum '^args job-[0-9]+ .*origin=linked'
 	done
+	# Origins that did not link: no flow, their outcome on the span.
+	run_gtrace export -i lanes.data --format chrome --link-window 1ns -o far.json
+	summarise far.json
+	expect_contains far.json.sum '^args job-[0-9]+ .*origin=too_far'
+	expect_contains far.json.sum "^flows 0$"
 	worker=$(thread_column lanes.threads worker-0 2)
 	# --tid of a worker: its track, its samples, and the lane work it queued.
 	for format in $FORMATS; do
