@@ -2,57 +2,145 @@
 # SPDX-License-Identifier: MIT
 #
 # The CUDA collector on a real GPU, with the real driver and CUPTI: builds
-# tests/cuda/real-app.cu with nvcc, records it with gtrace, and checks what
-# only real hardware can confirm: the kernels (count and names) on their
-# stream lanes, their links to the calls that launched them, the NVTX
-# ranges, the kernels of the CUDA graph, and that CUPTI's clock is gtrace's
-# (no kernel before its launch call, every span inside the recording).
-# Prints one PASS or FAIL line per check, then a summary; exits 0 only when
-# every check passed (2 when it cannot run at all).
+# tests/cuda/real-app.cu with nvcc for the GPU found, records its default
+# run and each of its modes with gtrace, and checks what only real
+# hardware can confirm. The default run: kernels (count and names) on their
+# stream lanes, their links to the calls that launched them, NVTX ranges,
+# the kernels of a CUDA graph, CUPTI's clock being gtrace's (no kernel
+# before its launch call, every span inside the recording), no record lost
+# and no filtered call shown. Then: occupancy against the runtime's own
+# figure, the launch-to-start gap on an idle GPU, DtoH copies and memsets,
+# cuLaunchKernel and cuLaunchKernelEx, several launching threads,
+# cudaDeviceReset, exit with a kernel running, a second CUPTI client (three
+# ways), NVTX with a second libcupti preloaded, the agent's overhead
+# against a run without gtrace, and the activity buffer delay.
 #
-# usage: scripts/gpu-smoke.sh [BUILD-DIR]   (default build; NVCC, GTRACE,
-#        CUDA_HOME and ITERATIONS (default 4) may be set)
+# Prints one PASS or FAIL line per check and a summary line; exits 0 when
+# every check passed, 1 when one failed, 2 when it cannot run at all (the
+# reason is printed). Every output stays in the work directory, named at
+# the end; with OUT set (the device machine's return folder) the summary
+# and an archive of the work directory are also written there.
+#
+# usage: scripts/gpu-smoke.sh [BUILD-DIR]   (default build)
+#
+#   GTRACE        gtrace to test (default BUILD-DIR/gtrace)
+#   CUDA_HOME     the CUDA toolkit (default /usr/local/cuda); NVCC its nvcc
+#   GPU_ARCH      nvcc -arch (default native, then the compute capability
+#                 nvidia-smi reports)
+#   ITERATIONS    iterations of the default run (default 4)
+#   WORK          the work directory (default ./gpu-smoke.DATE)
+#   STEP_TIMEOUT  seconds each step may take (default 120)
+#   OVERHEAD_MAX  the largest launch-loop slowdown that passes (default 2)
+#   DELAY_MAX_MS  the largest activity buffer delay that passes (default 2000)
+#   OUT           also copy the summary and an archive there
+
+# The conditions of check are run through it.
+# shellcheck disable=SC2317
 
 set -u
 
 build=${1:-build}
 gtrace=${GTRACE:-$build/gtrace}
+agent=$build/libgtrace-cuda.so
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 nvcc=${NVCC:-$cuda_home/bin/nvcc}
 iterations=${ITERATIONS:-4}
-src=$(cd "$(dirname "$0")/.." && pwd)/tests/cuda/real-app.cu
+work=${WORK:-gpu-smoke.$(date +%Y%m%d-%H%M%S)}
+step_timeout=${STEP_TIMEOUT:-120}
+overhead_max=${OVERHEAD_MAX:-2}
+delay_max_ms=${DELAY_MAX_MS:-2000}
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+app=$work/real-app
 passed=0
 failed=0
 
-die() {
-	echo "gpu-smoke: $*" >&2
-	exit 2
+mkdir -p "$work" || exit 2
+work=$(cd "$work" && pwd)
+app=$work/real-app
+summary=$work/summary.txt
+: >"$summary"
+
+# say LINE: to the terminal and the summary.
+say() {
+	echo "$*" | tee -a "$summary"
 }
 
-[ -x "$gtrace" ] || die "no gtrace at '$gtrace': run ./configure && make first"
-[ -f "$build/libgtrace-cuda.so" ] || die "no CUDA agent in '$build': configure found no CUPTI?"
-[ -x "$nvcc" ] || die "no nvcc at '$nvcc' (set NVCC or CUDA_HOME)"
-[ -e /proc/driver/nvidia/version ] || die "no NVIDIA driver is loaded: this needs a GPU"
+# finish STATUS: leaves everything in the work directory (and OUT) and exits.
+finish() {
+	say "outputs: $work"
+	if [ -n "${OUT-}" ] && [ -d "$OUT" ]; then
+		cp "$summary" "$OUT/gpu-smoke-summary.txt"
+		# Recordings make most of the bulk: left out past 40 MB.
+		exclude=
+		[ "$(du -sm "$work" | cut -f1)" -gt 40 ] && exclude='--exclude=*.data'
+		tar -czf "$OUT/gpu-smoke.tar.gz" ${exclude:+"$exclude"} \
+			-C "$(dirname "$work")" "$(basename "$work")"
+	fi
+	exit "$1"
+}
 
-work=$(mktemp -d "${TMPDIR:-/tmp}/gtrace-gpu-smoke.XXXXXX") || exit 2
-trap 'rm -rf "$work"' EXIT
+die() {
+	say "gpu-smoke: cannot run: $*"
+	finish 2
+}
+
+# step NAME COMMAND...: runs COMMAND within the step timeout (SIGINT first,
+# so that gtrace record writes its file, then SIGKILL), its output in
+# NAME.txt; returns its status (124 when it timed out, which is said).
+step() {
+	step_name=$1
+	shift
+	timeout -s INT -k 15 "$step_timeout" "$@" >"$work/$step_name.txt" 2>&1
+	step_status=$?
+	[ "$step_status" -eq 124 ] && say "note: step '$step_name' timed out after $step_timeout s"
+	return "$step_status"
+}
+
+# record NAME ARGS...: records ARGS into NAME.data (NAME.txt: the program's
+# output, NAME.status: its exit status) and keeps diagnose (NAME.diag),
+# threads (NAME.threads) and report --gpu (NAME.gpu) of it.
+record() {
+	rec=$1
+	shift
+	step "$rec" "$gtrace" record -q -o "$work/$rec.data" -- "$@"
+	echo $? >"$work/$rec.status"
+	for view in diag threads gpu; do
+		case $view in
+		diag) step "$rec.$view" "$gtrace" diagnose -i "$work/$rec.data" ;;
+		threads) step "$rec.$view" "$gtrace" threads -i "$work/$rec.data" ;;
+		gpu) step "$rec.$view" "$gtrace" report -i "$work/$rec.data" --gpu ;;
+		esac
+		mv "$work/$rec.$view.txt" "$work/$rec.$view"
+	done
+}
+
+# folded NAME TID: the flame graph of TID, lane work included, into NAME.TID.folded.
+folded() {
+	"$gtrace" flame -i "$work/$1.data" --tid "${2:-0}" --folded --weight target \
+		>"$work/$1.$2.folded" 2>/dev/null
+	echo "$work/$1.$2.folded"
+}
 
 # check NAME CONDITION...: runs the condition (a command), prints PASS or FAIL.
 check() {
-	name=$1
+	check_name=$1
 	shift
 	if "$@" >/dev/null 2>&1; then
 		passed=$((passed + 1))
-		echo "PASS $name"
+		say "PASS $check_name"
 	else
 		failed=$((failed + 1))
-		echo "FAIL $name"
+		say "FAIL $check_name"
 	fi
 }
 
-# has FILE ERE: FILE has a line matching ERE.
+# has FILE ERE: FILE has a line matching ERE; lacks: it has none.
 has() {
 	grep -Eq -- "$2" "$1"
+}
+
+lacks() {
+	! grep -Eq -- "$2" "$1"
 }
 
 # counter FILE NAME: a counter of gtrace diagnose output, 0 when not listed.
@@ -61,84 +149,288 @@ counter() {
 		END { if (!found) print 0 }' "$1"
 }
 
-# equals A B, at_least A B: comparisons of numbers.
+# equals A B, at_least A B, at_most A B, within A LOW HIGH: comparisons of
+# numbers (awk's, so that decimals work).
 equals() {
-	[ "$1" -eq "$2" ]
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 == b + 0) }'
 }
 
 at_least() {
-	[ "$1" -ge "$2" ]
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 >= b + 0) }'
 }
 
-# lanes_showing KIND ERE: how many lanes of that kind have a line matching
-# ERE in their own report (report --tid LANE: one line per span name).
+at_most() {
+	awk -v a="$1" -v b="$2" 'BEGIN { exit !(a + 0 <= b + 0) }'
+}
+
+within() {
+	at_least "$1" "$2" && at_most "$1" "$3"
+}
+
+# tid_of NAME COMM: the first thread of that name in NAME.threads.
+tid_of() {
+	awk -v comm="$2" '$2 !~ /^0xfff/ && $3 == comm { print $2; exit }' "$work/$1.threads"
+}
+
+# lanes_showing NAME KIND ERE: how many lanes of that kind have a line
+# matching ERE in their own report (report --tid LANE: one line per span name).
 lanes_showing() {
-	awk -v kind="$1" '$2 ~ /^0xfff/ && $3 == kind { print $2 }' "$work/threads.txt" |
+	awk -v kind="$2" '$2 ~ /^0xfff/ && $3 == kind { print $2 }' "$work/$1.threads" |
 		while read -r lane; do
-			"$gtrace" report -i "$work/real.data" --tid "$lane" 2>/dev/null | grep -Eq -- "$2" &&
-				echo "$lane"
+			"$gtrace" report -i "$work/$1.data" --tid "$lane" 2>/dev/null |
+				grep -Eq -- "$3" && echo "$lane"
 		done | wc -l
 }
 
-# inside_recording: every lane's spans lie within the program's run.
+# inside_recording NAME: every lane's spans lie within the program's run.
 inside_recording() {
-	last=$(awk '$2 !~ /^0xfff/ && $3 == "real-app" { print $NF; exit }' "$work/threads.txt")
+	last=$(awk '$2 !~ /^0xfff/ && $3 == "real-app" { print $NF; exit }' "$work/$1.threads")
 	[ -n "$last" ] &&
 		awk -v last="$last" '$2 ~ /^0xfff/ && ($(NF - 1) < 0 || $NF > last + 0.5) { bad = 1 }
-			END { exit bad }' "$work/threads.txt"
+			END { exit bad }' "$work/$1.threads"
 }
 
-echo "building real-app with $nvcc"
-"$nvcc" -O2 -g -Xcompiler -fno-omit-frame-pointer -gencode arch=compute_80,code=sm_80 \
-	-gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90 \
-	"$src" -o "$work/real-app" || die "nvcc failed"
-"$nvcc" --version | tail -n 1
-head -n 1 /proc/driver/nvidia/version
+# kernels NAME ERE: instances of the kernels matching ERE in report --gpu
+# (an awk string: parentheses as [(]).
+kernels() {
+	awk -v re="$2" '/^# CUDA copies/ { exit }
+		$1 ~ /%$/ && $0 ~ re { n += $3 } END { print n + 0 }' "$work/$1.gpu"
+}
 
-echo "recording real-app $iterations"
-"$gtrace" record -q -o "$work/real.data" -- "$work/real-app" "$iterations" >"$work/record.txt" 2>&1
-status=$?
-"$gtrace" diagnose -i "$work/real.data" >"$work/diag.txt" 2>&1
-"$gtrace" threads -i "$work/real.data" >"$work/threads.txt" 2>&1
-"$gtrace" report -i "$work/real.data" --gpu >"$work/gpu.txt" 2>&1
-main=$(awk '$2 !~ /^0xfff/ && $3 == "real-app" { print $2; exit }' "$work/threads.txt")
-"$gtrace" flame -i "$work/real.data" --tid "${main:-0}" --folded --weight target \
-	>"$work/folded.txt" 2>&1
-sed -n '/^CUDA:/,/^other counters:/p' "$work/diag.txt"
+# api_calls NAME CALL: calls of CALL in the API table of report --gpu.
+api_calls() {
+	awk -v call="$2" '/^# CUDA API/ { api = 1 } /^# CPU waiting/ { api = 0 }
+		api && $1 ~ /%$/ && $NF == call { n += $3 } END { print n + 0 }' "$work/$1.gpu"
+}
 
-# Per iteration: 8 scale, 8 add and 1 busy launches, and a graph of 3
-# scale kernels.
+# copies NAME KIND: copies (or memsets) of KIND in report --gpu.
+copies() {
+	awk -v kind="$2" '/^# CUDA copies/ { c = 1 } /^# CUDA API/ { c = 0 }
+		c && $1 ~ /%$/ && $NF == kind { n += $3 } END { print n + 0 }' "$work/$1.gpu"
+}
+
+# delay_ms NAME max|mean: the activity buffer delay of that recording.
+delay_ms() {
+	diag=$work/$1.diag
+	case $2 in
+	max) awk -v us="$(counter "$diag" cuda.delay.max-us)" 'BEGIN { printf "%.1f", us / 1000 }' ;;
+	mean) awk -v us="$(counter "$diag" cuda.delay.sum-us)" \
+		-v n="$(counter "$diag" cuda.delay.records)" \
+		'BEGIN { printf "%.1f", n ? us / n / 1000 : 0 }' ;;
+	esac
+}
+
+# launch_gaps NAME KERNEL: "COUNT MEDIAN MAX", the microseconds from each
+# launch call to the start of its KERNEL (the flows of the Chrome export),
+# the first launch (which loads the kernel) left out.
+launch_gaps() {
+	"$gtrace" export -i "$work/$1.data" --format chrome -o "$work/$1.json" 2>/dev/null &&
+		python3 - "$work/$1.json" "$2" <<-'EOF'
+		import json, sys
+		events = json.load(open(sys.argv[1]))["traceEvents"]
+		starts = {e["id"]: e["ts"] for e in events if e.get("ph") == "s"}
+		slices = {(e["tid"], e["ts"]): e["name"] for e in events if e.get("ph") == "X"}
+		launches = sorted((starts[e["id"]], e["ts"] - starts[e["id"]]) for e in events
+		    if e.get("ph") == "f" and e["id"] in starts
+		    and slices.get((e["tid"], e["ts"]), "").startswith(sys.argv[2]))
+		gaps = sorted(gap for _, gap in launches[1:]) or [-1]
+		print("%d %.1f %.1f" % (len(launches) - 1, gaps[len(gaps) // 2], gaps[-1]))
+		EOF
+}
+
+# Prerequisites: each missing one makes every check meaningless.
+[ -x "$gtrace" ] || die "no gtrace at '$gtrace': run ./configure && make first"
+[ -f "$agent" ] || die "no CUDA agent '$agent': configure found no CUPTI?"
+[ -x "$nvcc" ] || die "no nvcc at '$nvcc' (set NVCC or CUDA_HOME)"
+[ -e /proc/driver/nvidia/version ] || die "no NVIDIA driver is loaded: this needs a GPU"
+command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi >"$work/nvidia-smi.txt" 2>&1
+step true "$gtrace" record -q -o "$work/true.data" -- true ||
+	die "gtrace record cannot sample: $(head -n 1 "$work/true.txt")"
+command -v python3 >/dev/null 2>&1 || die "no python3 (the launch gaps are read with it)"
+cupti=
+for lib in "$cuda_home/extras/CUPTI/lib64/libcupti.so.13" "$cuda_home/lib64/libcupti.so.13"; do
+	[ -e "$lib" ] && cupti=$lib && break
+done
+[ -n "$cupti" ] || die "no libcupti.so.13 under '$cuda_home'"
+other=$build/tests/cuda/libother-client.so
+[ -f "$other" ] || die "no '$other': run make tests"
+
+# Built for the GPU found: native first, else its compute capability.
+nvcc_build() {
+	step nvcc "$nvcc" -O2 -g -Xcompiler -fno-omit-frame-pointer -arch="$1" \
+		"$srcdir/tests/cuda/real-app.cu" -o "$app"
+}
+if [ -n "${GPU_ARCH-}" ]; then
+	nvcc_build "$GPU_ARCH" || die "nvcc -arch=$GPU_ARCH failed (see $work/nvcc.txt)"
+elif ! nvcc_build native; then
+	cap=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -n 1)
+	if [ -z "$cap" ] || ! nvcc_build "sm_$(echo "$cap" | tr -d .)"; then
+		die "nvcc could not build for this GPU (see $work/nvcc.txt; set GPU_ARCH)"
+	fi
+fi
+say "nvcc: $("$nvcc" --version | tail -n 1)"
+say "driver: $(head -n 1 /proc/driver/nvidia/version)"
+command -v nvidia-smi >/dev/null 2>&1 && say "gpu: $(nvidia-smi -L 2>/dev/null | head -n 1)"
+
+# The default run: per iteration 8 scale, 8 add and 1 busy launches, and a
+# graph of 3 scale kernels.
+record main "$app" "$iterations"
+sed -n '/^CUDA:/,/^other counters:/p' "$work/main.diag" | tee -a "$summary"
+main=$(tid_of main real-app)
+main_folded=$(folded main "$main")
 scale=$((iterations * 11))
 add=$((iterations * 8))
-check "real-app exits 0 under gtrace record" equals "$status" 0
-check "CUPTI was active" has "$work/diag.txt" '^cuda\.status: +active$'
-check "the driver is named" has "$work/diag.txt" '^cuda\.driver: +NVRM'
-check "device 0 is described" has "$work/diag.txt" '^cuda\.device\.0: +.*, sm [0-9]+\.[0-9]+, [0-9]+ SMs'
-check "$((scale + add + iterations)) kernels of 3 names" has "$work/gpu.txt" \
+check "real-app exits 0 under gtrace record" equals "$(cat "$work/main.status")" 0
+check "CUPTI was active" has "$work/main.diag" '^cuda\.status: +active$'
+check "no CUPTI warning" lacks "$work/main.diag" '^cuda\.warnings:'
+check "the driver is named" has "$work/main.diag" '^cuda\.driver: +NVRM'
+check "device 0 is described" has "$work/main.diag" \
+	'^cuda\.device\.0: +.*, sm [0-9]+\.[0-9]+, [0-9]+ SMs'
+check "CUPTI's timestamps come from gtrace's clock" has "$work/main.diag" '^cuda\.clock: +callback$'
+check "$((scale + add + iterations)) kernels of 3 names" has "$work/main.gpu" \
 	"^# CUDA kernels: $((scale + add + iterations)) instances of 3 kernels"
-check "$scale scale kernels, graph ones included" has "$work/gpu.txt" \
-	" $scale .* scale\\(float\\*, float, int\\)\$"
-check "$add add kernels" has "$work/gpu.txt" " $add .* add\\(float\\*, float const\\*, int\\)\$"
-check "every kernel record arrived" equals "$(counter "$work/diag.txt" cuda.records.kernel)" \
+check "$scale scale kernels, graph ones included" equals "$(kernels main 'scale[(]')" "$scale"
+check "$add add kernels" equals "$(kernels main ' add[(]')" "$add"
+check "every kernel record arrived" equals "$(counter "$work/main.diag" cuda.records.kernel)" \
 	$((scale + add + iterations))
-check "scale and add on two stream lanes or more" at_least "$(lanes_showing cuda 'scale\(|add\(')" 2
-check "copies: 2 HtoD of 4 MiB" has "$work/gpu.txt" ' 2 +8\.389 MB .* HtoD$'
-check "one graph launch per iteration" has "$work/gpu.txt" " $iterations .* cudaGraphLaunch(_v[0-9]+)?\$"
-check "every GPU record has its API call" equals "$(counter "$work/diag.txt" cuda.no-origin)" 0
-check "origins link to CPU stacks" has "$work/diag.txt" '^  linked +[1-9][0-9]* '
-check "kernels link to launch_batch" has "$work/folded.txt" \
+check "scale and add on two stream lanes or more" at_least \
+	"$(lanes_showing main cuda 'scale\(|add\(')" 2
+check "copies: 2 HtoD of 4 MiB" has "$work/main.gpu" ' 2 +8\.389 MB .* HtoD$'
+check "one graph launch per iteration" has "$work/main.gpu" \
+	" $iterations .* cudaGraphLaunch(_v[0-9]+)?\$"
+check "no filtered call in the API lane" lacks "$work/main.gpu" \
+	' (cudaGetLastError|cudaGetDevice|cuCtxGetCurrent|cuCtxGetDevice)$'
+check "every GPU record has its API call" equals "$(counter "$work/main.diag" cuda.no-origin)" 0
+check "origins link to CPU stacks" has "$work/main.diag" '^  linked +[1-9][0-9]* '
+check "kernels link to launch_batch" has "$main_folded" \
 	';launch_batch;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;(scale|add)\('
-check "graph kernels link to launch_graph" has "$work/folded.txt" \
+check "graph kernels link to launch_graph" has "$main_folded" \
 	';launch_graph;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;scale\('
-check "no kernel starts before its launch call" equals "$(counter "$work/diag.txt" cuda.causality)" 0
-check "every span lies inside the recording" inside_recording
-check "no record lost" equals "$(($(counter "$work/diag.txt" cuda.dropped) + \
-	$(counter "$work/diag.txt" cuda.no-timestamp)))" 0
-check "the final flush was clean" has "$work/diag.txt" '^cuda\.flush: +clean$'
-check "NVTX push/pop ranges" equals "$(lanes_showing nvtx " $iterations .*  iteration\$")" 1
-check "NVTX start/end range" equals "$(lanes_showing nvtx " 1 .*  verify\$")" 1
-check "CPU waits in wait_for_gpu" has "$work/folded.txt" \
+check "no kernel starts before its launch call" equals \
+	"$(counter "$work/main.diag" cuda.causality)" 0
+check "every span lies inside the recording" inside_recording main
+check "no record lost" equals "$(($(counter "$work/main.diag" cuda.dropped) + \
+	$(counter "$work/main.diag" cuda.no-timestamp)))" 0
+check "the final flush was clean" has "$work/main.diag" '^cuda\.flush: +clean$'
+check "NVTX push/pop ranges" equals "$(lanes_showing main nvtx " $iterations .*  iteration\$")" 1
+check "NVTX start/end range" equals "$(lanes_showing main nvtx " 1 .*  verify\$")" 1
+check "CPU waits in wait_for_gpu" has "$main_folded" \
 	';wait_for_gpu;([^;]+;)*\[lane\] CPU wait;cudaStreamSynchronize'
+check "buffer delay at most $delay_max_ms ms (max $(delay_ms main max) ms, mean $(delay_ms main mean) ms)" \
+	at_most "$(delay_ms main max)" "$delay_max_ms"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+# NVTX with the program's own copy of libcupti loaded first, as PyTorch does.
+# shellcheck disable=SC2016 # expanded by that shell
+record nvtx sh -c 'LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}" exec "$@"' "$cupti" \
+	"$app" "$iterations"
+check "second libcupti: real-app exits 0" equals "$(cat "$work/nvtx.status")" 0
+check "second libcupti: NVTX push/pop ranges" \
+	equals "$(lanes_showing nvtx nvtx " $iterations .*  iteration\$")" 1
+check "second libcupti: kernels recorded" equals "$(kernels nvtx 'scale[(]|add[(]|busy[(]')" \
+	$((scale + add + iterations))
+
+# Occupancy: gtrace's against cudaOccupancyMaxActiveBlocksPerMultiprocessor.
+record occupancy "$app" occupancy
+expected=$(awk '$1 == "expected-occupancy" && $2 == "tile" { print $3; exit }' \
+	"$work/occupancy.txt")
+check "occupancy of tile is the runtime's ${expected:-?}" has "$work/occupancy.gpu" \
+	" ${expected:-none} [a-z-]+ +tile\\(float\\*, int\\)\$"
+
+# The launch-to-start gap of kernels launched onto an idle GPU.
+record gap "$app" gap
+# shellcheck disable=SC2046 # its three numbers, or none
+set -- $(launch_gaps gap 'nap(') -1 -1 -1
+check "gap: the 20 idle launches link to their kernels" equals "$1" 20
+check "launch-to-start gap under 1 ms (median $2 us, max $3 us)" within "$2" 0 1000
+
+# Copies and memsets.
+record copies "$app" copies 3
+check "3 DtoH copies" equals "$(copies copies DtoH)" 3
+check "6 memsets (cudaMemset and cudaMemsetAsync)" equals "$(copies copies memset)" 6
+
+# Driver-API launches, each kernel linked to the function that launched it.
+record driver "$app" driver 4
+driver_folded=$(folded driver "$(tid_of driver real-app)")
+check "driver: 32 cuLaunchKernel calls" at_least "$(api_calls driver cuLaunchKernel)" 32
+check "driver: 32 cuLaunchKernelEx calls" at_least "$(api_calls driver cuLaunchKernelEx)" 32
+check "driver: 32 scale and 32 add kernels" equals \
+	"$(kernels driver 'scale[(]') $(kernels driver ' add[(]')" "32 32"
+check "cuLaunchKernel kernels link to launch_driver" has "$driver_folded" \
+	';launch_driver;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;scale\('
+check "cuLaunchKernelEx kernels link to launch_driver_ex" has "$driver_folded" \
+	';launch_driver_ex;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;add\('
+
+# Several launching threads, each kernel linked to its own thread.
+record threads "$app" threads 50
+check "threads: 200 kernels" equals "$(kernels threads 'scale[(]')" 200
+for i in 0 1 2 3; do
+	tid=$(tid_of threads "launcher-$i")
+	check "threads: launcher-$i's kernels link to it" has "$(folded threads "${tid:-0}")" \
+		';launch_from_thread;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;scale\('
+done
+
+# cudaDeviceReset, then work on the new context.
+record reset "$app" reset 10
+check "reset: real-app exits 0" equals "$(cat "$work/reset.status")" 0
+check "reset: 10 kernels before and 10 after" equals \
+	"$(kernels reset 'scale[(]') $(kernels reset ' add[(]')" "10 10"
+check "reset: no record lost" equals "$(($(counter "$work/reset.diag" cuda.dropped) + \
+	$(counter "$work/reset.diag" cuda.no-timestamp)))" 0
+
+# Exit with a kernel still running: recorded if the exit waited for it,
+# else counted as incomplete; never lost silently.
+record running "$app" running 2
+check "running: real-app exits 0 and the file reads" equals \
+	"$(cat "$work/running.status") $(grep -c '^cuda\.flush:' "$work/running.diag")" "0 1"
+busy_seen=$(kernels running 'busy[(]')
+incomplete=$(counter "$work/running.diag" cuda.incomplete)
+check "running: the busy kernel recorded ($busy_seen) or counted incomplete ($incomplete)" \
+	equals $((busy_seen + incomplete)) 1
+say "running: $(grep '^cuda\.flush:' "$work/running.diag")"
+
+# A second CUPTI client, preloaded into the program (driver mode: the client
+# acts at its cuStreamSynchronize calls).
+other_client() {
+	OTHER_CLIENT_MODE=$2 OTHER_CLIENT_CUPTI=$cupti OTHER_CLIENT_OUT=$work/$1.out
+	export OTHER_CLIENT_MODE OTHER_CLIENT_CUPTI OTHER_CLIENT_OUT
+	# shellcheck disable=SC2016 # expanded by that shell
+	record "$1" sh -c 'LD_PRELOAD="$0${LD_PRELOAD:+:$LD_PRELOAD}" exec "$@"' \
+		"$other" "$app" driver 4
+	unset OTHER_CLIENT_MODE OTHER_CLIENT_CUPTI OTHER_CLIENT_OUT
+}
+other_client first subscribe-first
+check "client first: its name in the status" has "$work/first.diag" \
+	"^cuda\\.status: +subscriber-conflict: '[^']*kineto[^']*' holds the CUPTI subscription\$"
+check "client first: CPU samples still recorded" at_least \
+	"$(awk '$1 == "samples:" { print $2 }' "$work/first.diag")" 1
+other_client later subscribe-later
+check "client later: told that gtrace holds CUPTI" has "$work/later.out" '^[0-9]+ .*gtrace'
+check "client later: gtrace stays active" has "$work/later.diag" '^cuda\.status: +active$'
+check "client later: every kernel recorded" equals \
+	"$(kernels later 'scale[(]|add[(]')" 64
+other_client taken activity-takeover
+check "client takeover: noticed" has "$work/taken.diag" '^cuda\.status: +taken-over: '
+say "takeover: $(grep '^cuda\.status:' "$work/taken.diag")"
+
+# The agent's overhead: the launch loop alone, then under gtrace, three
+# times each, interleaved; the fastest of each.
+for round in 1 2 3; do
+	step "bare$round" "$app" launches
+	record "launches$round" "$app" launches
+done
+# shellcheck disable=SC2016 # an awk program
+fastest='$1 == "elapsed-s" && (!m || $2 < m) { m = $2 } END { print m }'
+bare=$(awk "$fastest" "$work"/bare[123].txt)
+traced=$(awk "$fastest" "$work"/launches[123].txt)
+ratio=$(awk -v a="${traced:-0}" -v b="${bare:-0}" 'BEGIN { printf "%.2f", b ? a / b : 0 }')
+check "overhead: 100000 launches ${bare:-?} s bare, ${traced:-?} s traced (x$ratio)" \
+	at_most "$ratio" "$overhead_max"
+check "overhead: a ratio was measured" at_least "$ratio" 0.5
+check "launches: buffer delay at most $delay_max_ms ms (max $(delay_ms launches1 max) ms, mean $(delay_ms launches1 mean) ms)" \
+	at_most "$(delay_ms launches1 max)" "$delay_max_ms"
+check "launches: no record lost" equals "$(($(counter "$work/launches1.diag" cuda.dropped) + \
+	$(counter "$work/launches1.diag" cuda.no-timestamp)))" 0
+
+say "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && finish 0
+finish 1

@@ -7,6 +7,7 @@
  * still runs to its own end under gtrace record.
  *
  * usage: real-app [ITERATIONS]     (default 4)
+ *        real-app MODE [COUNT]    one behaviour for scripts/gpu-smoke.sh
  *
  * Each iteration, inside the NVTX range "iteration": launch_batch queues
  * scale<<<...>>> on stream 1 and add<<<...>>> on stream 2, 8 launches
@@ -18,20 +19,50 @@
  * 4 MiB; after: 1 DtoH copy of 4 MiB and the NVTX start/end range "verify"
  * around checking the result.
  *
+ * The modes, each a separate run:
+ *   occupancy  COUNT launches of tile<<<...>>>, whose 48 KiB of shared
+ *              memory limit its blocks per SM; prints the occupancy the
+ *              runtime computes ("expected-occupancy tile 25.0%")
+ *   gap        COUNT launches of nap<<<1, 32>>> onto an idle GPU, each
+ *              after 1 ms of CPU and followed by a synchronization
+ *   copies     COUNT DtoH copies of 4 MiB, COUNT cudaMemset and COUNT
+ *              cudaMemsetAsync of 4 MiB
+ *   driver     COUNT rounds: 8 scale kernels by cuLaunchKernel from
+ *              launch_driver, 8 add kernels by cuLaunchKernelEx from
+ *              launch_driver_ex, then cuStreamSynchronize; driver entry
+ *              points are looked up by name in the global scope, so a
+ *              preloaded library that defines them (another CUPTI
+ *              client) sees the calls, as with a program linked to them
+ *   threads    4 threads named launcher-0..3, each launching COUNT scale
+ *              kernels on its own stream from launch_from_thread
+ *   reset      COUNT scale kernels, cudaDeviceReset, then COUNT add
+ *              kernels on the new context
+ *   running    busy<<<1, 1>>> for about COUNT seconds, then exit without
+ *              waiting for it
+ *   launches   COUNT tiny kernels launched back to back and synchronized;
+ *              prints the seconds the loop took ("elapsed-s 0.123")
+ *
  * Exit status: 0 when the result is right, 1 when it is wrong, 2 when a
  * CUDA call fails (no GPU or no driver: the error is printed).
  */
+#include <cuda.h>
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #define N (1 << 20)
 #define LAUNCHES 8
 #define GRAPH_KERNELS 3
 #define BUSY_CYCLES 10000000ll	/* about 5 ms at 2 GHz */
+#define TILE_FLOATS 12288	/* 48 KiB of shared memory per block */
+#define TILE_THREADS 128
+#define LAUNCHER_THREADS 4
 
 #define CHECK(call)                                                                  \
 	do {                                                                         \
@@ -39,6 +70,16 @@
 		if (err_ != cudaSuccess) {                                           \
 			fprintf(stderr, "real-app: %s: %s\n", #call,                 \
 				cudaGetErrorString(err_));                           \
+			exit(2);                                                     \
+		}                                                                    \
+	} while (0)
+
+#define CHECK_CU(call)                                                               \
+	do {                                                                         \
+		CUresult err_ = (call);                                              \
+		if (err_ != CUDA_SUCCESS) {                                          \
+			fprintf(stderr, "real-app: %s: CUresult %d\n", #call,        \
+				(int)err_);                                          \
 			exit(2);                                                     \
 		}                                                                    \
 	} while (0)
@@ -65,6 +106,22 @@ __global__ void busy(long long cycles)
 
 	while (clock64() - start < cycles)
 		;
+}
+
+__global__ void tile(float *x, int n)
+{
+	__shared__ float buf[TILE_FLOATS];
+	int i = blockIdx.x * blockDim.x + threadIdx.x;
+
+	for (int k = threadIdx.x; k < TILE_FLOATS; k += blockDim.x)
+		buf[k] = (float)k;
+	__syncthreads();
+	if (i < n)
+		x[i] += buf[(i * 7) % TILE_FLOATS] * 0.0f;
+}
+
+__global__ void nap(void)
+{
 }
 
 static volatile unsigned long long sink;
@@ -136,6 +193,259 @@ __attribute__((noinline)) static void wait_for_gpu(cudaStream_t s1, cudaStream_t
 	CHECK(cudaStreamSynchronize(s2));
 }
 
+/* Modes: one behaviour each, for scripts/gpu-smoke.sh. */
+
+static float *device_floats(void)
+{
+	float *x;
+
+	CHECK(cudaMalloc(&x, N * sizeof(float)));
+	CHECK(cudaMemset(x, 0, N * sizeof(float)));
+	return x;
+}
+
+static int run_occupancy(int count)
+{
+	float *x = device_floats();
+	cudaDeviceProp prop;
+	int blocks;
+
+	CHECK(cudaGetDeviceProperties(&prop, 0));
+	CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, tile, TILE_THREADS, 0));
+	for (int i = 0; i < count; i++)
+		tile<<<N / TILE_THREADS, TILE_THREADS>>>(x, N);
+	CHECK(cudaDeviceSynchronize());
+	printf("expected-occupancy tile %.1f%%\n",
+	       100.0 * blocks * (TILE_THREADS / 32) / (prop.maxThreadsPerMultiProcessor / 32));
+	CHECK(cudaFree(x));
+	return 0;
+}
+
+static int run_gap(int count)
+{
+	/* The first launch loads the kernel (lazy module loading): not idle. */
+	for (int i = 0; i <= count; i++) {
+		burn(0.001);
+		nap<<<1, 32>>>();
+		CHECK(cudaDeviceSynchronize());
+	}
+	return 0;
+}
+
+static int run_copies(int count)
+{
+	float *x = device_floats();
+	float *host = (float *)malloc(N * sizeof(float));
+
+	if (!host)
+		return 2;
+	for (int i = 0; i < count; i++)
+		CHECK(cudaMemcpy(host, x, N * sizeof(float), cudaMemcpyDeviceToHost));
+	for (int i = 0; i < count; i++)
+		CHECK(cudaMemset(x, 0, N * sizeof(float)));
+	for (int i = 0; i < count; i++)
+		CHECK(cudaMemsetAsync(x, 0, N * sizeof(float), 0));
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaFree(x));
+	free(host);
+	return 0;
+}
+
+/*
+ * A driver entry point as a program linked to libcuda would call it: the
+ * global scope puts a preloaded definition before libcuda's own.
+ */
+static void *driver_entry(const char *name)
+{
+	void *entry;
+
+	if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD) ||
+	    !(entry = dlsym(RTLD_DEFAULT, name))) {
+		fprintf(stderr, "real-app: no driver entry point '%s'\n", name);
+		exit(2);
+	}
+	return entry;
+}
+
+static decltype(&cuLaunchKernel) launch_kernel;
+static decltype(&cuLaunchKernelEx) launch_kernel_ex;
+static decltype(&cuStreamSynchronize) stream_synchronize;
+
+__attribute__((noinline)) static void launch_driver(CUfunction f, CUstream s, float *x)
+{
+	float factor = 1.0f;
+	int n = N;
+	void *args[] = { &x, &factor, &n };
+
+	for (int i = 0; i < LAUNCHES; i++)
+		CHECK_CU(launch_kernel(f, N / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+}
+
+__attribute__((noinline)) static void launch_driver_ex(CUfunction f, CUstream s, float *y,
+						       const float *x)
+{
+	int n = N;
+	void *args[] = { &y, &x, &n };
+	CUlaunchConfig config = {};
+
+	config.gridDimX = N / 256;
+	config.gridDimY = 1;
+	config.gridDimZ = 1;
+	config.blockDimX = 256;
+	config.blockDimY = 1;
+	config.blockDimZ = 1;
+	config.hStream = s;
+	for (int i = 0; i < LAUNCHES; i++)
+		CHECK_CU(launch_kernel_ex(&config, f, args, NULL));
+}
+
+static int run_driver(int count)
+{
+	float *x = device_floats(), *y = device_floats();
+	cudaFunction_t scale_fn, add_fn;
+	cudaStream_t s;
+
+	CHECK(cudaStreamCreate(&s));
+	CHECK(cudaGetFuncBySymbol(&scale_fn, (const void *)scale));
+	CHECK(cudaGetFuncBySymbol(&add_fn, (const void *)add));
+	launch_kernel = (decltype(launch_kernel))driver_entry("cuLaunchKernel");
+	launch_kernel_ex = (decltype(launch_kernel_ex))driver_entry("cuLaunchKernelEx");
+	stream_synchronize = (decltype(stream_synchronize))driver_entry("cuStreamSynchronize");
+	for (int i = 0; i < count; i++) {
+		burn(0.002);
+		launch_driver((CUfunction)scale_fn, s, x);
+		launch_driver_ex((CUfunction)add_fn, s, y, x);
+		burn(0.002);
+		CHECK_CU(stream_synchronize(s));
+	}
+	CHECK(cudaStreamDestroy(s));
+	CHECK(cudaFree(x));
+	CHECK(cudaFree(y));
+	return 0;
+}
+
+struct launcher {
+	pthread_t thread;
+	int index, count;
+	int status;
+};
+
+__attribute__((noinline)) static void launch_from_thread(float *x, cudaStream_t s, int count)
+{
+	burn(0.002);
+	for (int i = 0; i < count; i++)
+		scale<<<N / 256, 256, 0, s>>>(x, 1.0f, N);
+	CHECK(cudaGetLastError());
+	burn(0.002);
+}
+
+static void *launcher_main(void *arg)
+{
+	struct launcher *l = (struct launcher *)arg;
+	char name[16];
+	cudaStream_t s;
+	float *x;
+
+	snprintf(name, sizeof(name), "launcher-%d", l->index);
+	pthread_setname_np(pthread_self(), name);
+	CHECK(cudaSetDevice(0));
+	CHECK(cudaStreamCreate(&s));
+	x = device_floats();
+	launch_from_thread(x, s, l->count);
+	CHECK(cudaStreamSynchronize(s));
+	CHECK(cudaFree(x));
+	CHECK(cudaStreamDestroy(s));
+	l->status = 0;
+	return NULL;
+}
+
+static int run_threads(int count)
+{
+	struct launcher launchers[LAUNCHER_THREADS];
+	int status = 0;
+
+	CHECK(cudaSetDevice(0));
+	for (int i = 0; i < LAUNCHER_THREADS; i++) {
+		launchers[i] = (struct launcher){ .index = i, .count = count, .status = 2 };
+		if (pthread_create(&launchers[i].thread, NULL, launcher_main, &launchers[i]))
+			return 2;
+	}
+	for (int i = 0; i < LAUNCHER_THREADS; i++) {
+		pthread_join(launchers[i].thread, NULL);
+		status |= launchers[i].status;
+	}
+	return status;
+}
+
+static int run_reset(int count)
+{
+	float *x = device_floats(), *y;
+
+	for (int i = 0; i < count; i++)
+		scale<<<N / 256, 256>>>(x, 1.0f, N);
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaDeviceReset());
+	x = device_floats();
+	y = device_floats();
+	for (int i = 0; i < count; i++)
+		add<<<N / 256, 256>>>(y, x, N);
+	CHECK(cudaDeviceSynchronize());
+	CHECK(cudaFree(x));
+	CHECK(cudaFree(y));
+	return 0;
+}
+
+static int run_running(int count)
+{
+	int khz;
+
+	CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+	busy<<<1, 1>>>((long long)count * khz * 1000);
+	CHECK(cudaGetLastError());
+	return 0;
+}
+
+static int run_launches(int count)
+{
+	double start;
+
+	nap<<<1, 32>>>();
+	CHECK(cudaDeviceSynchronize());
+	start = now_s();
+	for (int i = 0; i < count; i++)
+		nap<<<1, 32>>>();
+	CHECK(cudaDeviceSynchronize());
+	printf("elapsed-s %.6f\n", now_s() - start);
+	return 0;
+}
+
+static const struct mode {
+	const char *name;
+	int (*run)(int count);
+	int count;
+} modes[] = {
+	{ "occupancy", run_occupancy, 4 },
+	{ "gap", run_gap, 20 },
+	{ "copies", run_copies, 3 },
+	{ "driver", run_driver, 4 },
+	{ "threads", run_threads, 50 },
+	{ "reset", run_reset, 10 },
+	{ "running", run_running, 2 },
+	{ "launches", run_launches, 100000 },
+};
+
+static int run_mode(int argc, char **argv)
+{
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		if (strcmp(argv[1], modes[i].name))
+			continue;
+		CHECK(cudaSetDevice(0));
+		return modes[i].run(argc > 2 ? atoi(argv[2]) : modes[i].count);
+	}
+	fprintf(stderr, "real-app: unknown mode '%s'\n", argv[1]);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	int iterations = argc > 1 ? atoi(argv[1]) : 4;
@@ -145,6 +455,8 @@ int main(int argc, char **argv)
 	nvtxRangeId_t verify;
 	int wrong = 0;
 
+	if (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9'))
+		return run_mode(argc, argv);
 	host = (float *)malloc(N * sizeof(float));
 	if (!host)
 		return 2;

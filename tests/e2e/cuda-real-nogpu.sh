@@ -2,7 +2,8 @@
 # A real CUDA program (tests/cuda/real-app.cu, built by nvcc) recorded on a
 # machine without a GPU or an NVIDIA driver, with the real CUPTI: it fails
 # as it would without gtrace, and its exit status comes through; the CPU
-# samples are recorded; diagnose says that no GPU was available.
+# samples are recorded; diagnose says that no GPU was available; and
+# scripts/gpu-smoke.sh refuses to run, saying why.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 app=$BUILD/tests/cuda/real-app
@@ -32,3 +33,8 @@ run_gtrace diagnose -i real.data >diag.txt
 expect_contains diag.txt '^cuda\.injection: +/.*libgtrace-cuda\.so$'
 expect_contains diag.txt '^cuda\.driver: +none: no NVIDIA kernel driver loaded$'
 expect_contains diag.txt '^CUDA: +no GPU was available'
+
+# scripts/gpu-smoke.sh says why it cannot run here, and keeps its directory.
+expect_exit 2 env WORK=smoke sh "$SRCDIR/scripts/gpu-smoke.sh" "$BUILD"
+expect_contains "$TESTDIR/stdout" '^gpu-smoke: cannot run: no NVIDIA driver is loaded'
+expect_contains smoke/summary.txt '^gpu-smoke: cannot run: no NVIDIA driver is loaded'
