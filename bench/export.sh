@@ -37,27 +37,10 @@ workload() {
 	     "$LANES --wait-active 5 --threads 2 --spans $(($2 / 2)) >/dev/null; wait"
 }
 
-# timed NAME CMD...: runs CMD under GNU time, keeps "wall-s max-rss-kib".
-timed() {
-	local name=$1
-	shift
-	/usr/bin/time -v -o "$WORK/$name.time" "$@" >/dev/null 2>"$WORK/$name.err" ||
-		{ cat "$WORK/$name.err" >&2; echo "bench: '$*' failed" >&2; exit 1; }
-	awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
-			for (i = 1; i <= n; i++) s = s * 60 + t[i]; wall = s }
-		/Maximum resident set size/ { rss = $2 }
-		END { print wall, rss }' "$WORK/$name.time" >"$WORK/$name.result"
-}
-
 "$GTRACE" record -q -F "$FREQ" --call-graph fp -o "$WORK/calibrate.data" -- \
 	sh -c "$(workload 2 1000)"
 rate=$(( $(gtrace_samples "$WORK/calibrate.data") / 2 ))
-[ "$rate" -gt 0 ] || { echo "bench: the calibration run got no samples" >&2; exit 1; }
-run_seconds=$(( SAMPLES * 11 / 10 / rate + 1 ))
-if [ "$run_seconds" -gt "$MAX_SECONDS" ]; then
-	echo "note: $SAMPLES samples would take ${run_seconds} s here; recording ${MAX_SECONDS} s"
-	run_seconds=$MAX_SECONDS
-fi
+run_seconds=$(seconds_for "$rate")
 echo "about $rate samples/s ($FREQ Hz asked, $cpus CPUs): recording ${run_seconds} s"
 
 data=$WORK/gtrace.data

@@ -28,6 +28,32 @@ now() {
 	date +%s.%N
 }
 
+# timed NAME CMD...: runs CMD under GNU time, keeps "wall-s max-rss-kib".
+timed() {
+	local name=$1
+	shift
+	/usr/bin/time -v -o "$WORK/$name.time" "$@" >/dev/null 2>"$WORK/$name.err" ||
+		{ cat "$WORK/$name.err" >&2; echo "bench: '$*' failed" >&2; exit 1; }
+	awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); s = 0
+			for (i = 1; i <= n; i++) s = s * 60 + t[i]; wall = s }
+		/Maximum resident set size/ { rss = $2 }
+		END { print wall, rss }' "$WORK/$name.time" >"$WORK/$name.result"
+}
+
+# seconds_for RATE: the seconds of recording that SAMPLES samples need at
+# RATE samples/s (the calibration run's), with 10% to spare, at most
+# MAX_SECONDS (said when it cuts).
+seconds_for() {
+	local seconds
+	[ "$1" -gt 0 ] || { echo "bench: the calibration run got no samples" >&2; exit 1; }
+	seconds=$(( SAMPLES * 11 / 10 / $1 + 1 ))
+	if [ "$seconds" -gt "$MAX_SECONDS" ]; then
+		echo "note: $SAMPLES samples would take $seconds s here; recording $MAX_SECONDS s" >&2
+		seconds=$MAX_SECONDS
+	fi
+	echo "$seconds"
+}
+
 # median: the median of the numbers on stdin, one per line.
 median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'

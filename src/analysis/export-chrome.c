@@ -28,29 +28,22 @@ struct chrome {
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
 };
 
+/* One ASCII character inside a JSON string. */
+static void put_json_ascii(FILE *out, char c)
+{
+	if (c == '"' || c == '\\')
+		fprintf(out, "\\%c", c);
+	else if ((unsigned char)c < 0x20)
+		fprintf(out, "\\u%04x", (unsigned)c);
+	else
+		fputc(c, out);
+}
+
 /* s as a JSON string: escaped, and a byte that is not UTF-8 as U+FFFD. */
 static void put_str(FILE *out, const char *s)
 {
 	fputc('"', out);
-	for (; *s; s++) {
-		size_t n = utf8_len(s);
-
-		if (n == 0) {
-			fputs(UTF8_REPLACEMENT, out);
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s, 1, n, out);
-			s += n - 1;
-			continue;
-		}
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", (unsigned)*s);
-		else
-			fputc(*s, out);
-	}
+	utf8_fput(out, s, put_json_ascii);
 	fputc('"', out);
 }
 

@@ -85,36 +85,28 @@ static const char svg_script[] =
 	"  document.getElementById('search').addEventListener('click', search);\n"
 	"}\n";
 
+/* One ASCII character in XML text: reserved ones escaped, control bytes dropped. */
+static void put_xml_ascii(FILE *out, char c)
+{
+	switch (c) {
+	case '&': fputs("&amp;", out); break;
+	case '<': fputs("&lt;", out); break;
+	case '>': fputs("&gt;", out); break;
+	case '"': fputs("&quot;", out); break;
+	case '\'': fputs("&apos;", out); break;
+	default:
+		if ((unsigned char)c >= 0x20)
+			fputc(c, out);
+	}
+}
+
 /*
- * Writes s with the characters XML reserves escaped, control bytes dropped,
- * and bytes that are not UTF-8 (a comm the kernel cut mid-character) as
- * U+FFFD: one such byte would leave the whole file unreadable.
+ * Writes s as XML text, with bytes that are not UTF-8 (a comm the kernel cut
+ * mid-character) as U+FFFD: one such byte would leave the whole file unreadable.
  */
 static void put_xml(FILE *out, const char *s)
 {
-	for (; *s; s++) {
-		size_t n = utf8_len(s);
-
-		if (n == 0) {
-			fputs(UTF8_REPLACEMENT, out);
-			continue;
-		}
-		if (n > 1) {
-			fwrite(s, 1, n, out);
-			s += n - 1;
-			continue;
-		}
-		switch (*s) {
-		case '&': fputs("&amp;", out); break;
-		case '<': fputs("&lt;", out); break;
-		case '>': fputs("&gt;", out); break;
-		case '"': fputs("&quot;", out); break;
-		case '\'': fputs("&apos;", out); break;
-		default:
-			if ((unsigned char)*s >= 0x20)
-				fputc(*s, out);
-		}
-	}
+	utf8_fput(out, s, put_xml_ascii);
 }
 
 /* Warm colors, stable per name so a function looks the same everywhere. */

@@ -29,3 +29,19 @@ size_t utf8_len(const char *s)
 		return 0;
 	return n;
 }
+
+void utf8_fput(FILE *out, const char *s, void (*put_ascii)(FILE *out, char c))
+{
+	for (; *s; s++) {
+		size_t n = utf8_len(s);
+
+		if (n == 0) {
+			fputs(UTF8_REPLACEMENT, out);
+		} else if (n > 1) {
+			fwrite(s, 1, n, out);
+			s += n - 1;
+		} else {
+			put_ascii(out, *s);
+		}
+	}
+}

@@ -3,6 +3,7 @@
 #define GTRACE_UTIL_UTF8_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 /*
  * The length of the well-formed UTF-8 sequence at s, or 0 where it is not one
@@ -14,5 +15,12 @@ size_t utf8_len(const char *s);
 
 /* U+FFFD, what the writers put in place of a byte that is not UTF-8. */
 #define UTF8_REPLACEMENT "\xef\xbf\xbd"
+
+/*
+ * Writes s to out for a text format: multi-byte characters as they are, a
+ * byte that is not UTF-8 as U+FFFD, and each ASCII character through
+ * put_ascii, which escapes what the format needs escaped.
+ */
+void utf8_fput(FILE *out, const char *s, void (*put_ascii)(FILE *out, char c));
 
 #endif
