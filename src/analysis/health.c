@@ -37,6 +37,14 @@ static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 #define DROPPED_PREFIX "target.dropped."
 #define CUDA_PREFIX "cuda."
 #define CUDA_DEVICE_PREFIX "cuda.device."
+#define PYTHON_PREFIX "python."
+#define PYTHON_PROCESS_PREFIX "python.process."
+
+/* The Python reader's outcomes, as in src/record/python.h, then its frame count. */
+static const char *const python_counter_lines[] = {
+	"python.matched", "python.mismatch", "python.no-thread-state", "python.read-failed",
+	"python.exited", "python.unsupported", "python.frames",
+};
 
 /* CUDA meta keys in print order; the devices go before cuda.flush. */
 static const char *const cuda_meta_lines[] = {
@@ -133,7 +141,7 @@ static bool has_prefix(const char *s, const char *prefix)
 
 static bool is_meta_line(const char *key)
 {
-	if (has_prefix(key, CUDA_PREFIX))	/* the CUDA section's */
+	if (has_prefix(key, CUDA_PREFIX) || has_prefix(key, PYTHON_PREFIX))	/* sections' */
 		return true;
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
 		if (!strcmp(meta_lines[i].key, key))
@@ -534,10 +542,49 @@ static void put_cuda(FILE *out, const struct model *m)
 	put_cuda_counters(out, m);
 }
 
+static uint64_t counter_or_0(const struct model *m, const char *name)
+{
+	uint64_t v = 0;
+
+	model_counter(m, name, &v);
+	return v;
+}
+
+/*
+ * How the Python stacks of the samples were read: found processes, then
+ * the samples of their threads by outcome, in words and as counters.
+ */
+static void put_python(FILE *out, const struct model *m)
+{
+	const size_t outcomes = sizeof(python_counter_lines) / sizeof(python_counter_lines[0]) - 1;
+	uint64_t all = 0, matched = counter_or_0(m, "python.matched");
+	uint64_t frames = counter_or_0(m, "python.frames");
+	uint64_t unsupported = counter_or_0(m, "python.unsupported");
+
+	for (size_t i = 0; i < outcomes; i++)
+		all += counter_or_0(m, python_counter_lines[i]);
+	if (!all)
+		return;
+	field(out, "Python:");
+	fprintf(out, "%" PRIu64 " of %" PRIu64 " samples of CPython processes had their "
+		"Python stack read (%.1f%%), %.1f frames each", matched, all,
+		percent(matched, all), matched ? (double)frames / (double)matched : 0.0);
+	if (unsupported)
+		fprintf(out, "; %" PRIu64 " of a version gtrace cannot read", unsupported);
+	fprintf(out, "\n");
+	put_meta_keys(out, m, PYTHON_PROCESS_PREFIX, false);
+	for (size_t i = 0; i < outcomes + 1; i++) {
+		uint64_t v;
+
+		if (model_counter(m, python_counter_lines[i], &v))
+			fprintf(out, "  %-30s%10" PRIu64 "\n", python_counter_lines[i], v);
+	}
+}
+
 static bool is_counter_line(const char *name)
 {
 	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX) ||
-	    has_prefix(name, CUDA_PREFIX))
+	    has_prefix(name, CUDA_PREFIX) || has_prefix(name, PYTHON_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
@@ -572,5 +619,6 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_symbols(out, m);
 	put_target(out, m, links);
 	put_cuda(out, m);
+	put_python(out, m);
 	put_other_counters(out, m);
 }

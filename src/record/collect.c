@@ -2,11 +2,13 @@
 #include "record/collect.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "format/tables.h"
+#include "record/python.h"
 #include "symbols/symbols.h"
 #include "unwind/addrspace.h"
 #include "util/hashmap.h"
@@ -31,7 +33,9 @@ enum counter {
 	CNT_SYM_UNRESOLVED,
 	CNT_SYM_MISSING_DSO,
 	CNT_TARGET,	/* one per enum target_counter */
-	NCOUNTERS = CNT_TARGET + TARGET_COUNTERS
+	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
+	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
+	NCOUNTERS
 };
 
 static const char *const fixed_counter_names[CNT_UNWIND] = {
@@ -67,6 +71,7 @@ struct collector {
 	const struct rec_layout *layout;
 	struct addrspaces *as;
 	struct unwinder *unwinder;
+	struct pyreader *python;
 
 	struct strtab strings;
 	uint32_t strings_out;		/* ids up to this are in a chunk already */
@@ -85,6 +90,7 @@ struct collector {
 	uint32_t counter_names[NCOUNTERS];
 	bool symbolized;
 	bool target_counted;	/* the target.* counters are worth writing */
+	bool python_counted;	/* ... and the python.* ones */
 	uint32_t lanes;
 	uint32_t spans;			/* span ids up to this are taken */
 	/* Counters named by the target's processes: sums over processes. */
@@ -159,6 +165,7 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 	u64map_put(&c->live_threads, pid, 0);
 	addrspace_exit(c->as, pid);
 	unwinder_forget_pid(c->unwinder, pid);
+	pyreader_forget(c->python, pid);
 }
 
 static uint64_t loc_hash(uint32_t dso, uint64_t addr)
@@ -227,6 +234,30 @@ static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
 	}
 }
 
+/* The sample's Python stack, read now and held against its native one in c->ips. */
+static void count_python(struct collector *c, const struct rec_sample *s, size_t n,
+			 bool complete)
+{
+	enum py_outcome outcome;
+	const char *found;
+	uint32_t frames;
+
+	outcome = pyreader_sample(c->python, s->pid, s->tid, c->ips, n, complete, &frames,
+				  &found);
+	if (found) {
+		char key[32];
+
+		snprintf(key, sizeof(key), "python.process.%" PRIu32, s->pid);
+		collector_meta(c, key, found);
+		c->python_counted = true;
+	}
+	if (outcome == PY_NOT_PYTHON)
+		return;
+	c->counters[CNT_PYTHON + outcome]++;
+	if (outcome == PY_MATCHED)
+		c->counters[CNT_PYTHON_FRAMES] += frames;
+}
+
 static void on_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct unwind_sample us = {0};
@@ -253,6 +284,7 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->ips[0] = s.ip;
 		n = 1;
 	}
+	count_python(c, &s, n, outcome == UNWIND_COMPLETE);
 	while (n)
 		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
 
@@ -342,6 +374,7 @@ static void on_comm(struct collector *c, const struct perf_event_header *h, uint
 	if (exec) {
 		addrspace_exec(c->as, b->pid);
 		unwinder_forget_pid(c->unwinder, b->pid);
+		pyreader_forget(c->python, b->pid);
 	}
 	add_task(c, ts, b->pid, b->tid, exec ? TR_TASK_EXEC : TR_TASK_COMM, id);
 }
@@ -382,6 +415,9 @@ static void on_mmap2(struct collector *c, const struct perf_event_header *h)
 	addrspace_mmap(c->as, m->pid, m->addr, m->len, m->pgoff, m->prot, path,
 		       build_id_len ? m->build_id : NULL, build_id_len);
 	sync_dsos(c);
+	/* A process that was not Python when first sampled may be now. */
+	if (pyreader_is_python_path(path))
+		pyreader_forget(c->python, m->pid);
 }
 
 static void on_switch(struct collector *c, const struct perf_event_header *h, uint64_t ts)
@@ -480,6 +516,8 @@ int collector_new(struct collector **out, enum unwind_method method,
 	err = addrspaces_new(&c->as);
 	if (!err)
 		err = unwinder_new(&c->unwinder, method, c->as);
+	if (!err)
+		err = pyreader_new(&c->python);
 	if (err) {
 		collector_free(c);
 		return err;
@@ -494,8 +532,14 @@ int collector_new(struct collector **out, enum unwind_method method,
 		} else if (i < CNT_TARGET) {
 			c->counter_names[i] =
 				intern_str(c, symbol_counter_names[i - CNT_SYM_RESOLVED]);
-		} else {
+		} else if (i < CNT_PYTHON) {
 			c->counter_names[i] = intern_str(c, target_counter_names[i - CNT_TARGET]);
+		} else if (i < CNT_PYTHON_FRAMES) {
+			snprintf(name, sizeof(name), "python.%s",
+				 py_outcome_name((enum py_outcome)(i - CNT_PYTHON)));
+			c->counter_names[i] = intern_str(c, name);
+		} else {
+			c->counter_names[i] = intern_str(c, "python.frames");
 		}
 	}
 	*out = c;
@@ -508,6 +552,7 @@ void collector_free(struct collector *c)
 		return;
 	if (c->unwinder)
 		unwinder_free(c->unwinder);
+	pyreader_free(c->python);
 	if (c->as)
 		addrspaces_free(c->as);
 	tr_tables_free(c->cur);
@@ -658,7 +703,9 @@ void collector_flush(struct collector *c, bool wait)
 	if (c->symbolized)
 		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
 	if (c->target_counted)
-		added += put_counters(c, CNT_TARGET, NCOUNTERS);
+		added += put_counters(c, CNT_TARGET, CNT_PYTHON);
+	if (c->python_counted)
+		added += put_counters(c, CNT_PYTHON, NCOUNTERS);
 	for (size_t i = 0; i < c->target_sums.len; i++)
 		*VEC_PUSH(&c->cur->counters) = c->target_sums.v[i];
 	added += c->target_sums.len;

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # An ordinary user records its own program (user-space stacks only) when
-# perf_event_paranoid allows it (<= 2), and is told why not otherwise.
+# perf_event_paranoid allows it (<= 2), and is told why not otherwise; lane
+# spans and Python stacks reach its recording too.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -31,3 +32,14 @@ run_gtrace diagnose -i lanes.data >diag.txt
 recorded=$(target_counter diag.txt spans)
 [ "$recorded" -eq "$reported" ] ||
 	{ show diag.txt; fail "$recorded spans recorded of $reported reported"; }
+
+# An ordinary user's Python program has its Python stacks read: the
+# recorder is its parent, which may read its memory.
+if [ -x /usr/bin/python3.11 ]; then
+	as_unprivileged "$GTRACE" record -q -o py.data -- /usr/bin/python3.11 \
+		"$SRCDIR/tests/workloads/pywork.py" >py.txt 2>err.txt </dev/null ||
+		{ show err.txt; fail "unprivileged record of a Python program failed"; }
+	run_gtrace diagnose -i py.data >py.diag
+	matched=$(awk '$1 == "python.matched" { print $2 }' py.diag)
+	[ "${matched:-0}" -gt 0 ] || { show py.diag; fail "no Python stack read as an ordinary user"; }
+fi

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+# CPython processes: the recorder finds the interpreter (libpython or the
+# python executable), reads each sample's Python stack and holds it against
+# the native one; diagnose names the process and version and counts how
+# the reads went. A version without a known layout is named and counted;
+# a program that is not Python has no Python section.
+. "$SRCDIR/tests/e2e/lib.sh"
+
+need_perf_events
+pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
+py311=
+for py in /usr/bin/python3.11 "$pyenv"/3.11*/bin/python3; do
+	[ -x "$py" ] && py311=$py && break
+done
+[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
+work=$SRCDIR/tests/workloads/pywork.py
+
+# counter DIAG NAME: a counter of diagnose output, 0 when not listed.
+counter() {
+	awk -v name="$2" '$1 == name { print $2; found = 1; exit } END { if (!found) print 0 }' "$1"
+}
+
+# python_samples DIAG: the samples of CPython threads, by any outcome.
+python_samples() {
+	echo $(($(counter "$1" python.matched) + $(counter "$1" python.mismatch) +
+		$(counter "$1" python.no-thread-state) + $(counter "$1" python.read-failed) +
+		$(counter "$1" python.exited) + $(counter "$1" python.unsupported)))
+}
+
+# check_read NAME VERSION: NAME.diag found CPython VERSION and read most of
+# its samples' stacks, each at least <module>, main and a work function deep.
+check_read() {
+	expect_contains "$1.diag" "^python\\.process\\.[0-9]+: +CPython $2\\.[0-9]+ /"
+	expect_contains "$1.diag" '^Python: +[0-9]+ of [0-9]+ samples of CPython processes'
+	all=$(python_samples "$1.diag")
+	matched=$(counter "$1.diag" python.matched)
+	frames=$(counter "$1.diag" python.frames)
+	[ "$all" -gt 0 ] && [ $((matched * 2)) -gt "$all" ] ||
+		{ show "$1.diag"; fail "$1: $matched of $all Python stacks read"; }
+	[ "$frames" -ge $((matched * 3)) ] ||
+		{ show "$1.diag"; fail "$1: $frames frames in $matched stacks, fewer than 3 each"; }
+}
+
+record py311.data -- "$py311" "$work" 2
+run_gtrace diagnose -i py311.data >py311.diag
+check_read py311 3.11
+
+# The other versions with a layout, where pyenv has them.
+for version in 3.12 3.13; do
+	for py in "$pyenv"/"$version".*/bin/python3; do
+		[ -x "$py" ] || continue
+		record "py$version.data" -- "$py" "$work"
+		run_gtrace diagnose -i "py$version.data" >"py$version.diag"
+		check_read "py$version" "$version"
+		break
+	done
+done
+
+# A version without one: named, counted, and said in the summary.
+for py in "$pyenv"/3.10*/bin/python3; do
+	[ -x "$py" ] || continue
+	record py310.data -- "$py" "$work"
+	run_gtrace diagnose -i py310.data >py310.diag
+	expect_contains py310.diag '^python\.process\.[0-9]+: +unsupported: CPython 3\.10'
+	expect_contains py310.diag '; [0-9]+ of a version gtrace cannot read$'
+	[ "$(counter py310.diag python.unsupported)" -gt 0 ] ||
+		{ show py310.diag; fail "python.unsupported is 0 for CPython 3.10"; }
+	[ "$(counter py310.diag python.matched)" -eq 0 ] ||
+		{ show py310.diag; fail "CPython 3.10 stacks counted as read"; }
+	break
+done
+
+# Not Python: no section, no counter.
+record hot.data -- "$WORKLOADS/hot" 0.2
+run_gtrace diagnose -i hot.data >hot.diag
+expect_not_contains hot.diag '^Python:'
+expect_not_contains hot.diag 'python\.'
