@@ -49,6 +49,7 @@ enum tr_dso_flags {
 	TR_DSO_VDSO = 1 << 1,
 	TR_DSO_KERNEL = 1 << 2,
 	TR_DSO_MISSING = 1 << 3, /* the file could not be opened when symbolizing */
+	TR_DSO_PYTHON = 1 << 4,	/* a Python source file: see struct tr_loc */
 };
 
 #define TR_BUILD_ID_MAX 20
@@ -66,12 +67,16 @@ struct tr_dso {
  * A code location: an address inside a dso. For file-backed dsos, addr is the
  * ELF virtual address (what addr2line takes); for TR_DSO_ANON it is the
  * absolute address in that process. Return addresses of caller frames are
- * stored minus one, so they point into the call instruction.
+ * stored minus one, so they point into the call instruction. In a
+ * TR_DSO_PYTHON file, addr is TR_PYTHON_ADDR(line, function name's string
+ * id), and the loc's one symbol row, written with it, names both.
  */
 struct tr_loc {
 	uint32_t dso;		/* dso id */
 	uint64_t addr;
 };
+
+#define TR_PYTHON_ADDR(line, func) ((uint64_t)(line) << 32 | (uint32_t)(func))
 
 /*
  * Stacks are interned as a prefix tree: a node is a frame under its caller's

@@ -81,6 +81,8 @@ struct collector {
 	struct u64map loc_ids;		/* hash of (dso, addr) -> loc id, probed on collision */
 	struct u64map node_ids;		/* parent << 32 | loc -> node id */
 	uint32_t nodes;
+	struct u64map python_codes;	/* py_frame.code -> name << 32 | file (string ids) */
+	struct u64map python_files;	/* file string id -> its dso id */
 
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
 	struct u64map comms;		/* tid -> string id of its name */
@@ -99,6 +101,7 @@ struct collector {
 
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
+	struct py_stack python_stack;
 };
 
 static uint32_t intern_str(struct collector *c, const char *s)
@@ -175,17 +178,15 @@ static uint64_t loc_hash(uint32_t dso, uint64_t addr)
 	return h == U64MAP_EMPTY ? 0 : h;
 }
 
-/* The loc of ip in pid: (dso, ELF address), or (0, ip) outside any map. */
-static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
+/* The loc (dso, addr); *added when it is new. */
+static uint32_t intern_loc_at(struct collector *c, uint32_t dso, uint64_t addr, bool *added)
 {
-	const struct map *m = addrspace_find(c->as, pid, ip);
-	uint32_t dso = m ? m->dso->id : 0;
-	uint64_t addr = m ? map_to_elf_addr(m, ip) : ip;
 	uint64_t key = loc_hash(dso, addr), id;
 	struct tr_loc *loc;
 
 	if (dso > c->dsos_out)
 		sync_dsos(c);
+	*added = false;
 	/* Keys are hashes: a different loc under the same key probes on. */
 	while (u64map_get(&c->loc_ids, key, &id)) {
 		loc = &c->locs.v[id - 1];
@@ -198,7 +199,17 @@ static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
 	loc->addr = addr;
 	*VEC_PUSH(&c->cur->locs) = *loc;
 	u64map_put(&c->loc_ids, key, c->locs.len);
+	*added = true;
 	return (uint32_t)c->locs.len;
+}
+
+/* The loc of ip in pid: (dso, ELF address), or (0, ip) outside any map. */
+static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
+{
+	const struct map *m = addrspace_find(c->as, pid, ip);
+	bool added;
+
+	return intern_loc_at(c, m ? m->dso->id : 0, m ? map_to_elf_addr(m, ip) : ip, &added);
 }
 
 static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
@@ -213,6 +224,46 @@ static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
 	n->loc = loc;
 	u64map_put(&c->node_ids, key, ++c->nodes);
 	return c->nodes;
+}
+
+/*
+ * The loc of a Python frame: in its source file's dso, at its line and
+ * function, named by a symbol row of its own when new.
+ */
+static uint32_t intern_python_loc(struct collector *c, const struct py_frame *f)
+{
+	uint64_t names, dso;
+	uint32_t name, file, loc;
+	bool added;
+
+	if (!u64map_get(&c->python_codes, f->code, &names)) {
+		const char *func_name, *file_name;
+
+		pyreader_code(c->python, f->code, &func_name, &file_name);
+		names = (uint64_t)intern_str(c, func_name) << 32 | intern_str(c, file_name);
+		u64map_put(&c->python_codes, f->code, names);
+	}
+	name = (uint32_t)(names >> 32);
+	file = (uint32_t)names;
+	if (!u64map_get(&c->python_files, file, &dso)) {
+		dso = addrspaces_add_dso(c->as, collector_string(c, file), TR_DSO_PYTHON);
+		u64map_put(&c->python_files, file, dso);
+	}
+	loc = intern_loc_at(c, (uint32_t)dso, TR_PYTHON_ADDR(f->line, name), &added);
+	if (added)
+		*VEC_PUSH(&c->cur->symbols) = (struct tr_symbol){
+			.loc = loc, .func = name, .file = file, .line = f->line,
+		};
+	return loc;
+}
+
+/* Interns the Python frames of group g of st under node, outermost first. */
+static uint32_t intern_python_group(struct collector *c, uint32_t node,
+				    const struct py_stack *st, uint32_t g)
+{
+	for (uint32_t k = st->group_start[g + 1]; k > st->group_start[g]; k--)
+		node = intern_node(c, node, intern_python_loc(c, &st->frames[k - 1]));
+	return node;
 }
 
 static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
@@ -234,37 +285,49 @@ static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
 	}
 }
 
-/* The sample's Python stack, read now and held against its native one in c->ips. */
-static void count_python(struct collector *c, const struct rec_sample *s, size_t n,
-			 bool complete)
+/* found, when not NULL, says that process pid is CPython, and which. */
+static void python_found(struct collector *c, uint32_t pid, const char *found)
 {
+	char key[32];
+
+	if (!found)
+		return;
+	snprintf(key, sizeof(key), "python.process.%" PRIu32, pid);
+	collector_meta(c, key, found);
+	c->python_counted = true;
+}
+
+/*
+ * The sample's Python stack, as read when it arrived, held against its
+ * native one in c->ips: the stack when it matched, else NULL.
+ */
+static const struct py_stack *read_python(struct collector *c, const struct rec_sample *s,
+					  size_t n, bool complete)
+{
+	struct py_stack *st = &c->python_stack;
 	enum py_outcome outcome;
 	const char *found;
-	uint32_t frames;
 
-	outcome = pyreader_sample(c->python, s->pid, s->tid, c->ips, n, complete, &frames,
+	outcome = pyreader_sample(c->python, s->pid, s->tid, s->time, c->ips, n, complete, st,
 				  &found);
-	if (found) {
-		char key[32];
-
-		snprintf(key, sizeof(key), "python.process.%" PRIu32, s->pid);
-		collector_meta(c, key, found);
-		c->python_counted = true;
-	}
+	python_found(c, s->pid, found);
 	if (outcome == PY_NOT_PYTHON)
-		return;
+		return NULL;
 	c->counters[CNT_PYTHON + outcome]++;
-	if (outcome == PY_MATCHED)
-		c->counters[CNT_PYTHON_FRAMES] += frames;
+	if (outcome != PY_MATCHED)
+		return NULL;
+	c->counters[CNT_PYTHON_FRAMES] += st->group_start[st->groups];
+	return st;
 }
 
 static void on_sample(struct collector *c, const struct perf_event_header *h)
 {
 	struct unwind_sample us = {0};
 	enum unwind_outcome outcome;
+	const struct py_stack *py;
 	struct rec_sample s;
 	struct tr_sample *row;
-	uint32_t node = 0;
+	uint32_t node = 0, group;
 	size_t n = 0;
 
 	if (rec_parse_sample(c->layout, h, &s)) {
@@ -284,9 +347,14 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->ips[0] = s.ip;
 		n = 1;
 	}
-	count_python(c, &s, n, outcome == UNWIND_COMPLETE);
-	while (n)
+	py = read_python(c, &s, n, outcome == UNWIND_COMPLETE);
+	/* Each group of Python frames goes right under the eval frame running it. */
+	group = py ? py->groups : 0;
+	while (n) {
 		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
+		if (group && py->eval_at[group - 1] == n)
+			node = intern_python_group(c, node, py, --group);
+	}
 
 	row = VEC_PUSH(&c->cur->samples);
 	row->ts = s.time;
@@ -467,6 +535,24 @@ static void flush_if_large(struct collector *c)
 		collector_flush(c, pending_rows(c) >= CHUNK_MAX_ROWS);
 }
 
+void collector_arrived(void *arg, const struct perf_event_header *h, uint64_t time)
+{
+	struct collector *c = arg;
+	struct rec_sample s;
+	const char *found;
+
+	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(c->layout, h, &s))
+		return;
+	(void)time;
+	pyreader_snapshot(c->python, s.pid, s.tid, s.time, &found);
+	python_found(c, s.pid, found);
+}
+
+bool collector_reads_python(const struct collector *c)
+{
+	return c->python_counted;
+}
+
 void collector_record(void *arg, const struct perf_event_header *h, uint64_t time)
 {
 	struct collector *c = arg;
@@ -561,6 +647,8 @@ void collector_free(struct collector *c)
 	VEC_FREE(&c->locs);
 	u64map_free(&c->loc_ids);
 	u64map_free(&c->node_ids);
+	u64map_free(&c->python_codes);
+	u64map_free(&c->python_files);
 	u64map_free(&c->switched_out);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
@@ -722,6 +810,9 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 	const struct tr_loc *loc = &c->locs.v[id - 1];
 	int n;
 
+	/* A Python frame's symbol row was written with its loc. */
+	if (loc->dso && (addrspaces_dso(c->as, loc->dso)->flags & TR_DSO_PYTHON))
+		return;
 	if (!loc->dso) {
 		c->counters[CNT_SYM_UNRESOLVED]++;
 		return;

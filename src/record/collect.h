@@ -90,6 +90,16 @@ void collector_count_target(struct collector *c, enum target_counter k, uint64_t
 void collector_record(void *c, const struct perf_event_header *h, uint64_t time);
 
 /*
+ * One record as it comes out of its ring, before the records are put in
+ * order: reads what must belong to the sampled moment (a CPython thread's
+ * Python stack) while it still may. A rec_fn for rec_queue_visit.
+ */
+void collector_arrived(void *c, const struct perf_event_header *h, uint64_t time);
+
+/* Whether a CPython process is being recorded: its samples want prompt reads. */
+bool collector_reads_python(const struct collector *c);
+
+/*
  * Closes the chunk: the rows so far go to the writer. When the writer is
  * still busy they wait for the next flush, unless wait is set.
  */

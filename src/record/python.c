@@ -12,13 +12,27 @@
 #include <unistd.h>
 
 #include "util/hashmap.h"
+#include "util/utf8.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
 
 /* Bounds on what one read walks: a longer chain is taken as corrupt. */
 #define MAX_FRAMES 4096
 #define MAX_THREADS 4096
+/* Bounds on what is copied of a code object's name, file and line table. */
+#define MAX_NAME_CHARS 1024
+#define MAX_LINETABLE (64u << 10)
 /* _PyInterpreterFrame.owner of the shim frame each eval call pushes (3.12+). */
 #define FRAME_OWNED_BY_CSTACK 3
+
+/* Offsets the same in 3.11 to 3.13: the code object's strings, str and bytes objects. */
+#define CODE_FILENAME 112	/* PyCodeObject.co_filename */
+#define CODE_QUALNAME 128	/* .co_qualname */
+#define CODE_LINETABLE 136	/* .co_linetable */
+#define OBJECT_TYPE 8		/* PyObject.ob_type */
+#define VAR_SIZE 16		/* PyVarObject.ob_size, PyASCIIObject.length */
+#define STR_STATE 32		/* PyASCIIObject.state: kind bits 2-4, compact 5, ascii 6 */
+#define BYTES_DATA 32		/* PyBytesObject.ob_sval */
 
 /*
  * Where the interpreter keeps what the walk needs, per minor version, from
@@ -33,22 +47,44 @@ struct py_layout {
 	uint32_t tstate_native_thread_id;
 	uint32_t tstate_cframe;			/* 0: the frame is in the thread state */
 	uint32_t current_frame;			/* in _PyCFrame, else in PyThreadState */
+	uint32_t frame_code;			/* f_code; f_executable in 3.13 */
 	uint32_t frame_previous;
+	uint32_t frame_instr;			/* prev_instr; instr_ptr in 3.13 */
 	uint32_t frame_is_entry;		/* 0: entries are owner CSTACK shims */
 	uint32_t frame_owner;
+	uint32_t code_firstlineno;
+	uint32_t code_units;			/* co_code_adaptive: the instructions */
+	uint32_t ascii_size;			/* sizeof(PyASCIIObject) */
+	uint32_t compact_size;			/* sizeof(PyCompactUnicodeObject) */
 };
 
 static const struct py_layout layouts[] = {
 	{ .minor = 11, .runtime_interpreters_head = 40, .interp_threads_head = 16,
 	  .tstate_next = 8, .tstate_native_thread_id = 160, .tstate_cframe = 56,
-	  .current_frame = 8, .frame_previous = 48, .frame_is_entry = 68,
-	  .frame_owner = 69 },
+	  .current_frame = 8, .frame_code = 32, .frame_previous = 48, .frame_instr = 56,
+	  .frame_is_entry = 68, .frame_owner = 69, .code_firstlineno = 72,
+	  .code_units = 184, .ascii_size = 48, .compact_size = 72 },
 	{ .minor = 12, .runtime_interpreters_head = 40, .interp_threads_head = 72,
 	  .tstate_next = 8, .tstate_native_thread_id = 144, .tstate_cframe = 56,
-	  .current_frame = 0, .frame_previous = 8, .frame_owner = 70 },
+	  .current_frame = 0, .frame_code = 0, .frame_previous = 8, .frame_instr = 56,
+	  .frame_owner = 70, .code_firstlineno = 68, .code_units = 192, .ascii_size = 40,
+	  .compact_size = 56 },
 	{ .minor = 13, .runtime_interpreters_head = 632, .interp_threads_head = 7344,
 	  .tstate_next = 8, .tstate_native_thread_id = 160, .current_frame = 72,
-	  .frame_previous = 8, .frame_owner = 70 },
+	  .frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
+	  .code_firstlineno = 68, .code_units = 200, .ascii_size = 40, .compact_size = 56 },
+};
+
+/*
+ * What the reader keeps of a code object: read once, at its first frame,
+ * and kept until the reader is freed, as frames read earlier refer to it.
+ */
+struct py_code {
+	int32_t firstlineno;
+	uint64_t units;			/* where its instructions are in the process */
+	char *name, *file;
+	uint8_t *linetable;
+	uint32_t linetable_len;
 };
 
 enum py_state { PROC_NOT_PYTHON, PROC_PYTHON, PROC_UNSUPPORTED };
@@ -58,11 +94,32 @@ struct pyproc {
 	const struct py_layout *layout;
 	uint64_t runtime;		/* &_PyRuntime in the process */
 	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault's code */
+	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
+	struct u64map codes;		/* code object address -> py_frame.code */
+};
+
+/* A sample's Python stack as read when the sample arrived, until it is matched. */
+struct snapshot {
+	uint64_t time;
+	enum py_outcome outcome;
+	uint64_t eval_lo, eval_hi;	/* of the process when read */
+	struct py_frame *frames;
+	uint32_t *group_start;		/* groups + 1 of them */
+	uint32_t groups;
+};
+
+/* One thread's snapshots not matched yet: a few drains' worth. */
+struct pending {
+	VEC(struct snapshot *) snaps;
 };
 
 struct pyreader {
 	struct u64map procs;		/* pid -> struct pyproc * */
+	VEC(struct py_code *) codes;	/* by py_frame.code - 1 */
+	struct u64map pending_of;	/* tid -> index in pending */
+	VEC(struct pending) pending;
+	struct py_stack scratch;
 	char found[4200];
 };
 
@@ -88,8 +145,24 @@ int pyreader_new(struct pyreader **pr)
 	return 0;
 }
 
+static void code_free(struct py_code *code)
+{
+	free(code->name);
+	free(code->file);
+	free(code->linetable);
+	free(code);
+}
+
+static void snapshot_free(struct snapshot *snap)
+{
+	free(snap->frames);
+	free(snap->group_start);
+	free(snap);
+}
+
 static void proc_free(struct pyproc *p)
 {
+	u64map_free(&p->codes);
 	u64map_free(&p->tstates);
 	free(p);
 }
@@ -115,6 +188,16 @@ void pyreader_free(struct pyreader *pr)
 		if (v)
 			proc_free((struct pyproc *)(uintptr_t)v);
 	u64map_free(&pr->procs);
+	for (size_t i = 0; i < pr->pending.len; i++) {
+		for (size_t k = 0; k < pr->pending.v[i].snaps.len; k++)
+			snapshot_free(pr->pending.v[i].snaps.v[k]);
+		VEC_FREE(&pr->pending.v[i].snaps);
+	}
+	VEC_FREE(&pr->pending);
+	u64map_free(&pr->pending_of);
+	for (size_t i = 0; i < pr->codes.len; i++)
+		code_free(pr->codes.v[i]);
+	VEC_FREE(&pr->codes);
 	free(pr);
 }
 
@@ -143,7 +226,7 @@ static int peek_u64(uint32_t pid, uint64_t addr, uint64_t *v)
 }
 
 struct py_symbols {
-	uint64_t runtime, version, eval, eval_size;
+	uint64_t runtime, version, eval, eval_size, code_type;
 	uint64_t first_load;		/* page-aligned vaddr of the segment at offset 0 */
 };
 
@@ -189,13 +272,15 @@ static int read_symbols(const char *path, struct py_symbols *sy)
 				sy->runtime = sym.st_value;
 			} else if (!strcmp(name, "Py_Version")) {
 				sy->version = sym.st_value;
+			} else if (!strcmp(name, "PyCode_Type")) {
+				sy->code_type = sym.st_value;
 			} else if (!strcmp(name, "_PyEval_EvalFrameDefault")) {
 				sy->eval = sym.st_value;
 				sy->eval_size = sym.st_size;
 			}
 		}
 	}
-	err = sy->runtime && sy->eval ? 0 : -ENOENT;
+	err = sy->runtime && sy->eval && sy->code_type ? 0 : -ENOENT;
 out:
 	if (elf)
 		elf_end(elf);
@@ -270,6 +355,7 @@ static struct pyproc *proc_detect(struct pyreader *pr, uint32_t pid, const char 
 	p->runtime = bias + sy.runtime;
 	p->eval_lo = bias + sy.eval;
 	p->eval_hi = p->eval_lo + (sy.eval_size ? sy.eval_size : 1);
+	p->code_type = bias + sy.code_type;
 	snprintf(pr->found, sizeof(pr->found), "%sCPython %u.%u.%u %s",
 		 p->layout ? "" : "unsupported: ", major, minor, micro, path);
 	*found = pr->found;
@@ -316,55 +402,236 @@ static int current_frame(struct pyproc *p, uint32_t pid, uint64_t ts, uint64_t *
 }
 
 /*
- * Walks the frame chain from frame: *frames Python frames in *groups groups,
- * one per eval call (3.11: a group ends with its entry frame; 3.12+: with
- * the shim frame the eval call pushed, which is not a Python frame).
+ * A str object's text as UTF-8 (compact strings only: every str the
+ * interpreter makes for code objects is one); NULL when it is not readable.
  */
-static int walk_frames(struct pyproc *p, uint32_t pid, uint64_t frame, uint32_t *frames,
-		       uint32_t *groups)
+static char *read_str(const struct py_layout *l, uint32_t pid, uint64_t addr)
+{
+	uint8_t head[80], chars[MAX_NAME_CHARS * 4];
+	uint32_t state, kind;
+	int64_t len;
+	char *text, *out;
+
+	if (!addr || peek(pid, addr, head, l->compact_size))
+		return NULL;
+	memcpy(&len, head + VAR_SIZE, sizeof(len));
+	memcpy(&state, head + STR_STATE, sizeof(state));
+	kind = state >> 2 & 7;
+	if (!(state >> 5 & 1) || (kind != 1 && kind != 2 && kind != 4) || len < 0)
+		return NULL;
+	if (len > MAX_NAME_CHARS)
+		len = MAX_NAME_CHARS;
+	if (peek(pid, addr + (state >> 6 & 1 ? l->ascii_size : l->compact_size), chars,
+		 (size_t)len * kind))
+		return NULL;
+	out = text = xmalloc((size_t)len * 4 + 1);
+	for (int64_t i = 0; i < len; i++) {
+		uint32_t c = kind == 1 ? chars[i]
+			   : kind == 2 ? (uint32_t)chars[2 * i] | (uint32_t)chars[2 * i + 1] << 8
+			   : (uint32_t)chars[4 * i] | (uint32_t)chars[4 * i + 1] << 8 |
+			     (uint32_t)chars[4 * i + 2] << 16 | (uint32_t)chars[4 * i + 3] << 24;
+
+		/* A NUL cannot be in a trace's string. */
+		out += utf8_encode(c ? c : 0xfffd, out);
+	}
+	*out = '\0';
+	return text;
+}
+
+/* The id of the code object at addr, read at its first frame; 0 when unreadable. */
+static uint32_t code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t addr)
 {
 	const struct py_layout *l = p->layout;
+	uint8_t obj[CODE_LINETABLE + 8];
+	uint64_t type, filename, qualname, linetable, id;
+	int64_t table_len;
+	struct py_code *code;
+
+	if (u64map_get(&p->codes, addr, &id))
+		return (uint32_t)id;
+	if (!addr || peek(pid, addr, obj, sizeof(obj)))
+		return 0;
+	memcpy(&type, obj + OBJECT_TYPE, sizeof(type));
+	memcpy(&filename, obj + CODE_FILENAME, sizeof(filename));
+	memcpy(&qualname, obj + CODE_QUALNAME, sizeof(qualname));
+	memcpy(&linetable, obj + CODE_LINETABLE, sizeof(linetable));
+	if (type != p->code_type || peek(pid, linetable + VAR_SIZE, &table_len, sizeof(table_len)) ||
+	    table_len < 0 || table_len > MAX_LINETABLE)
+		return 0;
+	code = xcalloc(1, sizeof(*code));
+	memcpy(&code->firstlineno, obj + l->code_firstlineno, sizeof(code->firstlineno));
+	code->units = addr + l->code_units;
+	code->name = read_str(l, pid, qualname);
+	code->file = read_str(l, pid, filename);
+	code->linetable_len = (uint32_t)table_len;
+	code->linetable = xmalloc(code->linetable_len + 1);
+	if (!code->name || !code->file ||
+	    peek(pid, linetable + BYTES_DATA, code->linetable, code->linetable_len)) {
+		code_free(code);
+		return 0;
+	}
+	*VEC_PUSH(&pr->codes) = code;
+	u64map_put(&p->codes, addr, pr->codes.len);
+	return (uint32_t)pr->codes.len;
+}
+
+void pyreader_code(const struct pyreader *pr, uint32_t code, const char **name,
+		   const char **file)
+{
+	const struct py_code *c = pr->codes.v[code - 1];
+
+	*name = c->name;
+	*file = c->file;
+}
+
+/* A location table varint: six bits a byte, low group first, bit 6 set when more follow. */
+static uint32_t table_varint(const uint8_t **p, const uint8_t *end)
+{
+	uint32_t v = 0;
+
+	for (unsigned shift = 0; *p < end && shift < 32; shift += 6) {
+		uint8_t b = *(*p)++;
+
+		v |= (uint32_t)(b & 63) << shift;
+		if (!(b & 64))
+			break;
+	}
+	return v;
+}
+
+/*
+ * The line of the instruction at byte offset at of code, from its location
+ * table (3.11+): entries of a head byte (bit 7 set, a kind in bits 3-6,
+ * code units covered less one in bits 0-2) and the bytes of their kind;
+ * kinds 10-12 move the line by kind - 10, 13 and 14 by a signed varint,
+ * 15 has no line. 0 when unknown.
+ */
+static uint32_t code_line(const struct py_code *code, int64_t at)
+{
+	const uint8_t *p = code->linetable, *end = p + code->linetable_len;
+	int64_t line = code->firstlineno, unit_end = 0;
+
+	if (at < 0)
+		return code->firstlineno > 0 ? (uint32_t)code->firstlineno : 0;
+	while (p < end) {
+		uint8_t head = *p++;
+		unsigned kind = head >> 3 & 15;
+
+		if (!(head & 0x80))
+			continue;
+		if (kind >= 10 && kind <= 12) {
+			line += kind - 10;
+		} else if (kind == 13 || kind == 14) {
+			uint32_t v = table_varint(&p, end);
+
+			line += v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
+		}
+		unit_end += ((head & 7) + 1) * 2;
+		if (at < unit_end)
+			return kind == 15 || line <= 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
+		while (p < end && !(*p & 0x80))
+			p++;
+	}
+	return 0;
+}
+
+/* Appends the Python frame of code at instruction instr to st, as far as it has room. */
+static void add_frame(const struct pyreader *pr, struct py_stack *st, uint32_t code,
+		      uint64_t instr)
+{
+	const struct py_code *c = pr->codes.v[code - 1];
+	struct py_frame *f;
+
+	if (st->nframes == PY_MAX_FRAMES)
+		return;
+	f = &st->frames[st->nframes++];
+	f->code = code;
+	f->line = code_line(c, (int64_t)(instr - c->units));
+}
+
+/*
+ * Walks the frame chain from frame into st, in groups, one per eval call
+ * (3.11: a group ends with its entry frame; 3.12+: with the shim frame the
+ * eval call pushed, which is not a Python frame).
+ */
+static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t frame,
+		       struct py_stack *st)
+{
+	const struct py_layout *l = p->layout;
+	uint32_t len = (l->frame_is_entry > l->frame_owner ? l->frame_is_entry : l->frame_owner) + 1;
 	uint8_t buf[80];
 	bool open = false;
 
-	*frames = *groups = 0;
+	st->nframes = st->groups = 0;
+	st->group_start[0] = 0;
 	for (int i = 0; frame; i++) {
-		uint32_t len = (l->frame_is_entry ? l->frame_is_entry : l->frame_owner) + 1;
+		uint64_t code_addr, instr;
+		uint32_t code;
 		int err;
 
-		if (i == MAX_FRAMES)
+		if (i == MAX_FRAMES || st->groups == PY_MAX_FRAMES)
 			return -ELOOP;
 		err = peek(pid, frame, buf, len);
 		if (err)
 			return err;
-		if (l->frame_is_entry) {
-			(*frames)++;
-			open = !buf[l->frame_is_entry];
-			*groups += !open;
-		} else if (buf[l->frame_owner] == FRAME_OWNED_BY_CSTACK) {
-			(*groups)++;
-			open = false;
-		} else {
-			(*frames)++;
-			open = true;
-		}
 		memcpy(&frame, buf + l->frame_previous, sizeof(frame));
+		if (!l->frame_is_entry && buf[l->frame_owner] == FRAME_OWNED_BY_CSTACK) {
+			st->group_start[++st->groups] = st->nframes;
+			open = false;
+			continue;
+		}
+		memcpy(&code_addr, buf + l->frame_code, sizeof(code_addr));
+		memcpy(&instr, buf + l->frame_instr, sizeof(instr));
+		code = code_at(pr, p, pid, code_addr);
+		if (!code)
+			return -EFAULT;
+		add_frame(pr, st, code, instr);
+		open = !(l->frame_is_entry && buf[l->frame_is_entry]);
+		if (!open)
+			st->group_start[++st->groups] = st->nframes;
 	}
 	/* The outermost frames of a thread belong to its first eval call too. */
-	*groups += open;
+	if (open)
+		st->group_start[++st->groups] = st->nframes;
 	return 0;
 }
 
-enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid,
-				const uint64_t *ips, size_t n, bool complete,
-				uint32_t *frames, const char **found)
+/*
+ * Holds st's groups against the eval frames of the native stack, each
+ * innermost first; on a match, notes which native frame runs each group.
+ */
+static enum py_outcome match_native(uint64_t eval_lo, uint64_t eval_hi, struct py_stack *st,
+				    const uint64_t *ips, size_t n, bool complete)
+{
+	uint32_t evals = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (ips[i] < eval_lo || ips[i] >= eval_hi)
+			continue;
+		if (evals < st->groups)
+			st->eval_at[evals] = (uint32_t)i;
+		evals++;
+	}
+	/* A cut native stack holds the innermost eval calls only. */
+	if (evals == st->groups || (!complete && evals < st->groups)) {
+		st->groups = evals;
+		return PY_MATCHED;
+	}
+	return PY_MISMATCH;
+}
+
+/*
+ * Reads tid's Python stack into st: PY_MATCHED when read, to be matched
+ * yet against the native frames in [eval[0], eval[1]).
+ */
+static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t tid,
+				  struct py_stack *st, uint64_t eval[2], const char **found)
 {
 	struct pyproc *p = NULL;
 	uint64_t v, ts, frame;
-	uint32_t groups, evals = 0;
 	int err;
 
-	*frames = 0;
+	st->nframes = st->groups = 0;
 	*found = NULL;
 	if (u64map_get(&pr->procs, pid, &v) && v)
 		p = (struct pyproc *)(uintptr_t)v;
@@ -374,21 +641,91 @@ enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid,
 		return PY_NOT_PYTHON;
 	if (p->state == PROC_UNSUPPORTED)
 		return PY_UNSUPPORTED;
+	eval[0] = p->eval_lo;
+	eval[1] = p->eval_hi;
 	err = thread_state(p, pid, tid, &ts);
 	if (err == -ENOENT)
 		return PY_NO_THREAD_STATE;
 	if (!err)
 		err = current_frame(p, pid, ts, &frame);
 	if (!err)
-		err = walk_frames(p, pid, frame, frames, &groups);
+		err = walk_frames(pr, p, pid, frame, st);
 	if (err == -ESRCH)
 		return PY_EXITED;
-	if (err)
-		return PY_READ_FAILED;
-	for (size_t i = 0; i < n; i++)
-		evals += ips[i] >= p->eval_lo && ips[i] < p->eval_hi;
-	/* A cut native stack holds the innermost eval calls only. */
-	if (evals == groups || (!complete && evals < groups))
-		return PY_MATCHED;
-	return PY_MISMATCH;
+	return err ? PY_READ_FAILED : PY_MATCHED;
+}
+
+static struct pending *pending_of(struct pyreader *pr, uint32_t tid)
+{
+	uint64_t i;
+
+	if (!u64map_get(&pr->pending_of, tid, &i)) {
+		i = pr->pending.len;
+		VEC_PUSH(&pr->pending);
+		u64map_put(&pr->pending_of, tid, i);
+	}
+	return &pr->pending.v[i];
+}
+
+void pyreader_snapshot(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+		       const char **found)
+{
+	struct py_stack *st = &pr->scratch;
+	uint64_t eval[2];
+	enum py_outcome outcome = read_stack(pr, pid, tid, st, eval, found);
+	struct snapshot *snap;
+
+	if (outcome == PY_NOT_PYTHON)
+		return;
+	snap = xcalloc(1, sizeof(*snap));
+	snap->time = time;
+	snap->outcome = outcome;
+	snap->eval_lo = eval[0];
+	snap->eval_hi = eval[1];
+	snap->groups = st->groups;
+	snap->frames = xmemdup(st->frames, st->nframes * sizeof(*st->frames));
+	snap->group_start = xmemdup(st->group_start, (st->groups + 1) * sizeof(*st->group_start));
+	*VEC_PUSH(&pending_of(pr, tid)->snaps) = snap;
+}
+
+/* The snapshot of the sample, taken out of the reader; NULL when there is none. */
+static struct snapshot *take_snapshot(struct pyreader *pr, uint32_t tid, uint64_t time)
+{
+	struct pending *p = pending_of(pr, tid);
+
+	for (size_t i = 0; i < p->snaps.len; i++) {
+		struct snapshot *snap = p->snaps.v[i];
+
+		if (snap->time == time) {
+			p->snaps.v[i] = p->snaps.v[--p->snaps.len];
+			return snap;
+		}
+	}
+	return NULL;
+}
+
+enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+				const uint64_t *ips, size_t n, bool complete,
+				struct py_stack *st, const char **found)
+{
+	struct snapshot *snap = take_snapshot(pr, tid, time);
+	enum py_outcome outcome;
+	uint64_t eval[2];
+
+	*found = NULL;
+	if (snap) {
+		outcome = snap->outcome;
+		eval[0] = snap->eval_lo;
+		eval[1] = snap->eval_hi;
+		st->groups = snap->groups;
+		st->nframes = snap->group_start[snap->groups];
+		memcpy(st->frames, snap->frames, st->nframes * sizeof(*st->frames));
+		memcpy(st->group_start, snap->group_start,
+		       (snap->groups + 1) * sizeof(*st->group_start));
+		snapshot_free(snap);
+	} else {
+		outcome = read_stack(pr, pid, tid, st, eval, found);
+	}
+	return outcome == PY_MATCHED ? match_native(eval[0], eval[1], st, ips, n, complete)
+				     : outcome;
 }

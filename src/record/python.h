@@ -30,6 +30,28 @@ enum py_outcome {
 
 const char *py_outcome_name(enum py_outcome o);
 
+#define PY_MAX_FRAMES 256
+
+/* One Python frame: its function, by its code object, and the line it was at. */
+struct py_frame {
+	uint32_t code;		/* the code object's id in the reader, from 1 */
+	uint32_t line;		/* 0 unknown */
+};
+
+/*
+ * A matched sample's Python stack, innermost first, in groups: group g
+ * (innermost 0) is frames[group_start[g] .. group_start[g + 1]) and is run
+ * by the native frame ips[eval_at[g]]. Frames past PY_MAX_FRAMES (the
+ * outermost of a deeper stack) are left out.
+ */
+struct py_stack {
+	struct py_frame frames[PY_MAX_FRAMES];
+	uint32_t nframes;
+	uint32_t group_start[PY_MAX_FRAMES + 1];
+	uint32_t eval_at[PY_MAX_FRAMES];
+	uint32_t groups;	/* matched: those with an eval frame in ips */
+};
+
 struct pyreader;
 
 int pyreader_new(struct pyreader **pr);
@@ -42,14 +64,27 @@ void pyreader_forget(struct pyreader *pr, uint32_t pid);
 bool pyreader_is_python_path(const char *path);
 
 /*
- * Reads the Python stack of tid in pid and holds it against the native
- * stack ips[0 .. n) (innermost first; complete: the unwind reached the
- * outermost frame). *frames is the number of Python frames read. When this
- * sample found the process to be CPython, *found describes it ("CPython
- * 3.11.7 /usr/bin/python3.11"), valid until the next call; else NULL.
+ * Reads the Python stack of tid in pid for its sample taken at time, as
+ * soon as the sample is out of the ring: the sooner the read, the likelier
+ * the stack still is the one sampled. When this found the process to be
+ * CPython, *found describes it ("CPython 3.11.7 /usr/bin/python3.11"),
+ * valid until the next call; else NULL.
  */
-enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid,
+void pyreader_snapshot(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
+		       const char **found);
+
+/*
+ * Holds the Python stack of the sample (its snapshot, else read now) against
+ * its native stack ips[0 .. n) (innermost first; complete: the unwind
+ * reached the outermost frame). When it matched, *st is the stack. *found
+ * as for pyreader_snapshot.
+ */
+enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 				const uint64_t *ips, size_t n, bool complete,
-				uint32_t *frames, const char **found);
+				struct py_stack *st, const char **found);
+
+/* The function name (co_qualname) and file (co_filename) of a frame's code. */
+void pyreader_code(const struct pyreader *pr, uint32_t code, const char **name,
+		   const char **file);
 
 #endif

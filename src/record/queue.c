@@ -68,6 +68,12 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
 	q->spare = swap;
 }
 
+void rec_queue_visit(const struct rec_queue *q, size_t from, rec_fn fn, void *arg)
+{
+	for (size_t i = from; i < q->refs.len; i++)
+		fn(arg, ref_header(q, &q->refs.v[i]), q->refs.v[i].time);
+}
+
 size_t rec_queue_len(const struct rec_queue *q)
 {
 	return q->refs.len;

@@ -41,6 +41,8 @@ typedef void (*rec_fn)(void *arg, const struct perf_event_header *h, uint64_t ti
 
 /* Hands every queued record with time <= limit to fn, oldest first. */
 void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg);
+/* Hands the records queued from the from-th on to fn, in arrival order. */
+void rec_queue_visit(const struct rec_queue *q, size_t from, rec_fn fn, void *arg);
 size_t rec_queue_len(const struct rec_queue *q);
 void rec_queue_free(struct rec_queue *q);
 

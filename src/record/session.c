@@ -32,6 +32,12 @@
 /* The longest the drain sleeps: bounds how long records wait in the queue. */
 #define POLL_MS 50
 /*
+ * ... while a CPython process is recorded: its samples' Python stacks are
+ * read when drained, and each millisecond more is a chance that the thread
+ * has moved on to another Python function.
+ */
+#define PYTHON_POLL_MS 1
+/*
  * A record older than this when a drain starts is in its ring already: the
  * kernel writes records within microseconds of timestamping them.
  */
@@ -506,16 +512,19 @@ static bool recording(const struct session *se)
 	return se->o->attach ? !se->detached : !se->exited;
 }
 
-static int poll_timeout(uint64_t now, uint64_t next_event)
+static int poll_timeout(uint64_t now, uint64_t next_event, int longest_ms)
 {
 	uint64_t ms = next_event > now ? (next_event - now + NSEC_PER_MSEC - 1) / NSEC_PER_MSEC : 0;
 
-	return ms < POLL_MS ? (int)ms : POLL_MS;
+	return ms < (uint64_t)longest_ms ? (int)ms : longest_ms;
 }
 
 static void drain(struct session *se, uint64_t limit)
 {
+	size_t queued = rec_queue_len(&se->q);
+
 	sampler_drain(se->sampler, &se->q);
+	rec_queue_visit(&se->q, queued, collector_arrived, se->c);
 	rec_queue_flush(&se->q, limit, collector_record, se->c);
 }
 
@@ -544,7 +553,8 @@ static void event_loop(struct session *se)
 
 		if (kill_at < wake)
 			wake = kill_at;
-		poll(pfds, nfds, poll_timeout(now, wake));
+		poll(pfds, nfds, poll_timeout(now, wake, collector_reads_python(se->c)
+							 ? PYTHON_POLL_MS : POLL_MS));
 		/* An event whose task exited polls as hung up: stop watching it. */
 		for (size_t i = PFD_RINGS; i < nfds; i++)
 			if (pfds[i].revents & (POLLHUP | POLLERR))
@@ -610,7 +620,7 @@ static void take_last_spans(struct session *se)
 
 	ingest_poll(se->in, true);
 	while (!ingest_idle(se->in) && now < deadline) {
-		if (poll(&pfd, 1, attached ? 0 : poll_timeout(now, deadline)) <= 0 && attached)
+		if (poll(&pfd, 1, attached ? 0 : poll_timeout(now, deadline, POLL_MS)) <= 0 && attached)
 			break;
 		ingest_poll(se->in, true);
 		now = now_ns(CLOCK_MONOTONIC);

@@ -576,6 +576,11 @@ uint32_t addrspaces_dso_count(const struct addrspaces *as)
 	return (uint32_t)as->dsos.len;
 }
 
+uint32_t addrspaces_add_dso(struct addrspaces *as, const char *path, uint32_t flags)
+{
+	return dso_new(as, path, flags, 0)->info.id;
+}
+
 const struct dso_info *addrspaces_dso(const struct addrspaces *as, uint32_t id)
 {
 	return id && id <= as->dsos.len ? &as->dsos.v[id - 1]->info : NULL;

@@ -67,6 +67,12 @@ uint64_t map_to_elf_addr(const struct map *m, uint64_t addr);
  */
 const void *addrspace_own_vdso(size_t *size);
 
+/*
+ * A dso no map holds, such as a Python source file, whose locs the
+ * recorder names itself; its id.
+ */
+uint32_t addrspaces_add_dso(struct addrspaces *as, const char *path, uint32_t flags);
+
 /* Every dso seen so far, by id; ids are never reused. */
 uint32_t addrspaces_dso_count(const struct addrspaces *as);
 const struct dso_info *addrspaces_dso(const struct addrspaces *as, uint32_t id);

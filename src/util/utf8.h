@@ -3,6 +3,7 @@
 #define GTRACE_UTIL_UTF8_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /*
@@ -22,5 +23,8 @@ size_t utf8_len(const char *s);
  * put_ascii, which escapes what the format needs escaped.
  */
 void utf8_fput(FILE *out, const char *s, void (*put_ascii)(FILE *out, char c));
+
+/* Writes code point c as UTF-8 (a surrogate or past U+10FFFF as U+FFFD); its length. */
+size_t utf8_encode(uint32_t c, char out[4]);
 
 #endif

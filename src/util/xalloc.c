@@ -51,3 +51,11 @@ char *xstrndup(const char *s, size_t n)
 	p[n] = '\0';
 	return p;
 }
+
+void *xmemdup(const void *p, size_t size)
+{
+	void *copy = xmalloc(size ? size : 1);
+
+	memcpy(copy, p, size);
+	return copy;
+}

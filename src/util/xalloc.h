@@ -14,5 +14,6 @@ void *xcalloc(size_t nmemb, size_t size);
 void *xrealloc(void *ptr, size_t size);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+void *xmemdup(const void *p, size_t size);
 
 #endif

@@ -1,12 +1,13 @@
 # SPDX-License-Identifier: MIT
 """A Python workload whose functions each spend their time in a C routine of
 their own, so that a sample's native leaf says which Python function must be
-running: compress_work in zlib, hash_work in hashlib's SHA-256, sort_work in
-sorted() (calling back into Python for its keys), and recurse, DEPTH Python
-calls deep, in zlib again at the bottom.
+running: compress_work in zlib, hash_work in hashlib's SHA-256, bzip_work in
+bz2, sort_work in sorted() (calling back into Python for its keys), and
+recurse, DEPTH Python calls deep, in zlib again at the bottom.
 
 usage: python3 pywork.py [ROUNDS]   (default 1: about a second of CPU)
 """
+import bz2
 import hashlib
 import sys
 import zlib
@@ -23,6 +24,11 @@ def compress_work(n):
 def hash_work(n):
     for _ in range(n):
         hashlib.sha256(DATA * 4).digest()
+
+
+def bzip_work(n):
+    for _ in range(n):
+        bz2.compress(DATA, 9)
 
 
 def sort_work(n):
@@ -42,6 +48,7 @@ def main():
     for _ in range(rounds):
         compress_work(20)
         hash_work(100)
+        bzip_work(2)
         sort_work(3)
         recurse(DEPTH, 20)
 
