@@ -33,6 +33,13 @@
 #define VAR_SIZE 16		/* PyVarObject.ob_size, PyASCIIObject.length */
 #define STR_STATE 32		/* PyASCIIObject.state: kind bits 2-4, compact 5, ascii 6 */
 #define BYTES_DATA 32		/* PyBytesObject.ob_sval */
+/*
+ * A code object's co_filename .. co_linetable pointers: read again at each
+ * of its frames, as a code object freed and another made at its address
+ * would otherwise keep the first one's name.
+ */
+#define CODE_FINGERPRINT CODE_FILENAME
+#define FINGERPRINT_LEN (CODE_LINETABLE + 8 - CODE_FINGERPRINT)
 
 /*
  * Where the interpreter keeps what the walk needs, per minor version, from
@@ -80,6 +87,7 @@ static const struct py_layout layouts[] = {
  * and kept until the reader is freed, as frames read earlier refer to it.
  */
 struct py_code {
+	uint8_t fingerprint[FINGERPRINT_LEN];
 	int32_t firstlineno;
 	uint64_t units;			/* where its instructions are in the process */
 	char *name, *file;
@@ -114,8 +122,15 @@ struct pending {
 	VEC(struct snapshot *) snaps;
 };
 
+/* A Python frame as walked, before its code object is known. */
+struct raw_frame {
+	uint64_t code;			/* the code object's address */
+	uint64_t instr;
+};
+
 struct pyreader {
 	struct u64map procs;		/* pid -> struct pyproc * */
+	struct raw_frame raw[PY_MAX_FRAMES];
 	VEC(struct py_code *) codes;	/* by py_frame.code - 1 */
 	struct u64map pending_of;	/* tid -> index in pending */
 	VEC(struct pending) pending;
@@ -447,7 +462,7 @@ static uint32_t code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	int64_t table_len;
 	struct py_code *code;
 
-	if (u64map_get(&p->codes, addr, &id))
+	if (u64map_get(&p->codes, addr, &id) && id)
 		return (uint32_t)id;
 	if (!addr || peek(pid, addr, obj, sizeof(obj)))
 		return 0;
@@ -459,6 +474,7 @@ static uint32_t code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	    table_len < 0 || table_len > MAX_LINETABLE)
 		return 0;
 	code = xcalloc(1, sizeof(*code));
+	memcpy(code->fingerprint, obj + CODE_FINGERPRINT, FINGERPRINT_LEN);
 	memcpy(&code->firstlineno, obj + l->code_firstlineno, sizeof(code->firstlineno));
 	code->units = addr + l->code_units;
 	code->name = read_str(l, pid, qualname);
@@ -535,18 +551,64 @@ static uint32_t code_line(const struct py_code *code, int64_t at)
 	return 0;
 }
 
-/* Appends the Python frame of code at instruction instr to st, as far as it has room. */
-static void add_frame(const struct pyreader *pr, struct py_stack *st, uint32_t code,
-		      uint64_t instr)
+/*
+ * Forgets the code objects of frames whose address now holds another one,
+ * checking them all in one read.
+ */
+static int check_codes(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t n)
 {
-	const struct py_code *c = pr->codes.v[code - 1];
-	struct py_frame *f;
+	struct iovec local[PY_MAX_FRAMES], remote[PY_MAX_FRAMES];
+	uint8_t now[PY_MAX_FRAMES][FINGERPRINT_LEN];
+	uint32_t ids[PY_MAX_FRAMES], known = 0;
+	ssize_t got;
 
-	if (st->nframes == PY_MAX_FRAMES)
-		return;
-	f = &st->frames[st->nframes++];
-	f->code = code;
-	f->line = code_line(c, (int64_t)(instr - c->units));
+	for (uint32_t k = 0; k < n; k++) {
+		uint64_t id;
+
+		if (!u64map_get(&p->codes, pr->raw[k].code, &id) || !id)
+			continue;
+		ids[known] = (uint32_t)id;
+		local[known] = (struct iovec){ now[known], FINGERPRINT_LEN };
+		remote[known] = (struct iovec){
+			(void *)(uintptr_t)(pr->raw[k].code + CODE_FINGERPRINT), FINGERPRINT_LEN };
+		known++;
+	}
+	if (!known)
+		return 0;
+	got = process_vm_readv((pid_t)pid, local, known, remote, known, 0);
+	if (got < 0)
+		return -errno;
+	if ((size_t)got != known * FINGERPRINT_LEN)
+		return -EFAULT;
+	for (uint32_t k = 0, i = 0; k < n && i < known; k++) {
+		uint64_t id;
+
+		if (!u64map_get(&p->codes, pr->raw[k].code, &id) || id != ids[i])
+			continue;
+		if (memcmp(now[i], pr->codes.v[id - 1]->fingerprint, FINGERPRINT_LEN))
+			u64map_put(&p->codes, pr->raw[k].code, 0);
+		i++;
+	}
+	return 0;
+}
+
+/* The frames walked into pr->raw, checked and named into st->frames. */
+static int name_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid,
+		       struct py_stack *st)
+{
+	int err = check_codes(pr, p, pid, st->nframes);
+
+	for (uint32_t k = 0; !err && k < st->nframes; k++) {
+		uint32_t code = code_at(pr, p, pid, pr->raw[k].code);
+		const struct py_code *c;
+
+		if (!code)
+			return -EFAULT;
+		c = pr->codes.v[code - 1];
+		st->frames[k].code = code;
+		st->frames[k].line = code_line(c, (int64_t)(pr->raw[k].instr - c->units));
+	}
+	return err;
 }
 
 /*
@@ -565,8 +627,6 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 	st->nframes = st->groups = 0;
 	st->group_start[0] = 0;
 	for (int i = 0; frame; i++) {
-		uint64_t code_addr, instr;
-		uint32_t code;
 		int err;
 
 		if (i == MAX_FRAMES || st->groups == PY_MAX_FRAMES)
@@ -580,12 +640,12 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 			open = false;
 			continue;
 		}
-		memcpy(&code_addr, buf + l->frame_code, sizeof(code_addr));
-		memcpy(&instr, buf + l->frame_instr, sizeof(instr));
-		code = code_at(pr, p, pid, code_addr);
-		if (!code)
-			return -EFAULT;
-		add_frame(pr, st, code, instr);
+		if (st->nframes < PY_MAX_FRAMES) {
+			struct raw_frame *raw = &pr->raw[st->nframes++];
+
+			memcpy(&raw->code, buf + l->frame_code, sizeof(raw->code));
+			memcpy(&raw->instr, buf + l->frame_instr, sizeof(raw->instr));
+		}
 		open = !(l->frame_is_entry && buf[l->frame_is_entry]);
 		if (!open)
 			st->group_start[++st->groups] = st->nframes;
@@ -593,7 +653,7 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 	/* The outermost frames of a thread belong to its first eval call too. */
 	if (open)
 		st->group_start[++st->groups] = st->nframes;
-	return 0;
+	return name_frames(pr, p, pid, st);
 }
 
 /*
