@@ -14,6 +14,10 @@
 #               that did not match (the thread moved on before the read:
 #               the stack the read would have given belongs to another
 #               moment)
+#   misattributed  of the samples in each C routine of the workload (zlib,
+#               SHA-256, bz2), the share whose innermost Python frame of
+#               pywork.py is another function or line than the one that
+#               calls the routine (tests/e2e/pyframes.py)
 #
 # usage: bench/python.sh   (PYTHON=python3.11 ROUNDS=4 REPEAT=3 FREQ=999 BUILD=build)
 
@@ -99,3 +103,11 @@ done | awk '$1 == "python.matched" { m += $2 } $1 == "python.mismatch" { x += $2
 	      printf "python stacks: %d samples of Python threads: %.1f%% read and matched, " \
 		"%.1f%% mismatched (moved on before the read), %.1f%% not read\n",
 		n, 100 * m / n, 100 * x / n, 100 * o / n }'
+
+echo
+for round in $(seq "$REPEAT"); do
+	"$GTRACE" flame -i "$WORK/python.gtrace.$round.data" --folded
+done | python3 "$SRCDIR/tests/e2e/pyframes.py" "$SRCDIR/tests/workloads/pywork.py" \
+	'zlib=^\[libz|^deflate|^adler32=compress_work=zlib.compress(' \
+	'sha256=^\[libcrypto|^SHA256=hash_work=hashlib.sha256(' \
+	'bz2=^\[libbz2|^BZ2_=bzip_work=bz2.compress(' || true

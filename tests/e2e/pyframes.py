@@ -36,7 +36,7 @@ def main():
     ok = True
     for name, regex, func, call in rules:
         routine, want_line = re.compile(regex), line_of(script, call)
-        total = right = 0
+        total = right = wrong = 0
         for frames, count in stacks:
             if not any(routine.search(f) for f in frames):
                 continue
@@ -44,8 +44,11 @@ def main():
             py = python_frames(frames, script)
             if py and py[-1]["func"] == func and int(py[-1]["line"]) == want_line:
                 right += count
+            elif py:
+                wrong += count
         share = 100.0 * right / total if total else 0.0
-        print(f"{name}: {right} of {total} samples show {func} at line {want_line} ({share:.1f}%)")
+        print(f"{name}: {right} of {total} samples show {func} at line {want_line} "
+              f"({share:.1f}%), {wrong} another line ({100.0 * wrong / max(total, 1):.1f}%)")
         ok = ok and total > 0 and share >= 95.0
     sys.exit(0 if ok else 1)
 

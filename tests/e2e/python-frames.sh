@@ -44,6 +44,21 @@ expect_not_contains off.folded '\.py:[0-9]+\)'
 run_gtrace report -i py.data --no-children --sort pyline >pyline.report
 expect_contains pyline.report "pywork\\.py:$(grep -n 'zlib.compress(' "$work/pywork.py" | cut -d: -f1)\$"
 
+# The other versions with a layout, where pyenv has them: zlib and SHA-256.
+for version in 3.12 3.13; do
+	for py in "$pyenv"/"$version".*/bin/python3; do
+		[ -x "$py" ] || continue
+		record "py$version.data" -- "$py" "$work/pywork.py"
+		run_gtrace flame -i "py$version.data" --folded >"py$version.folded"
+		python3 "$SRCDIR/tests/e2e/pyframes.py" "$work/pywork.py" \
+			'zlib=^\[libz|^deflate|^adler32=compress_work=zlib.compress(' \
+			'sha256=^\[libcrypto|^SHA256=hash_work=hashlib.sha256(' \
+			<"py$version.folded" >"py$version.check" ||
+			{ show "py$version.check"; fail "CPython $version: Python frames above C routines"; }
+		break
+	done
+done
+
 # Each thread's samples with its own Python stack.
 record threads.data -- "$py311" "$work/pythreads.py" 1
 run_gtrace flame -i threads.data --folded >threads.folded
