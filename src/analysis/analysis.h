@@ -28,6 +28,8 @@ struct func {
  * The functions of every location. Without inline frames a location is its
  * outermost (non-inlined) function; with them, its whole inline chain. A
  * location without symbols becomes "[dso]+0xADDR" ("0xADDR" with no dso).
+ * A Python frame is "qualname (file.py:line)" in dso "file.py", its file's
+ * basename; without lines, "qualname (file.py)", one func for all its lines.
  */
 struct funcs {
 	const struct model *m;
@@ -42,7 +44,14 @@ struct funcs {
 	struct demangler demangler;
 };
 
-void funcs_init(struct funcs *f, const struct model *m, bool inline_frames);
+/* How funcs_init names the frames. */
+enum funcs_flags {
+	FUNCS_INLINE = 1 << 0,		/* inlined functions are frames of their own */
+	FUNCS_PYTHON_LINES = 1 << 1,	/* a Python frame's name has its line */
+};
+
+/* flags: enum funcs_flags. */
+void funcs_init(struct funcs *f, const struct model *m, unsigned flags);
 void funcs_free(struct funcs *f);
 
 /* The func ids of a stack node's location, innermost first. */
@@ -50,6 +59,8 @@ const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n)
 const char *funcs_name(const struct funcs *f, uint32_t name_id);
 /* The names id of a thread's name: its comm, or ":TID" when it has none. */
 uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th);
+/* The names id of a Python location's "file.py:line"; 0 for another location. */
+uint32_t funcs_python_line(struct funcs *f, uint32_t loc);
 
 /*
  * Lane work shows as frames of its own: a lane as LANE_FRAME_PREFIX and its
@@ -241,6 +252,7 @@ enum report_key {
 	KEY_PID,
 	KEY_TID,
 	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
+	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
 	REPORT_KEYS
 };
 
@@ -248,18 +260,18 @@ struct report_opts {
 	enum report_key keys[REPORT_KEYS];
 	size_t nkeys;
 	bool children;		/* compute and sort by Children */
-	bool inline_frames;
 	size_t limit;		/* rows to print, 0 all */
 	const struct sample_filter *filter;
 };
 
-/* Parses "comm,dso,symbol,nvtx"; -EINVAL for an unknown or repeated key. */
+/* Parses "comm,dso,symbol,nvtx,pyline"; -EINVAL for an unknown or repeated key. */
 int report_parse_keys(struct report_opts *o, const char *list);
 
 struct report_row {
 	uint32_t thread;	/* a thread of the row: its comm, pid, tid */
 	uint32_t func;		/* a func of the row: its dso, symbol */
 	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
+	uint32_t pyline;	/* names id of its innermost Python frame's place, 0 none */
 	uint64_t self;		/* samples whose innermost frame is the row's */
 	uint64_t children;	/* samples with the row anywhere on the stack, once each */
 	uint64_t target_self;	/* lane work: target ns, like self */

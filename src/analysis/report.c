@@ -16,6 +16,7 @@ static const char *const key_names[REPORT_KEYS] = {
 	[KEY_PID] = "pid",
 	[KEY_TID] = "tid",
 	[KEY_NVTX] = "nvtx",
+	[KEY_PYLINE] = "pyline",
 };
 
 static const char *const key_headers[REPORT_KEYS] = {
@@ -25,9 +26,11 @@ static const char *const key_headers[REPORT_KEYS] = {
 	[KEY_PID] = "Pid",
 	[KEY_TID] = "Tid",
 	[KEY_NVTX] = "NVTX range",
+	[KEY_PYLINE] = "Python line",
 };
 
 #define NO_RANGE "[no range]"
+#define NO_PYTHON "[no python]"
 #define QUEUED_FROM "Queued from"
 /* Paired into a span name row's func part: no names id or pair id is this. */
 #define SPAN_PART UINT32_MAX
@@ -57,19 +60,21 @@ int report_parse_keys(struct report_opts *o, const char *list)
 }
 
 /*
- * A group is what the thread keys and the NVTX key make of a sample: its
- * thread's part of the key tuple and its innermost range.
+ * A group is what the thread keys and the NVTX and Python keys make of a
+ * sample: its thread's part of the key tuple, its innermost range, and its
+ * innermost Python frame's place.
  */
 struct group {
 	uint32_t thread;	/* a thread of the group */
 	uint32_t nvtx;		/* string id of the innermost range, 0 none */
+	uint32_t pyline;	/* names id of "file.py:line", 0 none */
 };
 
 /* Everything report_build needs while walking the stacks. */
 struct row_builder {
 	struct report *r;
 	struct u64map pairs;	/* key tuples -> ids */
-	struct u64map group_ids; /* thread part << 32 | range name -> group */
+	struct u64map group_ids; /* (thread part, range name) pair << 32 | pyline -> group */
 	VEC(struct group) groups; /* by group - 1 */
 	struct u64map rows;	/* group << 32 | func part -> row index */
 	uint32_t *thread_part;	/* by thread index; 0 filtered out */
@@ -122,25 +127,51 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 			b->part_thread[b->thread_part[ti]] = (uint32_t)ti;
 }
 
-static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx)
+static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx, uint32_t pyline)
 {
-	uint32_t id = u64map_pair_id(&b->group_ids, part, nvtx);
+	uint32_t id = u64map_pair_id(&b->group_ids, u64map_pair_id(&b->pairs, part, nvtx),
+				     pyline);
 
 	if (id > b->groups.len) {
 		struct group *g = VEC_PUSH(&b->groups);
 
 		g->thread = b->part_thread[part];
 		g->nvtx = nvtx;
+		g->pyline = pyline;
 	}
 	return id;
 }
 
-/* The group of each sample: its thread part, and its innermost range if nvtx is a key. */
-static void make_sample_groups(struct row_builder *b, const struct model *m,
+/*
+ * By stack node id: the names id of the place of the innermost Python
+ * frame on its stack, 0 none.
+ */
+static uint32_t *node_pylines(struct funcs *f)
+{
+	const struct model *m = f->m;
+	uint32_t *pyline = xcalloc(m->t.nodes.len + 1, sizeof(*pyline));
+
+	/* Parents come first: a node inherits its parent's unless it is one. */
+	for (uint32_t node = 1; node <= m->t.nodes.len; node++) {
+		const struct tr_node *n = &m->t.nodes.v[node - 1];
+
+		pyline[node] = funcs_python_line(f, n->loc);
+		if (!pyline[node] && n->parent < node)
+			pyline[node] = pyline[n->parent];
+	}
+	return pyline;
+}
+
+/*
+ * The group of each sample: its thread part, and if they are keys its
+ * innermost range and its innermost Python frame's place.
+ */
+static void make_sample_groups(struct row_builder *b, struct funcs *f,
 			       const struct report_opts *o)
 {
-	uint32_t last_part = 0, last_name = 0, last_group = 0;
-	uint32_t *chains = NULL;
+	const struct model *m = f->m;
+	uint32_t last_part = 0, last_name = 0, last_pyline = 0, last_group = 0;
+	uint32_t *chains = NULL, *pylines = has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
 	struct nvtx_ranges ranges = {0};
 
 	b->sample_group = groups_by_sample(m, b->thread_part);
@@ -149,20 +180,25 @@ static void make_sample_groups(struct row_builder *b, const struct model *m,
 		chains = nvtx_sample_chains(&ranges, m);
 	}
 	for (size_t i = 0; i < m->t.samples.len; i++) {
-		uint32_t part = b->sample_group[i], name = 0;
+		uint32_t part = b->sample_group[i], name = 0, pyline = 0;
+		uint32_t node = m->t.samples.v[i].node;
 
 		if (!part)
 			continue;
 		if (chains && chains[i])
 			name = ranges.chains.v[chains[i] - 1].name;
-		/* Samples come in runs of one thread: most need no lookup. */
-		if (!last_group || part != last_part || name != last_name) {
+		if (pylines && node <= m->t.nodes.len)
+			pyline = pylines[node];
+		/* Samples come in runs of one thread and stack: most need no lookup. */
+		if (!last_group || part != last_part || name != last_name || pyline != last_pyline) {
 			last_part = part;
 			last_name = name;
-			last_group = group_of(b, part, name);
+			last_pyline = pyline;
+			last_group = group_of(b, part, name, pyline);
 		}
 		b->sample_group[i] = last_group;
 	}
+	free(pylines);
 	if (chains) {
 		free(chains);
 		nvtx_ranges_free(&ranges);
@@ -201,6 +237,7 @@ static uint32_t row_at(struct row_builder *b, uint32_t group, uint32_t part, uin
 		row = VEC_PUSH(&b->r->rows);
 		row->thread = b->groups.v[group - 1].thread;
 		row->nvtx = b->groups.v[group - 1].nvtx;
+		row->pyline = b->groups.v[group - 1].pyline;
 		row->func = func;
 		row->span = from != NULL;
 		row->from = from ? *from : 0;
@@ -286,6 +323,11 @@ static const char *range_name(const struct model *m, uint32_t nvtx)
 	return name ? name : NO_RANGE;
 }
 
+static const char *pyline_name(const struct funcs *f, uint32_t pyline)
+{
+	return pyline ? funcs_name(f, pyline) : NO_PYTHON;
+}
+
 struct sort_ctx {
 	const struct funcs *f;
 	bool children;
@@ -322,6 +364,8 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 		return c;
 	if ((c = strcmp(range_name(ctx->f->m, a->nvtx), range_name(ctx->f->m, b->nvtx))))
 		return c;
+	if ((c = strcmp(pyline_name(ctx->f, a->pyline), pyline_name(ctx->f, b->pyline))))
+		return c;
 	if (a->span && b->span &&
 	    (c = strcmp(funcs_name(ctx->f, ctx->f->v.v[a->from].name),
 			funcs_name(ctx->f, ctx->f->v.v[b->from].name))))
@@ -339,7 +383,7 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 
 	memset(r, 0, sizeof(*r));
 	make_thread_parts(&b, f, o);
-	make_sample_groups(&b, f->m, o);
+	make_sample_groups(&b, f, o);
 	/* Lane work makes the funcs of its span names: before the funcs' parts. */
 	if (links)
 		count_lane_work(&sc, f, o->filter, b.sample_group, links);
@@ -405,6 +449,8 @@ static const char *key_text(const struct report_row *row, enum report_key k,
 		return buf;
 	case KEY_NVTX:
 		return range_name(f->m, row->nvtx);
+	case KEY_PYLINE:
+		return pyline_name(f, row->pyline);
 	default:
 		return "";
 	}

@@ -50,9 +50,41 @@ static uint32_t *dso_names(struct funcs *f)
 	return names;
 }
 
+/*
+ * Where a Python location is: "file.py:line" by its file's basename, or
+ * "file.py" when the line is unknown or not wanted.
+ */
+static const char *python_place(const struct model *m, uint32_t loc, bool with_line,
+				char *buf, size_t size)
+{
+	const struct tr_loc *l = &m->t.locs.v[loc - 1];
+	const char *path = model_str(m, m->t.dsos.v[l->dso - 1].path);
+	const char *file = path && *path ? basename_of(path) : UNKNOWN_NAME;
+	uint32_t n;
+	const struct tr_symbol *sym = model_loc_symbols(m, loc, &n);
+
+	if (with_line && n && sym->line)
+		snprintf(buf, size, "%s:%" PRIu32, file, sym->line);
+	else
+		snprintf(buf, size, "%s", file);
+	return buf;
+}
+
+/* A Python frame's func: "qualname (file.py:line)", the line only with FUNCS_PYTHON_LINES. */
+static uint32_t python_func(struct funcs *f, uint32_t loc, const struct tr_symbol *sym,
+			    uint32_t dso, unsigned flags)
+{
+	const char *name = model_str(f->m, sym->func);
+	char place[256], label[512];
+
+	python_place(f->m, loc, flags & FUNCS_PYTHON_LINES, place, sizeof(place));
+	snprintf(label, sizeof(label), "%s (%s)", name ? name : UNKNOWN_NAME, place);
+	return func_id(f, strtab_intern(&f->names, label), dso);
+}
+
 /* Appends the funcs of one location to f->frames, innermost first. */
 static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_name,
-			   bool inline_frames)
+			   unsigned flags)
 {
 	const struct model *m = f->m;
 	const struct tr_loc *l = &m->t.locs.v[loc - 1];
@@ -74,8 +106,12 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 						dso ? dso : unknown_dso);
 		return;
 	}
+	if (model_loc_is_python(m, loc)) {
+		*VEC_PUSH(&f->frames) = python_func(f, loc, syms, dso ? dso : unknown_dso, flags);
+		return;
+	}
 	/* The last row is the real function the others are inlined into. */
-	for (uint32_t i = inline_frames ? 0 : n - 1; i < n; i++) {
+	for (uint32_t i = flags & FUNCS_INLINE ? 0 : n - 1; i < n; i++) {
 		const char *name = model_str(m, syms[i].func);
 
 		*VEC_PUSH(&f->frames) = func_id(f, strtab_intern(&f->names,
@@ -84,7 +120,7 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 	}
 }
 
-void funcs_init(struct funcs *f, const struct model *m, bool inline_frames)
+void funcs_init(struct funcs *f, const struct model *m, unsigned flags)
 {
 	size_t nlocs = m->t.locs.len;
 	uint32_t unknown_name, *dso_name;
@@ -97,7 +133,7 @@ void funcs_init(struct funcs *f, const struct model *m, bool inline_frames)
 	f->loc_first = xcalloc(nlocs + 2, sizeof(*f->loc_first));
 	for (uint32_t loc = 1; loc <= nlocs; loc++) {
 		f->loc_first[loc] = (uint32_t)f->frames.len;
-		add_loc_frames(f, loc, dso_name, inline_frames);
+		add_loc_frames(f, loc, dso_name, flags);
 	}
 	f->loc_first[nlocs + 1] = (uint32_t)f->frames.len;
 	free(dso_name);
@@ -146,6 +182,15 @@ uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th)
 		return strtab_intern(&f->names, name);
 	snprintf(tid, sizeof(tid), ":%" PRIu32, th->tid);
 	return strtab_intern(&f->names, tid);
+}
+
+uint32_t funcs_python_line(struct funcs *f, uint32_t loc)
+{
+	char place[256];
+
+	if (!model_loc_is_python(f->m, loc))
+		return 0;
+	return strtab_intern(&f->names, python_place(f->m, loc, true, place, sizeof(place)));
 }
 
 uint32_t funcs_lane_frame(struct funcs *f, uint32_t lane)

@@ -51,6 +51,7 @@ static void usage(void)
 	       "                           the lane work these threads queued\n"
 	       "  -c, --comm NAME[,NAME..] only threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
+	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -104,6 +105,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "start", required_argument, NULL, OPT_START },
 		{ "end", required_argument, NULL, OPT_END },
+		PYTHON_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
@@ -158,7 +160,7 @@ int cmd_export(int argc, char **argv)
 		return EXIT_FAIL;
 	}
 
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
 	o.format = formats[format].format;
 	o.filter = &a.filter;

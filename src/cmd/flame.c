@@ -47,6 +47,7 @@ static void usage(void)
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
 	       "      --no-nvtx            leave out the NVTX range frames\n"
+	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
 }
@@ -102,6 +103,7 @@ int cmd_flame(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		PYTHON_LONG_OPTIONS,
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		LINK_WINDOW_LONG_OPTION,
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
@@ -112,7 +114,7 @@ int cmd_flame(int argc, char **argv)
 	struct offline_args a;
 	const char *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
-	bool folded = false, inline_frames = false, weight_given = false, nvtx = true;
+	bool folded = false, weight_given = false, nvtx = true;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
 	struct origin_links links;
 	struct model m;
@@ -140,7 +142,7 @@ int cmd_flame(int argc, char **argv)
 			}
 			break;
 		case OPT_INLINE:
-			inline_frames = true;
+			a.funcs_flags |= FUNCS_INLINE;
 			break;
 		case OPT_WEIGHT:
 			if (parse_weight(optarg, &weight, &weight_given)) {
@@ -160,7 +162,7 @@ int cmd_flame(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 
-	funcs_init(&f, &m, inline_frames);
+	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
 	calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)

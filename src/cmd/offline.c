@@ -110,6 +110,25 @@ static int link_window_option(const char *arg, uint64_t *window_ns)
 	return EXIT_USAGE;
 }
 
+static int python_option(const char *arg, enum model_python_view *view)
+{
+	static const struct {
+		const char *name;
+		enum model_python_view view;
+	} views[] = {
+		{ "on", MODEL_PYTHON_ON }, { "off", MODEL_PYTHON_OFF }, { "both", MODEL_PYTHON_BOTH },
+	};
+
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		if (!strcmp(arg, views[i].name)) {
+			*view = views[i].view;
+			return 0;
+		}
+	}
+	pr_err("invalid --python '%s'; use on, off or both", arg);
+	return EXIT_USAGE;
+}
+
 void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns)
 {
 	if (window_ns == LINK_WINDOW_DEFAULT)
@@ -165,6 +184,8 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
 		.argv = argv,
 		.input = DEFAULT_INPUT,
 		.window = LINK_WINDOW_DEFAULT,
+		.python = MODEL_PYTHON_ON,
+		.funcs_flags = FUNCS_PYTHON_LINES,
 	};
 	opterr = 0;
 }
@@ -190,6 +211,12 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 		case OPT_LINK_WINDOW:
 			a->status = link_window_option(optarg, &a->window);
 			break;
+		case OPT_PYTHON:
+			a->status = python_option(optarg, &a->python);
+			break;
+		case OPT_NO_PYTHON_LINES:
+			a->funcs_flags &= ~(unsigned)FUNCS_PYTHON_LINES;
+			break;
 		case '?':
 		case ':':
 			a->status = bad_option(a->cmd, a->argv, c);
@@ -206,8 +233,10 @@ bool offline_load_input(struct offline_args *a, struct model *m)
 {
 	if (!a->status)
 		a->status = load(m, a->input);
-	if (!a->status)
+	if (!a->status) {
+		model_python_view(m, a->python);
 		return true;
+	}
 	if (a->status == OFFLINE_HELP)
 		a->status = 0;
 	offline_args_free(a);

@@ -18,7 +18,7 @@
 #define OFFLINE_SHORT_OPTIONS ":i:h"
 
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
-enum { OPT_LINK_WINDOW = 256, OPT_COMMAND };
+enum { OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_COMMAND };
 
 /* The --link-window option report, flame and diagnose share. */
 #define LINK_WINDOW_LONG_OPTION                                                \
@@ -27,6 +27,16 @@ enum { OPT_LINK_WINDOW = 256, OPT_COMMAND };
 	"      --link-window TIME   join a span's origin to a sample of its thread\n" \
 	"                           at most TIME away: 5ms, 200us, 1s or ns\n"   \
 	"                           (default 4 sampling periods)\n"
+
+/* The --python and --no-python-lines options report, flame and export share. */
+#define PYTHON_LONG_OPTIONS                                                    \
+	{ "python", required_argument, NULL, OPT_PYTHON },                     \
+	{ "no-python-lines", no_argument, NULL, OPT_NO_PYTHON_LINES }
+#define PYTHON_USAGE                                                           \
+	"      --python MODE        on: each Python frame in place of the\n"      \
+	"                           interpreter's C frame that runs it (default);\n" \
+	"                           off: native frames only; both: all frames\n"   \
+	"      --no-python-lines    one frame per Python function, not per line\n"
 
 /* A --link-window not given: origins_default_window. */
 #define LINK_WINDOW_DEFAULT UINT64_MAX
@@ -55,6 +65,9 @@ struct offline_args {
 	char **argv;
 	const char *input;		/* -i, --input */
 	uint64_t window;		/* --link-window, or LINK_WINDOW_DEFAULT */
+	enum model_python_view python;	/* --python: MODEL_PYTHON_ON unless given */
+	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
+					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
 	int status;			/* 0, EXIT_USAGE or OFFLINE_HELP */
 };
@@ -65,16 +78,18 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
 /*
  * The next option for the command to handle itself, or -1 when there is
  * none: at the end, after --help, or on an error, printed with a->status
- * set. Handles -i, -h, --link-window, the filter options, getopt's errors
- * and operands. shortopts starts with OFFLINE_SHORT_OPTIONS.
+ * set. Handles -i, -h, --link-window, --python, --no-python-lines, the
+ * filter options, getopt's errors and operands. shortopts starts with
+ * OFFLINE_SHORT_OPTIONS.
  */
 int offline_next_option(struct offline_args *a, const char *shortopts,
 			const struct option *longopts);
 
 /*
- * Once the options are read: loads the input into m and returns true, or
- * frees a and returns false with the command's exit status in a->status.
- * A truncated or damaged file only gets a warning.
+ * Once the options are read: loads the input into m, its stacks in the
+ * --python view, and returns true, or frees a and returns false with the
+ * command's exit status in a->status. A truncated or damaged file only
+ * gets a warning.
  */
 bool offline_load_input(struct offline_args *a, struct model *m);
 

@@ -27,12 +27,15 @@ static void usage(void)
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"
-	       "                           innermost NVTX range) (default " DEFAULT_SORT ")\n"
+	       "                           innermost NVTX range), pyline (the innermost\n"
+	       "                           Python frame's file.py:line)\n"
+	       "                           (default " DEFAULT_SORT ")\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all)\n"
 	       "      --inline             show inlined functions as their own frames\n"
+	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -89,6 +92,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
+		PYTHON_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "help", no_argument, NULL, 'h' },
@@ -114,7 +118,7 @@ int cmd_report(int argc, char **argv)
 		case 's':
 			if (report_parse_keys(&o, optarg)) {
 				pr_err("invalid --sort keys '%s'; "
-				       "use comm, dso, symbol, pid, tid, nvtx", optarg);
+				       "use comm, dso, symbol, pid, tid, nvtx, pyline", optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;
@@ -125,7 +129,7 @@ int cmd_report(int argc, char **argv)
 			}
 			break;
 		case OPT_INLINE:
-			o.inline_frames = true;
+			a.funcs_flags |= FUNCS_INLINE;
 			break;
 		case OPT_GPU:
 			gpu = true;
@@ -140,7 +144,7 @@ int cmd_report(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 
-	funcs_init(&f, &m, o.inline_frames);
+	funcs_init(&f, &m, a.funcs_flags);
 	if (gpu) {
 		print_gpu(&f, &a.filter, o.limit, a.input);
 	} else {

@@ -353,6 +353,82 @@ const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, u
 	return &m->t.symbols.v[m->loc_syms[loc].first];
 }
 
+bool model_loc_is_python(const struct model *m, uint32_t loc)
+{
+	uint32_t dso = loc && loc <= m->t.locs.len ? m->t.locs.v[loc - 1].dso : 0;
+
+	return dso && dso <= m->t.dsos.len && (m->t.dsos.v[dso - 1].flags & TR_DSO_PYTHON);
+}
+
+static bool has_python(const struct model *m)
+{
+	for (size_t i = 0; i < m->t.dsos.len; i++)
+		if (m->t.dsos.v[i].flags & TR_DSO_PYTHON)
+			return true;
+	return false;
+}
+
+/* The parent of node in nodes; 0 for a corrupt one, as parents come first. */
+static uint32_t parent_of(const struct tr_node *nodes, uint32_t node)
+{
+	uint32_t parent = nodes[node - 1].parent;
+
+	return parent < node ? parent : 0;
+}
+
+/*
+ * The view's parent of node, given where the nodes before it went (to[id]):
+ * its parent's place; but a Python frame run by a native frame (the eval
+ * loop) goes under that native frame's parent, which hides it there.
+ */
+static uint32_t view_parent(const struct model *m, const struct tr_node *nodes,
+			    const uint32_t *to, uint32_t node)
+{
+	uint32_t parent = parent_of(nodes, node);
+
+	if (parent && model_loc_is_python(m, nodes[node - 1].loc) &&
+	    !model_loc_is_python(m, nodes[parent - 1].loc))
+		return to[parent_of(nodes, parent)];
+	return to[parent];
+}
+
+void model_python_view(struct model *m, enum model_python_view view)
+{
+	struct tr_node *old = m->t.nodes.v;
+	size_t n = m->t.nodes.len;
+	uint32_t *to;			/* by old node id: its node in the view */
+	struct u64map ids = {0};	/* view parent << 32 | loc -> view node id */
+
+	if (view == MODEL_PYTHON_BOTH || !has_python(m))
+		return;
+	to = xcalloc(n + 1, sizeof(*to));
+	m->t.nodes.v = xcalloc(n, sizeof(*m->t.nodes.v));
+	m->t.nodes.len = 0;
+	m->t.nodes.cap = n;
+	for (uint32_t node = 1; node <= n; node++) {
+		uint32_t loc = old[node - 1].loc, under, id;
+
+		if (view == MODEL_PYTHON_OFF && model_loc_is_python(m, loc)) {
+			/* Dropped: what it called goes where it would have. */
+			to[node] = to[parent_of(old, node)];
+			continue;
+		}
+		under = view_parent(m, old, to, node);
+		id = u64map_pair_id(&ids, under, loc);
+		if (id > m->t.nodes.len)
+			*VEC_PUSH(&m->t.nodes) = (struct tr_node){ .parent = under, .loc = loc };
+		to[node] = id;
+	}
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		struct tr_sample *s = &m->t.samples.v[i];
+
+		s->node = s->node <= n ? to[s->node] : 0;
+	}
+	u64map_free(&ids);
+	free(to);
+	free(old);
+}
+
 uint64_t model_sample_period_ns(const struct model *m)
 {
 	const char *freq = model_meta(m, "frequency");

@@ -111,6 +111,26 @@ long model_real_thread_index(const struct model *m, uint32_t tid);
 /* The symbol rows of loc, innermost frame first; *n == 0 when unresolved. */
 const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n);
 
+/* Whether loc is a Python frame: a location in a TR_DSO_PYTHON file. */
+bool model_loc_is_python(const struct model *m, uint32_t loc);
+
+/* How the stacks show the Python frames merged into them. */
+enum model_python_view {
+	MODEL_PYTHON_ON,	/* each Python frame in place of the C frame running it */
+	MODEL_PYTHON_OFF,	/* native frames only */
+	MODEL_PYTHON_BOTH,	/* every frame, as recorded */
+};
+
+/*
+ * Rewrites m's stack nodes, and the samples' leaf nodes, into that view: a
+ * new prefix tree, identical stacks merged, parents first. Off drops the
+ * Python frames; on hides a native frame wherever its child on the stack
+ * is a Python frame (the interpreter's eval loop running it): one that ran
+ * only Python frames stays a node that no sample ends in. A recording
+ * without Python frames, and both, are left as they are.
+ */
+void model_python_view(struct model *m, enum model_python_view view);
+
 /*
  * A thread's on-CPU time. With context switches recorded (TR_FEAT_OFFCPU),
  * the exact figure: its lifetime in the trace (first to last event) minus

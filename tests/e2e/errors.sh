@@ -18,6 +18,10 @@ for cmd in record report flame threads diagnose; do
 	expect_contains stderr 'no-such-option'
 done
 expect_one_error 2 "$GTRACE" report -n not-a-number
+for cmd in report flame export; do
+	expect_one_error 2 "$GTRACE" $cmd -i missing.data --python maybe
+	expect_contains stderr "invalid --python 'maybe'; use on, off or both"
+done
 expect_exit 2 "$GTRACE" record -q
 
 # The default input is ./gtrace.data, which is not there.

@@ -35,5 +35,18 @@ expect_contains flame.svg '<svg'
 expect_contains flame.svg 'hot_leaf'
 expect_contains flame.svg '</svg>'
 
+# Without Python frames, every Python view is the recording as it is.
+run_gtrace report -i hot.data >report-default.txt
+run_gtrace flame -i hot.data --folded >folded-default.txt
+run_gtrace export -i hot.data -o - >export-default.pftrace
+for opts in "--python on" "--python off" "--python both" "--no-python-lines"; do
+	run_gtrace report -i hot.data $opts >report-py.txt
+	cmp -s report-default.txt report-py.txt || fail "report $opts changed the report"
+	run_gtrace flame -i hot.data --folded $opts >folded-py.txt
+	cmp -s folded-default.txt folded-py.txt || fail "flame $opts changed the stacks"
+	run_gtrace export -i hot.data -o - $opts >export-py.pftrace
+	cmp -s export-default.pftrace export-py.pftrace || fail "export $opts changed the trace"
+done
+
 run_gtrace threads -i hot.data >threads.txt
 expect_contains threads.txt ' hot '

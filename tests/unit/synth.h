@@ -92,6 +92,28 @@ static inline uint32_t synth_loc(struct synth *s, uint32_t dso, uint64_t addr, c
 	return synth_loc_chain(s, dso, addr, &func, func ? 1 : 0);
 }
 
+/* A Python source file, as the recorder writes it for the frames of its code. */
+static inline uint32_t synth_python_file(struct synth *s, const char *path)
+{
+	uint32_t dso = synth_dso(s, path);
+
+	s->t.dsos.v[s->t.dsos.len - 1].flags = TR_DSO_PYTHON;
+	return dso;
+}
+
+/* A Python frame: function func of file (a synth_python_file) at line. */
+static inline uint32_t synth_python_loc(struct synth *s, uint32_t file, const char *func,
+					uint32_t line)
+{
+	uint32_t name = synth_str(s, func);
+	uint32_t loc = synth_loc(s, file, TR_PYTHON_ADDR(line, name), func);
+	struct tr_symbol *sym = &s->t.symbols.v[s->t.symbols.len - 1];
+
+	sym->file = s->t.dsos.v[file - s->dsos_out - 1].path;
+	sym->line = line;
+	return loc;
+}
+
 /* The leaf node of a stack of locations, outermost first. */
 static inline uint32_t synth_stack(struct synth *s, const uint32_t *locs, size_t n)
 {

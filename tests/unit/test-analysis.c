@@ -66,12 +66,19 @@ static void build_shape(struct model *m)
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS);
 }
 
+/* The report of keys, with funcs named by funcs_flags. */
+static void build_report_flags(struct report *r, struct funcs *f, const struct model *m,
+			       struct report_opts *o, const char *keys, unsigned funcs_flags)
+{
+	CHECK(report_parse_keys(o, keys) == 0);
+	funcs_init(f, m, funcs_flags);
+	report_build(r, f, o);
+}
+
 static void build_report(struct report *r, struct funcs *f, const struct model *m,
 			 struct report_opts *o, const char *keys)
 {
-	CHECK(report_parse_keys(o, keys) == 0);
-	funcs_init(f, m, o->inline_frames);
-	report_build(r, f, o);
+	build_report_flags(r, f, m, o, keys, FUNCS_PYTHON_LINES);
 }
 
 #define CHECK_ROW(r, f, sym, self_, children_)                                 \
@@ -249,10 +256,10 @@ static void test_report_inline(void)
 	struct model m;
 	struct funcs f;
 	struct report r;
-	struct report_opts o = { .children = true, .inline_frames = true };
+	struct report_opts o = { .children = true };
 
 	build_shape(&m);
-	build_report(&r, &f, &m, &o, "symbol");
+	build_report_flags(&r, &f, &m, &o, "symbol", FUNCS_INLINE);
 	CHECK_ROW(&r, &f, "helper", 5, 5);
 	CHECK_ROW(&r, &f, "bar", 0, 5);
 	CHECK_ROW(&r, &f, "foo", 2, 7);
@@ -270,7 +277,7 @@ static void test_flame_tree_and_folded(void)
 	const char *text;
 
 	build_shape(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
 	CHECK_EQ_U64(t.nodes.v[0].total, 10);
 
@@ -299,7 +306,7 @@ static void test_flame_tree_and_folded(void)
 	calltree_free(&t);
 	funcs_free(&f);
 
-	funcs_init(&f, &m, true);
+	funcs_init(&f, &m, FUNCS_INLINE);
 	calltree_build(&t, &f, NULL, NULL);
 	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
 	text = capture_end(&cap);
@@ -324,7 +331,7 @@ static void test_span_frames(void)
 	synth_span(&s, named, "_Z6kernelPf", SYNTH_T0, 10);
 	synth_span(&s, unnamed, "", SYNTH_T0, 10);
 	synth_model(&s, &m, TR_FEAT_LANES);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, named)), "[lane] GPU0 stream 7");
 	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, unnamed)), "[lane] -");
 	CHECK_STREQ(funcs_name(&f, funcs_lane_frame(&f, 99)), "[lane] -");
@@ -351,7 +358,7 @@ static void test_flame_filter(void)
 	struct capture cap;
 
 	build_shape(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(filter_add(&flt, FILTER_COMM, "worker") == 0);
 	calltree_build(&t, &f, &flt, NULL);
 	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
@@ -372,7 +379,7 @@ static void test_flame_svg(void)
 	const char *text;
 
 	build_shape(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
 	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more", WEIGHT_SAMPLES);
 	text = capture_end(&cap);
@@ -413,7 +420,7 @@ static void test_flame_svg_utf8(void)
 	synth_samples(&s, 100, 100, synth_stack(&s, s1, 1), 90);
 	synth_samples(&s, 100, 100, synth_stack(&s, s2, 1), 4);	/* 50 px: 6 characters fit */
 	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
 	calltree_write_svg(capture_start(&cap), &t, &f, "t", WEIGHT_SAMPLES);
 	text = capture_end(&cap);
@@ -536,7 +543,7 @@ static void test_calltree_depth_bounded(void)
 		locs[i] = loc;
 	synth_samples(&s, 1, 1, synth_stack(&s, locs, DEPTH), 1);
 	synth_model(&s, &m, 0);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
 	for (size_t i = 0; i < t.nodes.len; i++)
 		if (t.nodes.v[i].depth > deepest)

@@ -63,7 +63,7 @@ static char *export(struct model *m, enum export_format format, const struct sam
 	char *text = NULL;
 	FILE *out = open_memstream(&text, len);
 
-	funcs_init(&f, m, false);
+	funcs_init(&f, m, 0);
 	origins_link(&links, m, 4 * SYNTH_PERIOD);
 	CHECK(export_write(out, &f, &o) == 0);
 	fclose(out);

@@ -208,7 +208,7 @@ static void test_kernels(void)
 	char line[256];
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.lanes, 4);	/* streams 7 and 8, CUDA API, CPU wait */
 	CHECK_EQ_U64(r.kernels.count, 5);
@@ -270,7 +270,7 @@ static void test_copies_and_calls(void)
 	const char *text;
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.copies.count, 4);
 	CHECK_EQ_U64(r.copies.bytes, 6001000);
@@ -331,7 +331,7 @@ static void test_gpu_filters(void)
 	struct funcs f;
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 
 	CHECK(filter_add(&flt, FILTER_TID, "301") == 0);
 	gpu_report_build(&r, &f, &flt);
@@ -380,7 +380,7 @@ static void test_lane_report(void)
 	char line[256];
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(filter_add(&flt, FILTER_TID, "0xfff00001") == 0);
 	lane_report_build(&lr, &f, &flt);
 	lane_report_print(capture_start(&cap), &lr, &m, "g.data", 0);
@@ -422,7 +422,7 @@ static void test_attrs_in_file(void)
 	synth_free(&s);
 
 	CHECK(model_load(&m, path) == 0);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.kernels.rows.len, 2);
 	for (size_t i = 0; i < r.kernels.rows.len; i++) {
@@ -473,7 +473,7 @@ static void test_nvtx_sort(void)
 	const char *text;
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(report_parse_keys(&o, "nvtx") == 0);
 	report_build(&r, &f, &o);
 	CHECK_EQ_U64(r.total, 15);
@@ -525,7 +525,7 @@ static void test_nvtx_lane_work(void)
 	struct funcs f;
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	origins_link(&l, &m, origins_default_window(&m));
 	CHECK(report_parse_keys(&o, "nvtx") == 0);
 	report_build_lane_work(&r, &f, &o, &l);
@@ -559,7 +559,7 @@ static void test_flame_nvtx(void)
 	char line[256];
 
 	build_gpu(&m);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
 	calltree_print_folded(capture_start(&cap), &t, &f, WEIGHT_SAMPLES);
 	text = capture_end(&cap);
@@ -717,7 +717,7 @@ static void check_explain(const char *const *meta, size_t n, const char *expect)
 	} else {
 		CHECK(why == NULL);
 	}
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.lanes, 0);	/* report --gpu says "no CUDA activity" */
 	gpu_report_free(&r);
@@ -902,7 +902,7 @@ static void test_many_kernels(void)
 		total += dur;
 	}
 	synth_model(&s, &m, TR_FEAT_LANES);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.kernels.count, KERNELS);
 	CHECK_EQ_U64(r.kernels.rows.len, NAMES);

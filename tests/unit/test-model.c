@@ -273,7 +273,7 @@ static void test_bad_ids(void)
 	synth_samples(&s, 1, 1, 300, 1);		/* node out of range */
 	synth_model(&s, &m, 0);
 	report_parse_keys(&o, "comm,dso,symbol");
-	funcs_init(&f, &m, true);
+	funcs_init(&f, &m, FUNCS_INLINE);
 	report_build(&r, &f, &o);
 	CHECK_EQ_U64(r.total, 3);
 	calltree_build(&t, &f, NULL, NULL);
@@ -365,7 +365,7 @@ static void test_load_and_report_speed(void)
 	load_s = seconds_since(&t0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	report_parse_keys(&o, "comm,dso,symbol");
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	report_build(&r, &f, &o);
 	null = fopen("/dev/null", "w");
 	report_print(null, &r, &f, &o, path);

@@ -214,7 +214,7 @@ static void test_lane_report(void)
 	const char *text;
 
 	build_lanes_shape(&m, "1000");
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(filter_add(&flt, FILTER_TID, "0xfff00000") == 0);
 	lane_report_build(&r, &f, &flt);
 	CHECK_EQ_U64(r.lanes, 1);
@@ -286,7 +286,7 @@ static void test_lane_work_report(void)
 
 	build_lanes_shape(&m, "1000");
 	origins_link(&l, &m, origins_default_window(&m));
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(report_parse_keys(&o, "comm,dso,symbol") == 0);
 	CHECK(filter_add(&flt, FILTER_TID, "201") == 0);
 
@@ -388,7 +388,7 @@ static void test_flame_lane_work(void)
 
 	build_lanes_shape(&m, "1000");
 	origins_link(&l, &m, origins_default_window(&m));
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	CHECK(filter_add(&flt, FILTER_TID, "201") == 0);
 	calltree_build(&t, &f, &flt, &l);
 	CHECK_EQ_U64(t.nodes.v[0].total, 11);
@@ -524,7 +524,7 @@ static void test_unknown_lane(void)
 	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES);
 	origins_link(&l, &m, origins_default_window(&m));
 	CHECK_EQ_U64(l.counts[ORIGIN_LINKED], 1);
-	funcs_init(&f, &m, false);
+	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, &l);
 	CHECK_EQ_U64(t.nodes.v[0].target_total, 0);
 	calltree_free(&t);
