@@ -222,3 +222,15 @@ wait_for() {
 		sleep 0.05
 	done
 }
+
+# need_python311: sets $py311 to a CPython 3.11 (Debian's, else pyenv's) and
+# $pyenv to pyenv's versions folder, where the other versions may be; skips
+# the test when there is no CPython 3.11.
+need_python311() {
+	pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
+	py311=
+	for py in /usr/bin/python3.11 "$pyenv"/3.11*/bin/python3; do
+		[ -x "$py" ] && py311=$py && break
+	done
+	[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
+}

@@ -8,12 +8,7 @@
 
 need_perf_events
 command -v python3 >/dev/null || skip "no python3 to check the stacks with"
-pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
-py311=
-for py in /usr/bin/python3.11 "$pyenv"/3.11*/bin/python3; do
-	[ -x "$py" ] && py311=$py && break
-done
-[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
+need_python311
 work=$SRCDIR/tests/workloads
 
 # check_frames DATA: the C routines of pywork.py under the right Python lines.

@@ -7,12 +7,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 need_perf_events
-pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
-py311=
-for py in /usr/bin/python3.11 "$pyenv"/3.11*/bin/python3; do
-	[ -x "$py" ] && py311=$py && break
-done
-[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
+need_python311
 work=$SRCDIR/tests/workloads/pywork.py
 
 # counter DIAG NAME: a counter of diagnose output, 0 when not listed.
