@@ -141,15 +141,19 @@ greek_check() {
 
 # report_greek FILE: from the lane work table, per span name: its spans and
 # target us summed over its rows, and the spans of the rows queued from
-# queue_work. A span row names its lane "[lane] NAME" in the DSO column.
+# queue_work. A span row names its lane "[lane] queue N" in the DSO column,
+# then the span; the symbol it was queued from may hold spaces (C++).
 report_greek() {
 	awk '/^# Lane work queued/ { work = 1; next }
 		/^# Lane spans/ { work = 0 }
 		work && /\[lane\] / && $1 !~ /^#/ {
-			spans[$(NF - 1)] += $3
-			us[$(NF - 1)] += int($2 * 1000 + 0.5)
-			if ($NF == "queue_work")
-				from[$(NF - 1)] += $3
+			for (i = 1; $i != "[lane]"; i++)
+				;
+			name = $(i + 3)
+			spans[name] += $3
+			us[name] += int($2 * 1000 + 0.5)
+			if ($(i + 4) == "queue_work" && NF == i + 4)
+				from[name] += $3
 		}
 		END { for (n in spans) print n, spans[n], us[n], from[n] + 0 }' "$1"
 }
