@@ -53,6 +53,16 @@ static void usage(FILE *out)
 		"      --cuda-api MODE      filtered: leave out the frequent CUDA queries\n"
 		"                           (cudaGetDevice, cuCtxGetCurrent...) (default);\n"
 		"                           all: every CUDA runtime and driver call\n"
+		"      --gpu-pc-sampling[=OPTIONS]\n"
+		"                           sample the PCs of running kernels with the reason\n"
+		"                           each warp stalled, and keep the cubins; OPTIONS,\n"
+		"                           comma-separated: period=N (a sample every 2^N\n"
+		"                           cycles, 5..31, default 20), mode=serialized (each\n"
+		"                           sample tied to its launch; default) or continuous,\n"
+		"                           rate=N (about N samples a second kept, sampling in\n"
+		"                           short windows; 0: always on; default 100)\n"
+		"      --gpu-cubin-max BYTES\n"
+		"                           keep at most BYTES of cubins (default 64 MiB)\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
 		"  -h, --help               show this help\n"
@@ -113,7 +123,14 @@ static int parse_duration(const char *s, uint64_t *ns)
 	return *ns ? 0 : -EINVAL;
 }
 
-enum { OPT_CALL_GRAPH = 256, OPT_DURATION, OPT_NO_CUDA, OPT_CUDA_API };
+enum {
+	OPT_CALL_GRAPH = 256,
+	OPT_DURATION,
+	OPT_NO_CUDA,
+	OPT_CUDA_API,
+	OPT_GPU_PC,
+	OPT_GPU_CUBIN_MAX,
+};
 
 /* Returns -1 to go on recording, else the exit status to end with. */
 static int parse_options(int argc, char **argv, struct record_opts *o)
@@ -127,11 +144,14 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
 		{ "cuda-api", required_argument, NULL, OPT_CUDA_API },
+		{ "gpu-pc-sampling", optional_argument, NULL, OPT_GPU_PC },
+		{ "gpu-cubin-max", required_argument, NULL, OPT_GPU_CUBIN_MAX },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
 	};
+	char why[160], setting[64];
 	uint32_t pid;
 	int opt;
 
@@ -188,6 +208,20 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			}
 			o->cuda_api_all = !strcmp(optarg, "all");
 			break;
+		case OPT_GPU_PC:
+			o->gpu_pc = true;
+			if (optarg && pc_opts_parse(&o->pc, optarg, why, sizeof(why))) {
+				pr_err("%s in --gpu-pc-sampling", why);
+				return usage_error();
+			}
+			break;
+		case OPT_GPU_CUBIN_MAX:
+			snprintf(setting, sizeof(setting), "cubin-max=%s", optarg);
+			if (pc_opts_parse(&o->pc, setting, why, sizeof(why))) {
+				pr_err("invalid cubin size '%s': expected a number of bytes", optarg);
+				return usage_error();
+			}
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -207,6 +241,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 				pr_err("unknown option '%s'", argv[optind - 1]);
 			return usage_error();
 		}
+	}
+	if (o->gpu_pc && o->no_cuda) {
+		pr_err("--gpu-pc-sampling needs the CUDA agent that --no-cuda leaves out");
+		return usage_error();
 	}
 	if (o->attach && optind < argc) {
 		pr_err("cannot both attach to pid %d and run '%s'", (int)o->attach, argv[optind]);
@@ -341,6 +379,7 @@ int cmd_record(int argc, char **argv)
 		.freq = DEFAULT_FREQ,
 		.method = UNWIND_DWARF,
 		.stack_size = DEFAULT_STACK_SIZE,
+		.pc = PC_OPTS_DEFAULT,
 	};
 	struct record_result res;
 	long max_rate;

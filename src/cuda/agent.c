@@ -91,6 +91,19 @@ static const char *const counter_names[CNT_COUNT] = {
 	[CNT_DELAY_MAX_US] = "cuda.delay.max-us",
 	[CNT_DELAY_SUM_US] = "cuda.delay.sum-us",
 	[CNT_DELAY_RECORDS] = "cuda.delay.records",
+	[CNT_PC_PAIRS] = "cuda.pc.pairs",
+	[CNT_PC_SAMPLES] = "cuda.pc.samples",
+	[CNT_PC_DROPPED] = "cuda.pc.dropped",
+	[CNT_PC_BUFFER_FULL] = "cuda.pc.buffer-full",
+	[CNT_PC_UNSENT] = "cuda.pc.unsent",
+	[CNT_PC_WINDOWS] = "cuda.pc.windows",
+	[CNT_PC_WINDOWS_FAILED] = "cuda.pc.windows-failed",
+	[CNT_PC_GETDATA] = "cuda.pc.getdata-calls",
+	[CNT_PC_GETDATA_NS] = "cuda.pc.getdata-ns",
+	[CNT_PC_REFUSED] = "cuda.pc.refused",
+	[CNT_PC_CUBINS] = "cuda.pc.cubins",
+	[CNT_PC_CUBINS_UNSENT] = "cuda.pc.cubins-unsent",
+	[CNT_PC_CUBINS_OVER_CAP] = "cuda.pc.cubins-over-cap",
 };
 
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
@@ -159,8 +172,7 @@ static void warn(const char *text)
 	pthread_mutex_unlock(&warnings_lock);
 }
 
-/* A failed call that collection can live without: a warning, the status stays. */
-static void call_failed(const char *what, CUptiResult r)
+void agent_call_failed(const char *what, CUptiResult r)
 {
 	char buf[32];
 
@@ -339,6 +351,7 @@ static void at_exit(void)
 	if (!agent_collecting() || getpid() != agent_pid)
 		return;
 	quiet = flush_thread_out();
+	pcs_finish();
 	queued = __atomic_load_n(&work_queued, __ATOMIC_RELAXED);
 	incomplete = agent_forced_flush();
 	if (incomplete)
@@ -386,7 +399,7 @@ static bool enable_kinds(void)
 			any = true;
 		} else {
 			snprintf(what, sizeof(what), "cuptiActivityEnable(%s)", kinds[i].name);
-			call_failed(what, r);
+			agent_call_failed(what, r);
 		}
 	}
 	return any;
@@ -409,7 +422,7 @@ static void filter_calls(void)
 
 		if (r != CUPTI_SUCCESS) {
 			snprintf(what, sizeof(what), "cuptiEnableCallback(0, %s)", calls[i].name);
-			call_failed(what, r);
+			agent_call_failed(what, r);
 			return;
 		}
 	}
@@ -434,7 +447,7 @@ static void enable_domains(void)
 
 		if (r != CUPTI_SUCCESS) {
 			snprintf(what, sizeof(what), "cuptiEnableDomain(%s)", domains[i].name);
-			call_failed(what, r);
+			agent_call_failed(what, r);
 		}
 	}
 	filter_calls();
@@ -535,7 +548,7 @@ static void start(void)
 		return;
 	r = cupti.cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
 	if (r != CUPTI_SUCCESS)
-		call_failed("cuptiSetThreadIdType", r);
+		agent_call_failed("cuptiSetThreadIdType", r);
 	r = cupti.cuptiActivityRegisterCallbacks(activity_buffer_requested,
 						 activity_buffer_completed);
 	if (r != CUPTI_SUCCESS) {
@@ -549,6 +562,7 @@ static void start(void)
 		cupti.cuptiUnsubscribe(subscriber);
 		return;
 	}
+	pcs_init();
 	enable_domains();
 	atexit(at_exit);
 	pthread_atfork(NULL, NULL, in_child);

@@ -15,6 +15,7 @@
  *   origins.c    correlation id -> the calling thread and time
  *   devices.c    device limits (occupancy) and driver facts
  *   nvtx.c       NVTX ranges on the "NVTX" lane
+ *   pcsampling.c PC samples in duty-cycled windows, and the cubins they name
  *   agent.c      start-up, status, counters, flushing, exit and fork
  *
  * Like the target library, the agent lives inside someone else's program:
@@ -27,6 +28,7 @@
 #include <stdint.h>
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 #include "cuda/occupancy.h"
 #include "gtrace/target.h"
@@ -52,6 +54,19 @@ enum agent_counter {
 	CNT_DELAY_MAX_US,
 	CNT_DELAY_SUM_US,
 	CNT_DELAY_RECORDS,
+	CNT_PC_PAIRS,
+	CNT_PC_SAMPLES,
+	CNT_PC_DROPPED,
+	CNT_PC_BUFFER_FULL,
+	CNT_PC_UNSENT,
+	CNT_PC_WINDOWS,
+	CNT_PC_WINDOWS_FAILED,
+	CNT_PC_GETDATA,
+	CNT_PC_GETDATA_NS,
+	CNT_PC_REFUSED,
+	CNT_PC_CUBINS,
+	CNT_PC_CUBINS_UNSENT,
+	CNT_PC_CUBINS_OVER_CAP,
 	CNT_COUNT
 };
 
@@ -66,6 +81,8 @@ void agent_count(enum agent_counter c, uint64_t n);
 uint64_t agent_counter(enum agent_counter c);
 /* Sends the counters that changed (gtrace_counter_set takes a lock: per batch). */
 void agent_publish_counters(void);
+/* A failed call that collection lives with: added to cuda.warnings. */
+void agent_call_failed(const char *what, CUptiResult r);
 /* Sets cuda.status from a printf format. */
 void agent_status(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Delivers the buffers of finished work, as the flush thread does every second. */
@@ -111,6 +128,16 @@ void devices_query_driver(void);
 void devices_from_record(const CUpti_ActivityDevice5 *d);
 /* The limits of device id, NULL while unknown. */
 const struct cuda_device_limits *devices_limits(uint32_t id);
+
+/* pcsampling.c: all no-ops unless $GTRACE_CUDA_PC asks for PC sampling. */
+void pcs_init(void);
+void pcs_context_created(CUcontext ctx);
+void pcs_context_destroying(CUcontext ctx);
+void pcs_module_loaded(const CUpti_ModuleResourceData *m);
+/* An API call that queued GPU work on ctx returned, on the calling thread. */
+void pcs_launched(CUcontext ctx);
+/* At exit: the open windows closed, everything drained. */
+void pcs_finish(void);
 
 /* nvtx.c */
 void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d);

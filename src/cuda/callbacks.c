@@ -146,13 +146,15 @@ static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		c = call_class(domain, cbid, d->functionName);
 		/* Counted once: a runtime call's driver calls are that call's work. */
 		if ((c & CLASS_QUEUES_WORK) && (domain == API_RUNTIME || !runtime_calls_open) &&
-		    succeeded(d))
+		    succeeded(d)) {
 			agent_work_queued();
+			pcs_launched(d->context);
+		}
 		api_exit(domain, cbid, d, (enum cuda_wait)(c & CLASS_WAIT));
 	}
 }
 
-static void resource(CUpti_CallbackId cbid)
+static void resource(CUpti_CallbackId cbid, const CUpti_ResourceData *d)
 {
 	switch (cbid) {
 	case CUPTI_CBID_RESOURCE_CU_INIT_FINISHED:
@@ -161,8 +163,14 @@ static void resource(CUpti_CallbackId cbid)
 		agent_in_driver = true;
 		devices_query_driver();
 		agent_in_driver = false;
+		if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED)
+			pcs_context_created(d->context);
+		break;
+	case CUPTI_CBID_RESOURCE_MODULE_LOADED:
+		pcs_module_loaded(d->resourceDescriptor);
 		break;
 	case CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING:
+		pcs_context_destroying(d->context);
 		agent_forced_flush();
 		break;
 	default:
@@ -194,7 +202,7 @@ void CUPTIAPI agent_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_
 		api_call(API_DRIVER, cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_RESOURCE:
-		resource(cbid);
+		resource(cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_NVTX:
 		nvtx_callback(cbid, data);

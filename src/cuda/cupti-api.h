@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 /*
  * Every CUPTI function the agent uses, one per line: tests read these
@@ -32,7 +33,17 @@
 	X(cuptiActivityGetNumDroppedRecords)	\
 	X(cuptiActivityFlushAll)		\
 	X(cuptiGetStreamIdEx)			\
-	X(cuptiGetTimestamp)
+	X(cuptiGetTimestamp)			\
+	X(cuptiGetDeviceId)			\
+	X(cuptiPCSamplingEnable)		\
+	X(cuptiPCSamplingDisable)		\
+	X(cuptiPCSamplingSetConfigurationAttribute) \
+	X(cuptiPCSamplingGetNumStallReasons)	\
+	X(cuptiPCSamplingGetStallReasons)	\
+	X(cuptiPCSamplingStart)			\
+	X(cuptiPCSamplingStop)			\
+	X(cuptiPCSamplingGetData)		\
+	X(cuptiGetCubinCrc)
 
 /*
  * The NVTX loader's entry point in CUPTI's own copy, NULL if it lacks one.

@@ -7,6 +7,7 @@
 
 #include "format/file.h"
 #include "util/hashmap.h"
+#include "util/xalloc.h"
 
 /*
  * A TABLES payload is a run of table records, each
@@ -28,6 +29,7 @@ enum col_enc {
 			 * `key` (0 before the first) */
 	COL_STR,	/* uvarint length, then the bytes (no NUL) */
 	COL_BUILD_ID,	/* struct tr_dso: uvarint length <= TR_BUILD_ID_MAX, then the bytes */
+	COL_BYTES,	/* struct tr_bytes: uvarint length, then the bytes */
 };
 
 struct column {
@@ -47,6 +49,7 @@ struct column {
 #define U64_FOLLOWS(type, f, len, k)                                           \
 	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k) }
 #define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0 }
+#define BYTES(type, f) { COL_BYTES, 0, offsetof(type, f), 0, 0 }
 
 static const struct column meta_cols[] = {
 	STR(struct tr_meta, key),
@@ -143,6 +146,25 @@ static const struct column symbol_cols[] = {
 	U32(struct tr_symbol, flags, COL_PLAIN),
 };
 
+static const struct column cubin_cols[] = {
+	U64(struct tr_cubin, crc, COL_PLAIN),
+	BYTES(struct tr_cubin, image),
+};
+
+/*
+ * A batch holds one launch's (or one window's) buckets in pc order, a few
+ * stall reasons each: pcs by function climb by an instruction or two.
+ */
+static const struct column pc_sample_cols[] = {
+	U32(struct tr_pc_sample, pid, COL_DELTA),
+	U32(struct tr_pc_sample, correlation, COL_DELTA),
+	U32(struct tr_pc_sample, cubin, COL_DELTA),
+	U32(struct tr_pc_sample, function, COL_DELTA),
+	U64_KEYED(struct tr_pc_sample, pc, function),
+	U32(struct tr_pc_sample, stall, COL_PLAIN),
+	U32(struct tr_pc_sample, count, COL_PLAIN),
+};
+
 /* X(on-disk id, field of struct tr_tables, columns), in the order written. */
 #define TABLES(X)                                                              \
 	X(1, meta, meta_cols)                                                  \
@@ -157,7 +179,9 @@ static const struct column symbol_cols[] = {
 	X(10, spans, span_cols)                                                \
 	X(11, counters, counter_cols)                                          \
 	X(12, symbols, symbol_cols)                                            \
-	X(13, span_attrs, span_attr_cols)
+	X(13, span_attrs, span_attr_cols)                                      \
+	X(14, cubins, cubin_cols)                                              \
+	X(15, pc_samples, pc_sample_cols)
 
 struct table {
 	uint32_t id;
@@ -276,6 +300,7 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *row = rows + i * row_size;
 		uint64_t v = col->width ? get_int(row + col->off, col->width) : 0;
+		const struct tr_bytes *bytes;
 		const struct tr_dso *dso;
 		uint32_t len;
 
@@ -304,6 +329,11 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 								  : TR_BUILD_ID_MAX;
 			gbuf_put_uvarint(out, len);
 			gbuf_put(out, dso->build_id, len);
+			break;
+		case COL_BYTES:
+			bytes = (const struct tr_bytes *)(row + col->off);
+			gbuf_put_uvarint(out, bytes->len);
+			gbuf_put(out, bytes->data, bytes->len);
 			break;
 		}
 	}
@@ -340,6 +370,7 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 
 	for (size_t i = 0; i < n && !c->err; i++) {
 		uint8_t *row = rows + i * row_size;
+		struct tr_bytes *bytes;
 		struct tr_dso *dso;
 		const uint8_t *p;
 		uint64_t v = 0;
@@ -376,6 +407,17 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 			dso->build_id_len = (uint32_t)v;
 			memcpy(dso->build_id, p, (size_t)v);
 			continue;
+		case COL_BYTES:
+			bytes = (struct tr_bytes *)(row + col->off);
+			v = gcursor_uvarint(c);
+			p = v <= gcursor_left(c) ? gcursor_bytes(c, (size_t)v) : NULL;
+			if (!p) {
+				c->err = 1;
+				continue;
+			}
+			bytes->data = xmemdup(p, (size_t)v);
+			bytes->len = v;
+			continue;
 		}
 		if (col->width == 4 && v > UINT32_MAX)
 			c->err = 1;
@@ -384,16 +426,27 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 	u64map_free(&by_key);
 }
 
+/* Frees what string and blob columns own; the rows stay, emptied. */
 static void free_strings(const struct table *tab, uint8_t *rows, size_t n)
 {
 	for (size_t c = 0; c < tab->ncols; c++) {
-		if (tab->cols[c].enc != COL_STR)
+		enum col_enc enc = tab->cols[c].enc;
+
+		if (enc != COL_STR && enc != COL_BYTES)
 			continue;
 		for (size_t i = 0; i < n; i++) {
-			char **s = (char **)(rows + i * tab->row_size + tab->cols[c].off);
+			uint8_t *field = rows + i * tab->row_size + tab->cols[c].off;
+			char **s = (char **)field;
+			struct tr_bytes *b = (struct tr_bytes *)field;
 
-			free(*s);
-			*s = NULL;
+			if (enc == COL_STR) {
+				free(*s);
+				*s = NULL;
+			} else {
+				free(b->data);
+				b->data = NULL;
+				b->len = 0;
+			}
 		}
 	}
 }

@@ -163,6 +163,37 @@ struct tr_symbol {
 	uint32_t flags;		/* enum tr_symbol_flags */
 };
 
+/* Bytes of a blob column, owned by the table like strings are. */
+struct tr_bytes {
+	uint8_t *data;
+	uint64_t len;
+};
+
+/*
+ * A GPU module's code image (a cubin) as the driver loaded it, stored once
+ * per content: crc is what CUPTI's PC samples name it by.
+ */
+struct tr_cubin {
+	uint64_t crc;
+	struct tr_bytes image;
+};
+
+/*
+ * A bucket of GPU PC samples: count samples of one stall reason at one
+ * instruction (pc, the byte offset in function) of a kernel. correlation
+ * is the launch's CUPTI correlation id in pid (the "correlation" attribute
+ * of its kernel span); 0 when sampling did not serialize kernels.
+ */
+struct tr_pc_sample {
+	uint32_t pid;
+	uint32_t correlation;
+	uint32_t cubin;		/* cubin id, 0 when its image was not kept */
+	uint32_t function;	/* string id of the function's symbol name */
+	uint64_t pc;
+	uint32_t stall;		/* string id of the stall reason's name */
+	uint32_t count;
+};
+
 /*
  * All tables. The writer fills one of these per chunk and resets it; the
  * loader appends every chunk's rows into one.
@@ -181,6 +212,8 @@ struct tr_tables {
 	VEC(struct tr_counter) counters;
 	VEC(struct tr_symbol) symbols;
 	VEC(struct tr_span_attr) span_attrs;
+	VEC(struct tr_cubin) cubins;
+	VEC(struct tr_pc_sample) pc_samples;
 };
 
 /* Number of rows in all tables: 0 means there is nothing to write. */

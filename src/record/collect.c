@@ -95,6 +95,11 @@ struct collector {
 	bool python_counted;	/* ... and the python.* ones */
 	uint32_t lanes;
 	uint32_t spans;			/* span ids up to this are taken */
+	struct u64map cubin_ids;	/* crc -> cubin id, 0 when over the cap */
+	uint32_t cubins;
+	uint64_t cubin_max, cubin_bytes;
+	uint64_t cubin_bytes_pending;	/* in the chunk being filled */
+	uint32_t over_cap_name;		/* string id of cuda.pc.cubins-over-cap */
 	/* Counters named by the target's processes: sums over processes. */
 	VEC(struct tr_counter) target_sums;
 	struct u64map target_sum_index;	/* name -> index in target_sums */
@@ -522,10 +527,12 @@ static void on_lost(struct collector *c, const struct perf_event_header *h)
 	c->counters[CNT_LOST] += v[off];
 }
 
+/* Rows waiting for the chunk; 64 bytes of code images count as one. */
 static size_t pending_rows(const struct collector *c)
 {
 	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
-	       c->cur->tasks.len + c->cur->spans.len + c->cur->span_attrs.len;
+	       c->cur->tasks.len + c->cur->spans.len + c->cur->span_attrs.len +
+	       c->cur->pc_samples.len + c->cubin_bytes_pending / 64;
 }
 
 /* Closes the chunk early when it grows large, and waits rather than grow without bound. */
@@ -652,6 +659,7 @@ void collector_free(struct collector *c)
 	u64map_free(&c->switched_out);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
+	u64map_free(&c->cubin_ids);
 	VEC_FREE(&c->target_sums);
 	u64map_free(&c->target_sum_index);
 	free(c);
@@ -761,6 +769,55 @@ bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta
 	return true;
 }
 
+void collector_set_cubin_max(struct collector *c, uint64_t bytes)
+{
+	c->cubin_max = bytes;
+}
+
+bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
+{
+	uint64_t id;
+
+	if (u64map_get(&c->cubin_ids, crc, &id))
+		return false;
+	if (size <= c->cubin_max - c->cubin_bytes && c->cubin_bytes <= c->cubin_max)
+		return true;
+	u64map_put(&c->cubin_ids, crc, 0);
+	if (!c->over_cap_name)
+		c->over_cap_name = intern_str(c, "cuda.pc.cubins-over-cap");
+	collector_add_to_counter(c, c->over_cap_name, 1);
+	return false;
+}
+
+void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size)
+{
+	struct tr_cubin *row = VEC_PUSH(&c->cur->cubins);
+
+	row->crc = crc;
+	row->image.data = image;
+	row->image.len = size;
+	u64map_put(&c->cubin_ids, crc, ++c->cubins);
+	c->cubin_bytes += size;
+	c->cubin_bytes_pending += size;
+	flush_if_large(c);
+}
+
+uint32_t collector_cubin_id(const struct collector *c, uint64_t crc)
+{
+	uint64_t id = 0;
+
+	u64map_get(&c->cubin_ids, crc, &id);
+	return (uint32_t)id;
+}
+
+void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n)
+{
+	VEC_RESERVE(&c->cur->pc_samples, n);
+	memcpy(c->cur->pc_samples.v + c->cur->pc_samples.len, rows, n * sizeof(*rows));
+	c->cur->pc_samples.len += n;
+	flush_if_large(c);
+}
+
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n)
 {
 	c->counters[CNT_TARGET + k] += n;
@@ -801,6 +858,8 @@ void collector_flush(struct collector *c, bool wait)
 		/* The writer is busy: these rows wait, and the counters come again. */
 		c->counters[CNT_CHUNKS]--;
 		c->cur->counters.len -= added;
+	} else {
+		c->cubin_bytes_pending = 0;
 	}
 }
 

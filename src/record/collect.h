@@ -84,6 +84,19 @@ void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t
  * chunk from now on. False for the name of one of the recorder's own.
  */
 bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta);
+
+/* Bytes of GPU code images the recording keeps (--gpu-cubin-max); 0 keeps none. */
+void collector_set_cubin_max(struct collector *c, uint64_t bytes);
+/*
+ * Whether an image of size bytes named crc is wanted: false when one is
+ * kept already, or when it would pass the cap (counted, once per crc).
+ */
+bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size);
+/* Keeps a whole image that collector_cubin_wanted wanted; takes image. */
+void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size);
+/* The cubin id of crc, 0 when its image is not kept. */
+uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);
+void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n);
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n);
 
 /* One record; a rec_fn for rec_queue_flush. */

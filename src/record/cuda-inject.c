@@ -12,6 +12,7 @@
 
 #include "config.h"
 #include "record/collect.h"
+#include "util/pcopts.h"
 #include "util/xalloc.h"
 
 #define AGENT_NAME "libgtrace-cuda.so"
@@ -29,6 +30,7 @@ static const char *const var_names[CUDA_INJECT_VARS] = {
 	[CUDA_INJECT_CUPTI] = "GTRACE_CUPTI",
 	[CUDA_INJECT_ASAN] = "ASAN_OPTIONS",
 	[CUDA_INJECT_API] = "GTRACE_CUDA_API",
+	[CUDA_INJECT_PC] = PC_OPTS_ENV,
 };
 
 static void __attribute__((format(printf, 2, 3))) turn_off(struct cuda_inject *ci,
@@ -127,8 +129,11 @@ static void plan_values(struct cuda_inject *ci)
 							    : xstrdup(ASAN_LINK_ORDER_OFF);
 }
 
-void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls)
+void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls,
+		      const struct pc_opts *pc)
 {
+	char settings[128];
+
 	const char *env_agent = getenv("GTRACE_CUDA_AGENT");
 	const char *env_cupti = getenv("GTRACE_CUPTI");
 	const char *injected = getenv(var_names[CUDA_INJECT_DRIVER]);
@@ -174,6 +179,10 @@ void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all
 	}
 	plan_values(ci);
 	ci->value[CUDA_INJECT_API] = xstrdup(all_calls ? "all" : "filtered");
+	if (pc) {
+		pc_opts_format(pc, settings, sizeof(settings));
+		ci->value[CUDA_INJECT_PC] = xstrdup(settings);
+	}
 }
 
 void cuda_inject_setenv(struct cuda_inject *ci)

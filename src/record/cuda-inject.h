@@ -16,6 +16,7 @@
 #include <stdbool.h>
 
 struct collector;
+struct pc_opts;
 
 enum cuda_inject_var {
 	CUDA_INJECT_DRIVER,		/* CUDA_INJECTION64_PATH */
@@ -24,6 +25,7 @@ enum cuda_inject_var {
 	CUDA_INJECT_CUPTI,		/* GTRACE_CUPTI: the CUPTI the agent loads */
 	CUDA_INJECT_ASAN,		/* ASAN_OPTIONS */
 	CUDA_INJECT_API,		/* GTRACE_CUDA_API: which calls the agent traces */
+	CUDA_INJECT_PC,			/* GTRACE_CUDA_PC: PC sampling's settings */
 	CUDA_INJECT_VARS
 };
 
@@ -39,9 +41,11 @@ struct cuda_inject {
 /*
  * Decides whether to inject and what: wanted is false for --no-cuda,
  * attach true when recording a running process (too late to inject),
- * all_calls true for --cuda-api=all.
+ * all_calls true for --cuda-api=all, pc the settings of
+ * --gpu-pc-sampling (NULL without it).
  */
-void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls);
+void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all_calls,
+		      const struct pc_opts *pc);
 
 /* Sets the command's variables in this process for the fork, and puts them back. */
 void cuda_inject_setenv(struct cuda_inject *ci);

@@ -45,6 +45,10 @@ struct target_proc {
 	uint64_t queue_full;	/* the last WIRE_DROPS */
 	uint64_t unsent;
 	struct u64map counters;	/* trace string id of a name -> its last value */
+	struct {		/* the GPU code image being received */
+		uint64_t crc, size, got;
+		uint8_t *data;	/* NULL: none, or not wanted */
+	} cubin;
 };
 
 enum conn_state {
@@ -77,6 +81,7 @@ struct ingest {
 	/* One packet, 8-byte aligned, with room for a string's NUL. */
 	uint64_t packet[WIRE_MAX_PACKET / 8 + 1];
 	struct tr_span rows[WIRE_SPANS_PER_PACKET];
+	struct tr_pc_sample pc_rows[WIRE_PC_SAMPLES_PER_PACKET];
 	struct tr_span_attr attrs[WIRE_SPANS_PER_PACKET * WIRE_ATTRS_PER_ENTRY];
 };
 
@@ -585,6 +590,60 @@ static void on_drops(struct ingest *in, struct conn *k, const struct wire_drops 
 	}
 }
 
+/*
+ * A part of a GPU code image. Parts come in order; an image the recording
+ * has already, or has no room for, is skipped to its end.
+ */
+static bool on_cubin(struct ingest *in, struct conn *k, const struct wire_cubin *m, size_t len)
+{
+	struct target_proc *p = k->proc;
+	size_t part = len - sizeof(*m);
+
+	if (m->offset > m->size || part > m->size - m->offset)
+		return false;
+	if (m->offset == 0) {
+		free(p->cubin.data);
+		p->cubin.crc = m->crc;
+		p->cubin.size = m->size;
+		p->cubin.got = 0;
+		p->cubin.data = collector_cubin_wanted(in->c, m->crc, m->size)
+			? xmalloc(m->size ? m->size : 1) : NULL;
+	} else if (m->crc != p->cubin.crc || m->size != p->cubin.size ||
+		   m->offset != p->cubin.got) {
+		return false;
+	}
+	if (p->cubin.data)
+		memcpy(p->cubin.data + m->offset, m + 1, part);
+	p->cubin.got += part;
+	if (p->cubin.data && p->cubin.got == p->cubin.size) {
+		collector_add_cubin(in->c, p->cubin.crc, p->cubin.data, p->cubin.size);
+		p->cubin.data = NULL;
+	}
+	return true;
+}
+
+static bool on_pc_samples(struct ingest *in, struct conn *k, const struct wire_pc_sample *m,
+			  uint32_t n)
+{
+	struct target_proc *p = k->proc;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct tr_pc_sample *row = &in->pc_rows[i];
+
+		row->pid = p->pid;
+		row->correlation = m[i].correlation;
+		row->cubin = collector_cubin_id(in->c, m[i].cubin_crc);
+		row->function = id_map_get(&p->strings, m[i].function);
+		row->pc = m[i].pc;
+		row->stall = id_map_get(&p->strings, m[i].stall);
+		row->count = m[i].count;
+		if (!row->function || !row->stall)
+			return false;
+	}
+	collector_add_pc_samples(in->c, in->pc_rows, n);
+	return true;
+}
+
 /* Handles a well-formed-looking packet of an open connection; false if malformed. */
 static bool on_packet(struct ingest *in, struct conn *k, const struct wire_header *h,
 		      size_t len)
@@ -622,6 +681,13 @@ static bool on_packet(struct ingest *in, struct conn *k, const struct wire_heade
 			return false;
 		on_drops(in, k, body);
 		return true;
+	case WIRE_CUBIN:
+		return body_len >= sizeof(struct wire_cubin) && on_cubin(in, k, body, body_len);
+	case WIRE_PC_SAMPLES:
+		if (body_len != (size_t)h->count * sizeof(struct wire_pc_sample) ||
+		    h->count > WIRE_PC_SAMPLES_PER_PACKET)
+			return false;
+		return on_pc_samples(in, k, body, h->count);
 	default:
 		return false;
 	}
@@ -715,6 +781,7 @@ void ingest_close(struct ingest *in)
 		VEC_FREE(&in->procs.v[i]->lane_kinds.ids);
 		VEC_FREE(&in->procs.v[i]->lane_names.ids);
 		u64map_free(&in->procs.v[i]->counters);
+		free(in->procs.v[i]->cubin.data);
 		free(in->procs.v[i]);
 	}
 	VEC_FREE(&in->procs);

@@ -99,6 +99,8 @@ static int open_output(struct session *se)
 
 	if (se->o->method == UNWIND_DWARF)
 		features |= TR_FEAT_DWARF_STACKS;
+	if (se->o->gpu_pc)
+		features |= TR_FEAT_GPU_PC;
 	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
 		size_t len = strlen(path) + sizeof(".old");
 
@@ -425,7 +427,8 @@ static int start(struct session *se)
 	};
 	int err;
 
-	cuda_inject_plan(&se->cuda, !o->no_cuda, o->attach != 0, o->cuda_api_all);
+	cuda_inject_plan(&se->cuda, !o->no_cuda, o->attach != 0, o->cuda_api_all,
+			 o->gpu_pc ? &o->pc : NULL);
 	se->res->stage = RECORD_STAGE_OUTPUT;
 	err = open_output(se);
 	if (err)
@@ -462,6 +465,8 @@ static int start(struct session *se)
 	err = collector_new(&se->c, o->method, sampler_layout(se->sampler), se->cw);
 	if (err)
 		return err;
+	if (o->gpu_pc)
+		collector_set_cubin_max(se->c, o->pc.cubin_max);
 
 	se->start_ns = now_ns(CLOCK_MONOTONIC);
 	add_start_meta(se);

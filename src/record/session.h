@@ -16,6 +16,7 @@
 
 #include "record/collect.h"
 #include "record/sampler.h"
+#include "util/pcopts.h"
 
 struct record_opts {
 	char **argv;			/* the command, NULL-terminated */
@@ -28,6 +29,8 @@ struct record_opts {
 	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
 	bool no_cuda;			/* do not inject the CUDA agent */
 	bool cuda_api_all;		/* --cuda-api=all: trace the hot queries too */
+	bool gpu_pc;			/* --gpu-pc-sampling */
+	struct pc_opts pc;		/* its settings, and --gpu-cubin-max */
 };
 
 /* Where a recording failed, for the command to word its message. */

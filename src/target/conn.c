@@ -223,6 +223,19 @@ static bool send_packet(struct conn *c, struct tgt_packet *p)
 			p->msg.h.count * sizeof(struct wire_span), NULL, 0);
 }
 
+/* A posted message, after the definitions of the strings its entries name. */
+static bool send_post(struct conn *c, const struct tgt_post *m)
+{
+	if (m->type == WIRE_PC_SAMPLES) {
+		const struct wire_pc_sample *s = (const struct wire_pc_sample *)m->body;
+
+		for (uint32_t i = 0; i < m->count; i++)
+			if (!define_string(c, s[i].function) || !define_string(c, s[i].stall))
+				return false;
+	}
+	return send_msg(c->fd, m->type, m->count, m->body, m->len, NULL, 0);
+}
+
 static bool send_meta(struct conn *c, const struct tgt_prop_copy *m)
 {
 	char buf[sizeof(struct wire_meta) + 2 * TGT_NAME_MAX];
@@ -308,7 +321,8 @@ static void serve(struct conn *c)
 {
 	for (;;) {
 		uint64_t flush;
-		struct tgt_packet *p = tgt_queue_wait(WAIT_MS, &flush);
+		struct tgt_post *m;
+		struct tgt_packet *p = tgt_queue_wait(WAIT_MS, &flush, &m);
 		bool ok = true;
 
 		if (p) {
@@ -316,12 +330,15 @@ static void serve(struct conn *c)
 			if (!ok)
 				tgt_count_unsent(p->spans);
 			tgt_queue_release(p);
+		} else if (m) {
+			ok = send_post(c, m);
+			tgt_post_release(m);
 		}
 		if (ok)
 			ok = send_props(c);
-		if (ok && (!p || flush || gtrace_now_ns() - c->drops_ns >= DROPS_EVERY_NS))
+		if (ok && ((!p && !m) || flush || gtrace_now_ns() - c->drops_ns >= DROPS_EVERY_NS))
 			ok = send_drops(c);
-		if (ok && !p)
+		if (ok && !p && !m)
 			ok = !hung_up(c->fd);
 		if (!ok)
 			tgt_queue_set_connected(-1);
@@ -353,12 +370,15 @@ void *tgt_io_main(void *arg)
 		/* Until the next look, flushes have nothing to wait for. */
 		for (uint64_t t = gtrace_now_ns(); t < next_look; t = gtrace_now_ns()) {
 			uint64_t flush;
-			struct tgt_packet *p = tgt_queue_wait((next_look - t) / 1000000 + 1, &flush);
+			struct tgt_post *m;
+			struct tgt_packet *p = tgt_queue_wait((next_look - t) / 1000000 + 1, &flush,
+							      &m);
 
 			if (p) {
 				tgt_count_unsent(p->spans);
 				tgt_queue_release(p);
 			}
+			tgt_post_release(m);
 			if (flush)
 				tgt_queue_flushed(flush);
 		}

@@ -190,15 +190,38 @@ struct tgt_packet {
 	} msg;
 };
 
+/*
+ * A message an agent linked with the library posts whole (GPU code images,
+ * PC samples): sent in posting order, after the definitions of the strings
+ * it names.
+ */
+struct tgt_post {
+	struct tgt_post *next;
+	uint16_t type;			/* WIRE_CUBIN, WIRE_PC_SAMPLES */
+	uint32_t count;
+	size_t len;
+	uint8_t body[];
+};
+
+#define TGT_POST_MAX (128u << 20)	/* bytes posted and not sent yet */
+
+/*
+ * Queues a copy of a message for the io thread. Returns 0; -ENOTCONN when
+ * not reporting, -ENOBUFS when TGT_POST_MAX bytes wait already, -ENOMEM.
+ */
+int tgt_post(uint16_t type, uint32_t count, const void *body, size_t len);
+
 /* Starts both threads; reporting stays off when this fails. */
 int tgt_workers_start(void);
 /*
- * For the io thread: the next packet to send, or NULL with *flush set when
- * a flush has been drained from the rings and all its packets handed out,
- * or NULL with *flush 0 after timeout_ms.
+ * For the io thread: the next packet or posted message to send (one of
+ * *post and the result), or neither with *flush set when a flush has been
+ * drained from the rings and all its packets handed out, or neither with
+ * *flush 0 after timeout_ms.
  */
-struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush);
+struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush, struct tgt_post **post);
 void tgt_queue_release(struct tgt_packet *p);
+void tgt_post_release(struct tgt_post *p);
 void tgt_queue_flushed(uint64_t flush);
 /* Connected (fd) or not (-1): turns reporting on or off; off discards. */
 void tgt_queue_set_connected(int fd);

@@ -40,6 +40,8 @@ enum wire_type {
 				 * wire_attr_entries(nattrs) struct wire_attrs */
 	WIRE_COUNTERS = 7,	/* count struct wire_counter */
 	WIRE_META = 8,		/* struct wire_meta, then the key's and the value's bytes */
+	WIRE_CUBIN = 9,		/* struct wire_cubin, then a part of the image */
+	WIRE_PC_SAMPLES = 10,	/* count struct wire_pc_sample */
 };
 
 struct wire_header {
@@ -118,6 +120,31 @@ struct wire_drops {
 	uint64_t queue_full;	/* drop-newest in the bounded queue */
 	uint64_t unsent;	/* queued, then lost with a broken connection */
 };
+
+/*
+ * A part of a GPU code image (the CUDA agent's): the parts of one image
+ * come in order, one after the other, offset 0 first.
+ */
+struct wire_cubin {
+	uint64_t crc;		/* CUPTI's CRC of the whole image */
+	uint64_t size;		/* of the whole image */
+	uint64_t offset;	/* of this part */
+};
+
+#define WIRE_CUBIN_PART (WIRE_MAX_PACKET - sizeof(struct wire_header) - sizeof(struct wire_cubin))
+
+/* A bucket of GPU PC samples (struct tr_pc_sample, with wire string ids). */
+struct wire_pc_sample {
+	uint64_t cubin_crc;
+	uint64_t pc;
+	uint32_t correlation;
+	uint32_t function;	/* string id */
+	uint32_t stall;		/* string id */
+	uint32_t count;
+};
+
+#define WIRE_PC_SAMPLES_PER_PACKET \
+	((WIRE_MAX_PACKET - sizeof(struct wire_header)) / sizeof(struct wire_pc_sample))
 
 /*
  * The rendezvous directory's path, for both ends (neither makes nor checks

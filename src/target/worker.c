@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -24,6 +25,8 @@ static pthread_cond_t flush_cond;	/* a flush done */
 
 static struct tgt_packet *pool;
 static struct tgt_packet *free_packets, *ready, **ready_end = &ready;
+static struct tgt_post *posted, **posted_end = &posted;
+static size_t posted_bytes;
 static int conn_fd = -1;
 static bool running;
 /* Flushes asked, drained from the rings, and sent: each counts up. */
@@ -247,12 +250,66 @@ int tgt_workers_start(void)
 	return 0;
 }
 
-struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush)
+/* Under queue_lock: the oldest posted message, taken off the queue. */
+static struct tgt_post *take_posted(void)
+{
+	struct tgt_post *m = posted;
+
+	posted = m->next;
+	if (!posted)
+		posted_end = &posted;
+	posted_bytes -= m->len;
+	return m;
+}
+
+int tgt_post(uint16_t type, uint32_t count, const void *body, size_t len)
+{
+	struct tgt_post *m;
+	int err = 0;
+
+	pthread_mutex_lock(&queue_lock);
+	if (conn_fd < 0)
+		err = -ENOTCONN;
+	else if (len > TGT_POST_MAX - posted_bytes)
+		err = -ENOBUFS;
+	pthread_mutex_unlock(&queue_lock);
+	if (err)
+		return err;
+	m = malloc(sizeof(*m) + len);
+	if (!m)
+		return -ENOMEM;
+	m->next = NULL;
+	m->type = type;
+	m->count = count;
+	m->len = len;
+	memcpy(m->body, body, len);
+	pthread_mutex_lock(&queue_lock);
+	/* Checked again: the connection may have gone meanwhile. */
+	if (conn_fd < 0) {
+		free(m);
+		err = -ENOTCONN;
+	} else {
+		*posted_end = m;
+		posted_end = &m->next;
+		posted_bytes += len;
+		pthread_cond_signal(&io_cond);
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return err;
+}
+
+void tgt_post_release(struct tgt_post *p)
+{
+	free(p);
+}
+
+struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush, struct tgt_post **post)
 {
 	struct timespec until = deadline_in(timeout_ms);
 	struct tgt_packet *p = NULL;
 
 	*flush = 0;
+	*post = NULL;
 	pthread_mutex_lock(&queue_lock);
 	for (;;) {
 		if (ready) {
@@ -260,6 +317,10 @@ struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush)
 			ready = p->next;
 			if (!ready)
 				ready_end = &ready;
+			break;
+		}
+		if (posted) {
+			*post = take_posted();
 			break;
 		}
 		if (flush_drained > flush_done) {
@@ -303,6 +364,8 @@ void tgt_queue_set_connected(int fd)
 			discard(p);
 		}
 		ready_end = &ready;
+		while (posted)
+			free(take_posted());
 	}
 	tgt_set_active(fd >= 0);
 	pthread_cond_signal(&drain_cond);
@@ -336,6 +399,9 @@ void tgt_queue_reset_child(void)
 	running = false;
 	flush_asked = flush_drained = flush_done = 0;
 	unsent = 0;
+	/* Nor are its posted messages. */
+	while (posted)
+		free(take_posted());
 	if (pool) {
 		fill_pool();
 		init_conds();

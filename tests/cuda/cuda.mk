@@ -20,13 +20,24 @@ CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
 # A second copy of the fake CUPTI, same SONAME: a framework's own libcupti,
 # loaded before the agent's (tests preload it).
 CUDA_FAKES += $(CUDA_TEST_DIR)/second/libcupti.so.13
+# The toolkit's real CUPTI, to which the fake forwards cuptiGetCubinCrc and
+# cuptiGetSassToSourceCorrelation (they need no GPU); FAKE_CUPTI_REAL
+# overrides it at run time.
+CUPTI_REAL = $(firstword $(wildcard $(CUDA_HOME)/lib64/libcupti.so.13 \
+	$(CUDA_HOME)/extras/CUPTI/lib64/libcupti.so.13))
 NVCC = $(CUDA_HOME)/bin/nvcc
 # Real GPUs of compute capability 8.0 and 9.0, and PTX for newer ones.
 NVCC_ARCHS = -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90,code=sm_90 \
 	     -gencode arch=compute_90,code=compute_90
 
+# The PC sampling kernels as cubins with line information, one per real
+# architecture (the fake driver loads them), and as a real program.
+PC_CUBIN_ARCHS = sm_80 sm_90
+PC_CUBINS = $(PC_CUBIN_ARCHS:%=$(CUDA_TEST_DIR)/pc-app.%.cubin)
+
 ifneq ($(wildcard $(NVCC)),)
-CUDA_FAKES += $(CUDA_TEST_DIR)/real-app
+CUDA_FAKES += $(CUDA_TEST_DIR)/real-app $(CUDA_TEST_DIR)/pc-app $(PC_CUBINS)
+CUDA_FAKES += $(CUDA_TEST_DIR)/pc-app.nolines.sm_90.cubin
 endif
 
 tests: $(CUDA_FAKES)
@@ -36,6 +47,7 @@ $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/second/libcupti.so.13: tests/cu
 	$(call say,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared -Wl,-soname,libcupti.so.13 \
+		-DFAKE_CUPTI_REAL_PATH='"$(CUPTI_REAL)"' \
 		-Wl,--version-script=tests/cuda/libcupti.map $< -o $@ -ldl -lpthread
 
 $(CUDA_TEST_DIR)/libcuda.so.1: tests/cuda/fake-cuda.c
@@ -80,6 +92,22 @@ $(CUDA_TEST_DIR)/real-app: tests/cuda/real-app.cu
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -O2 -g -Xcompiler -fno-omit-frame-pointer $(NVCC_ARCHS) -I$(CUDA_HOME)/include \
 		$< -o $@
+
+$(CUDA_TEST_DIR)/pc-app: tests/cuda/pc-app.cu
+	$(call say,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -O2 -g -lineinfo -Xcompiler -fno-omit-frame-pointer $(NVCC_ARCHS) $< -o $@
+
+$(CUDA_TEST_DIR)/pc-app.%.cubin: tests/cuda/pc-app.cu
+	$(call say,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -cubin -lineinfo -O2 -arch=$* $< -o $@
+
+# The same without line information (tests/unit/test-cubin.c).
+$(CUDA_TEST_DIR)/pc-app.nolines.sm_90.cubin: tests/cuda/pc-app.cu
+	$(call say,NVCC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(NVCC) -cubin -O2 -arch=sm_90 $< -o $@
 
 cuda-fakes: $(CUDA_FAKES)
 

@@ -7,6 +7,7 @@
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
  *                 [--nvtx-early] [--nvtx-more] [--exit N]
  *        fake-app --kernels N [--names M]
+ *        fake-app --pc-cubin CUBIN [--launches N]
  *
  * The default run, on one context of device 0 with streams 13 (A) and 14
  * (B), all inside the NVTX push/pop range "epoch":
@@ -54,6 +55,19 @@
  *                    launch loop's time per launch and, once the context
  *                    is destroyed (a profiler has processed every record
  *                    then), the process's CPU time per launch
+ *   --pc-cubin CUBIN instead, for PC sampling: loads the cubin file CUBIN
+ *                    (pc-app.sm_90.cubin, from pc-app.cu) with
+ *                    cuModuleLoadData, from a buffer it frees at once (the
+ *                    driver keeps its copy, as a real one does), gets
+ *                    pc_hot and pc_cold from it, and launches them N
+ *                    (--launches, default 50) times each, alternating, on
+ *                    the default stream: pc_hot (256 x 256 threads, 2 ms)
+ *                    from launch_hot, pc_cold (256 x 256 threads, 20 us)
+ *                    from launch_cold (both called from pc_kernels); then
+ *                    cuCtxSynchronize, and unloads the module. Every
+ *                    pc_hot run wholly in a sampling window of period P has
+ *                    floor(522720000 / 2^P) samples (fake.h), pc_cold
+ *                    floor(5227200 / 2^P)
  *
  * Theoretical occupancy, by hand, on the fake device (64 warps, 65536
  * registers in 4 sub-partitions of 16384, 32 blocks and 233472 bytes of
@@ -135,6 +149,17 @@ static struct kernel long_kernel = {
 	"long_kernel", { 1, 1, 1 }, { 32, 1, 1 }, 0,
 	{ .regs = 16, .duration_ns = 10000000000ull }, NULL
 };
+/* The kernels of pc-app.cu, from its cubin (--pc-cubin). */
+#define PC_N (1 << 16)
+#define PC_HOT_ITERATIONS 4096
+static struct kernel pc_hot = {
+	"pc_hot", { PC_N / 256, 1, 1 }, { 256, 1, 1 }, 0,
+	{ .regs = 32, .duration_ns = 2000000 }, NULL
+};
+static struct kernel pc_cold = {
+	"pc_cold", { PC_N / 256, 1, 1 }, { 256, 1, 1 }, 0,
+	{ .regs = 16, .duration_ns = 20000 }, NULL
+};
 
 static volatile uint64_t sink;
 
@@ -172,10 +197,15 @@ static void load(CUmodule module, struct kernel *k)
 	CHECK(fakecuda_set_function_attrs(k->f, &k->attrs));
 }
 
-static void launch(const struct kernel *k, CUstream stream)
+static void launch_with(const struct kernel *k, CUstream stream, void **args)
 {
 	CHECK(cuLaunchKernel(k->f, k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1],
-			     k->block[2], k->dynamic_smem, stream, NULL, NULL));
+			     k->block[2], k->dynamic_smem, stream, args, NULL));
+}
+
+static void launch(const struct kernel *k, CUstream stream)
+{
+	launch_with(k, stream, NULL);
 }
 
 FRAME static void copy_inputs(CUdeviceptr dst, const void *src)
@@ -338,6 +368,66 @@ static int many_launches(CUmodule module, CUstream a, CUstream b, long n, long n
 	return 0;
 }
 
+/* pc_hot(out, in, n, iterations), as pc-app.cu's launch_hot. */
+FRAME static void launch_hot(CUdeviceptr out, CUdeviceptr in)
+{
+	int n = PC_N, iterations = PC_HOT_ITERATIONS;
+	void *args[] = { &out, &in, &n, &iterations };
+
+	launch_with(&pc_hot, NULL, args);
+}
+
+/* pc_cold(out, n), as pc-app.cu's launch_cold. */
+FRAME static void launch_cold(CUdeviceptr out)
+{
+	int n = PC_N;
+	void *args[] = { &out, &n };
+
+	launch_with(&pc_cold, NULL, args);
+}
+
+/* Reads a file whole; exits when it cannot. */
+static void *read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	long size;
+	void *data;
+
+	if (!f || fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
+		perror(path);
+		exit(2);
+	}
+	/* A NUL after it: the driver takes an image that is not an ELF for a string. */
+	data = calloc(1, (size_t)size + 1);
+	if (!data || fread(data, 1, (size_t)size, f) != (size_t)size) {
+		fprintf(stderr, "fake-app: cannot read %s\n", path);
+		exit(2);
+	}
+	fclose(f);
+	return data;
+}
+
+/* --pc-cubin: the kernels of a real cubin, for PC sampling. */
+FRAME static void pc_kernels(const char *cubin, long launches)
+{
+	void *image = read_file(cubin);
+	CUdeviceptr in, out;
+	CUmodule module;
+
+	CHECK(cuModuleLoadData(&module, image));
+	free(image);
+	load(module, &pc_hot);
+	load(module, &pc_cold);
+	CHECK(cuMemAlloc(&in, PC_N * sizeof(float)));
+	CHECK(cuMemAlloc(&out, PC_N * sizeof(float)));
+	for (long r = 0; r < launches; r++) {
+		launch_hot(out, in);
+		launch_cold(out);
+	}
+	CHECK(cuCtxSynchronize());
+	CHECK(cuModuleUnload(module));
+}
+
 /* All threads' CPU time, the profiler's included. */
 static void print_cpu_time(long launches)
 {
@@ -411,7 +501,8 @@ static void usage(void)
 	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--optin] "
 			"[--two-contexts]\n"
 			"                [--nvtx-early] [--nvtx-more] [--exit N]\n"
-			"       fake-app --kernels N [--names M]\n");
+			"       fake-app --kernels N [--names M]\n"
+			"       fake-app --pc-cubin CUBIN [--launches N]\n");
 	exit(2);
 }
 
@@ -420,7 +511,8 @@ int main(int argc, char **argv)
 	bool fork_child = false, still_running = false, peer = false, optin = false;
 	bool two_contexts = false;
 	bool nvtx_early = false, nvtx_more = false;
-	long kernels = 0, names = 500;
+	long kernels = 0, names = 500, launches = 50;
+	const char *pc_cubin = NULL;
 	int exit_status = 0;
 	static char host[4000000];
 	CUcontext ctx;
@@ -452,10 +544,14 @@ int main(int argc, char **argv)
 			kernels = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
 			names = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--pc-cubin") && i + 1 < argc)
+			pc_cubin = argv[++i];
+		else if (!strcmp(argv[i], "--launches") && i + 1 < argc)
+			launches = atol(argv[++i]);
 		else
 			usage();
 	}
-	if (names < 1 || names > 1000)
+	if (names < 1 || names > 1000 || launches < 0)
 		usage();
 
 	if (nvtx_early)
@@ -470,6 +566,10 @@ int main(int argc, char **argv)
 		nvtxRangePop();
 	if (kernels > 0) {
 		exit_status = many_launches(module, a, b, kernels, names);
+		goto out;
+	}
+	if (pc_cubin) {
+		pc_kernels(pc_cubin, launches);
 		goto out;
 	}
 	load(module, &vector_add);

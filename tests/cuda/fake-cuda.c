@@ -26,7 +26,18 @@
  *  - cuMemFree waits for the context's work first, as the real one does;
  *  - contexts leave DEVICE and CONTEXT records and fire CONTEXT_CREATED
  *    and CONTEXT_DESTROY_STARTING; synchronizing calls leave
- *    SYNCHRONIZATION records and fire the SYNCHRONIZE callbacks.
+ *    SYNCHRONIZATION records and fire the SYNCHRONIZE callbacks;
+ *  - cuModuleLoadData takes a real cubin (an ELF image, such as nvcc -cubin
+ *    makes): the driver copies it, the application may free its own, and
+ *    fires MODULE_LOADED with a CUpti_ModuleResourceData pointing at the
+ *    copy (MODULE_UNLOAD_STARTING at cuModuleUnload); cuModuleGetFunction
+ *    finds only the kernels of its symbol table (CUDA_ERROR_NOT_FOUND for
+ *    others). Any other image is a dummy, such as "fake cubin": no
+ *    callback, and every name is a kernel, of FAKE_DUMMY_TEXT_BYTES of
+ *    code, whose PC records have cubinCrc 0. Kernels run on the SMs,
+ *    which the fake CUPTI's PC sampling sees (fake.h): in
+ *    kernel-serialized mode one kernel at a time per context; memsets
+ *    run as kernels of the driver's own.
  *
  * Devices: FAKE_CUDA_DEVICES (default 1) of "Fake GPU", compute capability
  * 9.0: 132 SMs, 2048 threads (64 warps), 65536 registers, 32 blocks and
@@ -36,6 +47,7 @@
 #include "fake.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +59,7 @@
 #define DEVICE_NAME "Fake GPU"
 #define MAX_DEVICES 8
 #define DEVICE_MEMORY (80ull << 30)
-#define SMS 132
+#define SMS FAKE_SM_COUNT
 #define THREADS_PER_SM 2048
 #define MAX_GRAPH_NODES 16
 #define DEFAULT_KERNEL_NS 10000
@@ -55,11 +67,22 @@
 struct CUfunc_st {
 	char *name;
 	struct fakecuda_function_attrs attrs;
+	CUmodule module;
+	uint32_t symbol_index;		/* in the cubin's .symtab; dummies count from 1 */
+	uint64_t text_bytes;		/* its code */
 	struct CUfunc_st *next;		/* in its module */
 };
 
 struct CUmod_st {
 	struct CUfunc_st *functions;
+	CUcontext ctx;
+	uint32_t id;
+	bool cubin;			/* an ELF image; else a dummy */
+	uint8_t *image;			/* the driver's copy */
+	size_t size;
+	uint64_t crc;			/* as CUPTI computes it, once attached */
+	bool have_crc;
+	uint32_t dummies;		/* the functions of a dummy so far */
 };
 
 struct CUevent_st {
@@ -104,7 +127,7 @@ static pthread_once_t init_once = PTHREAD_ONCE_INIT;
 static bool initialized;
 static unsigned violations;
 static uint32_t next_correlation = 1, next_context_id = 1;
-static uint32_t next_graph_id = 1, next_event_id = 1;
+static uint32_t next_graph_id = 1, next_event_id = 1, next_module_id = 1;
 static uint64_t next_node_id = 1, next_address = 0x7f0000000000ull;
 static int64_t next_grid_id = 1;
 static bool device_reported[MAX_DEVICES];
@@ -272,20 +295,38 @@ static CUstream stream_of(CUcontext ctx, CUstream s)
 }
 
 /* Queues work of the given length on a stream: it starts once the stream
- * is free, never before the call that queues it. */
-static void queue(CUcontext ctx, CUstream s, const struct call *c, uint64_t length,
+ * is free, never before the call that queues it. A kernel, while CUPTI
+ * samples PCs in kernel-serialized mode, also waits for the kernels of
+ * every stream of the context. */
+static void queue(CUcontext ctx, CUstream s, const struct call *c, uint64_t length, bool kernel,
 		  uint64_t *start, uint64_t *stop)
 {
+	const struct fake_cupti_hooks *t = tool();
+	bool serial = kernel && t && t->serializes(ctx);
+
 	pthread_mutex_lock(&lock);
 	s = stream_of(ctx, s);
 	*start = c->start + FAKE_LAUNCH_LATENCY_NS;
 	if (*start < s->busy_until)
 		*start = s->busy_until;
+	if (serial && *start < ctx->kernels_until)
+		*start = ctx->kernels_until;
 	*stop = *start + length;
 	s->busy_until = *stop;
 	if (ctx->busy_until < *stop)
 		ctx->busy_until = *stop;
+	if (kernel && ctx->kernels_until < *stop)
+		ctx->kernels_until = *stop;
 	pthread_mutex_unlock(&lock);
+}
+
+/* Tells CUPTI of work on the SMs, for PC sampling. */
+static void sm_work(const struct fake_sm_work *w)
+{
+	const struct fake_cupti_hooks *t = tool();
+
+	if (t)
+		t->sm_work(w);
 }
 
 /* Waits as the driver's default spin mode does: on the CPU. */
@@ -425,7 +466,7 @@ static bool attribute_value(CUdevice_attribute attr, int *value)
 	case CU_DEVICE_ATTRIBUTE_TOTAL_CONSTANT_MEMORY: *value = 64 << 10; break;
 	case CU_DEVICE_ATTRIBUTE_WARP_SIZE: *value = 32; break;
 	case CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_BLOCK: *value = 65536; break;
-	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = 1980000; break;
+	case CU_DEVICE_ATTRIBUTE_CLOCK_RATE: *value = FAKE_SM_CLOCK_MHZ * 1000; break;
 	case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *value = SMS; break;
 	case CU_DEVICE_ATTRIBUTE_CONCURRENT_KERNELS: *value = 1; break;
 	case CU_DEVICE_ATTRIBUTE_ECC_ENABLED: *value = 1; break;
@@ -480,7 +521,7 @@ static void report_device(CUdevice dev)
 		.constantMemorySize = 64 << 10,
 		.l2CacheSize = 50 << 20,
 		.numThreadsPerWarp = 32,
-		.coreClockRate = 1980000,
+		.coreClockRate = FAKE_SM_CLOCK_MHZ * 1000,
 		.numMemcpyEngines = 5,
 		.numMultiprocessors = SMS,
 		.maxIPC = 4,
@@ -559,6 +600,8 @@ CUresult CUDAAPI cuCtxDestroy(CUcontext ctx)
 	if (!ctx)
 		return end(&c, CUDA_ERROR_INVALID_CONTEXT);
 	fire_resource(CUPTI_CBID_RESOURCE_CONTEXT_DESTROY_STARTING, ctx, NULL);
+	if (tool())
+		tool()->context_destroyed(ctx);
 	if (current == ctx)
 		current = NULL;
 	c.ctx = NULL;
@@ -624,22 +667,181 @@ CUresult CUDAAPI cuCtxSynchronize(void)
 
 /* ---- modules and functions ---- */
 
+/*
+ * A cubin is an ELF image, and the driver is given only its address: it
+ * works the size out from the headers, as the furthest of the section and
+ * program header tables and of the sections' and segments' bytes. (nvcc
+ * puts the program headers after the section headers, so that e_shoff +
+ * e_shnum * e_shentsize alone would cut them off.) 0: not a 64-bit
+ * little-endian ELF image, which makes it a dummy. The magic is read a
+ * byte at a time: a dummy string ends before it differs.
+ */
+static size_t cubin_size(const uint8_t *p)
+{
+	Elf64_Ehdr eh;
+	size_t size;
+
+	if (p[0] != ELFMAG0 || p[1] != ELFMAG1 || p[2] != ELFMAG2 || p[3] != ELFMAG3)
+		return 0;
+	memcpy(&eh, p, sizeof(eh));
+	if (eh.e_ident[EI_CLASS] != ELFCLASS64 || eh.e_ident[EI_DATA] != ELFDATA2LSB ||
+	    eh.e_shentsize != sizeof(Elf64_Shdr) ||
+	    (eh.e_phnum && eh.e_phentsize != sizeof(Elf64_Phdr)))
+		return 0;
+	size = sizeof(eh);
+	if (eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize > size)
+		size = eh.e_shoff + (size_t)eh.e_shnum * eh.e_shentsize;
+	if (eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize > size)
+		size = eh.e_phoff + (size_t)eh.e_phnum * eh.e_phentsize;
+	for (size_t i = 0; i < eh.e_shnum; i++) {
+		Elf64_Shdr sh;
+
+		memcpy(&sh, p + eh.e_shoff + i * sizeof(sh), sizeof(sh));
+		if (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > size)
+			size = sh.sh_offset + sh.sh_size;
+	}
+	for (size_t i = 0; i < eh.e_phnum; i++) {
+		Elf64_Phdr ph;
+
+		memcpy(&ph, p + eh.e_phoff + i * sizeof(ph), sizeof(ph));
+		if (ph.p_offset + ph.p_filesz > size)
+			size = ph.p_offset + ph.p_filesz;
+	}
+	return size;
+}
+
+/* Section i of a module's cubin, when it lies inside the image. */
+static bool cubin_section(CUmodule m, size_t i, Elf64_Shdr *sh)
+{
+	Elf64_Ehdr eh;
+
+	memcpy(&eh, m->image, sizeof(eh));
+	if (i >= eh.e_shnum)
+		return false;
+	memcpy(sh, m->image + eh.e_shoff + i * sizeof(*sh), sizeof(*sh));
+	return sh->sh_type == SHT_NOBITS || sh->sh_offset + sh->sh_size <= m->size;
+}
+
+/* The string at offset of a string table section, NULL when out of it. */
+static const char *cubin_string(CUmodule m, const Elf64_Shdr *strtab, uint64_t offset)
+{
+	const char *s = (const char *)m->image + strtab->sh_offset + offset;
+
+	if (offset >= strtab->sh_size || !memchr(s, '\0', strtab->sh_size - offset))
+		return NULL;
+	return s;
+}
+
+/* Finds kernel name in a cubin: a FUNC symbol whose code is .text.<name>. */
+static bool cubin_function(CUmodule m, const char *name, uint32_t *index, uint64_t *text_bytes)
+{
+	Elf64_Shdr shstrtab, symtab, strtab, text;
+	Elf64_Ehdr eh;
+
+	memcpy(&eh, m->image, sizeof(eh));
+	if (!cubin_section(m, eh.e_shstrndx, &shstrtab))
+		return false;
+	for (size_t i = 0; cubin_section(m, i, &symtab); i++) {
+		if (symtab.sh_type != SHT_SYMTAB || !cubin_section(m, symtab.sh_link, &strtab))
+			continue;
+		for (size_t k = 0; k < symtab.sh_size / sizeof(Elf64_Sym); k++) {
+			const char *symbol, *section;
+			Elf64_Sym sym;
+
+			memcpy(&sym, m->image + symtab.sh_offset + k * sizeof(sym), sizeof(sym));
+			symbol = cubin_string(m, &strtab, sym.st_name);
+			if (ELF64_ST_TYPE(sym.st_info) != STT_FUNC || !symbol || strcmp(symbol, name))
+				continue;
+			if (!cubin_section(m, sym.st_shndx, &text))
+				return false;
+			section = cubin_string(m, &shstrtab, text.sh_name);
+			if (!section || strncmp(section, ".text.", 6) || strcmp(section + 6, name))
+				return false;
+			*index = (uint32_t)k;
+			*text_bytes = text.sh_size;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The CRC PC records carry for the module's code, once CUPTI is there to
+ * compute it (at the load, as CUPTI does, or at the first launch after it
+ * attached). 0 before, and for a dummy: no CRC of a cubin is 0, and the
+ * real cuptiGetCubinCrc gives no stable value for bytes that are not one. */
+static uint64_t module_crc(CUmodule m)
+{
+	const struct fake_cupti_hooks *t = tool();
+	uint64_t crc;
+	bool have;
+
+	pthread_mutex_lock(&lock);
+	have = m->have_crc;
+	crc = m->crc;
+	pthread_mutex_unlock(&lock);
+	if (have || !t)
+		return crc;
+	/* Outside the lock: CUPTI may load its library for it. */
+	crc = t->cubin_crc(m->image, m->size);
+	pthread_mutex_lock(&lock);
+	m->crc = crc;
+	m->have_crc = true;
+	pthread_mutex_unlock(&lock);
+	return crc;
+}
+
+static void fire_module(CUpti_CallbackIdResource cbid, CUmodule m)
+{
+	CUpti_ModuleResourceData module = {
+		.moduleId = m->id,
+		.cubinSize = m->size,
+		.pCubin = (const char *)m->image,
+	};
+	CUpti_ResourceData data = { .context = m->ctx, .resourceDescriptor = &module };
+
+	fire(CUPTI_CB_DOMAIN_RESOURCE, cbid, &data);
+}
+
 CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 {
 	cuModuleLoadData_params params = { module, image };
+	size_t size;
+	CUmodule m;
 	struct call c;
 
 	if (!BEGIN(&c, cuModuleLoadData, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!module || !c.ctx)
+	if (!module || !image || !c.ctx)
 		return end(&c, CUDA_ERROR_INVALID_VALUE);
-	*module = calloc(1, sizeof(**module));
-	return end(&c, *module ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY);
+	size = cubin_size(image);
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return end(&c, CUDA_ERROR_OUT_OF_MEMORY);
+	m->cubin = size != 0;
+	m->size = m->cubin ? size : strlen(image);
+	m->image = malloc(m->size + 1);
+	if (!m->image) {
+		free(m);
+		return end(&c, CUDA_ERROR_OUT_OF_MEMORY);
+	}
+	memcpy(m->image, image, m->size);
+	m->image[m->size] = '\0';
+	m->ctx = c.ctx;
+	m->id = __atomic_fetch_add(&next_module_id, 1, __ATOMIC_RELAXED);
+	m->have_crc = !m->cubin;
+	*module = m;
+	if (m->cubin) {
+		module_crc(m);
+		fire_module(CUPTI_CBID_RESOURCE_MODULE_LOADED, m);
+	}
+	return end(&c, CUDA_SUCCESS);
 }
 
 CUresult CUDAAPI cuModuleGetFunction(CUfunction *fn, CUmodule module, const char *name)
 {
 	cuModuleGetFunction_params params = { fn, module, name };
+	uint32_t index = 0;
+	uint64_t text_bytes = FAKE_DUMMY_TEXT_BYTES;
 	CUfunction f;
 	struct call c;
 
@@ -647,12 +849,17 @@ CUresult CUDAAPI cuModuleGetFunction(CUfunction *fn, CUmodule module, const char
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!fn || !module || !name)
 		return end(&c, CUDA_ERROR_INVALID_VALUE);
+	if (module->cubin && !cubin_function(module, name, &index, &text_bytes))
+		return end(&c, CUDA_ERROR_NOT_FOUND);
 	f = calloc(1, sizeof(*f));
 	if (!f || !(f->name = strdup(name))) {
 		free(f);
 		return end(&c, CUDA_ERROR_OUT_OF_MEMORY);
 	}
 	f->attrs = (struct fakecuda_function_attrs){ .regs = 32, .duration_ns = DEFAULT_KERNEL_NS };
+	f->module = module;
+	f->text_bytes = text_bytes;
+	f->symbol_index = module->cubin ? index : ++module->dummies;
 	f->next = module->functions;
 	module->functions = f;
 	*fn = f;
@@ -668,6 +875,8 @@ CUresult CUDAAPI cuModuleUnload(CUmodule module)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!module)
 		return end(&c, CUDA_ERROR_INVALID_VALUE);
+	if (module->cubin)
+		fire_module(CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, module);
 	while (module->functions) {
 		CUfunction f = module->functions;
 
@@ -675,6 +884,7 @@ CUresult CUDAAPI cuModuleUnload(CUmodule module)
 		free(f->name);
 		free(f);
 	}
+	free(module->image);
 	free(module);
 	return end(&c, CUDA_SUCCESS);
 }
@@ -850,7 +1060,7 @@ static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, size_t bytes
 
 	if (!c->ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	queue(c->ctx, stream, c, bytes / rate, &r.start, &r.end);
+	queue(c->ctx, stream, c, bytes / rate, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
 	r.streamId = stream_of(c->ctx, stream)->id;
@@ -938,7 +1148,7 @@ CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr sr
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!dst_ctx || !src_ctx)
 		return end(&c, CUDA_ERROR_INVALID_CONTEXT);
-	queue(src_ctx, NULL, &c, bytes / FAKE_PEER_BYTES_PER_NS, &r.start, &r.end);
+	queue(src_ctx, NULL, &c, bytes / FAKE_PEER_BYTES_PER_NS, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)src_ctx->device;
 	r.contextId = src_ctx->id;
 	r.streamId = FAKE_NULL_STREAM_ID;
@@ -967,12 +1177,15 @@ static CUresult memset_bytes(struct call *c, unsigned char value, size_t bytes, 
 
 	if (!c->ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	queue(c->ctx, stream, c, bytes / FAKE_MEMSET_BYTES_PER_NS, &r.start, &r.end);
+	queue(c->ctx, stream, c, bytes / FAKE_MEMSET_BYTES_PER_NS, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
 	r.streamId = stream_of(c->ctx, stream)->id;
 	if (c->traced && collects(CUPTI_ACTIVITY_KIND_MEMSET))
 		emit(&r, sizeof(r), NULL, r.end);
+	/* A kernel of the driver's own on a real GPU: sampled, never attributed. */
+	sm_work(&(struct fake_sm_work){ .ctx = c->ctx, .correlation = r.correlationId,
+					.start = r.start, .end = r.end });
 	if (!async)
 		spin_until(r.end);
 	return CUDA_SUCCESS;
@@ -1028,7 +1241,7 @@ static void kernel_record(const struct call *c, const CUDA_KERNEL_NODE_PARAMS *k
 	};
 	uint64_t local_total = (uint64_t)a->local_per_thread * SMS * THREADS_PER_SM;
 
-	queue(c->ctx, stream, c, a->duration_ns, &r.start, &r.end);
+	queue(c->ctx, stream, c, a->duration_ns, true, &r.start, &r.end);
 	r.completed = r.end;
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
@@ -1039,6 +1252,18 @@ static void kernel_record(const struct call *c, const CUDA_KERNEL_NODE_PARAMS *k
 	if (c->traced && (collects(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ||
 			  collects(CUPTI_ACTIVITY_KIND_KERNEL)))
 		emit(&r, sizeof(r), k->func->name, r.end);
+	/* Sampled whether traced or not: the SMs run it either way. */
+	sm_work(&(struct fake_sm_work){
+		.ctx = c->ctx,
+		.user = true,
+		.function = k->func->name,
+		.function_index = k->func->symbol_index,
+		.text_bytes = k->func->text_bytes,
+		.cubin_crc = module_crc(k->func->module),
+		.correlation = r.correlationId,
+		.start = r.start,
+		.end = r.end,
+	});
 }
 
 CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,

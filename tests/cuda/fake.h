@@ -26,6 +26,7 @@
 
 #include <cuda.h>
 #include <cupti.h>
+#include <cupti_pcsampling.h>
 
 /* The stream ids the fake gives, per context as the driver's are: recent
  * drivers number the legacy default stream 7 and created streams from 13 on. */
@@ -45,6 +46,24 @@ struct CUctx_st {
 	struct CUstream_st null_stream;	/* the legacy default stream */
 	uint32_t next_stream_id;
 	uint64_t busy_until;		/* end of the last work queued on any stream */
+	uint64_t kernels_until;		/* end of the last kernel queued on any stream */
+};
+
+/*
+ * Work that ran on the SMs of a context, as the fake driver tells the fake
+ * CUPTI for PC sampling: a kernel of a module, or (user false) a kernel of
+ * the driver's own, as a memset is on a real GPU, whose samples CUPTI only
+ * counts (nonUsrKernelsTotalSamples).
+ */
+struct fake_sm_work {
+	CUcontext ctx;
+	bool user;
+	const char *function;		/* its name; NULL for the driver's own */
+	uint32_t function_index;	/* its symbol's index in the module's .symtab */
+	uint64_t text_bytes;		/* the size of its code, .text.<name> */
+	uint64_t cubin_crc;		/* of its module, as PC records carry it */
+	uint32_t correlation;		/* as its kernel record has it */
+	uint64_t start, end;		/* on CUPTI's clock */
 };
 
 /* What the fake CUPTI offers the fake driver once it is loaded. */
@@ -66,6 +85,15 @@ struct fake_cupti_hooks {
 	 * clock has passed ready (0: at once), as GPU work is.
 	 */
 	void (*record)(const void *record, size_t size, const char *name, uint64_t ready);
+	/* PC sampling. What PC records carry as the CRC of a module's image
+	 * (computed once, when the module is loaded, as CUPTI does). */
+	uint64_t (*cubin_crc)(const void *cubin, size_t size);
+	/* Whether kernels on ctx run one at a time (kernel-serialized sampling). */
+	bool (*serializes)(CUcontext ctx);
+	/* Work queued on the SMs; samples come from the part that runs in a window. */
+	void (*sm_work)(const struct fake_sm_work *work);
+	/* ctx goes, after CONTEXT_DESTROY_STARTING: its sampling is torn down. */
+	void (*context_destroyed)(CUcontext ctx);
 };
 
 /* The traced driver functions of the fake, by their exported names (the
@@ -128,6 +156,24 @@ unsigned fakecuda_violations(void);
 #define FAKE_MEMSET_BYTES_PER_NS 100
 /* From a launch call to its work starting on an idle stream. */
 #define FAKE_LAUNCH_LATENCY_NS 2000
+
+/*
+ * PC sampling. The fake device's SMs and their clock (its
+ * CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT and _CLOCK_RATE): with a period
+ * of P, the SMs together take FAKE_SM_COUNT * FAKE_SM_CLOCK_MHZ / 1000 /
+ * 2^P samples per nanosecond of work, so that a kernel run of d ns wholly
+ * inside a sampling window yields
+ *     floor(d * FAKE_SM_CLOCK_MHZ * FAKE_SM_COUNT / 1000 / 2^P)
+ * samples (pc_hot of fake-app --pc-cubin, 2 ms at P = 10: 510468).
+ */
+#define FAKE_SM_COUNT 132
+#define FAKE_SM_CLOCK_MHZ 1980
+/* SASS instructions are 16 bytes (Volta and later): PC offsets step by it. */
+#define FAKE_SASS_INSTRUCTION_BYTES 16
+/* The code of a function of a module loaded from a dummy image (not an ELF). */
+#define FAKE_DUMMY_TEXT_BYTES 1024
+/* The share of a function's samples that FAKE_CUPTI_PC_HOT offsets get. */
+#define FAKE_PC_HOT_PERCENT 80
 
 /* Exported by the fake CUPTI, the entry point of the NVTX loader. */
 int InitializeInjectionNvtx2(const void *(*get_export_table)(uint32_t id));

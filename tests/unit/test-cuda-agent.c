@@ -2,7 +2,8 @@
 /*
  * The CUDA agent's pure parts: theoretical occupancy against values worked
  * out by hand from the device limits, the names it gives GPU work, which
- * calls wait and which go untraced.
+ * calls wait and which go untraced, and the duty cycle of PC sampling on a
+ * simulated clock.
  */
 #include <errno.h>
 #include <string.h>
@@ -12,6 +13,7 @@
 
 #include "cuda/names.h"
 #include "cuda/occupancy.h"
+#include "cuda/pcduty.h"
 #include "test.h"
 
 /* An A100 (sm_80) as the driver describes it. */
@@ -269,6 +271,88 @@ static void test_work_queuing_calls(void)
 	}
 }
 
+#define MS (1000ull * 1000)
+#define SEC (1000 * MS)
+
+/*
+ * Windows of 50 ms, the gap after each set by what it brought: at 100
+ * pairs a second, a window of 1000 pairs buys 10 s in all, one of 3 pairs
+ * no rest. Launches are the only moments the agent may act.
+ */
+static void test_pc_duty(void)
+{
+	struct pc_duty d;
+	uint64_t t = 5 * SEC;
+
+	pc_duty_init(&d, 100);
+	CHECK(pc_duty_tick(&d, t) == PC_DUTY_START);
+	CHECK(d.open);
+	CHECK(pc_duty_tick(&d, t + 49 * MS) == PC_DUTY_NONE);
+	CHECK(pc_duty_tick(&d, t + 50 * MS) == PC_DUTY_STOP);
+	CHECK(!d.open);
+	pc_duty_closed(&d, t + 52 * MS, 1000);
+	CHECK_EQ_U64(d.next_ns, t + 10 * SEC);
+	CHECK(pc_duty_tick(&d, t + 10 * SEC - 1) == PC_DUTY_NONE);
+	CHECK(pc_duty_tick(&d, t + 10 * SEC) == PC_DUTY_START);
+
+	/* A window with little in it: the next one opens at the next launch. */
+	t += 10 * SEC;
+	CHECK(pc_duty_tick(&d, t + 60 * MS) == PC_DUTY_STOP);
+	pc_duty_closed(&d, t + 60 * MS, 3);
+	CHECK_EQ_U64(d.next_ns, t + 60 * MS);
+	CHECK(pc_duty_tick(&d, t + 61 * MS) == PC_DUTY_START);
+
+	/* A flood is capped: a window at least every PC_GAP_MAX_NS. */
+	CHECK(pc_duty_tick(&d, t + 200 * MS) == PC_DUTY_STOP);
+	pc_duty_closed(&d, t + 200 * MS, 100000000);
+	CHECK_EQ_U64(d.next_ns, t + 200 * MS + PC_GAP_MAX_NS);
+
+	/* A refused start: another try a window later. */
+	pc_duty_init(&d, 100);
+	CHECK(pc_duty_tick(&d, SEC) == PC_DUTY_START);
+	pc_duty_failed(&d, SEC);
+	CHECK(!d.open);
+	CHECK(pc_duty_tick(&d, SEC + PC_WINDOW_NS - 1) == PC_DUTY_NONE);
+	CHECK(pc_duty_tick(&d, SEC + PC_WINDOW_NS) == PC_DUTY_START);
+
+	/* rate 0: one window, never closed by the clock. */
+	pc_duty_init(&d, 0);
+	CHECK(pc_duty_tick(&d, SEC) == PC_DUTY_START);
+	CHECK(pc_duty_tick(&d, 1000 * SEC) == PC_DUTY_NONE);
+	CHECK(d.open);
+}
+
+/*
+ * Over a simulated minute of launches every millisecond, each window
+ * bringing 4 pairs per ms open: the pairs kept come to about the rate,
+ * give or take the one window that the minute cuts short.
+ */
+static void test_pc_duty_rate(void)
+{
+	static const unsigned rates[] = { 10, 100, 1000 };
+
+	for (size_t r = 0; r < sizeof(rates) / sizeof(rates[0]); r++) {
+		struct pc_duty d;
+		uint64_t kept = 0, minute = 60 * SEC;
+		double per_sec;
+
+		pc_duty_init(&d, rates[r]);
+		for (uint64_t t = 0; t < minute; t += MS) {
+			enum pc_duty_action a = pc_duty_tick(&d, t);
+
+			if (a == PC_DUTY_STOP) {
+				uint64_t pairs = 4 * ((t - d.opened_ns) / MS);
+
+				kept += pairs;
+				pc_duty_closed(&d, t, pairs);
+			}
+		}
+		per_sec = (double)kept / 60;
+		printf("  rate %u: %.1f pairs a second kept\n", rates[r], per_sec);
+		CHECK(per_sec > rates[r] * 0.8 && per_sec < rates[r] * 1.2 + 4.0 * 50 / 60);
+	}
+}
+
 int main(void)
 {
 	RUN(test_occupancy);
@@ -278,5 +362,7 @@ int main(void)
 	RUN(test_waiting_calls);
 	RUN(test_filtered_calls);
 	RUN(test_work_queuing_calls);
+	RUN(test_pc_duty);
+	RUN(test_pc_duty_rate);
 	return test_summary();
 }

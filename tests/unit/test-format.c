@@ -128,6 +128,20 @@ static void fill_tables(struct tr_tables *t, uint64_t base_ts)
 		*VEC_PUSH(&t->symbols) = (struct tr_symbol){ 1 + i, 2 + i % 3, i % 4 ? 12 : 0,
 							     i % 4 ? 10 + rnd_below(3000) : 0,
 							     i % 7 == 0 ? TR_SYM_INLINED : 0 };
+	for (uint32_t i = 0; i < 3; i++) {
+		struct tr_cubin *c = VEC_PUSH(&t->cubins);
+
+		c->crc = i == 2 ? UINT64_MAX : rnd();
+		c->image.len = i == 1 ? 0 : 100 + rnd_below(5000);
+		c->image.data = xmalloc(c->image.len + 1);
+		for (uint64_t b = 0; b < c->image.len; b++)
+			c->image.data[b] = (uint8_t)rnd();
+	}
+	for (uint32_t i = 0; i < 60; i++)
+		*VEC_PUSH(&t->pc_samples) = (struct tr_pc_sample){
+			4242, 100 + i / 10, rnd_below(4), 6 + i % 2,
+			i == 59 ? UINT64_MAX : 16 * rnd_below(4096), 8 + rnd_below(3),
+			1 + rnd_below(1000) };
 }
 
 /* Compares every row of every table; reports the first table that differs. */
@@ -171,6 +185,14 @@ static bool tables_equal(const struct tr_tables *a, const struct tr_tables *b)
 	SAME_ROWS(counters);
 	SAME_ROWS(symbols);
 	SAME_ROWS(span_attrs);
+	SAME_LEN(cubins);
+	for (size_t i = 0; i < a->cubins.len; i++)
+		if (a->cubins.v[i].crc != b->cubins.v[i].crc ||
+		    a->cubins.v[i].image.len != b->cubins.v[i].image.len ||
+		    memcmp(a->cubins.v[i].image.data, b->cubins.v[i].image.data,
+			   a->cubins.v[i].image.len))
+			return false;
+	SAME_ROWS(pc_samples);
 	return true;
 #undef SAME_ROWS
 #undef SAME_LEN
@@ -329,8 +351,8 @@ static void test_tables_decode_damaged(void)
 		CHECK(!out.symbols.len || out.symbols.len == in.symbols.len);
 		tr_tables_free(&out);
 	}
-	/* Every cut but the ones between table records (13 tables) is caught. */
-	CHECK(corrupt >= b.len - 13);
+	/* Every cut but the ones between table records (15 tables) is caught. */
+	CHECK(corrupt >= b.len - 15);
 	tr_tables_free(&in);
 	gbuf_free(&b);
 }
@@ -876,6 +898,71 @@ static void test_bytes_per_kernel(void)
 }
 
 /*
+ * PC sample buckets as kernel-serialized sampling stores them: per launch
+ * of one of a few kernels, its sampled instructions in pc order, each with
+ * one to four of 18 stall reasons and a skewed count. Names and stall
+ * reasons are in the strings: what a recording pays. The issue's goal is at
+ * most 4 bytes a bucket (the compact schema it cites spends about 30 per
+ * PC sample row); the bound is what the encoding reaches plus a margin.
+ */
+static void test_bytes_per_pc_bucket(void)
+{
+	enum { LAUNCHES = 2000, FUNCTIONS = 4, STALLS = 18, CHUNK = 20000 };
+	struct tr_tables t = {0};
+	struct tr_writer *w;
+	struct gbuf b = {0};
+	uint32_t stall_ids[STALLS], fn_ids[FUNCTIONS], correlation = 5000;
+	uint64_t buckets = 0;
+	char name[96];
+	double per_bucket;
+
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path("pc"), TR_FEAT_GPU_PC), 0);
+	for (uint32_t i = 0; i < STALLS; i++) {
+		snprintf(name, sizeof(name), "smsp__pcsamp_warps_issue_stalled_reason_%u", i);
+		*VEC_PUSH(&t.strings) = xstrdup(name);
+		stall_ids[i] = (uint32_t)t.strings.len;
+	}
+	for (uint32_t f = 0; f < FUNCTIONS; f++) {
+		snprintf(name, sizeof(name), "_Z11gemm_tiledILi%uEEvPKfS1_Pfi", 16 << f);
+		*VEC_PUSH(&t.strings) = xstrdup(name);
+		fn_ids[f] = (uint32_t)t.strings.len;
+	}
+	for (uint32_t l = 0; l < LAUNCHES; l++) {
+		uint32_t fn = l % FUNCTIONS;
+
+		correlation += 2 + rnd_below(3);
+		/* A hot loop of ~40 instructions and a sprinkle elsewhere. */
+		for (uint64_t pc = 0; pc < 0x2000; pc += 16) {
+			bool hot = pc >= 0x400 && pc < 0x680;
+			uint32_t reasons = 1 + rnd_below(4);
+
+			if (!hot && rnd_below(16))
+				continue;
+			for (uint32_t r = 0; r < reasons; r++) {
+				*VEC_PUSH(&t.pc_samples) = (struct tr_pc_sample){
+					4242, correlation, 1, fn_ids[fn], pc,
+					stall_ids[rnd_below(r ? STALLS : 3)],
+					1 + rnd_below(hot ? 64 : 4) };
+				buckets++;
+			}
+		}
+		if (t.pc_samples.len >= CHUNK || l == LAUNCHES - 1) {
+			gbuf_reset(&b);
+			tr_tables_encode(&t, &b);
+			CHECK_EQ_U64(tr_writer_put(w, TR_CHUNK_TABLES, b.data, b.len), 0);
+			tr_tables_clear(&t);
+		}
+	}
+	per_bucket = (double)tr_writer_bytes(w) / (double)buckets;
+	printf("  %" PRIu64 " PC sample buckets of %d launches: %.2f bytes per bucket\n", buckets,
+	       LAUNCHES, per_bucket);
+	CHECK(per_bucket <= 4.0);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	tr_tables_free(&t);
+	gbuf_free(&b);
+}
+
+/*
  * The fuzzers' seed corpus, small and deterministic: `test-format
  * --write-corpus tests/fuzz/corpus` regenerates it (scripts/gen-fuzz-corpus.sh).
  */
@@ -1059,6 +1146,7 @@ int main(int argc, char **argv)
 	RUN(test_strerror);
 	RUN(test_bytes_per_sample);
 	RUN(test_bytes_per_kernel);
+	RUN(test_bytes_per_pc_bucket);
 	/* Leave the files behind when something failed, to look at. */
 	if (!test_failures) {
 		static const char *const files[] = { "round-trip", "flip", "cut", "empty",

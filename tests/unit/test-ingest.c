@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recorder's span socket: packets sent the way libgtrace-target sends
- * them, good and bad, become lane and span rows and target.* counters.
+ * them, good and bad, become lane and span rows and target.* counters; the
+ * CUDA agent's code images and PC samples become cubin and pc_samples rows.
  */
 #include <errno.h>
 #include <poll.h>
@@ -401,10 +402,130 @@ static void test_late_spans(void)
 	tr_tables_free(&t);
 }
 
+#define CUBIN_A 0xa11ceull
+#define CUBIN_B 0xb0bull
+
+/* Sends an image of size bytes, byte i being i * mul, in parts as the agent does. */
+static void send_cubin(int fd, uint64_t crc, size_t size, uint8_t mul)
+{
+	static uint8_t buf[sizeof(struct wire_cubin) + WIRE_CUBIN_PART];
+	struct wire_cubin m = { .crc = crc, .size = size };
+
+	for (m.offset = 0; m.offset < size; m.offset += WIRE_CUBIN_PART) {
+		size_t len = size - m.offset < WIRE_CUBIN_PART ? size - m.offset : WIRE_CUBIN_PART;
+
+		memcpy(buf, &m, sizeof(m));
+		for (size_t i = 0; i < len; i++)
+			buf[sizeof(m) + i] = (uint8_t)((m.offset + i) * mul);
+		send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, buf, sizeof(m) + len);
+	}
+}
+
+static void pc_peer(const char *path)
+{
+	struct wire_pc_sample pcs[3] = {
+		{ .cubin_crc = CUBIN_A, .pc = 0x40, .correlation = 7, .function = 1, .stall = 2,
+		  .count = 30 },
+		{ .cubin_crc = CUBIN_B, .pc = 0x50, .correlation = 7, .function = 1, .stall = 3,
+		  .count = 4 },
+		{ .cubin_crc = 0x5eed, .pc = 0x60, .correlation = 8, .function = 1, .stall = 2,
+		  .count = 1 },
+	};
+	struct wire_cubin stray = { .crc = CUBIN_A, .size = 100, .offset = 10 };
+	int fd = connect_to(path);
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	send_hello(fd, (uint32_t)getpid());
+	send_string(fd, 1, "pc_hot");
+	send_string(fd, 2, "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+	send_string(fd, 3, "smsp__pcsamp_warps_issue_stalled_wait");
+	send_cubin(fd, CUBIN_A, 70000, 3);	/* two parts */
+	send_cubin(fd, CUBIN_A, 70000, 3);	/* loaded again: kept once */
+	send_cubin(fd, CUBIN_B, 50000, 5);	/* past the cap of 100000 bytes */
+	/* A part that does not follow the one before: malformed. */
+	send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, &stray, sizeof(stray));
+	send_packet(fd, WIRE_PC_SAMPLES, WIRE_VERSION, 3, pcs, sizeof(pcs));
+	/* A stall reason never defined: the packet is refused whole. */
+	pcs[0].stall = 9;
+	send_packet(fd, WIRE_PC_SAMPLES, WIRE_VERSION, 1, pcs, sizeof(pcs[0]));
+	close(fd);
+}
+
+/*
+ * The images are more than a socket holds: the peer is a child that sends
+ * while the recorder reads, and lives on until read.
+ */
+static void test_cubins_and_pc_samples(void)
+{
+	struct tr_tables t = {0};
+	struct session s;
+	bool image_ok = true;
+	int hold[2], sent[2], status;
+	struct pollfd done;
+	pid_t child;
+
+	session_start(&s);
+	collector_set_cubin_max(s.c, 100000);
+	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		close(hold[1]);
+		close(sent[0]);
+		pc_peer(ingest_socket_path(s.in));
+		close(sent[1]);
+		read(hold[0], &status, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	close(sent[1]);
+	done = (struct pollfd){ .fd = sent[0], .events = POLLIN };
+	do
+		ingest_poll(s.in, true);
+	while (poll(&done, 1, 10) == 0);
+	close(sent[0]);
+	drain(s.in);
+	close(hold[1]);
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	ingest_close(s.in);
+	session_finish(&s, &t);
+
+	CHECK_EQ_U64(t.cubins.len, 1);
+	if (t.cubins.len == 1) {
+		CHECK_EQ_U64(t.cubins.v[0].crc, CUBIN_A);
+		CHECK_EQ_U64(t.cubins.v[0].image.len, 70000);
+		for (size_t i = 0; i < t.cubins.v[0].image.len; i++)
+			image_ok &= t.cubins.v[0].image.data[i] == (uint8_t)(i * 3);
+		CHECK(image_ok);
+	}
+	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-over-cap"), 1);
+	CHECK_EQ_U64(t.pc_samples.len, 3);
+	if (t.pc_samples.len == 3) {
+		const struct tr_pc_sample *p = t.pc_samples.v;
+
+		CHECK_EQ_U64(p[0].pid, (uint32_t)child);
+		CHECK_EQ_U64(p[0].correlation, 7);
+		CHECK_EQ_U64(p[0].cubin, 1);
+		CHECK_EQ_U64(p[0].pc, 0x40);
+		CHECK_EQ_U64(p[0].count, 30);
+		CHECK_STREQ(t.strings.v[p[0].function - 1], "pc_hot");
+		CHECK_STREQ(t.strings.v[p[0].stall - 1],
+			    "smsp__pcsamp_warps_issue_stalled_long_scoreboard");
+		CHECK_STREQ(t.strings.v[p[1].stall - 1], "smsp__pcsamp_warps_issue_stalled_wait");
+		/* Over the cap, and never sent: no image to map lines with. */
+		CHECK_EQ_U64(p[1].cubin, 0);
+		CHECK_EQ_U64(p[2].cubin, 0);
+	}
+	tr_tables_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_packets_to_rows);
 	RUN(test_late_spans);
 	RUN(test_attrs_counters_meta);
+	RUN(test_cubins_and_pc_samples);
 	return test_summary();
 }

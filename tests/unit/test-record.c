@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The recorder below perf_event_open: record parsing, the time-ordering
- * queue, and records turned into a trace file by the collector and writer.
+ * queue, and records turned into a trace file by the collector and writer;
+ * the settings of --gpu-pc-sampling.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -17,6 +18,7 @@
 #include "record/records.h"
 #include "record/sampler.h"
 #include "record/writer.h"
+#include "util/pcopts.h"
 #include "readback.h"
 #include "test.h"
 
@@ -470,6 +472,47 @@ static void test_event_names(void)
 	CHECK(sampler_event_parse("", &e) == -EINVAL);
 }
 
+/* What --gpu-pc-sampling takes, and the form the agent reads back. */
+static void test_pc_opts(void)
+{
+	static const struct {
+		const char *in;
+		const char *why;	/* NULL: accepted */
+	} bad[] = {
+		{ "period=4", "invalid period '4': expected 5 to 31 (2^N cycles)" },
+		{ "period=32", "invalid period '32': expected 5 to 31 (2^N cycles)" },
+		{ "period=", "invalid period '': expected 5 to 31 (2^N cycles)" },
+		{ "rate=-1", "invalid rate '-1': expected samples a second, 0 for always on" },
+		{ "mode=fast", "invalid mode 'fast': expected serialized or continuous" },
+		{ "cubin-max=1k", "invalid cubin-max '1k': expected a number of bytes" },
+		{ "speed=1", "unknown key 'speed': expected period, mode, rate or cubin-max" },
+		{ "period", "invalid period '': expected 5 to 31 (2^N cycles)" },
+	};
+	struct pc_opts o = PC_OPTS_DEFAULT, back = PC_OPTS_DEFAULT;
+	char why[160], text[128];
+
+	CHECK_EQ_U64(pc_opts_parse(&o, "", why, sizeof(why)), 0);
+	CHECK_EQ_U64(o.period, 20);
+	CHECK(!o.continuous);
+	CHECK_EQ_U64(o.rate, 100);
+	CHECK_EQ_U64(o.cubin_max, 64u << 20);
+	CHECK_EQ_U64(pc_opts_parse(&o, "period=5,mode=continuous,rate=0,cubin-max=4096", why,
+				   sizeof(why)), 0);
+	CHECK_EQ_U64(o.period, 5);
+	CHECK(o.continuous);
+	CHECK_EQ_U64(o.rate, 0);
+	CHECK_EQ_U64(o.cubin_max, 4096);
+	pc_opts_format(&o, text, sizeof(text));
+	CHECK_STREQ(text, "period=5,mode=continuous,rate=0,cubin-max=4096");
+	CHECK_EQ_U64(pc_opts_parse(&back, text, why, sizeof(why)), 0);
+	CHECK(!memcmp(&back, &o, sizeof(o)));
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		o = (struct pc_opts)PC_OPTS_DEFAULT;
+		CHECK_EQ_U64(pc_opts_parse(&o, bad[i].in, why, sizeof(why)), (uint64_t)-EINVAL);
+		CHECK_STREQ(why, bad[i].why);
+	}
+}
+
 int main(void)
 {
 	RUN(test_parse_dwarf_sample);
@@ -480,5 +523,6 @@ int main(void)
 	RUN(test_queue_compaction_keeps_records);
 	RUN(test_collect_rows);
 	RUN(test_event_names);
+	RUN(test_pc_opts);
 	return test_summary();
 }
