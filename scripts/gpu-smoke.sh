@@ -13,7 +13,9 @@
 # cuLaunchKernel and cuLaunchKernelEx, several launching threads,
 # cudaDeviceReset, exit with a kernel running, a second CUPTI client (three
 # ways), NVTX with a second libcupti preloaded, the agent's overhead
-# against a run without gtrace, and the activity buffer delay.
+# against a run without gtrace, the activity buffer delay; and PC sampling
+# of tests/cuda/pc-app.cu: samples collected, the cubin kept and matched,
+# the hot line found, stall reasons named, and its overhead.
 #
 # Prints one PASS or FAIL line per check and a summary line; exits 0 when
 # every check passed, 1 when one failed, 2 when it cannot run at all (the
@@ -98,11 +100,13 @@ step() {
 
 # record NAME ARGS...: records ARGS into NAME.data (NAME.txt: the program's
 # output, NAME.status: its exit status) and keeps diagnose (NAME.diag),
-# threads (NAME.threads) and report --gpu (NAME.gpu) of it.
+# threads (NAME.threads) and report --gpu (NAME.gpu) of it. RECORD_OPTS:
+# more options of gtrace record.
 record() {
 	rec=$1
 	shift
-	step "$rec" "$gtrace" record -q -o "$work/$rec.data" -- "$@"
+	# shellcheck disable=SC2086 # options, one word each
+	step "$rec" "$gtrace" record -q ${RECORD_OPTS-} -o "$work/$rec.data" -- "$@"
 	echo $? >"$work/$rec.status"
 	for view in diag threads gpu; do
 		case $view in
@@ -258,7 +262,7 @@ other=$build/tests/cuda/libother-client.so
 # Built for the GPU found: native first, else its compute capability.
 nvcc_build() {
 	step nvcc "$nvcc" -O2 -g -Xcompiler -fno-omit-frame-pointer -arch="$1" \
-		"$srcdir/tests/cuda/real-app.cu" -o "$app"
+		"$srcdir/tests/cuda/real-app.cu" -o "$app" && arch=$1
 }
 if [ -n "${GPU_ARCH-}" ]; then
 	nvcc_build "$GPU_ARCH" || die "nvcc -arch=$GPU_ARCH failed (see $work/nvcc.txt)"
@@ -430,6 +434,52 @@ check "launches: buffer delay at most $delay_max_ms ms (max $(delay_ms launches1
 	at_most "$(delay_ms launches1 max)" "$delay_max_ms"
 check "launches: no record lost" equals "$(($(counter "$work/launches1.diag" cuda.dropped) + \
 	$(counter "$work/launches1.diag" cuda.no-timestamp)))" 0
+
+# PC sampling: pc-app's hot loop (the line marked PC-HOT-LINE) with the
+# real CUPTI, always on. Drivers keep the counters to administrators unless
+# NVreg_RestrictProfilingToAdminUsers=0: a refusal shows in the status.
+pcapp=$work/pc-app
+hot_line=$(grep -n '/\* PC-HOT-LINE \*/' "$srcdir/tests/cuda/pc-app.cu" | cut -d: -f1)
+# pc_number NAME LINE ERE: the first number after ERE on diagnose's "PC LINE:".
+pc_number() {
+	sed -n "s/^PC $2: *//p" "$work/$1.diag" | grep -Eo "$3" | grep -Eo '[0-9.]+' | head -n 1
+}
+if step nvcc-pc "$nvcc" -O2 -g -lineinfo -Xcompiler -fno-omit-frame-pointer -arch="$arch" \
+	"$srcdir/tests/cuda/pc-app.cu" -o "$pcapp"; then
+	RECORD_OPTS=--gpu-pc-sampling=rate=0 record pc "$pcapp" 200
+	step pc.report "$gtrace" report -i "$work/pc.data" --gpu-pc
+	"$gtrace" flame -i "$work/pc.data" --gpu-pc --folded >"$work/pc.folded" 2>/dev/null
+	say "pc: $(grep '^GPU PC sampling:' "$work/pc.diag")"
+	check "pc: pc-app exits 0 under PC sampling" equals "$(cat "$work/pc.status")" 0
+	check "pc: PC sampling on" has "$work/pc.diag" '^GPU PC sampling: +on: kernel-serialized'
+	check "pc: samples collected ($(pc_number pc kept '[0-9]+ samples'))" \
+		at_least "$(pc_number pc kept '[0-9]+ samples')" 1
+	check "pc: the cubin kept, its CRC that of the samples (lines: $(pc_number pc 'source lines' \
+		'\([0-9.]+%'))" at_least "$(pc_number pc 'source lines' '\([0-9.]+%')" 90
+	check "pc: the hot line $hot_line leads pc_hot" equals "$(awk '$3 ~ /pc_hot/ { getline
+		sub(/.*:/, "", $3); print $3; exit }' "$work/pc.report.txt")" "$hot_line"
+	check "pc: stall reasons named" has "$work/pc.report.txt" '^#   [a-z_]+ +[a-z]'
+	check "pc: pc_hot under launch_hot" has "$work/pc.folded" ';launch_hot;.*\[kernel\] pc_hot'
+	say "pc: $(grep '^PC GetData:' "$work/pc.diag")"
+	# Overhead: pc-app alone, traced, and traced with duty-cycled sampling.
+	for run in bare trace duty; do
+		t0=$(date +%s.%N)
+		case $run in
+		bare) step pc-bare "$pcapp" 200 ;;
+		trace) record pc-trace "$pcapp" 200 ;;
+		duty) RECORD_OPTS=--gpu-pc-sampling record pc-duty "$pcapp" 200 ;;
+		esac
+		awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' \
+			>"$work/pc-$run.seconds"
+	done
+	pc_ratio=$(awk -v a="$(cat "$work/pc-duty.seconds")" -v b="$(cat "$work/pc-bare.seconds")" \
+		'BEGIN { printf "%.2f", b ? a / b : 0 }')
+	check "pc: overhead measured: bare $(cat "$work/pc-bare.seconds") s, traced \
+$(cat "$work/pc-trace.seconds") s, with PC sampling $(cat "$work/pc-duty.seconds") s (x$pc_ratio)" \
+		at_least "$pc_ratio" 0.5
+else
+	check "pc: nvcc builds pc-app for $arch (see nvcc-pc.txt)" false
+fi
 
 say "$passed passed, $failed failed"
 [ "$failed" -eq 0 ] && finish 0

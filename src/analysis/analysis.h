@@ -101,6 +101,13 @@ bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 bool filter_lane(const struct sample_filter *flt, struct funcs *f,
 		 const struct model_thread *lane);
 /*
+ * Whether a span is selected: its lane is (lane_selected, by lane id, as
+ * filter_lane says), or the thread that queued it passes the filter:
+ * --tid of a CPU thread selects the work it launched. All are with no filter.
+ */
+bool filter_span(const struct sample_filter *flt, struct funcs *f, const bool *lane_selected,
+		 const struct tr_span *sp);
+/*
  * By stack node id (0 .. nodes): whether a sample ending there passes the
  * dso filter. NULL, meaning all pass, when there is no dso filter.
  */
@@ -388,6 +395,17 @@ void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 /* Collapsed stacks: "thread;outer;...;leaf weight", one line per leaf. */
 void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
 			   enum calltree_weight w);
+struct pc_view;
+/*
+ * The GPU PC samples of v as a call tree weighed in samples: each bucket
+ * under the stack that launched its kernel (thread name, NVTX range frames
+ * when nvtx_frames, functions), then "[kernel] NAME", its source line (or
+ * function+0xOFF), its stall reason ("_not_issued" buckets, parts of
+ * their reason's samples, left out). A bucket whose launch did not link to
+ * a sample of a selected thread hangs its kernel at the root.
+ */
+void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		       const struct pc_view *v, bool nvtx_frames);
 /* A self-contained interactive SVG flame graph. */
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
 			const char *title, enum calltree_weight w);
@@ -447,6 +465,161 @@ void gpu_report_free(struct gpu_report *r);
  * buf; NULL when the recording has none of them.
  */
 const char *cuda_explain(const struct model *m, char *buf, size_t size);
+
+/*
+ * One line on why a recording has no GPU PC samples, from cuda.pc.status:
+ * not requested, refused (with what to change), off, or on but empty.
+ */
+const char *pc_explain(const struct model *m, char *buf, size_t size);
+
+/*
+ * GPU PC samples (gtrace record --gpu-pc-sampling): buckets of samples of
+ * one stall reason at one instruction of a kernel, table pc_samples. The
+ * instruction is an offset in the kernel's function; its source line comes
+ * from the code image (table cubins) when the cubin was kept and built
+ * with -lineinfo. A reason's "_not_issued" variant counts the part of its
+ * samples taken on a cycle when no instruction was issued: those buckets
+ * are no more samples, and the totals leave them out.
+ */
+#define CUDA_PC_LANE_KIND "cuda-pc"	/* the sampling windows */
+/* The frame of a kernel in the PC samples' call tree: the prefix, then its name. */
+#define KERNEL_FRAME_PREFIX "[kernel] "
+
+/* What became of an instruction's source line. */
+enum pc_line_outcome {
+	PC_LINE_KNOWN,		/* a file and line */
+	PC_LINE_NO_IMAGE,	/* the cubin was not kept (cubin id 0) */
+	PC_LINE_BAD_IMAGE,	/* the cubin would not parse */
+	PC_LINE_NO_LINEINFO,	/* the cubin has no line table (built without -lineinfo) */
+	PC_LINE_UNKNOWN,	/* the function or offset is not in the cubin's line table */
+	PC_LINE_OUTCOMES
+};
+
+/* A distinct instruction: (cubin, function, pc), and its source line. */
+struct pc_site {
+	uint32_t cubin;		/* cubin id, 0 when the image was not kept */
+	uint32_t function;	/* string id of its symbol name: the first with that text */
+	uint64_t pc;		/* byte offset from the function's start */
+	uint32_t file;		/* id in pc_lines.files: the source file's basename; 0 none */
+	uint32_t line;		/* 0 unknown */
+	uint8_t outcome;	/* enum pc_line_outcome */
+};
+
+struct cubin;
+/* The sites of the buckets looked up so far; each cubin is parsed once. */
+struct pc_lines {
+	const struct model *m;
+	VEC(struct pc_site) sites;
+	struct strtab files;
+	struct u64map functions;	/* (cubin, function) -> dense id */
+	struct u64map pcs;		/* (pc >> 32, pc) -> dense id */
+	struct u64map ids;		/* (function id, pc id) -> site index + 1 */
+	uint32_t *text_id;		/* by string id: model_string_id of its text, 0 not yet */
+	struct cubin **cubins;		/* by cubin id: parsed on first use */
+	uint8_t *cubin_outcome;		/* by cubin id: 0 not tried, else outcome + 1 */
+};
+
+void pc_lines_init(struct pc_lines *l, const struct model *m);
+/* The index in l->sites of a bucket's instruction, looked up on first sight. */
+uint32_t pc_lines_site(struct pc_lines *l, const struct tr_pc_sample *b);
+void pc_lines_free(struct pc_lines *l);
+/* The samples of the recording, by the outcome of their line. */
+void pc_lines_count(const struct model *m, uint64_t samples[PC_LINE_OUTCOMES]);
+/*
+ * "900 of 1000 samples (90.00%) at a source line; 100 whose cubin was not
+ * kept", in buf.
+ */
+const char *pc_lines_describe(char *buf, size_t size, const uint64_t samples[PC_LINE_OUTCOMES]);
+
+/* The name of a stall reason without the device's prefix: "long_scoreboard". */
+const char *pc_stall_short(const char *name);
+/* Whether a stall reason's name (short or not) is a "_not_issued" variant. */
+bool pc_stall_not_issued(const char *name);
+/* What a stall reason (a short name, less "_not_issued") means; NULL when not known. */
+const char *pc_stall_explain(const char *short_name);
+
+/* The kernels of the selected buckets: one per function name. */
+struct pc_kernel {
+	uint32_t name;		/* names id of its demangled name, as funcs_span_frame */
+	uint64_t samples;
+};
+
+/* A selected bucket, joined to its kernel's launch and its source line. */
+struct pc_entry {
+	uint32_t kernel;	/* index in pc_view.kernels */
+	uint32_t site;		/* index in pc_view.lines.sites */
+	uint32_t stall;		/* names id: the stall reason's short name, less "_not_issued" */
+	bool not_issued;	/* a "_not_issued" bucket: part of its reason's samples */
+	uint32_t span;		/* the launch's kernel span index + 1; 0 not joined */
+	uint32_t origin;	/* the launching CPU sample's index + 1 (origin_links); 0 none */
+	uint64_t count;
+};
+
+/*
+ * The PC samples joined, in one pass: a bucket joins the kernel span of its
+ * launch, on a "cuda" lane of its process with the same "correlation"
+ * attribute (and, for a graph's kernels that share one, the same name);
+ * through that span's origin link, the CPU sample, hence the stack, that
+ * launched it. A bucket of correlation 0 (continuous mode) joins no launch:
+ * its kernel is its function.
+ */
+struct pc_view {
+	struct pc_lines lines;
+	VEC(struct pc_kernel) kernels;
+	VEC(struct pc_entry) entries;	/* in bucket order */
+	VEC(uint32_t) places;		/* by site: names id of "file:line" (basename),
+					   else "function+0xOFF" */
+	uint64_t samples;		/* of the entries, "_not_issued" ones left out */
+	uint64_t joined;		/* of those, joined to their launch */
+	uint64_t by_outcome[PC_LINE_OUTCOMES];	/* of those, by their line's outcome */
+};
+
+/*
+ * Selects the buckets as filter_span does through their launch (the
+ * launching thread, or the kernel's lane); a bucket joined to no launch is
+ * selected by --pid only. links may be NULL: no origins.
+ */
+void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filter *flt,
+		   const struct origin_links *links);
+void pc_view_free(struct pc_view *v);
+
+/* report --gpu-pc: per kernel, its source lines (or SASS offsets) by samples. */
+struct pc_stall_count {
+	uint32_t stall;		/* names id of the short name, less "_not_issued" */
+	uint64_t samples;
+	uint64_t not_issued;	/* of those, on a cycle when no instruction was issued */
+};
+
+struct pc_row {
+	uint32_t kernel;	/* index in pc_view.kernels */
+	uint32_t site;		/* a site of the row: its place; with sass its pc */
+	uint64_t samples;
+	size_t stall_first, stalls;	/* stalls.v[stall_first ..], by samples */
+};
+
+struct pc_kernel_row {
+	uint32_t kernel;
+	uint64_t samples;
+	size_t row_first, rows;	/* rows.v[row_first ..], by samples */
+};
+
+struct pc_report {
+	VEC(struct pc_kernel_row) kernels;	/* by samples, descending */
+	VEC(struct pc_row) rows;
+	VEC(struct pc_stall_count) stalls;
+	uint64_t samples;
+	bool sass;		/* rows are SASS offsets, not source lines */
+};
+
+void pc_report_build(struct pc_report *r, const struct pc_view *v, const struct funcs *f,
+		     bool sass);
+/*
+ * The header names path; limit kernels and rows per kernel, 0 all. Under
+ * the table, what each stall reason shown means.
+ */
+void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view *v,
+		     const struct funcs *f, const char *path, size_t limit);
+void pc_report_free(struct pc_report *r);
 
 /* threads: the real threads by samples (at most limit, 0 all), then every lane. */
 void threads_print(FILE *out, const struct model *m, size_t limit);

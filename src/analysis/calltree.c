@@ -253,22 +253,41 @@ static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
 	return groups;
 }
 
+/* The root, and by sample index the groups of the selected threads' samples. */
+static uint32_t *builder_start(struct tree_builder *b, struct calltree *t, struct funcs *f,
+			       const struct sample_filter *flt, bool nvtx_frames)
+{
+	memset(t, 0, sizeof(*t));
+	memset(b, 0, sizeof(*b));
+	b->t = t;
+	VEC_PUSH(&t->nodes)->name = strtab_intern(&f->names, "all");
+	if (nvtx_frames)
+		nvtx_ranges_build(&b->ranges, f->m);
+	b->chain_label = xcalloc(b->ranges.chains.len + 1, sizeof(*b->chain_label));
+	return sample_groups(b, f, flt, nvtx_frames);
+}
+
+static void builder_end(struct tree_builder *b, struct funcs *f, uint32_t *groups)
+{
+	finish_tree(b->t, f);
+	free(groups);
+	u64map_free(&b->kids);
+	u64map_free(&b->memo);
+	VEC_FREE(&b->path);
+	u64map_free(&b->group_ids);
+	VEC_FREE(&b->groups);
+	nvtx_ranges_free(&b->ranges);
+	free(b->chain_label);
+}
+
 void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
 			   const struct origin_links *links, bool nvtx_frames)
 {
 	const struct model *m = f->m;
-	struct tree_builder b = { .t = t };
-	uint32_t *groups;
+	struct tree_builder b;
+	uint32_t *groups = builder_start(&b, t, f, flt, nvtx_frames);
 	struct stack_counts sc;
-	struct calltree_node *root;
 
-	memset(t, 0, sizeof(*t));
-	root = VEC_PUSH(&t->nodes);
-	root->name = strtab_intern(&f->names, "all");
-	if (nvtx_frames)
-		nvtx_ranges_build(&b.ranges, m);
-	b.chain_label = xcalloc(b.ranges.chains.len + 1, sizeof(*b.chain_label));
-	groups = sample_groups(&b, f, flt, nvtx_frames);
 	count_stacks(&sc, f, flt, groups);
 	for (size_t i = 0; i < sc.c.len; i++) {
 		uint32_t leaf = tree_node_of(&b, f, sc.c.v[i].group, sc.c.v[i].node);
@@ -285,17 +304,53 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 		free(work);
 	}
 	add_lanes(&b, f, flt);
-	finish_tree(t, f);
-
 	stack_counts_free(&sc);
-	free(groups);
-	u64map_free(&b.kids);
-	u64map_free(&b.memo);
-	VEC_FREE(&b.path);
-	u64map_free(&b.group_ids);
-	VEC_FREE(&b.groups);
-	nvtx_ranges_free(&b.ranges);
-	free(b.chain_label);
+	builder_end(&b, f, groups);
+}
+
+/* The frame "[kernel] NAME" of a kernel of v, made on first use. */
+static uint32_t kernel_frame(struct funcs *f, const struct pc_view *v, uint32_t *frames,
+			     uint32_t kernel)
+{
+	if (!frames[kernel]) {
+		const char *name = funcs_name(f, v->kernels.v[kernel].name);
+		size_t size = strlen(KERNEL_FRAME_PREFIX) + strlen(name) + 1;
+		char *label = xmalloc(size);
+
+		snprintf(label, size, "%s%s", KERNEL_FRAME_PREFIX, name);
+		frames[kernel] = strtab_intern(&f->names, label);
+		free(label);
+	}
+	return frames[kernel];
+}
+
+void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		       const struct pc_view *v, bool nvtx_frames)
+{
+	const struct model *m = f->m;
+	struct tree_builder b;
+	uint32_t *groups = builder_start(&b, t, f, flt, nvtx_frames);
+	uint32_t *frames = xcalloc(v->kernels.len + 1, sizeof(*frames));
+
+	for (size_t i = 0; i < v->entries.len; i++) {
+		const struct pc_entry *e = &v->entries.v[i];
+		uint32_t group = e->origin ? groups[e->origin - 1] : 0, at = 0;
+
+		if (e->not_issued)	/* samples its reason's bucket counts already */
+			continue;
+		/* Under the launching stack when its thread is selected, as lane work is. */
+		if (group) {
+			uint32_t node = m->t.samples.v[e->origin - 1].node;
+
+			at = tree_node_of(&b, f, group, node <= m->t.nodes.len ? node : 0);
+		}
+		at = child_of(&b, at, kernel_frame(f, v, frames, e->kernel));
+		at = child_of(&b, at, v->places.v[e->site]);
+		at = child_of(&b, at, e->stall);
+		t->nodes.v[at].self += e->count;
+	}
+	free(frames);
+	builder_end(&b, f, groups);
 }
 
 void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,

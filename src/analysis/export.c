@@ -234,7 +234,10 @@ struct lane_walk {
 	VEC(struct lane_track) rows;	/* of the current part */
 };
 
-/* The track of the GPU of a CUDA stream lane, under its process; 0 when the name has none. */
+/*
+ * The track of the GPU of a lane named "GPU<d> ...", under its process; 0
+ * when the name has none.
+ */
 static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const char *lane_name)
 {
 	struct export_track t;
@@ -378,6 +381,7 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 	const struct tr_lane *l = &m->t.lanes.v[lane - 1];
 	uint32_t nvtx_kind = model_string_id(m, NVTX_LANE_KIND);
 	uint32_t cuda_kind = model_string_id(m, CUDA_LANE_KIND);
+	uint32_t pc_kind = model_string_id(m, CUDA_PC_LANE_KIND);
 	struct lane_walk lw = {
 		.lane = lane,
 		.nvtx = nvtx_kind && l->kind == nvtx_kind,
@@ -387,7 +391,8 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 
 	lw.category = name_id(w, kind && *kind ? kind : "lane");
 
-	if (cuda_kind && l->kind == cuda_kind)
+	/* A GPU's streams, and the windows when its PCs were sampled. */
+	if ((cuda_kind && l->kind == cuda_kind) || (pc_kind && l->kind == pc_kind))
 		gpu = gpu_track(w, l->pid, process, model_str(m, l->name));
 	lw.parent = gpu ? gpu : process;
 	for (size_t i = 0; i < n; i++) {

@@ -83,24 +83,6 @@ static enum gpu_table_id lane_table(const struct model *m, uint32_t lane, const 
 	return GPU_TABLES;
 }
 
-/*
- * A span counts when its lane is selected, or the thread that queued it:
- * --tid of a CPU thread shows the GPU work it launched.
- */
-static bool span_selected(struct funcs *f, const struct sample_filter *flt,
-			  const bool *lane_selected, const struct tr_span *sp)
-{
-	const struct model *m = f->m;
-	long ti;
-
-	if (lane_selected[sp->lane])
-		return true;
-	if (!sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE)
-		return false;
-	ti = model_real_thread_index(m, sp->origin_tid);
-	return ti >= 0 && filter_thread(flt, f, &m->threads.v[ti]);
-}
-
 static void add_entry(struct gpu_builder *b, enum gpu_table_id table, uint32_t span)
 {
 	const struct tr_span *sp = &b->m->t.spans.v[span];
@@ -143,7 +125,7 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 		enum gpu_table_id t;
 
 		if (!sp->lane || sp->lane > nlanes || table[sp->lane] == GPU_TABLES ||
-		    (flt && !span_selected(f, flt, selected, sp)))
+		    !filter_span(flt, f, selected, sp))
 			continue;
 		t = (enum gpu_table_id)table[sp->lane];
 		if (t == TABLE_KERNELS) {
@@ -629,5 +611,30 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 		return NULL;
 	}
 	cupti_note(m, buf, size);
+	return buf;
+}
+
+const char *pc_explain(const struct model *m, char *buf, size_t size)
+{
+	const char *status = model_meta(m, "cuda.pc.status");
+	char cuda[512];
+	const char *why;
+
+	if (!status && !(m->header.features & TR_FEAT_GPU_PC))
+		snprintf(buf, size, "GPU PC sampling was not requested: "
+			 "record with 'gtrace record --gpu-pc-sampling'");
+	else if (!status)	/* the agent sets one as soon as it starts */
+		snprintf(buf, size, "GPU PC sampling was requested, but the CUDA agent never "
+			 "started: %s", cuda_explain(m, cuda, sizeof(cuda)) ? cuda
+			 : "the recording holds no CUDA information");
+	else if ((why = after(status, "refused")))
+		snprintf(buf, size, "the driver refused GPU PC sampling: %s", why);
+	else if ((why = after(status, "off")))
+		snprintf(buf, size, "GPU PC sampling was off: %s", why);
+	else if ((why = after(status, "on")))
+		snprintf(buf, size, "GPU PC sampling was on (%s) but kept no sample; "
+			 "see gtrace diagnose", why);
+	else
+		snprintf(buf, size, "the CUDA agent reported '%s' for GPU PC sampling", status);
 	return buf;
 }

@@ -62,6 +62,18 @@ static const char *const cuda_counter_lines[] = {
 	"cuda.null-buffers",
 };
 
+/* GPU PC sampling's meta keys and counters: its section says them in words. */
+static const char *const pc_meta_lines[] = {
+	"cuda.pc.status", "cuda.pc.mode", "cuda.pc.period", "cuda.pc.rate",
+};
+
+static const char *const pc_counter_lines[] = {
+	"cuda.pc.pairs", "cuda.pc.samples", "cuda.pc.dropped", "cuda.pc.buffer-full",
+	"cuda.pc.unsent", "cuda.pc.windows", "cuda.pc.windows-failed",
+	"cuda.pc.getdata-calls", "cuda.pc.getdata-ns", "cuda.pc.refused", "cuda.pc.cubins",
+	"cuda.pc.cubins-unsent", "cuda.pc.cubins-over-cap",
+};
+
 /* Counters that mean GPU work is missing or misplaced, and what they mean. */
 static const struct {
 	const char *name;
@@ -84,6 +96,7 @@ static const struct {
 	{ TR_FEAT_OFFCPU, "off-cpu" },
 	{ TR_FEAT_SYMBOLS, "symbols" },
 	{ TR_FEAT_LANES, "lanes" },
+	{ TR_FEAT_GPU_PC, "gpu-pc" },
 };
 
 static void field(FILE *out, const char *label)
@@ -149,8 +162,17 @@ static bool is_meta_line(const char *key)
 	return false;
 }
 
+/* The recording's length: its duration meta, else from the events read. */
+static double recording_seconds(const struct model *m)
+{
+	const char *duration = model_meta(m, "duration");
+
+	return duration ? strtod(duration, NULL) : (double)(m->last_ts - m->start_ts) / 1e9;
+}
+
 static void put_meta(FILE *out, const struct model *m)
 {
+
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++) {
 		const char *v = model_meta(m, meta_lines[i].key);
 		char label[64];
@@ -165,8 +187,7 @@ static void put_meta(FILE *out, const struct model *m)
 	if (model_meta(m, "duration"))
 		fprintf(out, "%s s\n", model_meta(m, "duration"));
 	else	/* the recorder was stopped before it could write it */
-		fprintf(out, "%.3f s (from the events read)\n",
-			(double)(m->last_ts - m->start_ts) / 1e9);
+		fprintf(out, "%.3f s (from the events read)\n", recording_seconds(m));
 	/* Keys this version has no line for, once each with their last value. */
 	for (size_t i = 0; i < m->t.meta.len; i++) {
 		const struct tr_meta *kv = &m->t.meta.v[i];
@@ -401,6 +422,7 @@ static bool is_cuda_lane(const struct model *m, const struct tr_lane *lane)
 {
 	static const char *const kinds[] = {
 		CUDA_LANE_KIND, CUDA_API_LANE_KIND, CUDA_WAIT_LANE_KIND, NVTX_LANE_KIND,
+		CUDA_PC_LANE_KIND,
 	};
 	const char *kind = model_str(m, lane->kind);
 
@@ -424,11 +446,19 @@ static bool has_cuda(const struct model *m)
 	return false;
 }
 
+static bool is_listed(const char *const *names, size_t n, const char *name)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return true;
+	return false;
+}
+
 static bool is_cuda_meta_line(const char *key)
 {
-	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
-		if (!strcmp(cuda_meta_lines[i], key))
-			return true;
+	if (is_listed(cuda_meta_lines, sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]), key) ||
+	    is_listed(pc_meta_lines, sizeof(pc_meta_lines) / sizeof(pc_meta_lines[0]), key))
+		return true;
 	return !strcmp(key, "cuda.flush") || has_prefix(key, CUDA_DEVICE_PREFIX);
 }
 
@@ -497,10 +527,10 @@ static void put_cuda_problems(FILE *out, const struct model *m)
 
 static bool is_cuda_counter_line(const char *name)
 {
-	for (size_t i = 0; i < sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]); i++)
-		if (!strcmp(cuda_counter_lines[i], name))
-			return true;
-	return false;
+	return is_listed(cuda_counter_lines,
+			 sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]), name) ||
+	       is_listed(pc_counter_lines,
+			 sizeof(pc_counter_lines) / sizeof(pc_counter_lines[0]), name);
 }
 
 static void put_cuda_counters(FILE *out, const struct model *m)
@@ -548,6 +578,157 @@ static uint64_t counter_or_0(const struct model *m, const char *name)
 
 	model_counter(m, name, &v);
 	return v;
+}
+
+/*
+ * A PC sampling counter's value as text. The agent writes a count once it
+ * is not 0: with its status there, a missing one is 0; without, n/a.
+ */
+static const char *pc_count_text(char *buf, size_t size, const struct model *m,
+				 const char *name)
+{
+	uint64_t v = 0;
+
+	if (!model_counter(m, name, &v) && !model_meta(m, "cuda.pc.status"))
+		return "n/a";
+	snprintf(buf, size, "%" PRIu64, v);
+	return buf;
+}
+
+/* The most counts one line of the PC sampling section says. */
+enum { PC_LINE_COUNTS = 3 };
+
+/* label, then each count of names with its words: "3 sent, 1 over the cap". */
+static void put_counts_line(FILE *out, const struct model *m, const char *label,
+			    const char *const names[PC_LINE_COUNTS],
+			    const char *const words[PC_LINE_COUNTS])
+{
+	char buf[24];
+
+	field(out, label);
+	for (size_t i = 0; i < PC_LINE_COUNTS; i++)
+		fprintf(out, "%s%s %s", i ? ", " : "", pc_count_text(buf, sizeof(buf), m, names[i]),
+			words[i]);
+}
+
+static void put_pc_settings(FILE *out, const struct model *m)
+{
+	const char *mode = model_meta(m, "cuda.pc.mode");
+	const char *period = model_meta(m, "cuda.pc.period");
+	const char *rate = model_meta(m, "cuda.pc.rate");
+
+	field(out, "PC mode:");
+	fprintf(out, "%s\n", mode ? mode : "n/a");
+	field(out, "PC period:");
+	if (period)
+		fprintf(out, "a sample every 2^%s cycles\n", period);
+	else
+		fprintf(out, "n/a\n");
+	field(out, "PC rate:");
+	if (!rate)
+		fprintf(out, "n/a\n");
+	else if (!strcmp(rate, "0"))
+		fprintf(out, "always on\n");
+	else
+		fprintf(out, "about %s pairs a second, in sampling windows\n", rate);
+}
+
+/* The pairs (buckets) and samples in the file, against what the agent sent. */
+static void put_pc_kept(FILE *out, const struct model *m, const uint64_t lines[PC_LINE_OUTCOMES])
+{
+	uint64_t samples = 0;
+	char pairs_sent[24], samples_sent[24];
+	double seconds = recording_seconds(m);
+
+	for (int o = 0; o < PC_LINE_OUTCOMES; o++)
+		samples += lines[o];
+	field(out, "PC kept:");
+	fprintf(out, "%zu pairs, %" PRIu64 " samples (the agent sent %s pairs, %s samples)\n",
+		m->t.pc_samples.len, samples,
+		pc_count_text(pairs_sent, sizeof(pairs_sent), m, "cuda.pc.pairs"),
+		pc_count_text(samples_sent, sizeof(samples_sent), m, "cuda.pc.samples"));
+	field(out, "PC pairs/s:");
+	if (seconds > 0)
+		fprintf(out, "%.1f kept per second of recording\n",
+			(double)m->t.pc_samples.len / seconds);
+	else
+		fprintf(out, "n/a\n");
+}
+
+static void put_pc_getdata(FILE *out, const struct model *m)
+{
+	uint64_t calls = 0, ns = 0;
+	bool known = model_counter(m, "cuda.pc.getdata-calls", &calls) ||
+		     model_meta(m, "cuda.pc.status");
+
+	model_counter(m, "cuda.pc.getdata-ns", &ns);
+	field(out, "PC GetData:");
+	if (!known)
+		fprintf(out, "n/a\n");
+	else if (!calls)
+		fprintf(out, "0 calls\n");
+	else
+		fprintf(out, "%" PRIu64 " calls, %.3f us each\n", calls,
+			(double)ns / (double)calls / 1e3);
+}
+
+static void put_pc_cubins(FILE *out, const struct model *m)
+{
+	static const char *const names[] = {
+		"cuda.pc.cubins", "cuda.pc.cubins-over-cap", "cuda.pc.cubins-unsent",
+	};
+	static const char *const words[] = { "sent", "over the cap", "unsent" };
+	uint64_t bytes = 0;
+
+	for (size_t i = 0; i < m->t.cubins.len; i++)
+		bytes += m->t.cubins.v[i].image.len;
+	put_counts_line(out, m, "PC cubins:", names, words);
+	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
+}
+
+/*
+ * GPU PC sampling: its status, settings, windows, what was kept and lost,
+ * what draining the samples cost, the cubins, and how many samples have a
+ * source line. One line for a CUDA recording that did not request it.
+ */
+static void put_pc(FILE *out, const struct model *m)
+{
+	static const char *const windows[] = {
+		"cuda.pc.windows", "cuda.pc.windows-failed", "cuda.pc.refused",
+	};
+	static const char *const windows_words[] = {
+		"completed", "failed to open", "contexts refused",
+	};
+	static const char *const drops[] = {
+		"cuda.pc.dropped", "cuda.pc.buffer-full", "cuda.pc.unsent",
+	};
+	static const char *const drops_words[] = {
+		"samples dropped", "buffer-full events", "pairs unsent",
+	};
+	const char *status = model_meta(m, "cuda.pc.status");
+	bool requested = status || m->t.pc_samples.len || (m->header.features & TR_FEAT_GPU_PC);
+	uint64_t lines[PC_LINE_OUTCOMES];
+	char buf[512];
+
+	if (!requested && !has_cuda(m))
+		return;
+	field(out, "GPU PC sampling:");
+	if (!requested) {
+		fprintf(out, "not requested (gtrace record --gpu-pc-sampling)\n");
+		return;
+	}
+	fprintf(out, "%s\n", status ? status : pc_explain(m, buf, sizeof(buf)));
+	pc_lines_count(m, lines);
+	put_pc_settings(out, m);
+	put_counts_line(out, m, "PC windows:", windows, windows_words);
+	fputc('\n', out);
+	put_pc_kept(out, m, lines);
+	put_counts_line(out, m, "PC drops:", drops, drops_words);
+	fputc('\n', out);
+	put_pc_getdata(out, m);
+	put_pc_cubins(out, m);
+	field(out, "PC source lines:");
+	fprintf(out, "%s\n", pc_lines_describe(buf, sizeof(buf), lines));
 }
 
 /*
@@ -619,6 +800,7 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_symbols(out, m);
 	put_target(out, m, links);
 	put_cuda(out, m);
+	put_pc(out, m);
 	put_python(out, m);
 	put_other_counters(out, m);
 }

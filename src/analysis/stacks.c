@@ -311,6 +311,20 @@ bool filter_lane(const struct sample_filter *flt, struct funcs *f,
 	return !flt || (!flt->dsos.len && filter_thread(flt, f, lane));
 }
 
+bool filter_span(const struct sample_filter *flt, struct funcs *f, const bool *lane_selected,
+		 const struct tr_span *sp)
+{
+	const struct model *m = f->m;
+	long ti;
+
+	if (!flt || lane_selected[sp->lane])
+		return true;
+	if (!sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE)
+		return false;
+	ti = model_real_thread_index(m, sp->origin_tid);
+	return ti >= 0 && filter_thread(flt, f, &m->threads.v[ti]);
+}
+
 bool *filter_nodes(const struct funcs *f, const struct sample_filter *flt)
 {
 	const struct model *m = f->m;

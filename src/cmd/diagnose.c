@@ -15,7 +15,9 @@ static void usage(void)
 	       "recording settings, lost and throttled records, unwinding outcomes,\n"
 	       "symbol resolution, the lanes: spans received and dropped, and how\n"
 	       "their origins linked to CPU samples, and for CUDA programs what became of\n"
-	       "GPU collection: why it did not run, or the CUPTI records it counted.\n\n"
+	       "GPU collection: why it did not run, or the CUPTI records it counted, and\n"
+	       "of GPU PC sampling: settings, windows, samples kept and dropped, cubins\n"
+	       "and the share of samples at a source line.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");

@@ -23,6 +23,7 @@ enum {
 	OPT_TITLE,
 	OPT_WEIGHT,
 	OPT_NO_NVTX,
+	OPT_GPU_PC,
 };
 
 static void usage(void)
@@ -47,6 +48,9 @@ static void usage(void)
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
 	       "      --no-nvtx            leave out the NVTX range frames\n"
+	       "      --gpu-pc             weigh the GPU PC samples instead, each under the\n"
+	       "                           stack that launched its kernel: \"[kernel] NAME\",\n"
+	       "                           then its source line, then its stall reason\n"
 	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
@@ -94,6 +98,17 @@ static int write_svg(const struct calltree *t, const struct funcs *f, const char
 	return 0;
 }
 
+/* The tree of the PC samples, each under the stack that launched its kernel. */
+static void build_pc_tree(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			  const struct origin_links *links, bool nvtx)
+{
+	struct pc_view v;
+
+	pc_view_build(&v, f, flt, links);
+	calltree_build_pc(t, f, flt, &v, nvtx);
+	pc_view_free(&v);
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -107,6 +122,7 @@ int cmd_flame(int argc, char **argv)
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		LINK_WINDOW_LONG_OPTION,
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
+		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -114,7 +130,7 @@ int cmd_flame(int argc, char **argv)
 	struct offline_args a;
 	const char *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
-	bool folded = false, weight_given = false, nvtx = true;
+	bool folded = false, weight_given = false, nvtx = true, gpu_pc = false;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
 	struct origin_links links;
 	struct model m;
@@ -153,7 +169,19 @@ int cmd_flame(int argc, char **argv)
 		case OPT_NO_NVTX:
 			nvtx = false;
 			break;
+		case OPT_GPU_PC:
+			gpu_pc = true;
+			break;
 		}
+	}
+	/* PC samples weigh only themselves, and have no stack of their own to find a dso in. */
+	if (!a.status && gpu_pc && weight_given && weight != WEIGHT_SAMPLES) {
+		pr_err("--gpu-pc weighs PC samples: --weight target cannot be used with it");
+		a.status = EXIT_USAGE;
+	}
+	if (!a.status && gpu_pc && a.filter.dsos.len) {
+		pr_err("--dso cannot be used with --gpu-pc");
+		a.status = EXIT_USAGE;
 	}
 	if (!a.status && folded && svg) {
 		pr_err("--folded and --svg cannot be used together");
@@ -162,9 +190,17 @@ int cmd_flame(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 
+	if (gpu_pc && !offline_has_pc_samples(&m, a.input)) {
+		model_free(&m);
+		offline_args_free(&a);
+		return EXIT_FAIL;
+	}
 	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
-	calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
+	if (gpu_pc)
+		build_pc_tree(&t, &f, &a.filter, &links, nvtx);
+	else
+		calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
 	/* One weight per graph: what it leaves out is said, never mixed in. */

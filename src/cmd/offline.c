@@ -136,6 +136,16 @@ void offline_link_origins(struct origin_links *l, const struct model *m, uint64_
 	origins_link(l, m, window_ns);
 }
 
+bool offline_has_pc_samples(const struct model *m, const char *path)
+{
+	char why[512];
+
+	if (m->t.pc_samples.len)
+		return true;
+	pr_err("no GPU PC samples in '%s': %s", path, pc_explain(m, why, sizeof(why)));
+	return false;
+}
+
 bool offline_only_lanes(const struct sample_filter *flt)
 {
 	for (size_t i = 0; i < flt->tids.len; i++)

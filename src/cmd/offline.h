@@ -104,6 +104,13 @@ int offline_parse_duration(const char *s, uint64_t *ns);
 /* Links the spans' origins within window_ns (or LINK_WINDOW_DEFAULT). */
 void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns);
 
+/*
+ * For report and flame --gpu-pc: whether the recording holds GPU PC
+ * samples; if not, says why on stderr, and the command fails: it has
+ * nothing to show.
+ */
+bool offline_has_pc_samples(const struct model *m, const char *path);
+
 /* Whether the --tid list names lanes (synthetic tids) only. */
 bool offline_only_lanes(const struct sample_filter *flt);
 

@@ -15,6 +15,8 @@ enum {
 	OPT_NO_CHILDREN = OPT_COMMAND,
 	OPT_INLINE,
 	OPT_GPU,
+	OPT_GPU_PC,
+	OPT_SASS,
 };
 
 static void usage(void)
@@ -32,8 +34,12 @@ static void usage(void)
 	       "                           (default " DEFAULT_SORT ")\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits\n"
+	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
+	       "                           hottest source lines with their stall reasons\n"
+	       "      --sass               with --gpu-pc: per SASS offset, with its line\n"
 	       FILTER_USAGE
-	       "  -n, --limit N            print at most N rows (default all)\n"
+	       "  -n, --limit N            print at most N rows (default all); with\n"
+	       "                           --gpu-pc, N kernels and N lines of each\n"
 	       "      --inline             show inlined functions as their own frames\n"
 	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
@@ -66,6 +72,23 @@ static void print_reports(struct funcs *f, const struct report_opts *o,
 	lane_report_free(&lanes);
 }
 
+/* report --gpu-pc (--sass: by SASS offset), or why the recording has no PC samples. */
+static int print_gpu_pc(struct funcs *f, const struct sample_filter *flt, size_t limit,
+			bool sass, const char *path)
+{
+	struct pc_view v;
+	struct pc_report r;
+
+	if (!offline_has_pc_samples(f->m, path))
+		return EXIT_FAIL;
+	pc_view_build(&v, f, flt, NULL);
+	pc_report_build(&r, &v, f, sass);
+	pc_report_print(stdout, &r, &v, f, path, limit);
+	pc_report_free(&r);
+	pc_view_free(&v);
+	return 0;
+}
+
 /* report --gpu, or why the recording has no CUDA work. */
 static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
 		      const char *path)
@@ -95,17 +118,19 @@ int cmd_report(int argc, char **argv)
 		PYTHON_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		{ "gpu", no_argument, NULL, OPT_GPU },
+		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
+		{ "sass", no_argument, NULL, OPT_SASS },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
 	};
 	struct offline_args a;
 	struct report_opts o = { .children = true, .filter = &a.filter };
-	bool gpu = false;
+	bool gpu = false, gpu_pc = false, sass = false;
 	struct model m;
 	struct funcs f;
 	struct origin_links links;
-	int c;
+	int c, status = 0;
 
 	offline_args_init(&a, "report", usage, argc, argv);
 	report_parse_keys(&o, DEFAULT_SORT);
@@ -134,11 +159,25 @@ int cmd_report(int argc, char **argv)
 		case OPT_GPU:
 			gpu = true;
 			break;
+		case OPT_GPU_PC:
+			gpu_pc = true;
+			break;
+		case OPT_SASS:
+			sass = true;
+			break;
 		}
 	}
+	if (!a.status && gpu && gpu_pc) {
+		pr_err("--gpu and --gpu-pc cannot be used together");
+		a.status = EXIT_USAGE;
+	}
+	if (!a.status && sass && !gpu_pc) {
+		pr_err("--sass needs --gpu-pc");
+		a.status = EXIT_USAGE;
+	}
 	/* GPU work has no stack of its own to find a dso in. */
-	if (!a.status && gpu && a.filter.dsos.len) {
-		pr_err("--dso cannot be used with --gpu");
+	if (!a.status && (gpu || gpu_pc) && a.filter.dsos.len) {
+		pr_err("--dso cannot be used with %s", gpu ? "--gpu" : "--gpu-pc");
 		a.status = EXIT_USAGE;
 	}
 	if (!offline_load_input(&a, &m))
@@ -147,6 +186,8 @@ int cmd_report(int argc, char **argv)
 	funcs_init(&f, &m, a.funcs_flags);
 	if (gpu) {
 		print_gpu(&f, &a.filter, o.limit, a.input);
+	} else if (gpu_pc) {
+		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input);
 	} else {
 		offline_link_origins(&links, &m, a.window);
 		print_reports(&f, &o, &links, a.input);
@@ -155,5 +196,5 @@ int cmd_report(int argc, char **argv)
 	funcs_free(&f);
 	model_free(&m);
 	offline_args_free(&a);
-	return 0;
+	return status;
 }

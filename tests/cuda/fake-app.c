@@ -63,7 +63,10 @@
  *                    (--launches, default 50) times each, alternating, on
  *                    the default stream: pc_hot (256 x 256 threads, 2 ms)
  *                    from launch_hot, pc_cold (256 x 256 threads, 20 us)
- *                    from launch_cold (both called from pc_kernels); then
+ *                    from launch_cold (both called from pc_kernels, each
+ *                    between 2 ms of CPU before and after, so that the
+ *                    samples nearest to a launch are its function's and
+ *                    the GPU keeps up); then
  *                    cuCtxSynchronize, and unloads the module. Every
  *                    pc_hot run wholly in a sampling window of period P has
  *                    floor(522720000 / 2^P) samples (fake.h), pc_cold
@@ -368,22 +371,29 @@ static int many_launches(CUmodule module, CUstream a, CUstream b, long n, long n
 	return 0;
 }
 
-/* pc_hot(out, in, n, iterations), as pc-app.cu's launch_hot. */
+/*
+ * pc_hot(out, in, n, iterations), as pc-app.cu's launch_hot, between 2 ms
+ * of CPU before and after: the samples nearest to the launch are its own.
+ */
 FRAME static void launch_hot(CUdeviceptr out, CUdeviceptr in)
 {
 	int n = PC_N, iterations = PC_HOT_ITERATIONS;
 	void *args[] = { &out, &in, &n, &iterations };
 
+	burn(2000000);
 	launch_with(&pc_hot, NULL, args);
+	burn(2000000);
 }
 
-/* pc_cold(out, n), as pc-app.cu's launch_cold. */
+/* pc_cold(out, n), as pc-app.cu's launch_cold, between 2 ms of CPU. */
 FRAME static void launch_cold(CUdeviceptr out)
 {
 	int n = PC_N;
 	void *args[] = { &out, &n };
 
+	burn(2000000);
 	launch_with(&pc_cold, NULL, args);
+	burn(2000000);
 }
 
 /* Reads a file whole; exits when it cannot. */

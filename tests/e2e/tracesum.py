@@ -14,6 +14,7 @@ way on each:
     process PID NAME
     group NAME PARENT           a group of lane tracks, under the process
                                 PARENT (Perfetto only: "GPU 0")
+    grouped LANE GROUP          a lane track in a group (Perfetto only)
     slices TID COUNT TOTAL_NS   per track, the slices and their summed length
     depth TID N                 per track, how deep its slices nest (1: flat)
     args NAME KEY=VALUE,...     the attributes of the first slice of each name
@@ -45,6 +46,7 @@ class Summary:
         self.tracks = {}                 # key -> (tid, kind, name)
         self.processes = {}              # pid -> name
         self.groups = []
+        self.grouped = []                # (lane name, group name)
         self.slices = collections.defaultdict(list)     # tid -> [(start, end)]
         self.args = {}                   # slice name -> its first attributes
         self.sample_times = []
@@ -67,6 +69,8 @@ class Summary:
             print("process %d %s" % (pid, name))
         for group in sorted(self.groups):
             print("group %s %s" % group)
+        for lane, group in sorted(self.grouped):
+            print("grouped %s %s" % (lane, group))
         for tid, kind, name in sorted(self.tracks.values()):
             print("track %d %s %s" % (tid, kind, name))
         for tid, spans in sorted(self.slices.items()):
@@ -245,6 +249,8 @@ def perfetto(data, s):
         elif t["kind"] == "custom" and t["parent"] is not None:
             keys[uuid] = (1 << 32) + uuid
             s.tracks[uuid] = (keys[uuid], "lane", t["name"])
+            if t["parent"] in parents:
+                s.grouped.append((t["name"], tracks[t["parent"]]["name"]))
         else:
             keys[uuid] = 0       # the recording's own track, as pid 0 in Chrome
             s.processes[0] = t["name"]
