@@ -2538,6 +2538,29 @@ CUptiResult CUPTIAPI cuptiPCSamplingGetStallReasons(CUpti_PCSamplingGetStallReas
 }
 
 /*
+ * Checks a configuration call's parameters and, with pc_lock taken, finds
+ * its context: NULL with *result set when either is wrong (the lock free).
+ */
+static struct pc_context *config_begin(CUpti_PCSamplingConfigurationInfoParams *p,
+				       CUptiResult *result)
+{
+	struct pc_context *pc;
+
+	if (!p || p->size != CUpti_PCSamplingConfigurationInfoParamsSize || !p->ctx ||
+	    (p->numAttributes && !p->pPCSamplingConfigurationInfo)) {
+		*result = CUPTI_ERROR_INVALID_PARAMETER;
+		return NULL;
+	}
+	pthread_mutex_lock(&pc_lock);
+	pc = pc_begin(p->ctx);
+	if (!pc) {
+		pthread_mutex_unlock(&pc_lock);
+		*result = CUPTI_ERROR_INVALID_OPERATION;
+	}
+	return pc;
+}
+
+/*
  * Sets every attribute, or none: each gets its attributeStatus, and the
  * call the first failure. A value out of range (a period outside 5..31)
  * is CUPTI_ERROR_INVALID_PARAMETER, an unknown attribute
@@ -2548,17 +2571,10 @@ CUptiResult CUPTIAPI cuptiPCSamplingSetConfigurationAttribute(
 	CUpti_PCSamplingConfigurationInfoParams *p)
 {
 	CUptiResult result = CUPTI_SUCCESS;
-	struct pc_context *pc;
+	struct pc_context *pc = config_begin(p, &result);
 
-	if (!p || p->size != CUpti_PCSamplingConfigurationInfoParamsSize || !p->ctx ||
-	    (p->numAttributes && !p->pPCSamplingConfigurationInfo))
-		return CUPTI_ERROR_INVALID_PARAMETER;
-	pthread_mutex_lock(&pc_lock);
-	pc = pc_begin(p->ctx);
-	if (!pc) {
-		pthread_mutex_unlock(&pc_lock);
-		return CUPTI_ERROR_INVALID_OPERATION;
-	}
+	if (!pc)
+		return result;
 	for (size_t i = 0; i < p->numAttributes; i++) {
 		CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
 
@@ -2579,17 +2595,10 @@ CUptiResult CUPTIAPI cuptiPCSamplingGetConfigurationAttribute(
 	CUpti_PCSamplingConfigurationInfoParams *p)
 {
 	CUptiResult result = CUPTI_SUCCESS;
-	struct pc_context *pc;
+	struct pc_context *pc = config_begin(p, &result);
 
-	if (!p || p->size != CUpti_PCSamplingConfigurationInfoParamsSize || !p->ctx ||
-	    (p->numAttributes && !p->pPCSamplingConfigurationInfo))
-		return CUPTI_ERROR_INVALID_PARAMETER;
-	pthread_mutex_lock(&pc_lock);
-	pc = pc_begin(p->ctx);
-	if (!pc) {
-		pthread_mutex_unlock(&pc_lock);
-		return CUPTI_ERROR_INVALID_OPERATION;
-	}
+	if (!pc)
+		return result;
 	for (size_t i = 0; i < p->numAttributes; i++) {
 		CUpti_PCSamplingConfigurationInfo *a = &p->pPCSamplingConfigurationInfo[i];
 

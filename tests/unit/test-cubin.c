@@ -19,16 +19,12 @@
 #include <unistd.h>
 
 #include "symbols/cubin.h"
+#include "pcapp.h"
 #include "test.h"
 #include "util/vec.h"
 
-#define SOURCE "tests/cuda/pc-app.cu"
-#define INSN 16		/* bytes of a SASS instruction */
-
-struct blob {
-	unsigned char *bytes;
-	size_t len;
-};
+#define SOURCE PCAPP_SOURCE
+#define INSN PCAPP_INSN
 
 static const char *const archs[] = { "sm_80", "sm_90" };
 static char paths[2][PATH_MAX], nolines_path[PATH_MAX];
@@ -67,27 +63,6 @@ struct ref {
 	char *file;		/* of the rows being read */
 	bool open_seq, in_line_relocs;
 };
-
-static bool read_blob(const char *path, struct blob *b)
-{
-	FILE *f = fopen(path, "rb");
-	long len;
-
-	if (!f)
-		return false;
-	if (fseek(f, 0, SEEK_END) || (len = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return false;
-	}
-	b->len = (size_t)len;
-	b->bytes = xmalloc(b->len);
-	if (fread(b->bytes, 1, b->len, f) != b->len) {
-		fclose(f);
-		return false;
-	}
-	fclose(f);
-	return true;
-}
 
 /* Runs readelf -W with args on path, handing each line of its output to fn. */
 static bool readelf(const char *args, const char *path,
@@ -358,24 +333,6 @@ static void test_lines_match_readelf(void)
 		cubin_close(c);
 		free_ref(&r);
 	}
-}
-
-/* The line of SOURCE that holds mark. */
-static unsigned marked_line(const char *mark)
-{
-	FILE *f = fopen(SOURCE, "r");
-	char buf[512];
-	unsigned n = 0, found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(buf, sizeof(buf), f)) {
-		n++;
-		if (strstr(buf, mark))
-			found = n;
-	}
-	fclose(f);
-	return found;
 }
 
 /* How many instructions of function are on line of SOURCE. */

@@ -13,6 +13,7 @@
 #include "analysis/analysis.h"
 #include "symbols/cubin.h"
 #include "symbols/demangle.h"
+#include "pcapp.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"
@@ -28,8 +29,8 @@
 #define KERNEL_PLAIN "kernel(float*, int)"
 #define STALL(name) "smsp__pcsamp_warps_issue_stalled_" name
 
-#define SOURCE "tests/cuda/pc-app.cu"
-#define INSN 16			/* bytes of a SASS instruction */
+#define SOURCE PCAPP_SOURCE
+#define INSN PCAPP_INSN
 
 static void kernel_span(struct synth *s, uint32_t lane, const char *name, uint64_t start,
 			uint32_t tid, uint64_t origin_ts, uint64_t correlation)
@@ -591,42 +592,6 @@ static void test_diagnose_not_requested(void)
 	model_free(&m);
 }
 
-/* The cubins of tests/cuda/pc-app.cu, read whole; false when the build has none. */
-static bool read_file(const char *path, unsigned char **bytes, size_t *len)
-{
-	FILE *f = fopen(path, "rb");
-	long size;
-
-	if (!f)
-		return false;
-	if (fseek(f, 0, SEEK_END) || (size = ftell(f)) <= 0 || fseek(f, 0, SEEK_SET)) {
-		fclose(f);
-		return false;
-	}
-	*bytes = xmalloc((size_t)size);
-	*len = fread(*bytes, 1, (size_t)size, f);
-	fclose(f);
-	return *len == (size_t)size;
-}
-
-/* The line of SOURCE that holds mark. */
-static unsigned marked_line(const char *mark)
-{
-	FILE *f = fopen(SOURCE, "r");
-	char buf[512];
-	unsigned n = 0, found = 0;
-
-	if (!f)
-		return 0;
-	while (!found && fgets(buf, sizeof(buf), f)) {
-		n++;
-		if (strstr(buf, mark))
-			found = n;
-	}
-	fclose(f);
-	return found;
-}
-
 /* The first offset of function on line, and the first past its end. */
 static bool find_offsets(const unsigned char *bytes, size_t len, const char *function,
 			 unsigned line, uint64_t *on_line, uint64_t *past_end)
@@ -659,8 +624,7 @@ static void test_cubin_lines(void)
 {
 	const char *build = getenv("BUILD");
 	char path[PATH_MAX], nolines_path[PATH_MAX], place[64], line[256];
-	unsigned char *image = NULL, *nolines = NULL;
-	size_t len = 0, nolines_len = 0;
+	struct blob image = { 0 }, nolines = { 0 };
 	unsigned hot = marked_line("/* PC-HOT-LINE */");
 	uint64_t hot_pc = 0, end_pc = 0;
 	uint32_t with, without, garbage;
@@ -675,17 +639,17 @@ static void test_cubin_lines(void)
 	snprintf(path, sizeof(path), "%s/tests/cuda/pc-app.sm_90.cubin", build ? build : "build");
 	snprintf(nolines_path, sizeof(nolines_path), "%s/tests/cuda/pc-app.nolines.sm_90.cubin",
 		 build ? build : "build");
-	if (!read_file(path, &image, &len) || !read_file(nolines_path, &nolines, &nolines_len)) {
+	if (!read_blob(path, &image) || !read_blob(nolines_path, &nolines)) {
 		printf("  no cubins in %s/tests/cuda (built where nvcc exists): "
 		       "source lines not tested\n", build ? build : "build");
-		free(image);
-		free(nolines);
+		free(image.bytes);
+		free(nolines.bytes);
 		return;
 	}
 	CHECK(hot > 0);
-	CHECK(find_offsets(image, len, "pc_hot", hot, &hot_pc, &end_pc));
-	with = add_cubin(&s, 1, image, len);
-	without = add_cubin(&s, 2, nolines, nolines_len);
+	CHECK(find_offsets(image.bytes, image.len, "pc_hot", hot, &hot_pc, &end_pc));
+	with = add_cubin(&s, 1, image.bytes, image.len);
+	without = add_cubin(&s, 2, nolines.bytes, nolines.len);
 	garbage = add_cubin(&s, 3, "not a cubin", 11);
 	bucket(&s, 1, 0, with, "pc_hot", hot_pc, STALL("long_scoreboard"), 50);
 	bucket(&s, 1, 0, with, "pc_hot", hot_pc, STALL("selected"), 10);
@@ -695,8 +659,8 @@ static void test_cubin_lines(void)
 	bucket(&s, 1, 0, 0, "pc_hot", hot_pc, STALL("wait"), 4);
 	bucket(&s, 1, 0, 9, "pc_hot", hot_pc, STALL("wait"), 5);	/* no such id */
 	synth_model(&s, &m, TR_FEAT_GPU_PC);
-	free(image);
-	free(nolines);
+	free(image.bytes);
+	free(nolines.bytes);
 
 	funcs_init(&f, &m, 0);
 	pc_view_build(&v, &f, NULL, NULL);
