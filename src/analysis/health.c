@@ -99,9 +99,10 @@ static const struct {
 	{ TR_FEAT_GPU_PC, "gpu-pc" },
 };
 
+/* A label in its column; a longer one keeps a space before its value. */
 static void field(FILE *out, const char *label)
 {
-	fprintf(out, "%-22s", label);
+	fprintf(out, strlen(label) < 22 ? "%-22s" : "%s ", label);
 }
 
 static double percent(uint64_t part, uint64_t all)

@@ -47,6 +47,18 @@ static void publish_meta(uint32_t id, const char *name, const struct cuda_device
 	gtrace_meta_set(key, value);
 }
 
+/* The SMs' clock: with the SM count and the PC sampling period, samples become time. */
+static void publish_clock(uint32_t id, int khz)
+{
+	char key[48], value[32];
+
+	if (khz <= 0)
+		return;
+	snprintf(key, sizeof(key), "cuda.device.%u.clock-khz", (unsigned)id);
+	snprintf(value, sizeof(value), "%d", khz);
+	gtrace_meta_set(key, value);
+}
+
 /* The first complete description of a device wins; later ones are ignored. */
 static bool publish(uint32_t id, const struct cuda_device_limits *l, const char *name,
 		    uint64_t mem_bytes)
@@ -152,7 +164,8 @@ static bool query_limits(int ordinal, CUdevice dev)
 	name[sizeof(name) - 1] = '\0';
 	if (drv.total_mem && drv.total_mem(&mem, dev) != CUDA_SUCCESS)
 		mem = 0;
-	publish((uint32_t)ordinal, &l, name, mem);
+	if (publish((uint32_t)ordinal, &l, name, mem))
+		publish_clock((uint32_t)ordinal, attribute(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE));
 	return true;
 }
 

@@ -93,6 +93,7 @@ expect_contains diag.txt '^cuda\.status: +active$'
 expect_contains diag.txt '^cuda\.cupti-version: +130001$'
 expect_contains diag.txt '^cuda\.driver-version: +13\.0$'
 expect_contains diag.txt '^cuda\.device\.0: +Fake GPU, sm 9\.0, 132 SMs, 81920 MiB$'
+expect_contains diag.txt '^cuda\.device\.0\.clock-khz: +1980000$'
 expect_contains diag.txt '^cuda\.flush: +clean$'
 expect_contains diag.txt '^cuda\.injection: +/.*/libgtrace-cuda\.so$'
 expect_counter diag.txt cuda.records.kernel 21
