@@ -366,6 +366,12 @@ static void print_summary(const struct record_result *res, const struct record_o
 			(unsigned long long)res->stats.spans,
 			(unsigned long long)res->stats.lanes, res->stats.lanes == 1 ? "" : "s",
 			(unsigned long long)res->stats.spans_dropped);
+	if (o->gpu_pc && res->stats.pc_buckets)
+		pr_info("recorded %llu GPU PC sample buckets and %llu cubin%s",
+			(unsigned long long)res->stats.pc_buckets,
+			(unsigned long long)res->stats.cubins, res->stats.cubins == 1 ? "" : "s");
+	else if (o->gpu_pc)
+		pr_info("recorded no GPU PC samples: 'gtrace diagnose -i %s' says why", o->output);
 	if (res->stats.lost)
 		pr_warn("the kernel dropped %llu records because gtrace could not keep up; try a lower -F or a smaller --call-graph dwarf,SIZE",
 			(unsigned long long)res->stats.lost);

@@ -97,6 +97,7 @@ struct collector {
 	uint32_t spans;			/* span ids up to this are taken */
 	struct u64map cubin_ids;	/* crc -> cubin id, 0 when over the cap */
 	uint32_t cubins;
+	uint64_t pc_buckets;
 	uint64_t cubin_max, cubin_bytes;
 	uint64_t cubin_bytes_pending;	/* in the chunk being filled */
 	uint32_t over_cap_name;		/* string id of cuda.pc.cubins-over-cap */
@@ -815,6 +816,7 @@ void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *ro
 	VEC_RESERVE(&c->cur->pc_samples, n);
 	memcpy(c->cur->pc_samples.v + c->cur->pc_samples.len, rows, n * sizeof(*rows));
 	c->cur->pc_samples.len += n;
+	c->pc_buckets += n;
 	flush_if_large(c);
 }
 
@@ -920,6 +922,8 @@ void collector_stats(const struct collector *c, struct collect_stats *st)
 	st->lost = c->counters[CNT_LOST];
 	st->spans = c->counters[CNT_TARGET + TARGET_SPANS];
 	st->lanes = c->counters[CNT_TARGET + TARGET_LANES];
+	st->pc_buckets = c->pc_buckets;
+	st->cubins = c->cubins;
 	st->spans_dropped = 0;
 	for (int k = TARGET_DROPPED_QUEUE_FULL; k <= TARGET_DROPPED_BAD_MESSAGE; k++)
 		st->spans_dropped += c->counters[CNT_TARGET + k];

@@ -28,6 +28,8 @@ struct collect_stats {
 	uint64_t spans;		/* lane work recorded */
 	uint64_t lanes;
 	uint64_t spans_dropped;	/* lane work lost, all target.dropped.* together */
+	uint64_t pc_buckets;	/* GPU PC sample buckets */
+	uint64_t cubins;	/* GPU code images kept */
 };
 
 /*

@@ -161,6 +161,15 @@ expect_contains denied.gpu '^# CUDA kernels: 4 instances of 2 kernels'
 FAKE_CUPTI_FAULTS=pc-refused pc_record unsupported --gpu-pc-sampling -- --launches 2
 expect_contains unsupported.diag '^GPU PC sampling: +refused: cuptiPCSamplingEnable: this GPU or driver does not support PC sampling'
 
+# The recorder's summary says what PC sampling kept, or where to look.
+"$GTRACE" record -o said.data --gpu-pc-sampling=rate=0 -- "$CUDA_DIR/fake-app" \
+	--pc-cubin "$CUBIN" --launches 2 >/dev/null 2>said.txt || { show said.txt; fail "record failed"; }
+expect_contains said.txt '^gtrace: recorded [1-9][0-9]* GPU PC sample buckets and 1 cubin$'
+FAKE_CUPTI_FAULTS=pc-privileges "$GTRACE" record -o said.data --gpu-pc-sampling -- \
+	"$CUDA_DIR/fake-app" --pc-cubin "$CUBIN" --launches 2 >/dev/null 2>said.txt ||
+	{ show said.txt; fail "record failed"; }
+expect_contains said.txt "^gtrace: recorded no GPU PC samples: 'gtrace diagnose -i said.data' says why\$"
+
 # Losses are counted, and what was collected is all there.
 for fault in pc-buffer-full=20 pc-short=7 pc-dropped=3 pc-names-shared; do
 	name=$(echo "$fault" | tr -c 'a-z\n' _)
