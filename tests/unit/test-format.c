@@ -1028,6 +1028,23 @@ static int write_bytes(const char *dir, const char *name, const void *data, size
 	return 0;
 }
 
+/* A cubin of a few bytes and the buckets of two launches that point into it. */
+static void small_pc_samples(struct tr_tables *t)
+{
+	static const char *const names[] = { "pc_hot", "smsp__pcsamp_warps_issue_stalled_wait" };
+	static const uint8_t image[] = { 0x7f, 'E', 'L', 'F', 2, 1, 1, 0x33 };
+	struct tr_cubin *c = VEC_PUSH(&t->cubins);
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		*VEC_PUSH(&t->strings) = xstrdup(names[i]);
+	c->crc = 0x72c563ed;
+	c->image.len = sizeof(image);
+	c->image.data = xmemdup(image, sizeof(image));
+	for (uint32_t i = 0; i < 6; i++)
+		*VEC_PUSH(&t->pc_samples) = (struct tr_pc_sample){ 100, 7 + i / 3, 1, 1,
+								   0x150 + 16 * (i % 3), 2, 1 + i };
+}
+
 /* Writes a trace of the given chunk types (TABLES ones hold small_tables). */
 static uint8_t *make_trace(const uint32_t *types, int n, size_t *len)
 {
@@ -1110,6 +1127,11 @@ static int write_corpus(const char *base)
 	gbuf_reset(&b);
 	tr_tables_encode(&t, &b);
 	err |= write_bytes(tables, "span-attrs", b.data, b.len);
+	tr_tables_free(&t);
+	small_pc_samples(&t);
+	gbuf_reset(&b);
+	tr_tables_encode(&t, &b);
+	err |= write_bytes(tables, "pc-samples", b.data, b.len);
 	tr_tables_free(&t);
 	gbuf_free(&b);
 	return err;
