@@ -216,8 +216,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case OPT_GPU_CUBIN_MAX:
+			/* One number: a comma would splice in other settings. */
 			snprintf(setting, sizeof(setting), "cubin-max=%s", optarg);
-			if (pc_opts_parse(&o->pc, setting, why, sizeof(why))) {
+			if (strpbrk(optarg, ",=") || pc_opts_parse(&o->pc, setting, why, sizeof(why))) {
 				pr_err("invalid cubin size '%s': expected a number of bytes", optarg);
 				return usage_error();
 			}

@@ -363,8 +363,10 @@ static void at_exit(void)
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
 	agent_publish_counters();
 	/* A flush thread stuck in CUPTI may still hand back buffers: leave them be. */
-	if (quiet)
+	if (quiet) {
 		activity_release_pool();
+		pcs_release();
+	}
 }
 
 /* CUDA cannot be used in a child forked after cuInit: nothing to collect or flush. */

@@ -136,8 +136,10 @@ void pcs_context_destroying(CUcontext ctx);
 void pcs_module_loaded(const CUpti_ModuleResourceData *m);
 /* An API call that queued GPU work on ctx returned, on the calling thread. */
 void pcs_launched(CUcontext ctx);
-/* At exit: the open windows closed, everything drained. */
+/* At exit: the open windows closed, everything drained; sampling off for good. */
 void pcs_finish(void);
+/* At exit, once no record is read any more: frees the function names CUPTI handed. */
+void pcs_release(void);
 
 /* nvtx.c */
 void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d);

@@ -65,6 +65,22 @@ static pthread_mutex_t cubins_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t cubins_sent[PC_CUBINS_SENT];
 static size_t ncubins_sent;
 static uint64_t cubin_bytes;
+/* Held while the parts of one image are posted: the recorder takes one image at a time. */
+static pthread_mutex_t cubin_post_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * The function names CUPTI handed, each pointer once: CUPTI may hand one
+ * again in any later record ("shared across all the records"), so they
+ * are freed only at the exit (pcs_release). Open addressing; NULL: empty.
+ */
+static pthread_mutex_t fn_names_lock = PTHREAD_MUTEX_INITIALIZER;
+static char **fn_names;
+static size_t fn_slots, fn_used;
+
+/*
+ * Locks: contexts_lock before a context's lock, that before fn_names_lock;
+ * the target library's (target/internal.h) after any of these.
+ */
 
 static void __attribute__((format(printf, 1, 2))) pc_status(const char *fmt, ...);
 
@@ -320,30 +336,59 @@ static void take_record(struct pc_context *c, const CUpti_PCSamplingPCData *pc)
 	}
 }
 
-/*
- * The records of d, emptied. CUPTI allocates the function names for the
- * caller, one per record or one shared by a function's records: each
- * distinct pointer is freed once.
- */
+static size_t name_slot(char *const *tab, size_t slots, const char *p)
+{
+	size_t i = (size_t)(((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) & (slots - 1);
+
+	while (tab[i] && tab[i] != p)
+		i = (i + 1) & (slots - 1);
+	return i;
+}
+
+/* Keeps a name CUPTI handed, to free at the exit; without memory, it is never freed. */
+static void keep_name(char *fn)
+{
+	size_t i;
+
+	pthread_mutex_lock(&fn_names_lock);
+	if (2 * (fn_used + 1) > fn_slots) {
+		size_t slots = fn_slots ? 2 * fn_slots : 256;
+		char **tab = calloc(slots, sizeof(*tab));
+
+		if (!tab) {
+			pthread_mutex_unlock(&fn_names_lock);
+			return;
+		}
+		for (i = 0; i < fn_slots; i++)
+			if (fn_names[i])
+				tab[name_slot(tab, slots, fn_names[i])] = fn_names[i];
+		free(fn_names);
+		fn_names = tab;
+		fn_slots = slots;
+	}
+	i = name_slot(fn_names, fn_slots, fn);
+	if (!fn_names[i]) {
+		fn_names[i] = fn;
+		fn_used++;
+	}
+	pthread_mutex_unlock(&fn_names_lock);
+}
+
+/* The records of d, emptied; their function names kept (keep_name). */
 static void take_buffer(struct pc_context *c, CUpti_PCSamplingData *d)
 {
-	size_t n = d->totalNumPcs < PC_RECORDS ? d->totalNumPcs : PC_RECORDS, names = 0;
-	char **name = n ? calloc(n, sizeof(*name)) : NULL;
+	size_t n = d->totalNumPcs < PC_RECORDS ? d->totalNumPcs : PC_RECORDS;
+	char *kept = NULL;
 
 	for (size_t i = 0; i < n; i++) {
 		char *fn = d->pPcData[i].functionName;
-		size_t k = 0;
 
 		take_record(c, &d->pPcData[i]);
 		d->pPcData[i].functionName = NULL;
-		while (name && k < names && name[k] != fn)
-			k++;
-		if (name && k == names)
-			name[names++] = fn;
+		if (fn && fn != kept)
+			keep_name(fn);
+		kept = fn;
 	}
-	for (size_t k = 0; k < names; k++)
-		free(name[k]);
-	free(name);
 	d->totalNumPcs = 0;
 }
 
@@ -435,6 +480,10 @@ void pcs_context_created(CUcontext ctx)
 		.size = CUpti_PCSamplingEnableParamsSize,
 		.ctx = ctx,
 	};
+	CUpti_PCSamplingDisableParams disable = {
+		.size = CUpti_PCSamplingDisableParamsSize,
+		.ctx = ctx,
+	};
 	struct pc_context *c;
 	char name[64];
 	CUptiResult r;
@@ -461,15 +510,8 @@ void pcs_context_created(CUcontext ctx)
 	}
 	r = configure(c);
 	if (r != CUPTI_SUCCESS) {
-		CUpti_PCSamplingDisableParams disable = {
-			.size = CUpti_PCSamplingDisableParamsSize,
-			.ctx = ctx,
-		};
-
 		refused("configuring PC sampling", r);
-		cupti.cuptiPCSamplingDisable(&disable);
-		free_context(c);
-		return;
+		goto disable;
 	}
 	pthread_mutex_lock(&contexts_lock);
 	slot = PC_CONTEXTS;
@@ -481,11 +523,15 @@ void pcs_context_created(CUcontext ctx)
 	pthread_mutex_unlock(&contexts_lock);
 	if (slot == PC_CONTEXTS) {
 		agent_count(CNT_PC_REFUSED, 1);
-		free_context(c);
-		return;
+		goto disable;
 	}
 	pc_status("on: %s, a sample every 2^%u cycles",
 		  opts.continuous ? "continuous" : "kernel-serialized", opts.period);
+	return;
+disable:
+	/* CUPTI may hold c->flushed, its configured buffer: it lets go before c is freed. */
+	cupti.cuptiPCSamplingDisable(&disable);
+	free_context(c);
 }
 
 /* Under contexts_lock or from the one thread that owns c now. */
@@ -514,7 +560,8 @@ void pcs_context_destroying(CUcontext ctx)
 	size_t slot;
 
 	pthread_mutex_lock(&contexts_lock);
-	c = find_context(ctx, &slot);
+	/* After pcs_finish, the contexts are finished already. */
+	c = pc_wanted() ? find_context(ctx, &slot) : NULL;
 	if (c)
 		contexts[slot] = NULL;
 	pthread_mutex_unlock(&contexts_lock);
@@ -534,7 +581,8 @@ void pcs_launched(CUcontext ctx)
 	if (!pc_wanted())
 		return;
 	pthread_mutex_lock(&contexts_lock);
-	c = find_context(ctx, &slot);
+	/* Again under the lock: pcs_finish may have finished every context meanwhile. */
+	c = pc_wanted() ? find_context(ctx, &slot) : NULL;
 	if (c)
 		pthread_mutex_lock(&c->lock);
 	pthread_mutex_unlock(&contexts_lock);
@@ -552,10 +600,27 @@ void pcs_launched(CUcontext ctx)
 void pcs_finish(void)
 {
 	pthread_mutex_lock(&contexts_lock);
+	/*
+	 * Off for good, under the lock: until the exit stops the callbacks, a
+	 * launch or a context destroyed on another thread finds none to start,
+	 * drain or disable again.
+	 */
+	__atomic_store_n(&sampling, 0, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < PC_CONTEXTS; i++)
 		if (contexts[i])
 			finish_context(contexts[i]);
 	pthread_mutex_unlock(&contexts_lock);
+}
+
+void pcs_release(void)
+{
+	pthread_mutex_lock(&fn_names_lock);
+	for (size_t i = 0; i < fn_slots; i++)
+		free(fn_names[i]);
+	free(fn_names);
+	fn_names = NULL;
+	fn_slots = fn_used = 0;
+	pthread_mutex_unlock(&fn_names_lock);
 }
 
 /* Whether crc was sent already; else remembers it. */
@@ -602,6 +667,8 @@ void pcs_module_loaded(const CUpti_ModuleResourceData *m)
 	}
 	part.crc = crc.cubinCrc;
 	part.size = m->cubinSize;
+	/* Another thread's module may load meanwhile: its parts must not come between. */
+	pthread_mutex_lock(&cubin_post_lock);
 	for (part.offset = 0; part.offset < part.size; part.offset += WIRE_CUBIN_PART) {
 		size_t len = part.size - part.offset < WIRE_CUBIN_PART ? part.size - part.offset
 								       : WIRE_CUBIN_PART;
@@ -614,6 +681,7 @@ void pcs_module_loaded(const CUpti_ModuleResourceData *m)
 			break;
 		}
 	}
+	pthread_mutex_unlock(&cubin_post_lock);
 	if (part.offset >= part.size)
 		agent_count(CNT_PC_CUBINS, 1);
 	free(msg);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "format/file.h"
 #include "format/tables.h"
 #include "record/python.h"
 #include "symbols/symbols.h"
@@ -19,6 +20,13 @@
 #define CHUNK_SOON_ROWS (256u << 10)
 /* ... and past which the drain waits for the writer rather than grow. */
 #define CHUNK_MAX_ROWS (4u << 20)
+/*
+ * Bytes of code images that count as one pending row: a chunk holds 64 MiB
+ * of them before the drain waits, plus the one image that crossed, which
+ * may be a quarter of what a chunk can hold; a larger one is over the cap.
+ */
+#define CUBIN_ROW_BYTES 16
+#define CUBIN_MAX_ONE (TR_CHUNK_MAX_RAW / 4)
 
 enum counter {
 	CNT_SAMPLES,
@@ -528,12 +536,12 @@ static void on_lost(struct collector *c, const struct perf_event_header *h)
 	c->counters[CNT_LOST] += v[off];
 }
 
-/* Rows waiting for the chunk; 64 bytes of code images count as one. */
+/* Rows waiting for the chunk, code images by CUBIN_ROW_BYTES. */
 static size_t pending_rows(const struct collector *c)
 {
 	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
 	       c->cur->tasks.len + c->cur->spans.len + c->cur->span_attrs.len +
-	       c->cur->pc_samples.len + c->cubin_bytes_pending / 64;
+	       c->cur->pc_samples.len + c->cubin_bytes_pending / CUBIN_ROW_BYTES;
 }
 
 /* Closes the chunk early when it grows large, and waits rather than grow without bound. */
@@ -781,7 +789,8 @@ bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 
 	if (u64map_get(&c->cubin_ids, crc, &id))
 		return false;
-	if (size <= c->cubin_max - c->cubin_bytes && c->cubin_bytes <= c->cubin_max)
+	if (size <= c->cubin_max - c->cubin_bytes && c->cubin_bytes <= c->cubin_max &&
+	    size <= CUBIN_MAX_ONE)
 		return true;
 	u64map_put(&c->cubin_ids, crc, 0);
 	if (!c->over_cap_name)
@@ -792,8 +801,14 @@ bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size)
 {
-	struct tr_cubin *row = VEC_PUSH(&c->cur->cubins);
+	struct tr_cubin *row;
 
+	/* Processes send the same image at once: the first whole one is kept. */
+	if (!collector_cubin_wanted(c, crc, size)) {
+		free(image);
+		return;
+	}
+	row = VEC_PUSH(&c->cur->cubins);
 	row->crc = crc;
 	row->image.data = image;
 	row->image.len = size;

@@ -94,7 +94,11 @@ void collector_set_cubin_max(struct collector *c, uint64_t bytes);
  * kept already, or when it would pass the cap (counted, once per crc).
  */
 bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size);
-/* Keeps a whole image that collector_cubin_wanted wanted; takes image. */
+/*
+ * Keeps a whole image that collector_cubin_wanted wanted, unless it wants
+ * it no more (another process's copy kept meanwhile, or the cap reached);
+ * takes image.
+ */
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size);
 /* The cubin id of crc, 0 when its image is not kept. */
 uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);

@@ -52,11 +52,14 @@
  *                        fewer than asked for while more remain
  *   pc-dropped[=N]       the hardware drops N (1) samples of every kernel run
  *                        it samples: in droppedSamples, with no full buffer
- *   pc-names-shared      the records of one cuptiPCSamplingGetData call
- *                        share one malloc'd functionName per function, as
- *                        the header allows ("might be shared across all the
- *                        records"): the caller frees each pointer once;
- *                        without it every record has its own copy
+ *   pc-names-shared      every record of a function, of every call, shares
+ *                        one malloc'd functionName, as the header allows
+ *                        ("might be shared across all the records ... should
+ *                        not be modified or freed until post processing of
+ *                        all the records is done"): the caller frees each
+ *                        pointer once, at the end; one freed earlier aborts
+ *                        when it is handed again; without it every record
+ *                        has its own copy
  * FAKE_CUPTI_VERSION=N makes cuptiGetVersion say N.
  *
  * One subscriber at a time, as in CUPTI: a later cuptiSubscribe_v2 fails
@@ -1676,6 +1679,7 @@ struct pc_context {
 struct pc_tally {
 	const char *function;
 	uint64_t pc;			/* PC_OPEN: the function's */
+	char *name;			/* pc-names-shared, PC_OPEN: the functionName handed */
 	uint64_t produced, collected, dropped, filtered, uncollected, discarded;
 };
 
@@ -2190,22 +2194,24 @@ static bool data_valid(const CUpti_PCSamplingData *d)
 	return d && d->size >= PC_DATA_MIN_SIZE && d->collectNumPcs && d->pPcData;
 }
 
-/* The functionName of a record: its own copy, or (pc-names-shared) the
- * call's copy for the function, kept in names[]. */
-static char *record_name(const char *function, const char **functions, char **names, size_t *n)
+/* Under pc_lock: the functionName of a record: its own copy, or
+ * (pc-names-shared) the one copy of the function. */
+static char *record_name(const char *function)
 {
+	struct pc_tally *t = faults.pc_names_shared ? tally(function, PC_OPEN) : NULL;
 	char *copy;
 
-	for (size_t i = 0; faults.pc_names_shared && i < *n; i++)
-		if (functions[i] == function)
-			return names[i];
+	if (t && t->name) {
+		/* Freed, its bytes are the allocator's: they no longer read as the name. */
+		if (strcmp(t->name, function))
+			die("a functionName was freed before all the records were processed");
+		return t->name;
+	}
 	copy = strdup(function);
 	if (!copy)
 		die("out of memory");
-	if (faults.pc_names_shared) {
-		functions[*n] = function;
-		names[(*n)++] = copy;
-	}
+	if (t)
+		t->name = copy;
 	return copy;
 }
 
@@ -2220,9 +2226,7 @@ static CUptiResult fill(struct pc_context *pc, CUpti_PCSamplingData *d, size_t l
 	bool has_full = d->size > offsetof(CUpti_PCSamplingData, hardwareBufferFull);
 	uint64_t range = held(pc) ? pc->records[pc->head].range : current_range(pc);
 	uint64_t samples = 0;
-	const char **functions;
-	char **names;
-	size_t n = 0, nnames = 0;
+	size_t n = 0;
 
 	if (pc->full) {
 		d->totalNumPcs = 0;
@@ -2244,10 +2248,6 @@ static CUptiResult fill(struct pc_context *pc, CUpti_PCSamplingData *d, size_t l
 	for (size_t i = 0; i < limit; i++)
 		if (!d->pPcData[i].stallReason)
 			return CUPTI_ERROR_INVALID_PARAMETER;
-	functions = calloc(limit + 1, sizeof(*functions));
-	names = calloc(limit + 1, sizeof(*names));
-	if (!functions || !names)
-		die("out of memory");
 	while (n < limit && (all_ranges || pc->records[pc->head].range == range)) {
 		struct pc_record *r = &pc->records[pc->head++];
 		CUpti_PCSamplingPCData *out = &d->pPcData[n++];
@@ -2256,7 +2256,7 @@ static CUptiResult fill(struct pc_context *pc, CUpti_PCSamplingData *d, size_t l
 		out->cubinCrc = r->crc;
 		out->pcOffset = r->pc;
 		out->functionIndex = r->function_index;
-		out->functionName = record_name(r->function, functions, names, &nnames);
+		out->functionName = record_name(r->function);
 		out->correlationId = r->correlation;
 		for (size_t j = 0; j < NREASONS && k < pc->nselected; j++) {
 			if (!r->counts[j])
@@ -2273,8 +2273,6 @@ static CUptiResult fill(struct pc_context *pc, CUpti_PCSamplingData *d, size_t l
 		tally(r->function, PC_OPEN)->collected += r->total;
 		tally(r->function, r->pc)->collected += r->total;
 	}
-	free(functions);
-	free(names);
 	d->totalNumPcs = n;
 	d->remainingNumPcs = held(pc);
 	d->totalSamples = samples + pc->other + pc->dropped;

@@ -23,6 +23,15 @@ for cmd in report flame export; do
 	expect_contains stderr "invalid --python 'maybe'; use on, off or both"
 done
 expect_exit 2 "$GTRACE" record -q
+# GPU PC sampling's settings: each bad one named, and never spliced into others.
+expect_one_error 2 "$GTRACE" record --gpu-pc-sampling=period=4 -- true
+expect_contains stderr "invalid period '4': expected 5 to 31"
+expect_one_error 2 "$GTRACE" record --gpu-pc-sampling=speed=1 -- true
+expect_contains stderr "unknown key 'speed'"
+expect_one_error 2 "$GTRACE" record --gpu-cubin-max 1,period=5 -- true
+expect_contains stderr "invalid cubin size '1,period=5'"
+expect_one_error 2 "$GTRACE" record --no-cuda --gpu-pc-sampling -- true
+expect_contains stderr 'needs the CUDA agent'
 
 # The default input is ./gtrace.data, which is not there.
 expect_one_error 1 "$GTRACE" report

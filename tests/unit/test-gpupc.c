@@ -697,6 +697,55 @@ static void test_cubin_lines(void)
 	model_free(&m);
 }
 
+/*
+ * A damaged file: function and stall reason ids past the strings, or 0,
+ * are unknown names, never read; every view still counts their samples.
+ */
+static void test_string_ids_out_of_range(void)
+{
+	uint64_t lines[PC_LINE_OUTCOMES], all = 0;
+	struct origin_links l;
+	struct capture cap;
+	struct calltree t;
+	struct pc_report r;
+	struct pc_view v;
+	struct model m;
+	struct funcs f;
+	uint32_t past;
+
+	build_pc(&m);
+	past = (uint32_t)m.t.strings.len + 1;
+	m.t.pc_samples.v[0].function = past;
+	m.t.pc_samples.v[1].stall = past;	/* the not-issued one: now a reason of its own */
+	m.t.pc_samples.v[2].function = UINT32_MAX;
+	m.t.pc_samples.v[3].stall = UINT32_MAX;
+	m.t.pc_samples.v[4].function = 0;
+	m.t.pc_samples.v[5].stall = 0;
+	funcs_init(&f, &m, 0);
+	origins_link(&l, &m, origins_default_window(&m));
+	pc_view_build(&v, &f, NULL, &l);
+	CHECK_EQ_U64(v.samples, 140 + 45);
+	pc_report_build(&r, &v, &f, true);
+	pc_report_print(capture_start(&cap), &r, &v, &f, "bad.data", 0);
+	capture_end(&cap);
+	free(cap.text);
+	pc_report_free(&r);
+	calltree_build_pc(&t, &f, NULL, &v, true);
+	CHECK_EQ_U64(t.nodes.v[0].total, 140 + 45);
+	calltree_free(&t);
+	pc_view_free(&v);
+	pc_lines_count(&m, lines);
+	for (int o = 0; o < PC_LINE_OUTCOMES; o++)
+		all += lines[o];
+	CHECK_EQ_U64(all, 140 + 45);
+	diagnose_print(capture_start(&cap), &m, "bad.data", &l);
+	capture_end(&cap);
+	free(cap.text);
+	origins_free(&l);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_stall_names);
@@ -709,5 +758,6 @@ int main(void)
 	RUN(test_diagnose);
 	RUN(test_diagnose_not_requested);
 	RUN(test_cubin_lines);
+	RUN(test_string_ids_out_of_range);
 	return test_summary();
 }

@@ -405,20 +405,24 @@ static void test_late_spans(void)
 #define CUBIN_A 0xa11ceull
 #define CUBIN_B 0xb0bull
 
-/* Sends an image of size bytes, byte i being i * mul, in parts as the agent does. */
-static void send_cubin(int fd, uint64_t crc, size_t size, uint8_t mul)
+/* Sends the part at offset of an image of size bytes, byte i being i * mul. */
+static void send_cubin_part(int fd, uint64_t crc, size_t size, uint64_t offset, uint8_t mul)
 {
 	static uint8_t buf[sizeof(struct wire_cubin) + WIRE_CUBIN_PART];
-	struct wire_cubin m = { .crc = crc, .size = size };
+	struct wire_cubin m = { .crc = crc, .size = size, .offset = offset };
+	size_t len = size - offset < WIRE_CUBIN_PART ? size - offset : WIRE_CUBIN_PART;
 
-	for (m.offset = 0; m.offset < size; m.offset += WIRE_CUBIN_PART) {
-		size_t len = size - m.offset < WIRE_CUBIN_PART ? size - m.offset : WIRE_CUBIN_PART;
+	memcpy(buf, &m, sizeof(m));
+	for (size_t i = 0; i < len; i++)
+		buf[sizeof(m) + i] = (uint8_t)((offset + i) * mul);
+	send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, buf, sizeof(m) + len);
+}
 
-		memcpy(buf, &m, sizeof(m));
-		for (size_t i = 0; i < len; i++)
-			buf[sizeof(m) + i] = (uint8_t)((m.offset + i) * mul);
-		send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, buf, sizeof(m) + len);
-	}
+/* Sends an image of size bytes in parts, as the agent does. */
+static void send_cubin(int fd, uint64_t crc, size_t size, uint8_t mul)
+{
+	for (uint64_t offset = 0; offset < size; offset += WIRE_CUBIN_PART)
+		send_cubin_part(fd, crc, size, offset, mul);
 }
 
 static void pc_peer(const char *path)
@@ -521,11 +525,77 @@ static void test_cubins_and_pc_samples(void)
 	tr_tables_free(&t);
 }
 
+/* Lets the recorder take what has arrived, new connections included. */
+static void settle(struct ingest *in)
+{
+	for (int i = 0; i < 10; i++) {
+		ingest_poll(in, true);
+		poll(NULL, 0, 5);
+	}
+}
+
+/*
+ * Two processes load one module at once: both start its image before
+ * either ends it, and the recording keeps it once. An image larger than a
+ * quarter of a chunk is over the cap, however high the cap.
+ */
+static void test_cubins_at_once(void)
+{
+	struct tr_tables t = {0};
+	struct session s;
+	struct wire_cubin huge = { .crc = CUBIN_B, .size = (64u << 20) + 1 };
+	int go[2], sent[2], status, fd;
+	char byte = 0;
+	pid_t child;
+
+	session_start(&s);
+	collector_set_cubin_max(s.c, 1ull << 30);
+	CHECK(pipe(go) == 0 && pipe(sent) == 0);
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		close(go[1]);
+		close(sent[0]);
+		fd = connect_to(ingest_socket_path(s.in));
+		send_hello(fd, (uint32_t)getpid());
+		send_cubin_part(fd, CUBIN_A, 70000, 0, 3);
+		(void)!write(sent[1], "", 1);
+		(void)!read(go[0], &byte, 1);
+		send_cubin_part(fd, CUBIN_A, 70000, WIRE_CUBIN_PART, 3);
+		close(fd);
+		_exit(0);
+	}
+	close(go[0]);
+	close(sent[1]);
+	CHECK(read(sent[0], &byte, 1) == 1);
+	settle(s.in);
+	/* The test is the other process: the whole image, before the child's ends. */
+	fd = connect_to(ingest_socket_path(s.in));
+	CHECK(fd >= 0);
+	send_hello(fd, (uint32_t)getpid());
+	send_cubin(fd, CUBIN_A, 70000, 3);
+	send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, &huge, sizeof(huge));
+	close(fd);
+	settle(s.in);
+	CHECK(write(go[1], "", 1) == 1);
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	drain(s.in);
+	close(go[1]);
+	close(sent[0]);
+	ingest_close(s.in);
+	session_finish(&s, &t);
+
+	CHECK_EQ_U64(t.cubins.len, 1);
+	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-over-cap"), 1);
+	tr_tables_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_packets_to_rows);
 	RUN(test_late_spans);
 	RUN(test_attrs_counters_meta);
 	RUN(test_cubins_and_pc_samples);
+	RUN(test_cubins_at_once);
 	return test_summary();
 }
