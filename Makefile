@@ -114,8 +114,9 @@ $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS)
 
-# The library's own test links its internals, not the core.
-$(BUILD)/tests/test-target: $(BUILD)/tests/unit/test-target.o $(TARGET_A)
+# The library's own tests link its internals, not the core.
+$(BUILD)/tests/test-target $(BUILD)/tests/test-kregions: $(BUILD)/tests/%: \
+		$(BUILD)/tests/unit/%.o $(TARGET_A)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(TARGET_LIBS)
 
@@ -147,7 +148,8 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5
-	install -m 644 include/gtrace/target.h $(DESTDIR)$(PREFIX)/include/gtrace
+	install -m 644 include/gtrace/target.h include/gtrace/kernel-regions.cuh \
+		$(DESTDIR)$(PREFIX)/include/gtrace
 	install -m 644 $(TARGET_A) $(DESTDIR)$(PREFIX)/lib
 	install -m 755 $(BUILD)/$(TARGET_SONAME) $(DESTDIR)$(PREFIX)/lib
 	ln -sf $(TARGET_SONAME) $(DESTDIR)$(PREFIX)/lib/libgtrace-target.so

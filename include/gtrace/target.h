@@ -42,6 +42,7 @@
  */
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #if defined(__GNUC__)
@@ -142,6 +143,69 @@ GTRACE_TARGET_API uint64_t gtrace_dropped_spans(void);
  * when there is nothing to wait for. Runs by itself at exit.
  */
 GTRACE_TARGET_API bool gtrace_flush(unsigned timeout_ms);
+
+/*
+ * Kernel regions: the buffer that the markers of gtrace/kernel-regions.cuh
+ * fill inside a CUDA kernel, and the call that decodes and reports it. See
+ * gtrace-kernel-regions(3). The buffer is 64-bit words:
+ *
+ *   word 0   GTRACE_KR_MAGIC                              the host, at alloc
+ *   word 1   capacity: event slots after the header       the host, at alloc
+ *   word 2   slots claimed by leaders (atomic add; may pass the capacity)
+ *   word 3   events lost for want of a slot (atomic add)
+ *   word 4   gridDim:  x | y << 32 | z << 48              the leaders of block 0
+ *   word 5   blockDim: x | y << 16 | z << 32              the leaders of block 0
+ *   word 6-7 zero
+ *   then one slot of two words per event: the %globaltimer value, then
+ *   kind | region << 2 | group << 12 | leader thread << 18 | block << 28
+ *
+ * A (block, group) lane's leader claims the slot of its next event ahead,
+ * at init and after each event, and stores an event only into a claimed
+ * slot below the capacity: two stores, never past the end. Block is the
+ * linear block index, leader thread the linear thread index in the block;
+ * a lane with two leader threads is a collision. A region, group or block
+ * too large for its field is stored as the field's highest value, which
+ * the decoder counts as undecodable. The host zeroes words 2 up to the
+ * last slot claimed between launches.
+ */
+#define GTRACE_KR_MAGIC 0x67746b7200000001ull	/* "gtkr", version 1 */
+#define GTRACE_KR_HDR_MAGIC 0
+#define GTRACE_KR_HDR_CAPACITY 1
+#define GTRACE_KR_HDR_CLAIMED 2
+#define GTRACE_KR_HDR_LOST 3
+#define GTRACE_KR_HDR_GRID 4
+#define GTRACE_KR_HDR_BLOCK 5
+#define GTRACE_KR_HEADER_WORDS 8
+#define GTRACE_KR_SLOT_WORDS 2
+
+#define GTRACE_KR_BEGIN 1ull		/* event kinds; 0 is an empty slot */
+#define GTRACE_KR_END 2ull
+#define GTRACE_KR_FINISH 3ull
+#define GTRACE_KR_KIND_MASK 0x3ull
+#define GTRACE_KR_REGION_SHIFT 2
+#define GTRACE_KR_REGION_MASK 0x3ffull
+#define GTRACE_KR_GROUP_SHIFT 12
+#define GTRACE_KR_GROUP_MASK 0x3full
+#define GTRACE_KR_THREAD_SHIFT 18
+#define GTRACE_KR_THREAD_MASK 0x3ffull
+#define GTRACE_KR_BLOCK_SHIFT 28
+#define GTRACE_KR_BLOCK_MASK 0xfffffffffull
+/* Regions and groups take the values below these; blocks below 2^36 - 1. */
+#define GTRACE_KR_MAX_REGIONS GTRACE_KR_REGION_MASK
+#define GTRACE_KR_MAX_GROUPS GTRACE_KR_GROUP_MASK
+
+/*
+ * Decodes the n_words of a kernel-regions buffer copied back from the GPU
+ * (the header and at least the claimed slots below the capacity) and,
+ * while a recording runs, reports its regions (see the man page for the
+ * lanes and counters). GPU times become gtrace_now_ns times by adding
+ * clock_offset_ns, known to within clock_error_ns. Returns 0; -EINVAL
+ * when words is not such a buffer, when kernel is NULL, n_regions is above
+ * GTRACE_KR_MAX_REGIONS or a region name is NULL; -ENOMEM.
+ */
+GTRACE_TARGET_API int gtrace_kr_submit(const uint64_t *words, size_t n_words, const char *kernel,
+				       const char *const *region_names, unsigned n_regions,
+				       int64_t clock_offset_ns, uint64_t clock_error_ns);
 
 #ifdef __cplusplus
 }

@@ -109,6 +109,31 @@ $(CUDA_TEST_DIR)/pc-app.nolines.sm_90.cubin: tests/cuda/pc-app.cu
 	$(Q)mkdir -p $(@D)
 	$(Q)$(NVCC) -cubin -O2 -arch=sm_90 $< -o $@
 
+# gtrace/kernel-regions.cuh compiled, not run: objects for each
+# architecture (their host half would link cudart and libgtrace-target)
+# and PTX, which reads %globaltimer with the markers and never with
+# GTRACE_KR_DISABLE. The stamp stands for all the checks passing.
+KR_NVCC = $(NVCC) -Iinclude -Werror all-warnings -Xcompiler -Wall,-Wextra,-Werror
+KR_DIR = $(CUDA_TEST_DIR)/kr-compile
+
+$(CUDA_TEST_DIR)/kr-compile.stamp: tests/cuda/kr-compile.cu include/gtrace/kernel-regions.cuh \
+		include/gtrace/target.h
+	$(call say,NVCC,$@)
+	$(Q)mkdir -p $(KR_DIR)
+	$(Q)$(KR_NVCC) $(NVCC_ARCHS) -c $< -o $(KR_DIR)/on.o
+	$(Q)$(KR_NVCC) $(NVCC_ARCHS) -DGTRACE_KR_DISABLE -c $< -o $(KR_DIR)/off.o
+	$(Q)$(KR_NVCC) -arch=compute_80 -ptx $< -o $(KR_DIR)/on.ptx
+	$(Q)$(KR_NVCC) -arch=compute_80 -DGTRACE_KR_DISABLE -ptx $< -o $(KR_DIR)/off.ptx
+	$(Q)grep -q 'mov\.u64 .*%globaltimer;' $(KR_DIR)/on.ptx || \
+		{ echo "$<: no 64-bit %globaltimer read in its PTX" >&2; exit 1; }
+	$(Q)! grep -q globaltimer $(KR_DIR)/off.ptx || \
+		{ echo "$<: GTRACE_KR_DISABLE leaves a %globaltimer read" >&2; exit 1; }
+	$(Q)touch $@
+
+ifneq ($(wildcard $(NVCC)),)
+tests: $(CUDA_TEST_DIR)/kr-compile.stamp
+endif
+
 cuda-fakes: $(CUDA_FAKES)
 
 .PHONY: cuda-fakes
