@@ -76,7 +76,8 @@ struct ingest {
 
 	VEC(struct conn *) conns;
 	VEC(struct target_proc *) procs;
-	struct u64map proc_index;	/* pid -> index in procs */
+	struct u64map proc_index;	/* pid << 32 | instance -> index in procs */
+	struct u64map pids;		/* the pids of procs */
 
 	/* One packet, 8-byte aligned, with room for a string's NUL. */
 	uint64_t packet[WIRE_MAX_PACKET / 8 + 1];
@@ -380,18 +381,22 @@ static void check_peers(struct ingest *in, bool settle)
 	}
 }
 
-static struct target_proc *proc_of(struct ingest *in, uint32_t pid)
+/* The ids of one copy of the library in process pid, kept across its reconnections. */
+static struct target_proc *proc_of(struct ingest *in, uint32_t pid, uint32_t instance)
 {
+	uint64_t key = (uint64_t)pid << 32 | instance, i;
 	struct target_proc *p;
-	uint64_t i;
 
-	if (u64map_get(&in->proc_index, pid, &i))
+	if (u64map_get(&in->proc_index, key, &i))
 		return in->procs.v[i];
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
-	u64map_put(&in->proc_index, pid, in->procs.len);
+	u64map_put(&in->proc_index, key, in->procs.len);
 	*VEC_PUSH(&in->procs) = p;
-	count(in, TARGET_PROCESSES, 1);
+	if (!u64map_get(&in->pids, pid, &i)) {
+		u64map_put(&in->pids, pid, 1);
+		count(in, TARGET_PROCESSES, 1);
+	}
 	return p;
 }
 
@@ -419,7 +424,7 @@ static void on_hello(struct ingest *in, struct conn *k, const struct wire_hello 
 		k->state = CONN_REJECTED;
 		return;
 	}
-	k->proc = proc_of(in, k->pid);
+	k->proc = proc_of(in, k->pid, m->instance);
 }
 
 static bool on_string(struct ingest *in, struct conn *k, const struct wire_string *m,
@@ -787,6 +792,7 @@ void ingest_close(struct ingest *in)
 	VEC_FREE(&in->procs);
 	VEC_FREE(&in->conns);
 	u64map_free(&in->proc_index);
+	u64map_free(&in->pids);
 	if (in->epoll_fd >= 0)
 		close(in->epoll_fd);
 	free(in->path);

@@ -110,9 +110,15 @@ static bool send_msg(int fd, uint16_t type, uint32_t count, const void *a, size_
 	return n == (ssize_t)(sizeof(h) + alen + blen);
 }
 
+/* One per copy of the library in the process: its address names the copy. */
+static const char instance_anchor;
+
 static bool send_hello(int fd)
 {
-	struct wire_hello m = { .pid = (uint32_t)getpid() };
+	struct wire_hello m = {
+		.pid = (uint32_t)getpid(),
+		.instance = (uint32_t)((uintptr_t)&instance_anchor >> 3),
+	};
 
 	return send_msg(fd, WIRE_HELLO, 1, &m, sizeof(m), NULL, 0);
 }

@@ -51,9 +51,13 @@ struct wire_header {
 				 * WIRE_COUNTERS), else 1 */
 };
 
+/*
+ * instance tells apart the copies of the library in one process (a program
+ * linked with it, and the CUDA agent with its own): each has its own ids.
+ */
 struct wire_hello {
 	uint32_t pid;
-	uint32_t reserved;
+	uint32_t instance;	/* 0 from libraries before it */
 };
 
 struct wire_string {

@@ -49,6 +49,13 @@ static void send_packet(int fd, uint16_t type, uint16_t version, uint32_t count,
 	CHECK(send(fd, buf, sizeof(h) + len, 0) == (ssize_t)(sizeof(h) + len));
 }
 
+static void send_hello_instance(int fd, uint32_t pid, uint32_t instance)
+{
+	struct wire_hello m = { .pid = pid, .instance = instance };
+
+	send_packet(fd, WIRE_HELLO, WIRE_VERSION, 1, &m, sizeof(m));
+}
+
 static void send_hello(int fd, uint32_t pid)
 {
 	struct wire_hello m = { .pid = pid };
@@ -402,6 +409,55 @@ static void test_late_spans(void)
 	tr_tables_free(&t);
 }
 
+/*
+ * Two copies of the library in one process (a program's and the CUDA
+ * agent's), each numbering its strings and lanes from 1: each connection's
+ * ids stand for its own copy's names.
+ */
+static void two_copies(const char *path)
+{
+	struct wire_span sp = span(1, 3, 1000, 1500);
+	int fd[2] = { connect_to(path), connect_to(path) };
+
+	CHECK(fd[0] >= 0 && fd[1] >= 0);
+	if (fd[0] < 0 || fd[1] < 0)
+		return;
+	for (uint32_t copy = 0; copy < 2; copy++) {
+		send_hello_instance(fd[copy], (uint32_t)getpid(), 100 + copy);
+		send_string(fd[copy], 1, copy ? "cuda" : "queue");
+		send_string(fd[copy], 2, copy ? "GPU0 stream 7" : "queue 0");
+		send_string(fd[copy], 3, copy ? "gemm" : "job-a");
+		send_lane(fd[copy], 1, 1, 2);
+	}
+	for (uint32_t copy = 0; copy < 2; copy++) {
+		send_packet(fd[copy], WIRE_SPANS, WIRE_VERSION, 1, &sp, sizeof(sp));
+		close(fd[copy]);
+	}
+}
+
+static void test_library_copies(void)
+{
+	struct tr_tables t = {0};
+	struct session s;
+
+	session_start(&s);
+	two_copies(ingest_socket_path(s.in));
+	drain(s.in);
+	ingest_close(s.in);
+	session_finish(&s, &t);
+	CHECK_EQ_U64(t.lanes.len, 2);
+	CHECK_EQ_U64(t.spans.len, 2);
+	if (t.lanes.len == 2 && t.spans.len == 2) {
+		CHECK_STREQ(t.strings.v[t.lanes.v[0].name - 1], "queue 0");
+		CHECK_STREQ(t.strings.v[t.lanes.v[1].name - 1], "GPU0 stream 7");
+		CHECK_STREQ(t.strings.v[t.spans.v[0].name - 1], "job-a");
+		CHECK_STREQ(t.strings.v[t.spans.v[1].name - 1], "gemm");
+		CHECK(t.spans.v[0].lane != t.spans.v[1].lane);
+	}
+	CHECK_EQ_U64(readback_counter(&t, "target.processes"), 1);
+	tr_tables_free(&t);
+}
+
 #define CUBIN_A 0xa11ceull
 #define CUBIN_B 0xb0bull
 
@@ -596,6 +652,7 @@ int main(void)
 	RUN(test_late_spans);
 	RUN(test_attrs_counters_meta);
 	RUN(test_cubins_and_pc_samples);
+	RUN(test_library_copies);
 	RUN(test_cubins_at_once);
 	return test_summary();
 }
