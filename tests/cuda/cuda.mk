@@ -61,6 +61,15 @@ $(CUDA_TEST_DIR)/libcudart.so.13: tests/cuda/fake-cudart.c $(CUDA_TEST_DIR)/libc
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared -Wl,-soname,libcudart.so.13 $< -o $@ \
 		$(CUDA_TEST_DIR)/libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -lpthread
 
+# A program reporting its kernels' regions (tests/e2e/cuda-kregions.sh):
+# the fake driver, and libgtrace-target beside the agent's own copy.
+CUDA_FAKES += $(CUDA_TEST_DIR)/kr-app
+$(CUDA_TEST_DIR)/kr-app: tests/cuda/kr-app.c tests/unit/kr-encode.h $(CUDA_TEST_DIR)/libcuda.so.1 \
+		$(TARGET_A)
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -Iinclude -Itests/unit $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
+		$(TARGET_A) -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -lpthread
+
 # The do-nothing CUPTI client bench/cuda-launch.sh compares the agent with.
 $(CUDA_TEST_DIR)/libnull-agent.so: tests/cuda/null-agent.c
 	$(call say,CC,$@)

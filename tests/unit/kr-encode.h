@@ -33,12 +33,12 @@ static inline size_t buffer_words(const uint64_t *w)
 	return GTRACE_KR_HEADER_WORDS + w[GTRACE_KR_HDR_CAPACITY] * GTRACE_KR_SLOT_WORDS;
 }
 
-struct dim3 {
+struct kr_dim3 {
 	uint32_t x, y, z;
 };
 
 struct launch {
-	struct dim3 grid, block;
+	struct kr_dim3 grid, block;
 };
 
 /* A leader's markers, storing as kernel-regions.cuh does. */
@@ -52,8 +52,8 @@ static inline uint64_t field(uint64_t value, uint64_t mask)
 	return value < mask ? value : mask;
 }
 
-static inline struct leader leader_init(uint64_t *buf, const struct launch *l, struct dim3 block_idx,
-				 struct dim3 thread_idx, unsigned group)
+static inline struct leader leader_init(uint64_t *buf, const struct launch *l, struct kr_dim3 block_idx,
+				 struct kr_dim3 thread_idx, unsigned group)
 {
 	uint64_t block = block_idx.x +
 			 (uint64_t)l->grid.x * (block_idx.y + (uint64_t)l->grid.y * block_idx.z);
@@ -113,7 +113,7 @@ static inline struct launch launch_1d(uint32_t blocks, unsigned groups)
 static inline struct leader leader_1d(uint64_t *buf, const struct launch *l, uint32_t block,
 			       unsigned group)
 {
-	return leader_init(buf, l, (struct dim3){ block, 0, 0 }, (struct dim3){ 32 * group, 0, 0 },
+	return leader_init(buf, l, (struct kr_dim3){ block, 0, 0 }, (struct kr_dim3){ 32 * group, 0, 0 },
 			   group);
 }
 

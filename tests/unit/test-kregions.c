@@ -105,8 +105,8 @@ static void test_grid_shape(void)
 	for (uint32_t z = 0; z < 2; z++)
 		for (uint32_t y = 0; y < 2; y++)
 			for (uint32_t x = 0; x < 3; x++) {
-				struct leader k = leader_init(buf, &l, (struct dim3){ x, y, z },
-							      (struct dim3){ 0, 1, 1 }, 0);
+				struct leader k = leader_init(buf, &l, (struct kr_dim3){ x, y, z },
+							      (struct kr_dim3){ 0, 1, 1 }, 0);
 
 				begin(&k, 1, 100 * (x + 3 * (y + 2 * z)));
 				end(&k, 1, 100 * (x + 3 * (y + 2 * z)) + 50);
@@ -235,7 +235,7 @@ static void test_collision(void)
 	uint64_t *buf = buffer_new(16);
 	struct leader a = leader_1d(buf, &l, 0, 0);
 	struct leader b0 = leader_1d(buf, &l, 1, 0);
-	struct leader b5 = leader_init(buf, &l, (struct dim3){ 1, 0, 0 }, (struct dim3){ 5, 0, 0 },
+	struct leader b5 = leader_init(buf, &l, (struct kr_dim3){ 1, 0, 0 }, (struct kr_dim3){ 5, 0, 0 },
 				       0);
 	struct tgt_kr_decoded d;
 
@@ -290,8 +290,8 @@ static void test_bad_events(void)
 	struct launch l = launch_1d(2, 1);
 	uint64_t *buf = buffer_new(16);
 	struct leader k = leader_1d(buf, &l, 0, 0);
-	struct leader group = leader_init(buf, &l, (struct dim3){ 1, 0, 0 },
-					  (struct dim3){ 0, 0, 0 }, GTRACE_KR_MAX_GROUPS + 7);
+	struct leader group = leader_init(buf, &l, (struct kr_dim3){ 1, 0, 0 },
+					  (struct kr_dim3){ 0, 0, 0 }, GTRACE_KR_MAX_GROUPS + 7);
 	struct leader outside = leader_1d(buf, &l, 1, 0);
 	struct leader no_kind = leader_1d(buf, &l, 0, 1);
 	struct tgt_kr_decoded d;

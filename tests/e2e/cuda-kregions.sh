@@ -1,0 +1,53 @@
+# SPDX-License-Identifier: MIT
+# Kernel regions end to end on the test doubles: tests/cuda/kr-app, a CUDA
+# program on the fake driver that reports its kernels' regions through
+# libgtrace-target while the CUDA agent, with its own copy of the library,
+# records its kernels. Each of the first 16 blocks' lanes holds its regions;
+# every region lies inside a run of the kernel that produced it; the counts
+# are exact; the two copies of the library do not mix their names.
+. "$SRCDIR/tests/e2e/lib.sh"
+. "$SRCDIR/tests/cuda/lib.sh"
+
+need_cuda_fakes
+need_perf_events
+[ -x "$CUDA_DIR/kr-app" ] || skip "kr-app is not built ($CUDA_DIR/kr-app)"
+
+record kr.data -- "$CUDA_DIR/kr-app" --launches 10
+run_gtrace threads -i kr.data >threads.txt
+expect_lane threads.txt cuda "GPU0 stream 13" 10
+# 16 of the 24 blocks get lanes, 3 groups each; 3 regions a launch.
+[ "$(grep -c ' kernel-regions  *attn_fwd b[0-9]* g[0-2] ' threads.txt)" -eq 48 ] ||
+	{ show threads.txt; fail "not 48 region lanes (16 blocks x 3 groups)"; }
+expect_lane threads.txt kernel-regions "attn_fwd b0 g0" 30
+expect_lane threads.txt kernel-regions "attn_fwd b15 g2" 30
+expect_lane threads.txt kernel-region-stats "attn_fwd regions" 30
+expect_not_contains threads.txt 'attn_fwd b16 '
+# The agent's lanes keep their own names beside the program's.
+expect_lane threads.txt cuda-api "CUDA API" 27
+
+run_gtrace diagnose -i kr.data >diag.txt
+expect_counter diag.txt kr.buffers 10
+expect_counter diag.txt kr.events $((24 * 3 * 7 * 10))
+expect_counter diag.txt kr.lanes-capped $((8 * 3 * 10))
+for problem in kr.unmatched kr.collisions kr.overflowed kr.events-lost kr.bad-events; do
+	expect_counter diag.txt $problem 0
+done
+
+# Every region inside a run of attn_fwd, on the timeline.
+if command -v python3 >/dev/null; then
+	run_gtrace export -i kr.data --format chrome -o kr.json
+	python3 - kr.json <<'PY' || fail "a region lies outside every run of its kernel"
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+         if e.get("ph") == "M" and e.get("name") == "thread_name"}
+slices = [e for e in events if e.get("ph") == "X"]
+runs = [(e["ts"], e["ts"] + e["dur"]) for e in slices
+        if names.get((e["pid"], e["tid"])) == "GPU0 stream 13"]
+regions = [(e["ts"], e["ts"] + e["dur"]) for e in slices
+           if names.get((e["pid"], e["tid"]), "").startswith("attn_fwd b")]
+assert len(runs) == 10 and len(regions) == 1440, (len(runs), len(regions))
+outside = [r for r in regions if not any(b <= r[0] and r[1] <= e for b, e in runs)]
+assert not outside, outside[:3]
+PY
+fi
