@@ -340,7 +340,9 @@ void lane_report_free(struct lane_report *r);
  * Lane work is weighed in target time, never in samples: a selected lane is
  * a child "[lane] NAME" of the root with its span names under it, and the
  * lane work queued from a selected thread hangs the same way under the
- * stack its origin linked to.
+ * stack its origin linked to. Kernel regions hang by region name under
+ * "[kernel] NAME" at the root, all blocks and groups together; their
+ * summaries are left out.
  */
 /* Tree depth past which frames fold into the deepest node (recorded stacks stay far below). */
 #define CALLTREE_MAX_DEPTH 8192
@@ -442,12 +444,38 @@ struct gpu_table {
 	uint64_t count, total_ns, bytes;
 };
 
+/*
+ * Kernel regions (gtrace-kernel-regions(3)): each collect of a kernel's
+ * buffer leaves one summary span per region that ran on a lane of kind
+ * KREGIONS_STATS_LANE_KIND named "<kernel> regions", and the first blocks'
+ * regions as spans on lanes of kind KREGIONS_LANE_KIND named
+ * "<kernel> b<block> g<group>".
+ */
+#define KREGIONS_LANE_KIND "kernel-regions"
+#define KREGIONS_STATS_LANE_KIND "kernel-region-stats"
+
+/* One region of one kernel, over the collects of its summary spans. */
+struct kregion_row {
+	uint32_t lane_name;	/* string id of its summary lane's name */
+	uint32_t region;	/* string id of the region's name */
+	uint64_t collects;
+	uint64_t instances, sum_ns, min_ns, max_ns;	/* exact */
+	double median_ns;	/* one collect's; of several, the median of theirs */
+	double block_median_ns;	/* likewise, of the time per block */
+	uint64_t block_max_ns;	/* exact: the largest */
+	double lane_ns;		/* per collect, sum_ns over its (block, group) lanes, summed */
+	uint64_t kernel_ns;	/* GPU time of the kernel's spans of that name; 0 none known */
+};
+
 struct gpu_report {
 	struct gpu_table kernels;	/* kernels of the "cuda" lanes, by name */
 	struct gpu_table copies;	/* their copies and memsets, by kind */
 	struct gpu_table api;		/* calls on the "cuda-api" lanes, by function */
 	struct gpu_table waits;		/* spans of the "cuda-wait" lanes, by function */
 	size_t lanes;			/* lanes of those kinds in the recording */
+	VEC(struct kregion_row) regions; /* by kernel, then region, in order of appearance */
+	size_t region_kernels;		/* distinct kernels of the regions */
+	uint64_t region_collects;	/* per kernel, the most collects of one region, summed */
 };
 
 /*
@@ -455,6 +483,11 @@ struct gpu_report {
  * origin thread does: --tid of a CPU thread selects the work it launched.
  */
 void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt);
+/*
+ * The length of the kernel's name that starts a kernel-regions lane's
+ * name: "attn_fwd" of "attn_fwd b0 g3" and of "attn_fwd regions".
+ */
+size_t kregions_kernel_len(const char *lane_name);
 /* Kernel names demangled; limit rows per table, 0 all. */
 void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
 		      const char *path, size_t limit);

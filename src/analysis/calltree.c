@@ -26,6 +26,19 @@ struct tree_builder {
 	uint32_t *chain_label;	/* by chain id: names id of "[nvtx] NAME", 0 not made yet */
 };
 
+/* The names id of prefix followed by the len bytes of name. */
+static uint32_t prefixed_frame(struct funcs *f, const char *prefix, const char *name, size_t len)
+{
+	size_t size = strlen(prefix) + len + 1;
+	char *label = xmalloc(size);
+	uint32_t id;
+
+	snprintf(label, size, "%s%.*s", prefix, (int)len, name);
+	id = strtab_intern(&f->names, label);
+	free(label);
+	return id;
+}
+
 static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
 {
 	uint64_t key = (uint64_t)parent << 32 | name, at;
@@ -69,12 +82,10 @@ static uint32_t add_ranges(struct tree_builder *b, struct funcs *f, uint32_t par
 	parent = add_ranges(b, f, parent, c->parent);
 	if (!b->chain_label[chain]) {
 		const char *name = model_str(f->m, c->name);
-		size_t size = strlen(NVTX_FRAME_PREFIX) + strlen(name ? name : "") + 1;
-		char *label = xmalloc(size);
 
-		snprintf(label, size, "%s%s", NVTX_FRAME_PREFIX, name ? name : "");
-		b->chain_label[chain] = strtab_intern(&f->names, label);
-		free(label);
+		if (!name)
+			name = "";
+		b->chain_label[chain] = prefixed_frame(f, NVTX_FRAME_PREFIX, name, strlen(name));
 	}
 	return child_of(b, parent, b->chain_label[chain]);
 }
@@ -177,35 +188,96 @@ static void finish_tree(struct calltree *t, const struct funcs *f)
 				sizeof(*t->kids), cmp_kids, &order);
 }
 
+/* Adds one span's name under parent, a lane work node, weighed in target time. */
+static void add_span_name(struct tree_builder *b, struct funcs *f, uint32_t parent,
+			  const struct tr_span *sp)
+{
+	uint32_t leaf = child_of(b, parent, funcs_span_frame(f, sp->name));
+
+	b->t->nodes.v[leaf].lane = true;
+	b->t->nodes.v[leaf].target_self += sp->dur;
+	b->t->nodes.v[leaf].spans_self++;
+}
+
 /* Adds one span under parent: its lane's node, then its name's. */
 static void add_span(struct tree_builder *b, struct funcs *f, uint32_t parent,
 		     const struct tr_span *sp)
 {
 	uint32_t lane = child_of(b, parent, funcs_lane_frame(f, sp->lane));
-	uint32_t leaf;
 
 	b->t->nodes.v[lane].lane = true;
-	leaf = child_of(b, lane, funcs_span_frame(f, sp->name));
-	b->t->nodes.v[leaf].lane = true;
-	b->t->nodes.v[leaf].target_self += sp->dur;
-	b->t->nodes.v[leaf].spans_self++;
+	add_span_name(b, f, lane, sp);
+}
+
+/* How add_lanes places a lane's spans. */
+enum lane_place {
+	LANE_UNSELECTED,
+	LANE_OWN,		/* under its "[lane] NAME" node at the root */
+	LANE_KERNEL_REGIONS,	/* under "[kernel] NAME" at the root */
+};
+
+/*
+ * Region spans carry no origin, and nothing in the model ties a collect
+ * to the launch it measured: a time overlap with a kernel span would be
+ * a guess among concurrent streams. So the regions of all blocks and
+ * groups of a kernel hang under one "[kernel] NAME" at the root, beside
+ * the lanes; their summaries are no work and stay out.
+ */
+static enum lane_place lane_place(const struct model *m, const struct model_thread *th,
+				  bool selected, const uint32_t *kinds)
+{
+	uint32_t kind = m->t.lanes.v[th->lane - 1].kind;
+
+	if (!selected || (kind && kind == kinds[1]))
+		return LANE_UNSELECTED;
+	return kind && kind == kinds[0] ? LANE_KERNEL_REGIONS : LANE_OWN;
+}
+
+/* The "[kernel] NAME" node of a kernel-regions lane, at the root. */
+static uint32_t kernel_regions_node(struct tree_builder *b, struct funcs *f, uint32_t lane)
+{
+	const char *name = model_str(f->m, f->m->t.lanes.v[lane - 1].name);
+	uint32_t at;
+
+	if (!name)
+		name = "";
+	at = child_of(b, 0, prefixed_frame(f, KERNEL_FRAME_PREFIX, name,
+					   kregions_kernel_len(name)));
+	b->t->nodes.v[at].lane = true;
+	return at;
 }
 
 static void add_lanes(struct tree_builder *b, struct funcs *f, const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
 	size_t nlanes = m->t.lanes.len;
-	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
+	uint8_t *place = xcalloc(nlanes + 1, sizeof(*place));
+	uint32_t *kernel_node = xcalloc(nlanes + 1, sizeof(*kernel_node));
+	const uint32_t kinds[2] = {
+		model_string_id(m, KREGIONS_LANE_KIND),
+		model_string_id(m, KREGIONS_STATS_LANE_KIND),
+	};
 
-	for (size_t ti = m->real_threads; ti < m->threads.len; ti++)
-		selected[m->threads.v[ti].lane] = filter_lane(flt, f, &m->threads.v[ti]);
+	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		place[th->lane] = (uint8_t)lane_place(m, th, filter_lane(flt, f, th), kinds);
+	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 
-		if (sp->lane && sp->lane <= nlanes && selected[sp->lane])
+		if (!sp->lane || sp->lane > nlanes || place[sp->lane] == LANE_UNSELECTED)
+			continue;
+		if (place[sp->lane] == LANE_OWN) {
 			add_span(b, f, 0, sp);
+			continue;
+		}
+		if (!kernel_node[sp->lane])
+			kernel_node[sp->lane] = kernel_regions_node(b, f, sp->lane);
+		add_span_name(b, f, kernel_node[sp->lane], sp);
 	}
-	free(selected);
+	free(place);
+	free(kernel_node);
 }
 
 static uint32_t group_of(struct tree_builder *b, uint32_t thread, uint32_t chain)
@@ -314,12 +386,8 @@ static uint32_t kernel_frame(struct funcs *f, const struct pc_view *v, uint32_t 
 {
 	if (!frames[kernel]) {
 		const char *name = funcs_name(f, v->kernels.v[kernel].name);
-		size_t size = strlen(KERNEL_FRAME_PREFIX) + strlen(name) + 1;
-		char *label = xmalloc(size);
 
-		snprintf(label, size, "%s%s", KERNEL_FRAME_PREFIX, name);
-		frames[kernel] = strtab_intern(&f->names, label);
-		free(label);
+		frames[kernel] = prefixed_frame(f, KERNEL_FRAME_PREFIX, name, strlen(name));
 	}
 	return frames[kernel];
 }

@@ -7,6 +7,7 @@
  */
 #include "analysis/analysis.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@ enum gpu_table_id {
 	TABLE_COPIES,
 	TABLE_API,
 	TABLE_WAITS,
-	GPU_TABLES
+	GPU_TABLES,		/* as a lane's table: none */
+	REGION_SUMMARIES,	/* as a lane's table: the kernel regions' summaries */
 };
 
 /* The kernel attributes of a configuration. */
@@ -62,6 +64,7 @@ struct gpu_builder {
 	VEC(uint32_t) group_name; /* by group index: string id */
 	uint32_t config_key[CONFIG_ATTRS];	/* string ids of config_keys */
 	uint32_t bytes_key;
+	VEC(uint32_t) summaries;	/* indexes in m->t.spans of the regions' summaries */
 };
 
 static bool is_copy_name(const char *name)
@@ -74,6 +77,8 @@ static enum gpu_table_id lane_table(const struct model *m, uint32_t lane, const 
 {
 	uint32_t kind = m->t.lanes.v[lane - 1].kind;
 
+	if (kind && kind == kinds[3])
+		return REGION_SUMMARIES;
 	if (kind && kind == kinds[0])
 		return TABLE_KERNELS;
 	if (kind && kind == kinds[1])
@@ -101,10 +106,11 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 {
 	const struct model *m = b->m;
 	size_t nlanes = m->t.lanes.len;
-	uint32_t kinds[3] = {
+	uint32_t kinds[4] = {
 		model_string_id(m, CUDA_LANE_KIND),
 		model_string_id(m, CUDA_API_LANE_KIND),
 		model_string_id(m, CUDA_WAIT_LANE_KIND),
+		model_string_id(m, KREGIONS_STATS_LANE_KIND),
 	};
 	uint8_t *table = xmalloc(nlanes + 1);
 	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
@@ -117,7 +123,7 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 		table[th->lane] = (uint8_t)lane_table(m, th->lane, kinds);
 		if (table[th->lane] == GPU_TABLES)
 			continue;
-		b->r->lanes++;
+		b->r->lanes += table[th->lane] != REGION_SUMMARIES;
 		selected[th->lane] = filter_lane(flt, f, th);
 	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
@@ -128,6 +134,10 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 		    !filter_span(flt, f, selected, sp))
 			continue;
 		t = (enum gpu_table_id)table[sp->lane];
+		if (t == REGION_SUMMARIES) {
+			*VEC_PUSH(&b->summaries) = (uint32_t)i;
+			continue;
+		}
 		if (t == TABLE_KERNELS) {
 			const char *name = model_str(m, sp->name);
 
@@ -284,6 +294,205 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 	qsort_r(t->rows.v, t->rows.len, sizeof(*t->rows.v), cmp_rows, (void *)b->m);
 }
 
+/* The attributes of a region's summary span that the table reads. */
+enum summary_attr {
+	SUM_INSTANCES, SUM_SUM, SUM_MIN, SUM_MAX, SUM_MEDIAN, SUM_LANES,
+	SUM_BLOCK_MEDIAN, SUM_BLOCK_MAX,
+	SUMMARY_ATTRS
+};
+
+static const char *const summary_keys[SUMMARY_ATTRS] = {
+	[SUM_INSTANCES] = "instances", [SUM_SUM] = "sum_ns", [SUM_MIN] = "min_ns",
+	[SUM_MAX] = "max_ns", [SUM_MEDIAN] = "median_ns", [SUM_LANES] = "lanes",
+	[SUM_BLOCK_MEDIAN] = "block_median_ns", [SUM_BLOCK_MAX] = "block_max_ns",
+};
+
+/* One collect's summary of one region of one kernel. */
+struct summary {
+	uint32_t kernel;	/* kernels in order of appearance */
+	uint32_t group;		/* (kernel, region) in order of appearance */
+	uint32_t span;		/* index in m->t.spans */
+	uint64_t v[SUMMARY_ATTRS];
+};
+
+static int cmp_summaries(const void *pa, const void *pb)
+{
+	const struct summary *a = pa, *b = pb;
+
+	if (a->kernel != b->kernel)
+		return a->kernel < b->kernel ? -1 : 1;
+	if (a->group != b->group)
+		return a->group < b->group ? -1 : 1;
+	return a->span < b->span ? -1 : a->span > b->span;
+}
+
+static int cmp_doubles(const void *pa, const void *pb)
+{
+	double a = *(const double *)pa, b = *(const double *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The median of one attribute over n summaries; values: room for n. */
+static double median_of(const struct summary *s, size_t n, enum summary_attr a, double *values)
+{
+	for (size_t i = 0; i < n; i++)
+		values[i] = (double)s[i].v[a];
+	qsort(values, n, sizeof(*values), cmp_doubles);
+	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+}
+
+/*
+ * The n collects of one region: counts, sums and extremes combine
+ * exactly; a median of all instances or blocks cannot be had from the
+ * collects' medians, so the row takes the median of those.
+ */
+static void combine(struct kregion_row *row, const struct summary *s, size_t n, double *values)
+{
+	row->collects = n;
+	row->min_ns = s[0].v[SUM_MIN];
+	for (size_t i = 0; i < n; i++) {
+		const uint64_t *v = s[i].v;
+
+		row->instances += v[SUM_INSTANCES];
+		row->sum_ns += v[SUM_SUM];
+		row->min_ns = v[SUM_MIN] < row->min_ns ? v[SUM_MIN] : row->min_ns;
+		row->max_ns = v[SUM_MAX] > row->max_ns ? v[SUM_MAX] : row->max_ns;
+		row->block_max_ns = v[SUM_BLOCK_MAX] > row->block_max_ns ? v[SUM_BLOCK_MAX]
+					: row->block_max_ns;
+		if (v[SUM_LANES])
+			row->lane_ns += (double)v[SUM_SUM] / (double)v[SUM_LANES];
+	}
+	row->median_ns = median_of(s, n, SUM_MEDIAN, values);
+	row->block_median_ns = median_of(s, n, SUM_BLOCK_MEDIAN, values);
+}
+
+size_t kregions_kernel_len(const char *lane_name)
+{
+	static const char stats_suffix[] = " regions";
+	size_t len = strlen(lane_name), slen = strlen(stats_suffix);
+	size_t g = len, b;
+
+	/* " b<block> g<group>": digits, a letter and a space, twice. */
+	while (g > 0 && isdigit((unsigned char)lane_name[g - 1]))
+		g--;
+	if (g < len && g >= 2 && lane_name[g - 1] == 'g' && lane_name[g - 2] == ' ') {
+		b = g -= 2;
+		while (b > 0 && isdigit((unsigned char)lane_name[b - 1]))
+			b--;
+		if (b < g && b >= 2 && lane_name[b - 1] == 'b' && lane_name[b - 2] == ' ')
+			return b - 2;
+	}
+	if (len > slen && !strcmp(lane_name + len - slen, stats_suffix))
+		return len - slen;
+	return len;
+}
+
+/* Whether a kernel span's name is the kernel's: mangled, demangled, or less its parameters. */
+static bool kernel_named(const char *name, const char *plain, const char *kernel, size_t len)
+{
+	if (strlen(name) == len && !strncmp(name, kernel, len))
+		return true;
+	return plain && !strncmp(plain, kernel, len) && (!plain[len] || plain[len] == '(');
+}
+
+/* Each region row's kernel time: the kernels table's rows of its kernel's name. */
+static void kernel_times(struct gpu_report *r, const struct model *m)
+{
+	struct demangler d = {0};
+	size_t nk = r->kernels.rows.len;
+	char **plain = xcalloc(nk + 1, sizeof(*plain));
+
+	for (size_t k = 0; k < nk; k++) {
+		const char *name = model_str(m, r->kernels.rows.v[k].name);
+
+		plain[k] = name ? demangle(&d, name) : NULL;
+	}
+	for (size_t i = 0; i < r->regions.len; i++) {
+		struct kregion_row *row = &r->regions.v[i];
+		const char *kernel = model_str(m, row->lane_name);
+		size_t len = kregions_kernel_len(kernel);
+
+		for (size_t k = 0; k < nk; k++) {
+			const char *name = model_str(m, r->kernels.rows.v[k].name);
+
+			if (name && kernel_named(name, plain[k], kernel, len))
+				row->kernel_ns += r->kernels.rows.v[k].st.total_ns;
+		}
+	}
+	for (size_t k = 0; k < nk; k++)
+		free(plain[k]);
+	free(plain);
+	demangler_free(&d);
+}
+
+/* The region rows from the selected summary spans, in order of appearance. */
+static void build_regions(struct gpu_builder *b)
+{
+	const struct model *m = b->m;
+	struct gpu_report *r = b->r;
+	size_t n = b->summaries.len;
+	struct summary *s = xcalloc(n + 1, sizeof(*s));
+	double *values = xcalloc(n + 1, sizeof(*values));
+	struct u64map kernels = {0}, groups = {0};
+	uint32_t keys[SUMMARY_ATTRS];
+	VEC(uint32_t) group_name = {0};	/* at 2 (group - 1): its lane name, its region */
+	size_t kept = 0;
+	uint64_t most = 0;
+
+	for (int a = 0; a < SUMMARY_ATTRS; a++)
+		keys[a] = model_string_id(m, summary_keys[a]);
+	for (size_t i = 0; i < n; i++) {
+		const struct tr_span *sp = &m->t.spans.v[b->summaries.v[i]];
+		/* The first id of each text, so that equal names meet. */
+		uint32_t lane_name = model_string_id(m, model_str(m, m->t.lanes.v[sp->lane - 1].name));
+		uint32_t region = model_string_id(m, model_str(m, sp->name));
+		struct summary *e = &s[kept];
+
+		for (int a = 0; a < SUMMARY_ATTRS; a++)
+			if (!keys[a] || !model_span_attr(m, b->summaries.v[i] + 1, keys[a], &e->v[a]))
+				e->v[a] = 0;
+		if (!e->v[SUM_INSTANCES])
+			continue;
+		e->span = b->summaries.v[i];
+		e->kernel = u64map_pair_id(&kernels, lane_name, 0);
+		e->group = u64map_pair_id(&groups, lane_name, region);
+		if (e->group > group_name.len / 2) {
+			*VEC_PUSH(&group_name) = lane_name;
+			*VEC_PUSH(&group_name) = region;
+		}
+		kept++;
+	}
+	qsort(s, kept, sizeof(*s), cmp_summaries);
+	for (size_t i = 0, end; i < kept; i = end) {
+		struct kregion_row *row = VEC_PUSH(&r->regions);
+
+		for (end = i + 1; end < kept && s[end].group == s[i].group; end++)
+			;
+		memset(row, 0, sizeof(*row));
+		row->lane_name = group_name.v[2 * (s[i].group - 1)];
+		row->region = group_name.v[2 * (s[i].group - 1) + 1];
+		combine(row, s + i, end - i, values);
+	}
+	/* A kernel's collects: those of its most collected region. */
+	for (size_t i = 0; i < r->regions.len; i++) {
+		const struct kregion_row *row = &r->regions.v[i];
+
+		most = row->collects > most ? row->collects : most;
+		if (i + 1 == r->regions.len || row[1].lane_name != row->lane_name) {
+			r->region_collects += most;
+			most = 0;
+		}
+	}
+	r->region_kernels = kernels.len;
+	kernel_times(r, m);
+	u64map_free(&kernels);
+	u64map_free(&groups);
+	VEC_FREE(&group_name);
+	free(values);
+	free(s);
+}
+
 void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt)
 {
 	struct gpu_builder b = { .m = f->m, .r = r };
@@ -301,6 +510,8 @@ void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample
 		build_table(&b, (enum gpu_table_id)id, tables[id]);
 		VEC_FREE(&b.entries[id]);
 	}
+	build_regions(&b);
+	VEC_FREE(&b.summaries);
 	u64map_free(&b.groups);
 	VEC_FREE(&b.group_name);
 }
@@ -311,6 +522,7 @@ void gpu_report_free(struct gpu_report *r)
 	VEC_FREE(&r->copies.rows);
 	VEC_FREE(&r->api.rows);
 	VEC_FREE(&r->waits.rows);
+	VEC_FREE(&r->regions);
 }
 
 static double percent(uint64_t part, uint64_t all)
@@ -508,11 +720,49 @@ static void put_calls(FILE *out, const struct gpu_table *t, const struct model *
 	}
 }
 
+static void put_regions(FILE *out, const struct gpu_report *r, const struct model *m,
+			size_t limit)
+{
+	size_t rows = limit && limit < r->regions.len ? limit : r->regions.len;
+	int wk = 6;	/* "Kernel" */
+
+	if (!r->regions.len)
+		return;
+	for (size_t i = 0; i < rows; i++)
+		wk = max_int(wk, (int)kregions_kernel_len(model_str(m, r->regions.v[i].lane_name)));
+	fprintf(out, "#\n# Kernel regions: %zu region%s of %zu kernel%s, %" PRIu64 " collect%s\n"
+		"# Kernel%%: the region's time per (block, group) lane over its kernel's GPU time;"
+		" Imbalance: its slowest block over its median block\n#\n",
+		r->regions.len, r->regions.len == 1 ? "" : "s", r->region_kernels,
+		r->region_kernels == 1 ? "" : "s", r->region_collects,
+		r->region_collects == 1 ? "" : "s");
+	fprintf(out, "#%10s %10s %10s %10s %10s %8s %9s  %-*s  %s\n#\n", "Instances", "Avg us",
+		"Med us", "Min us", "Max us", "Kernel%", "Imbalance", wk, "Kernel", "Region");
+	for (size_t i = 0; i < rows; i++) {
+		const struct kregion_row *row = &r->regions.v[i];
+		const char *kernel = model_str(m, row->lane_name);
+		char share[16] = "-", imbalance[16] = "-";
+
+		if (row->kernel_ns)
+			snprintf(share, sizeof(share), "%.2f%%",
+				 100.0 * row->lane_ns / (double)row->kernel_ns);
+		if (row->block_median_ns > 0)
+			snprintf(imbalance, sizeof(imbalance), "%.2fx",
+				 (double)row->block_max_ns / row->block_median_ns);
+		fprintf(out, " %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %8s %9s  %-*.*s  %s\n",
+			row->instances, (double)row->sum_ns / (double)row->instances / 1e3,
+			row->median_ns / 1e3, (double)row->min_ns / 1e3, (double)row->max_ns / 1e3,
+			share, imbalance, wk, (int)kregions_kernel_len(kernel), kernel,
+			name_or_dash(m, row->region));
+	}
+}
+
 void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
 		      const char *path, size_t limit)
 {
 	fprintf(out, "# File: %s\n", path);
 	put_kernels(out, &r->kernels, m, limit);
+	put_regions(out, r, m, limit);
 	put_copies(out, &r->copies, m, limit);
 	put_calls(out, &r->api, m, "CUDA API", limit);
 	put_calls(out, &r->waits, m, "CPU waiting on the GPU (synchronizing calls)", limit);

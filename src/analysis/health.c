@@ -37,6 +37,7 @@ static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 #define DROPPED_PREFIX "target.dropped."
 #define CUDA_PREFIX "cuda."
 #define CUDA_DEVICE_PREFIX "cuda.device."
+#define KR_PREFIX "kr."
 #define PYTHON_PREFIX "python."
 #define PYTHON_PROCESS_PREFIX "python.process."
 
@@ -581,6 +582,18 @@ static uint64_t counter_or_0(const struct model *m, const char *name)
 	return v;
 }
 
+/* A counter's value as text; a missing one is 0 when missing_is_zero, else n/a. */
+static const char *count_text(char *buf, size_t size, const struct model *m, const char *name,
+			      bool missing_is_zero)
+{
+	uint64_t v = 0;
+
+	if (!model_counter(m, name, &v) && !missing_is_zero)
+		return "n/a";
+	snprintf(buf, size, "%" PRIu64, v);
+	return buf;
+}
+
 /*
  * A PC sampling counter's value as text. The agent writes a count once it
  * is not 0: with its status there, a missing one is 0; without, n/a.
@@ -588,28 +601,20 @@ static uint64_t counter_or_0(const struct model *m, const char *name)
 static const char *pc_count_text(char *buf, size_t size, const struct model *m,
 				 const char *name)
 {
-	uint64_t v = 0;
-
-	if (!model_counter(m, name, &v) && !model_meta(m, "cuda.pc.status"))
-		return "n/a";
-	snprintf(buf, size, "%" PRIu64, v);
-	return buf;
+	return count_text(buf, size, m, name, model_meta(m, "cuda.pc.status") != NULL);
 }
 
-/* The most counts one line of the PC sampling section says. */
-enum { PC_LINE_COUNTS = 3 };
-
-/* label, then each count of names with its words: "3 sent, 1 over the cap". */
+/* label, then each of the n counts of names with its words: "3 sent, 1 over the cap". */
 static void put_counts_line(FILE *out, const struct model *m, const char *label,
-			    const char *const names[PC_LINE_COUNTS],
-			    const char *const words[PC_LINE_COUNTS])
+			    const char *const *names, const char *const *words, size_t n,
+			    bool missing_is_zero)
 {
 	char buf[24];
 
 	field(out, label);
-	for (size_t i = 0; i < PC_LINE_COUNTS; i++)
-		fprintf(out, "%s%s %s", i ? ", " : "", pc_count_text(buf, sizeof(buf), m, names[i]),
-			words[i]);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, "%s%s %s", i ? ", " : "",
+			count_text(buf, sizeof(buf), m, names[i], missing_is_zero), words[i]);
 }
 
 static void put_pc_settings(FILE *out, const struct model *m)
@@ -683,7 +688,8 @@ static void put_pc_cubins(FILE *out, const struct model *m)
 
 	for (size_t i = 0; i < m->t.cubins.len; i++)
 		bytes += m->t.cubins.v[i].image.len;
-	put_counts_line(out, m, "PC cubins:", names, words);
+	put_counts_line(out, m, "PC cubins:", names, words, 3,
+			model_meta(m, "cuda.pc.status") != NULL);
 	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
 }
 
@@ -721,15 +727,91 @@ static void put_pc(FILE *out, const struct model *m)
 	fprintf(out, "%s\n", status ? status : pc_explain(m, buf, sizeof(buf)));
 	pc_lines_count(m, lines);
 	put_pc_settings(out, m);
-	put_counts_line(out, m, "PC windows:", windows, windows_words);
+	put_counts_line(out, m, "PC windows:", windows, windows_words, 3, status != NULL);
 	fputc('\n', out);
 	put_pc_kept(out, m, lines);
-	put_counts_line(out, m, "PC drops:", drops, drops_words);
+	put_counts_line(out, m, "PC drops:", drops, drops_words, 3, status != NULL);
 	fputc('\n', out);
 	put_pc_getdata(out, m);
 	put_pc_cubins(out, m);
 	field(out, "PC source lines:");
 	fprintf(out, "%s\n", pc_lines_describe(buf, sizeof(buf), lines));
+}
+
+/* The lanes of region spans and of their summaries, and the largest clock error of those. */
+struct kr_lanes {
+	size_t lanes, stats_lanes;
+	bool clock_known;
+	uint64_t clock_error_ns;
+};
+
+static void count_kr_lanes(struct kr_lanes *k, const struct model *m)
+{
+	uint32_t kind = model_string_id(m, KREGIONS_LANE_KIND);
+	uint32_t stats_kind = model_string_id(m, KREGIONS_STATS_LANE_KIND);
+	uint32_t error_key = model_string_id(m, "clock_error_ns");
+
+	memset(k, 0, sizeof(*k));
+	for (size_t i = 0; i < m->t.lanes.len; i++) {
+		k->lanes += kind && m->t.lanes.v[i].kind == kind;
+		k->stats_lanes += stats_kind && m->t.lanes.v[i].kind == stats_kind;
+	}
+	for (size_t i = 0; k->stats_lanes && error_key && i < m->t.spans.len; i++) {
+		uint32_t lane = m->t.spans.v[i].lane;
+		uint64_t ns;
+
+		if (!lane || lane > m->t.lanes.len || m->t.lanes.v[lane - 1].kind != stats_kind ||
+		    !model_span_attr(m, (uint32_t)i + 1, error_key, &ns))
+			continue;
+		k->clock_known = true;
+		k->clock_error_ns = ns > k->clock_error_ns ? ns : k->clock_error_ns;
+	}
+}
+
+/*
+ * Kernel regions (gtrace-kernel-regions(3)): the collects' counts in
+ * words, the lanes they made, and how well their times are placed. One
+ * line for a CUDA recording without any.
+ */
+static void put_kernel_regions(FILE *out, const struct model *m)
+{
+	static const char *const collected[] = { "kr.buffers", "kr.events", "kr.lanes-capped" };
+	static const char *const collected_words[] = {
+		"buffers collected", "events decoded", "lanes capped",
+	};
+	static const char *const lost[] = { "kr.overflowed", "kr.events-lost" };
+	static const char *const lost_words[] = { "buffers overflowed", "events lost" };
+	static const char *const unmatched[] = { "kr.unmatched", "kr.collisions" };
+	static const char *const unmatched_words[] = { "unmatched begins or ends", "collisions" };
+	static const char *const bad[] = { "kr.bad-events", "kr.bad-buffers" };
+	static const char *const bad_words[] = { "events", "buffers" };
+	bool counted = false;
+	struct kr_lanes k;
+	char buf[32];
+
+	for (size_t i = 0; i < m->counters.len; i++)
+		counted |= has_prefix(model_str(m, m->counters.v[i].name), KR_PREFIX);
+	count_kr_lanes(&k, m);
+	if (!counted && !k.lanes && !k.stats_lanes) {
+		if (has_cuda(m)) {
+			field(out, "Kernel regions:");
+			fprintf(out, "none collected (gtrace_kr_collect, gtrace-kernel-regions(3))\n");
+		}
+		return;
+	}
+	put_counts_line(out, m, "Kernel regions:", collected, collected_words, 3, false);
+	fprintf(out, "; %zu region lanes, %zu summary lanes\n", k.lanes, k.stats_lanes);
+	put_counts_line(out, m, "KR overflows:", lost, lost_words, 2, false);
+	fputc('\n', out);
+	put_counts_line(out, m, "KR mismatches:", unmatched, unmatched_words, 2, false);
+	fputc('\n', out);
+	put_counts_line(out, m, "KR undecodable:", bad, bad_words, 2, false);
+	fputc('\n', out);
+	field(out, "KR clock error:");
+	if (k.clock_known)
+		fprintf(out, "at most %s\n", duration(buf, sizeof(buf), k.clock_error_ns));
+	else
+		fprintf(out, "n/a\n");
 }
 
 /*
@@ -766,7 +848,8 @@ static void put_python(FILE *out, const struct model *m)
 static bool is_counter_line(const char *name)
 {
 	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX) ||
-	    has_prefix(name, CUDA_PREFIX) || has_prefix(name, PYTHON_PREFIX))
+	    has_prefix(name, CUDA_PREFIX) || has_prefix(name, PYTHON_PREFIX) ||
+	    has_prefix(name, KR_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
@@ -802,6 +885,7 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_target(out, m, links);
 	put_cuda(out, m);
 	put_pc(out, m);
+	put_kernel_regions(out, m);
 	put_python(out, m);
 	put_other_counters(out, m);
 }

@@ -33,7 +33,7 @@ static void usage(void)
 	       "                           Python frame's file.py:line)\n"
 	       "                           (default " DEFAULT_SORT ")\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
-	       "                           API calls and CPU waits\n"
+	       "                           API calls and CPU waits, and kernel regions\n"
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
 	       "                           hottest source lines with their stall reasons\n"
 	       "      --sass               with --gpu-pc: per SASS offset, with its line\n"
@@ -97,7 +97,7 @@ static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t l
 	char why[512];
 
 	gpu_report_build(&r, f, flt);
-	if (r.lanes) {
+	if (r.lanes || r.regions.len) {
 		gpu_report_print(stdout, &r, f->m, path, limit);
 	} else {
 		pr_info("no CUDA activity in '%s'", path);

@@ -25,13 +25,26 @@ expect_not_contains threads.txt 'attn_fwd b16 '
 # The agent's lanes keep their own names beside the program's.
 expect_lane threads.txt cuda-api "CUDA API" 27
 
+# 24 x 3 leaders x 7 events x 10 launches; 8 blocks x 3 groups x 10 past the cap.
 run_gtrace diagnose -i kr.data >diag.txt
-expect_counter diag.txt kr.buffers 10
-expect_counter diag.txt kr.events $((24 * 3 * 7 * 10))
-expect_counter diag.txt kr.lanes-capped $((8 * 3 * 10))
-for problem in kr.unmatched kr.collisions kr.overflowed kr.events-lost kr.bad-events; do
-	expect_counter diag.txt $problem 0
+expect_contains diag.txt '^Kernel regions: +10 buffers collected, 5040 events decoded, 240 lanes capped; 48 region lanes, 1 summary lanes$'
+expect_contains diag.txt '^KR overflows: +0 buffers overflowed, 0 events lost$'
+expect_contains diag.txt '^KR mismatches: +0 unmatched begins or ends, 0 collisions$'
+expect_contains diag.txt '^KR undecodable: +0 events, 0 buffers$'
+
+# report --gpu: every block's regions, compute about 80% of the kernel.
+run_gtrace report -i kr.data --gpu >gpu.txt
+expect_contains gpu.txt '^# Kernel regions: 3 regions of 1 kernel, 10 collects$'
+for region in load compute store; do
+	expect_contains gpu.txt "^ +720( +[0-9.]+){4} +[0-9.]+% +[0-9.]+x +attn_fwd +$region\$"
 done
+awk '$NF == "compute" && $(NF - 1) == "attn_fwd" { sub(/%/, "", $6); ok = $6 >= 75 && $6 <= 85 }
+	END { exit !ok }' \
+	gpu.txt || { show gpu.txt; fail "compute is not about 80% of attn_fwd"; }
+
+# flame: the regions under their kernel, in target time.
+run_gtrace flame -i kr.data --folded --weight target >flame.txt
+expect_contains flame.txt '^\[kernel\] attn_fwd;compute [0-9]+$'
 
 # Every region inside a run of attn_fwd, on the timeline.
 if command -v python3 >/dev/null; then
