@@ -15,7 +15,9 @@
 # ways), NVTX with a second libcupti preloaded, the agent's overhead
 # against a run without gtrace, the activity buffer delay; and PC sampling
 # of tests/cuda/pc-app.cu: samples collected, the cubin kept and matched,
-# the hot line found, stall reasons named, and its overhead.
+# the hot line found, stall reasons named, and its overhead; and kernel
+# regions from tests/cuda/kr-real.cu: collected, inside their kernels'
+# runs, compute the longest.
 #
 # Prints one PASS or FAIL line per check and a summary line; exits 0 when
 # every check passed, 1 when one failed, 2 when it cannot run at all (the
@@ -479,6 +481,44 @@ $(cat "$work/pc-trace.seconds") s, with PC sampling $(cat "$work/pc-duty.seconds
 		at_least "$pc_ratio" 0.5
 else
 	check "pc: nvcc builds pc-app for $arch (see nvcc-pc.txt)" false
+fi
+
+# Kernel regions: kr-compile.cu's kernels, their regions collected through
+# gtrace/kernel-regions.cuh; every region within a run of a kernel, give or
+# take the clock error diagnose states, and compute the longest region.
+krreal=$work/kr-real
+if step nvcc-kr "$nvcc" -O2 -arch="$arch" -I"$srcdir/include" -I"$srcdir/tests/cuda" \
+	"$srcdir/tests/cuda/kr-real.cu" "$build/libgtrace-target.a" -lpthread -o "$krreal"; then
+	record kr "$krreal" 20
+	"$gtrace" export -i "$work/kr.data" --format chrome -o "$work/kr.json" >/dev/null 2>&1
+	say "kr: $(grep -E '^Kernel regions:|^KR clock error:' "$work/kr.diag" | tr '\n' ' ')"
+	check "kr: kr-real exits 0" equals "$(cat "$work/kr.status")" 0
+	check "kr: 40 buffers of regions collected" has "$work/kr.diag" \
+		'^Kernel regions: +40 buffers collected'
+	check "kr: no unmatched or colliding events" has "$work/kr.diag" \
+		'^KR mismatches: +0 unmatched begins or ends, 0 collisions$'
+	kr_error_us=$(sed -n 's/^KR clock error: *at most \([0-9.]*\) us$/\1/p' "$work/kr.diag")
+	check "kr: every region inside a run of its kernel (within ${kr_error_us:-?} us)" \
+		python3 - "$work/kr.json" "${kr_error_us:-0}" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+slack = float(sys.argv[2])
+names = {(e["pid"], e["tid"]): e["args"]["name"] for e in events
+         if e.get("ph") == "M" and e.get("name") == "thread_name"}
+slices = [e for e in events if e.get("ph") == "X"]
+runs = [(e["ts"], e["ts"] + e["dur"]) for e in slices
+        if names.get((e["pid"], e["tid"]), "").startswith("GPU")]
+regions = [(e["ts"], e["ts"] + e["dur"]) for e in slices
+           if " b" in names.get((e["pid"], e["tid"]), "")
+           and names[(e["pid"], e["tid"])].split(" ")[0] in ("one_group", "three_groups")]
+assert runs and regions
+assert all(any(b - slack <= r0 and r1 <= e + slack for b, e in runs) for r0, r1 in regions)
+PY
+	check "kr: compute the longest region of one_group" equals "$(awk '$(NF - 1) == "one_group" {
+		sub(/%/, "", $6); if ($6 + 0 > best) { best = $6 + 0; name = $NF } } END { print name }' \
+		"$work/kr.gpu")" compute
+else
+	check "kr: nvcc builds kr-real for $arch (see nvcc-kr.txt)" false
 fi
 
 say "$passed passed, $failed failed"
