@@ -19,7 +19,7 @@ CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
 	     $(CUDA_TEST_DIR)/libother-client.so
 # A second copy of the fake CUPTI, same SONAME: a framework's own libcupti,
 # loaded before the agent's (tests preload it).
-CUDA_FAKES += $(CUDA_TEST_DIR)/second/libcupti.so.13
+CUDA_FAKES += $(CUDA_TEST_DIR)/second/libcupti.so.13 $(CUDA_TEST_DIR)/kr-app
 # The toolkit's real CUPTI, to which the fake forwards cuptiGetCubinCrc and
 # cuptiGetSassToSourceCorrelation (they need no GPU); FAKE_CUPTI_REAL
 # overrides it at run time.
@@ -63,7 +63,6 @@ $(CUDA_TEST_DIR)/libcudart.so.13: tests/cuda/fake-cudart.c $(CUDA_TEST_DIR)/libc
 
 # A program reporting its kernels' regions (tests/e2e/cuda-kregions.sh):
 # the fake driver, and libgtrace-target beside the agent's own copy.
-CUDA_FAKES += $(CUDA_TEST_DIR)/kr-app
 $(CUDA_TEST_DIR)/kr-app: tests/cuda/kr-app.c tests/unit/kr-encode.h $(CUDA_TEST_DIR)/libcuda.so.1 \
 		$(TARGET_A)
 	$(call say,CC,$@)
