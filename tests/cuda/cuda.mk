@@ -62,12 +62,13 @@ $(CUDA_TEST_DIR)/libcudart.so.13: tests/cuda/fake-cudart.c $(CUDA_TEST_DIR)/libc
 		$(CUDA_TEST_DIR)/libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -lpthread
 
 # A program reporting its kernels' regions (tests/e2e/cuda-kregions.sh):
-# the fake driver, and libgtrace-target beside the agent's own copy.
+# the fake driver, and libgtrace-target beside the agent's own copy. The
+# library is the build's, sanitized in an ASan build: so is the program.
 $(CUDA_TEST_DIR)/kr-app: tests/cuda/kr-app.c tests/unit/kr-encode.h $(CUDA_TEST_DIR)/libcuda.so.1 \
 		$(TARGET_A)
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -Iinclude -Itests/unit $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
-		$(TARGET_A) -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -lpthread
+		$(TARGET_A) -Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) $(SAN_FLAGS) $(TARGET_LIBS)
 
 # The do-nothing CUPTI client bench/cuda-launch.sh compares the agent with.
 $(CUDA_TEST_DIR)/libnull-agent.so: tests/cuda/null-agent.c
