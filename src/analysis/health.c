@@ -682,13 +682,14 @@ static void put_pc_cubins(FILE *out, const struct model *m)
 {
 	static const char *const names[] = {
 		"cuda.pc.cubins", "cuda.pc.cubins-over-cap", "cuda.pc.cubins-unsent",
+		"cuda.pc.cubins-cut-short",
 	};
-	static const char *const words[] = { "sent", "over the cap", "unsent" };
+	static const char *const words[] = { "sent", "over the cap", "unsent", "cut short" };
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < m->t.cubins.len; i++)
 		bytes += m->t.cubins.v[i].image.len;
-	put_counts_line(out, m, "PC cubins:", names, words, 3,
+	put_counts_line(out, m, "PC cubins:", names, words, sizeof(names) / sizeof(names[0]),
 			model_meta(m, "cuda.pc.status") != NULL);
 	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
 }

@@ -109,6 +109,7 @@ struct collector {
 	uint64_t cubin_max, cubin_bytes;
 	uint64_t cubin_bytes_pending;	/* in the chunk being filled */
 	uint32_t over_cap_name;		/* string id of cuda.pc.cubins-over-cap */
+	uint32_t cut_short_name;	/* ... of cuda.pc.cubins-cut-short */
 	/* Counters named by the target's processes: sums over processes. */
 	VEC(struct tr_counter) target_sums;
 	struct u64map target_sum_index;	/* name -> index in target_sums */
@@ -783,6 +784,14 @@ void collector_set_cubin_max(struct collector *c, uint64_t bytes)
 	c->cubin_max = bytes;
 }
 
+/* One more of the recorder's own cubin losses, named name (*id: its string id, once made). */
+static void count_cubin_loss(struct collector *c, uint32_t *id, const char *name)
+{
+	if (!*id)
+		*id = intern_str(c, name);
+	collector_add_to_counter(c, *id, 1);
+}
+
 bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 {
 	uint64_t id;
@@ -793,10 +802,13 @@ bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 	    size <= CUBIN_MAX_ONE)
 		return true;
 	u64map_put(&c->cubin_ids, crc, 0);
-	if (!c->over_cap_name)
-		c->over_cap_name = intern_str(c, "cuda.pc.cubins-over-cap");
-	collector_add_to_counter(c, c->over_cap_name, 1);
+	count_cubin_loss(c, &c->over_cap_name, "cuda.pc.cubins-over-cap");
 	return false;
+}
+
+void collector_cubin_cut_short(struct collector *c)
+{
+	count_cubin_loss(c, &c->cut_short_name, "cuda.pc.cubins-cut-short");
 }
 
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size)

@@ -100,6 +100,8 @@ bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size);
  * takes image.
  */
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size);
+/* An image whose parts stopped coming (its process died sending it): counted. */
+void collector_cubin_cut_short(struct collector *c);
 /* The cubin id of crc, 0 when its image is not kept. */
 uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);
 void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n);

@@ -607,6 +607,8 @@ static bool on_cubin(struct ingest *in, struct conn *k, const struct wire_cubin 
 	if (m->offset > m->size || part > m->size - m->offset)
 		return false;
 	if (m->offset == 0) {
+		if (p->cubin.data)
+			collector_cubin_cut_short(in->c);
 		free(p->cubin.data);
 		p->cubin.crc = m->crc;
 		p->cubin.size = m->size;
@@ -786,6 +788,8 @@ void ingest_close(struct ingest *in)
 		VEC_FREE(&in->procs.v[i]->lane_kinds.ids);
 		VEC_FREE(&in->procs.v[i]->lane_names.ids);
 		u64map_free(&in->procs.v[i]->counters);
+		if (in->c && in->procs.v[i]->cubin.data)
+			collector_cubin_cut_short(in->c);
 		free(in->procs.v[i]->cubin.data);
 		free(in->procs.v[i]);
 	}

@@ -520,8 +520,8 @@ static void test_diagnose(void)
 	CHECK(has_line(text, "PC drops:             7 samples dropped, 1 buffer-full events, "
 			     "0 pairs unsent"));
 	CHECK(has_line(text, "PC GetData:           4 calls, 12.500 us each"));
-	CHECK(has_line(text, "PC cubins:            0 sent, 2 over the cap, 0 unsent; 0 kept, "
-			     "0 bytes"));
+	CHECK(has_line(text, "PC cubins:            0 sent, 2 over the cap, 0 unsent, 0 cut short; "
+			     "0 kept, 0 bytes"));
 	CHECK(has_line(text, "PC source lines:      0 of 140 samples (0.00%) at a source line; "
 			     "140 whose cubin was not kept"));
 	/* Said once, in the section, not again among the CUDA facts and counters. */

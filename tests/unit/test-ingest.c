@@ -646,6 +646,40 @@ static void test_cubins_at_once(void)
 	tr_tables_free(&t);
 }
 
+/*
+ * An image whose parts stop coming: replaced by the next image, or left
+ * when its connection closes. Each is counted, never kept.
+ */
+static void test_cubin_cut_short(void)
+{
+	static uint8_t part[sizeof(struct wire_cubin) + 1000];
+	struct wire_cubin m = { .crc = CUBIN_A, .size = 3000 };
+	struct tr_tables t = {0};
+	struct session s;
+	int fd;
+
+	session_start(&s);
+	collector_set_cubin_max(s.c, 1 << 20);
+	fd = connect_to(ingest_socket_path(s.in));
+	CHECK(fd >= 0);
+	send_hello(fd, (uint32_t)getpid());
+	memcpy(part, &m, sizeof(m));
+	send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, part, sizeof(part));
+	send_cubin(fd, CUBIN_B, 2000, 5);	/* A is cut short */
+	m.crc = 0xc0ffee;
+	memcpy(part, &m, sizeof(m));
+	send_packet(fd, WIRE_CUBIN, WIRE_VERSION, 1, part, sizeof(part));
+	close(fd);				/* so is this one */
+	drain(s.in);
+	ingest_close(s.in);
+	session_finish(&s, &t);
+	CHECK_EQ_U64(t.cubins.len, 1);
+	if (t.cubins.len == 1)
+		CHECK_EQ_U64(t.cubins.v[0].crc, CUBIN_B);
+	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-cut-short"), 2);
+	tr_tables_free(&t);
+}
+
 int main(void)
 {
 	RUN(test_packets_to_rows);
@@ -653,6 +687,7 @@ int main(void)
 	RUN(test_attrs_counters_meta);
 	RUN(test_cubins_and_pc_samples);
 	RUN(test_library_copies);
+	RUN(test_cubin_cut_short);
 	RUN(test_cubins_at_once);
 	return test_summary();
 }
