@@ -139,6 +139,41 @@ static void drain(struct ingest *in)
 	CHECK(ingest_idle(in));
 }
 
+/*
+ * Runs peer in a child process that sends while the recorder reads (more
+ * than a socket holds may go), then reads the rest. The child lives on
+ * until read: the recorder checks its parent. Returns the child's pid.
+ */
+static pid_t child_peer(struct ingest *in, void (*peer)(const char *path))
+{
+	int hold[2], sent[2], status;
+	struct pollfd done;
+	pid_t child;
+
+	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
+	fflush(stdout);
+	child = fork();
+	if (child == 0) {
+		close(hold[1]);
+		close(sent[0]);
+		peer(ingest_socket_path(in));
+		close(sent[1]);
+		(void)!read(hold[0], &status, 1);
+		_exit(0);
+	}
+	close(hold[0]);
+	close(sent[1]);
+	done = (struct pollfd){ .fd = sent[0], .events = POLLIN };
+	do
+		ingest_poll(in, true);
+	while (poll(&done, 1, 10) == 0);
+	close(sent[0]);
+	drain(in);
+	close(hold[1]);
+	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	return child;
+}
+
 /* A process of the recording that sends a bit of everything. */
 static void good_peer(const char *path)
 {
@@ -325,37 +360,24 @@ static void attrs_peer(const char *path, uint64_t kernels, bool all)
 	close(fd);
 }
 
+/* The child's part: counters only, summed with ours. */
+static void counters_child(const char *path)
+{
+	attrs_peer(path, 7, false);
+}
+
 static void test_attrs_counters_meta(void)
 {
 	struct tr_tables t = {0};
 	struct session s;
 	const char *meta = NULL;
-	int status, hold[2], sent[2];
-	pid_t child;
 
 	session_start(&s);
 	attrs_peer(ingest_socket_path(s.in), 10, true);
 	drain(s.in);
 	/* a first chunk: the counters are written again in the next */
 	collector_flush(s.c, true);
-	/* the child lives on until read: the recorder checks its parent */
-	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
-	fflush(stdout);
-	child = fork();
-	if (child == 0) {
-		close(hold[1]);
-		attrs_peer(ingest_socket_path(s.in), 7, false);
-		close(sent[1]);
-		read(hold[0], &status, 1);
-		_exit(0);
-	}
-	close(hold[0]);
-	close(sent[1]);
-	CHECK(read(sent[0], &status, 1) == 0);	/* the child has sent all */
-	close(sent[0]);
-	drain(s.in);
-	close(hold[1]);
-	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	child_peer(s.in, counters_child);
 	ingest_close(s.in);
 	session_finish(&s, &t);
 
@@ -522,33 +544,11 @@ static void test_cubins_and_pc_samples(void)
 	struct tr_tables t = {0};
 	struct session s;
 	bool image_ok = true;
-	int hold[2], sent[2], status;
-	struct pollfd done;
 	pid_t child;
 
 	session_start(&s);
 	collector_set_cubin_max(s.c, 100000);
-	CHECK(pipe(hold) == 0 && pipe(sent) == 0);
-	fflush(stdout);
-	child = fork();
-	if (child == 0) {
-		close(hold[1]);
-		close(sent[0]);
-		pc_peer(ingest_socket_path(s.in));
-		close(sent[1]);
-		read(hold[0], &status, 1);
-		_exit(0);
-	}
-	close(hold[0]);
-	close(sent[1]);
-	done = (struct pollfd){ .fd = sent[0], .events = POLLIN };
-	do
-		ingest_poll(s.in, true);
-	while (poll(&done, 1, 10) == 0);
-	close(sent[0]);
-	drain(s.in);
-	close(hold[1]);
-	CHECK(child > 0 && waitpid(child, &status, 0) == child);
+	child = child_peer(s.in, pc_peer);
 	ingest_close(s.in);
 	session_finish(&s, &t);
 
