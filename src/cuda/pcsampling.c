@@ -72,6 +72,8 @@ static pthread_mutex_t cubin_post_lock = PTHREAD_MUTEX_INITIALIZER;
  * The function names CUPTI handed, each pointer once: CUPTI may hand one
  * again in any later record ("shared across all the records"), so they
  * are freed only at the exit (pcs_release). Open addressing; NULL: empty.
+ * Not util/hashmap: it aborts when out of memory, which an agent inside
+ * someone else's program must not.
  */
 static pthread_mutex_t fn_names_lock = PTHREAD_MUTEX_INITIALIZER;
 static char **fn_names;
