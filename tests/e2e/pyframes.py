@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Checks the Python frames of folded stacks (gtrace flame --folded) on stdin.
 
-usage: python3 pyframes.py SCRIPT RULE...
+usage: python3 pyframes.py [--min-share PERCENT] SCRIPT RULE...
 
 A rule NAME=REGEX=FUNCTION=CALL takes the samples with a frame matching
-REGEX (the C routine NAME) and wants at least 95% of them to show FUNCTION
+REGEX (the C routine NAME) and wants at least PERCENT (default 95) of them to show FUNCTION
 as their innermost Python frame of SCRIPT (a library's Python wrapper may
 be inside it), at the line of SCRIPT that holds the text CALL. Prints one line per rule; exits 1 when a rule fails or has no samples.
 """
@@ -28,7 +28,11 @@ def line_of(script, text):
 
 
 def main():
-    script, rules = sys.argv[1], [r.split("=", 3) for r in sys.argv[2:]]
+    args = sys.argv[1:]
+    min_share = 95.0
+    if args[:1] == ["--min-share"]:
+        min_share, args = float(args[1]), args[2:]
+    script, rules = args[0], [r.split("=", 3) for r in args[1:]]
     stacks = []
     for line in sys.stdin:
         stack, count = line.rstrip("\n").rsplit(" ", 1)
@@ -49,7 +53,7 @@ def main():
         share = 100.0 * right / total if total else 0.0
         print(f"{name}: {right} of {total} samples show {func} at line {want_line} "
               f"({share:.1f}%), {wrong} another line ({100.0 * wrong / max(total, 1):.1f}%)")
-        ok = ok and total > 0 and share >= 95.0
+        ok = ok and total > 0 and share >= min_share
     sys.exit(0 if ok else 1)
 
 
