@@ -2,7 +2,7 @@
 /*
  * Kernel regions on the fake driver: a program that reports the regions of
  * its kernels through libgtrace-target while the CUDA agent records them.
- * kr-app launches attn_fwd (24 blocks of 3 groups of 32 threads, 1 ms on
+ * kr-app launches attn_fwd (24 blocks of 3 groups of 32 threads, 10 ms on
  * the fake GPU) N times on one stream, each followed by a synchronize,
  * and fills a kernel-regions buffer as the kernel's 72 leaders would,
  * their regions load (10%), compute (80%) and store (10%) inside the
@@ -11,8 +11,10 @@
  * 0 and the error the launch call's length.
  *
  * The kernel's run starts 2 us after the launch call queued it
- * (FAKE_LAUNCH_LATENCY_NS; the stream is idle) and lasts 1 ms: the regions
- * fall in [call return + 3 us, call start + 1 ms], which that holds.
+ * (FAKE_LAUNCH_LATENCY_NS; the stream is idle) and lasts 10 ms: the
+ * regions fall in [call return + 3 us, call start + 10 ms], which that
+ * holds as long as the call takes less than the run (a first launch under
+ * ASan took 1.9 ms); a longer one is said and ends the program.
  *
  * usage: kr-app [--launches N]   (default 10)
  */
@@ -28,7 +30,7 @@
 
 #define BLOCKS 24
 #define GROUPS 3
-#define KERNEL_NS 1000000
+#define KERNEL_NS 10000000
 #define CAPACITY (BLOCKS * GROUPS * 8)
 
 #define CHECK(call)                                                              \
@@ -94,6 +96,11 @@ int main(int argc, char **argv)
 				     NULL));
 		after = gtrace_now_ns();
 		CHECK(cuStreamSynchronize(stream));
+		if (after - before >= KERNEL_NS / 2) {
+			fprintf(stderr, "kr-app: a launch took %llu ns: no room for the regions\n",
+				(unsigned long long)(after - before));
+			return 3;
+		}
 		fill(buf, after + FAKE_LAUNCH_LATENCY_NS + 1000,
 		     before + FAKE_LAUNCH_LATENCY_NS + KERNEL_NS);
 		if (gtrace_kr_submit(buf, buffer_words(buf), "attn_fwd", region_names, 3, 0,
