@@ -216,7 +216,13 @@ static bool window_open(struct unwind_ctx *ctx, const struct dso_info *dso,
 	return true;
 }
 
-/* The segment holding addr in the same ELF image as a neighbouring mapping. */
+/*
+ * The segment holding addr in the same ELF image as a neighbouring mapping,
+ * writable ones included: a CIE that names its personality routine through
+ * the GOT ("zPLR", every C++ or -fexceptions frame with a cleanup) makes
+ * libunwind read that slot. Only the read must succeed: the unwinder never
+ * calls the routine, so the file's unrelocated bytes serve.
+ */
 static bool window_beside_map(struct unwind_ctx *ctx, const struct map *m, uint64_t addr)
 {
 	const struct dso_load *l;
@@ -226,14 +232,14 @@ static bool window_beside_map(struct unwind_ctx *ctx, const struct map *m, uint6
 		return false;
 	bias = m->start - map_to_elf_addr(m, m->start);
 	l = dso_load_of_vaddr(dso_elf(m->dso), addr - bias);
-	return l && !(l->flags & PF_W) &&
-	       window_open(ctx, m->dso, bias + l->vaddr, l->filesz, l->offset);
+	return l && window_open(ctx, m->dso, bias + l->vaddr, l->filesz, l->offset);
 }
 
 /*
  * Code and read-only data come from the files, which hold what the process
  * has mapped. Without data mmaps the kernel reports only the code, so
- * .eh_frame (in a segment beside it) is reached through the ELF layout.
+ * .eh_frame (in a segment beside it) and the GOT are reached through the
+ * ELF layout.
  */
 static bool read_dso(struct unwind_ctx *ctx, uint64_t addr, uint64_t *val)
 {

@@ -10,7 +10,8 @@ WORKLOAD_BOTH = hot threads recurse
 WORKLOAD_FP_ONLY = forkexec sleeper crasher demo deny-perf
 
 WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
-	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared
+	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared \
+	    $(WORKLOAD_DIR)/cleanup
 
 $(WORKLOAD_DIR)/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call say,CC,$@)
@@ -36,6 +37,20 @@ $(WORKLOAD_DIR)/lanes-shared: tests/workloads/lanes.c tests/workloads/workload.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -Iinclude -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		$< -o $@ $(SAN_FLAGS) -L$(BUILD) -lgtrace-target -Wl,-rpath,$(abspath $(BUILD)) $(TARGET_LIBS)
+
+# cleanup calls its hot path through libcleanup.so, whose frame has a
+# personality routine (-fexceptions and a cleanup); no frame pointers, so
+# only the unwind tables lead through it.
+$(WORKLOAD_DIR)/libcleanup.so: tests/workloads/cleanup-lib.c tests/workloads/workload.h
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fomit-frame-pointer -fPIC -fexceptions -shared $< -o $@
+
+$(WORKLOAD_DIR)/cleanup: tests/workloads/cleanup.c tests/workloads/workload.h \
+		$(WORKLOAD_DIR)/libcleanup.so
+	$(call say,CC,$@)
+	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@ \
+		-L$(WORKLOAD_DIR) -lcleanup -Wl,-rpath,$(abspath $(WORKLOAD_DIR))
 
 workloads: $(WORKLOADS)
 
