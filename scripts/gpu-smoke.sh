@@ -261,9 +261,11 @@ done
 other=$build/tests/cuda/libother-client.so
 [ -f "$other" ] || die "no '$other': run make tests"
 
-# Built for the GPU found: native first, else its compute capability.
+# Built for the GPU found: native first, else its compute capability;
+# without sibling calls, so that a function's last call keeps it on the stack.
+host_flags=-fno-omit-frame-pointer,-fno-optimize-sibling-calls
 nvcc_build() {
-	step nvcc "$nvcc" -O2 -g -Xcompiler -fno-omit-frame-pointer -arch="$1" \
+	step nvcc "$nvcc" -O2 -g -Xcompiler "$host_flags" -arch="$1" \
 		"$srcdir/tests/cuda/real-app.cu" -o "$app" && arch=$1
 }
 if [ -n "${GPU_ARCH-}" ]; then
@@ -352,7 +354,8 @@ check "launch-to-start gap under 1 ms (median $2 us, max $3 us)" within "$2" 0 1
 # Copies and memsets.
 record copies "$app" copies 3
 check "3 DtoH copies" equals "$(copies copies DtoH)" 3
-check "6 memsets (cudaMemset and cudaMemsetAsync)" equals "$(copies copies memset)" 6
+check "7 memsets (the clearing one, 3 cudaMemset, 3 cudaMemsetAsync)" \
+	equals "$(copies copies memset)" 7
 
 # Driver-API launches, each kernel linked to the function that launched it.
 record driver "$app" driver 4
@@ -446,7 +449,7 @@ hot_line=$(grep -n '/\* PC-HOT-LINE \*/' "$srcdir/tests/cuda/pc-app.cu" | cut -d
 pc_number() {
 	sed -n "s/^PC $2: *//p" "$work/$1.diag" | grep -Eo "$3" | grep -Eo '[0-9.]+' | head -n 1
 }
-if step nvcc-pc "$nvcc" -O2 -g -lineinfo -Xcompiler -fno-omit-frame-pointer -arch="$arch" \
+if step nvcc-pc "$nvcc" -O2 -g -lineinfo -Xcompiler "$host_flags" -arch="$arch" \
 	"$srcdir/tests/cuda/pc-app.cu" -o "$pcapp"; then
 	RECORD_OPTS=--gpu-pc-sampling=rate=0 record pc "$pcapp" 200
 	step pc.report "$gtrace" report -i "$work/pc.data" --gpu-pc

@@ -17,10 +17,12 @@
  *
  * The result of its subscription goes to the file OTHER_CLIENT_OUT when
  * set: "<CUPTI result number> <holder's name>", the name as CUPTI gave it.
- * It acts only in processes that have libcuda.so.1 loaded: a shell or a
- * profiler that inherits the preload is left alone. cuStreamSynchronize
- * is interposed: it works with programs that call the driver by symbol,
- * like fake-app.
+ * Preload it into the CUDA program alone (sh -c 'LD_PRELOAD=... exec
+ * PROGRAM'): it acts in whatever process loads it, before that process
+ * has loaded libcuda, as in a program linked to the static CUDA runtime,
+ * which opens the driver at its first call. cuStreamSynchronize is
+ * interposed: it works with programs that call the driver by symbol, like
+ * fake-app and real-app's driver mode.
  */
 #include <cuda.h>
 #include <cupti.h>
@@ -89,12 +91,10 @@ __attribute__((constructor)) static void at_load(void)
 {
 	const char *env = getenv("OTHER_CLIENT_MODE");
 	const char *path = getenv("OTHER_CLIENT_CUPTI");
-	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
 	void *cupti;
 
-	if (!env || !cuda)
+	if (!env)
 		return;
-	dlclose(cuda);
 	cupti = dlopen(path && *path ? path : "libcupti.so.13", RTLD_NOW);
 	if (!cupti) {
 		fprintf(stderr, "other client: %s\n", dlerror());

@@ -13,9 +13,11 @@
  * scale<<<...>>> on stream 1 and add<<<...>>> on stream 2, 8 launches
  * each, and one busy<<<1, 1>>> of about 5 ms on stream 1; launch_graph
  * launches a graph of 3 scale kernels captured from stream 1; after 3 ms
- * asleep, wait_for_gpu synchronizes both streams (busy still runs). Both
- * launching functions spend 2 ms of CPU before and after their launches,
- * so that they are sampled around them. Before the loop: 2 HtoD copies of
+ * asleep, wait_for_gpu synchronizes both streams (busy still runs). Every
+ * launching function, here and in the modes, spends 2 ms of CPU before and
+ * after its launches: on a real GPU a launch takes microseconds, so the
+ * samples nearest to it must be its own (build without sibling calls, so
+ * that the last burn stays under it). Before the loop: 2 HtoD copies of
  * 4 MiB; after: 1 DtoH copy of 4 MiB and the NVTX start/end range "verify"
  * around checking the result.
  *
@@ -26,7 +28,8 @@
  *   gap        COUNT launches of nap<<<1, 32>>> onto an idle GPU, each
  *              after 1 ms of CPU and followed by a synchronization
  *   copies     COUNT DtoH copies of 4 MiB, COUNT cudaMemset and COUNT
- *              cudaMemsetAsync of 4 MiB
+ *              cudaMemsetAsync of 4 MiB, after the cudaMemset that
+ *              clears the buffer
  *   driver     COUNT rounds: 8 scale kernels by cuLaunchKernel from
  *              launch_driver, 8 add kernels by cuLaunchKernelEx from
  *              launch_driver_ex, then cuStreamSynchronize; driver entry
@@ -277,8 +280,10 @@ __attribute__((noinline)) static void launch_driver(CUfunction f, CUstream s, fl
 	int n = N;
 	void *args[] = { &x, &factor, &n };
 
+	burn(0.002);
 	for (int i = 0; i < LAUNCHES; i++)
 		CHECK_CU(launch_kernel(f, N / 256, 1, 1, 256, 1, 1, 0, s, args, NULL));
+	burn(0.002);
 }
 
 __attribute__((noinline)) static void launch_driver_ex(CUfunction f, CUstream s, float *y,
@@ -295,8 +300,10 @@ __attribute__((noinline)) static void launch_driver_ex(CUfunction f, CUstream s,
 	config.blockDimY = 1;
 	config.blockDimZ = 1;
 	config.hStream = s;
+	burn(0.002);
 	for (int i = 0; i < LAUNCHES; i++)
 		CHECK_CU(launch_kernel_ex(&config, f, args, NULL));
+	burn(0.002);
 }
 
 static int run_driver(int count)
@@ -312,10 +319,8 @@ static int run_driver(int count)
 	launch_kernel_ex = (decltype(launch_kernel_ex))driver_entry("cuLaunchKernelEx");
 	stream_synchronize = (decltype(stream_synchronize))driver_entry("cuStreamSynchronize");
 	for (int i = 0; i < count; i++) {
-		burn(0.002);
 		launch_driver((CUfunction)scale_fn, s, x);
 		launch_driver_ex((CUfunction)add_fn, s, y, x);
-		burn(0.002);
 		CHECK_CU(stream_synchronize(s));
 	}
 	CHECK(cudaStreamDestroy(s));
