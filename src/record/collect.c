@@ -362,7 +362,7 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->ips[0] = s.ip;
 		n = 1;
 	}
-	py = read_python(c, &s, n, outcome == UNWIND_COMPLETE);
+	py = read_python(c, &s, n, unwind_complete(outcome));
 	/* Each group of Python frames goes right under the eval frame running it. */
 	group = py ? py->groups : 0;
 	while (n) {
@@ -377,7 +377,7 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 	row->tid = s.tid;
 	row->node = node;
 	row->cpu = s.cpu;
-	row->flags = outcome == UNWIND_COMPLETE ? 0 : TR_SAMPLE_TRUNCATED;
+	row->flags = unwind_complete(outcome) ? 0 : TR_SAMPLE_TRUNCATED;
 	c->counters[CNT_SAMPLES]++;
 }
 

@@ -9,6 +9,7 @@ const char *unwind_outcome_name(enum unwind_outcome o)
 {
 	static const char *const names[UNWIND_OUTCOMES] = {
 		[UNWIND_COMPLETE] = "complete",
+		[UNWIND_COMPLETE_FP_TAIL] = "complete.fp-tail",
 		[UNWIND_TRUNCATED_STACK] = "truncated.stack",
 		[UNWIND_TRUNCATED_DEPTH] = "truncated.depth",
 		[UNWIND_FAILED_NO_MAP] = "failed.no-map",
@@ -88,6 +89,71 @@ static enum unwind_outcome walk_frame_pointers(const struct addrspaces *as,
 		ips[(*n)++] = f.ip - 1;
 	}
 	return UNWIND_TRUNCATED_DEPTH;
+}
+
+/*
+ * The user part of the kernel's chain, *len entries: the sampled ip, then
+ * raw return addresses.
+ */
+static const uint64_t *user_callchain(const struct unwind_sample *s, size_t *len)
+{
+	size_t i = 0;
+
+	while (i < s->callchain_len && s->callchain[i] != PERF_CONTEXT_USER)
+		i++;
+	for (*len = 0; i + 1 + *len < s->callchain_len; (*len)++)
+		if (s->callchain[i + 1 + *len] >= PERF_CONTEXT_MAX)
+			break;
+	return s->callchain + i + 1;
+}
+
+/* A chain entry as the unwinders store frames: a caller's inside its call. */
+static uint64_t chain_frame(const uint64_t *user, size_t i)
+{
+	return i ? user[i] - 1 : user[i];
+}
+
+/* Entries the kernel keeps at most (perf_event_max_stack's default). */
+#define KERNEL_CHAIN_MAX 127
+
+/*
+ * The DWARF frames ran off the stack copy: the kernel's frame-pointer
+ * chain, which no copy bounds, goes on. Walking the same frame records
+ * inside the copy ties chain entries to DWARF frames by their stack
+ * pointers, so a frame the chain skips (one that keeps no frame pointer)
+ * or a recursion, whose return addresses repeat, cannot shift the join.
+ * The outermost such tie wins: DWARF frames past it give way to the chain.
+ */
+enum unwind_outcome unwind_fp_tail(const struct addrspaces *as, const struct unwind_sample *s,
+				   const uint64_t *sps, uint64_t *ips, size_t *n)
+{
+	size_t len = 0, chain_at = 0, dwarf_at = 0, i = 1, j = 0;
+	const uint64_t *user = user_callchain(s, &len);
+	enum unwind_outcome why;
+	struct fp_frame f;
+
+	if (!len || !fp_frame_of_sample(s, &f) || user[0] != f.ip)
+		return UNWIND_TRUNCATED_STACK;
+	while (fp_step(as, s, &f, &why) && ++j < len && user[j] == f.ip) {
+		/* Frames lie at rising stack pointers: look on from the last tie. */
+		while (i < *n && sps[i] < f.sp)
+			i++;
+		if (i < *n && sps[i] == f.sp && ips[i] == f.ip - 1) {
+			dwarf_at = i;
+			chain_at = j;
+		}
+	}
+	if (!chain_at)
+		return UNWIND_TRUNCATED_STACK;
+	*n = dwarf_at + 1;
+	for (j = chain_at + 1; j < len; j++) {
+		if (*n == UNWIND_MAX_FRAMES)
+			return UNWIND_TRUNCATED_DEPTH;
+		if (!addrspace_find(as, s->pid, user[j]))
+			return UNWIND_TRUNCATED_STACK;
+		ips[(*n)++] = chain_frame(user, j);
+	}
+	return len < KERNEL_CHAIN_MAX ? UNWIND_COMPLETE_FP_TAIL : UNWIND_TRUNCATED_DEPTH;
 }
 
 /*

@@ -73,6 +73,16 @@ bool fp_step(const struct addrspaces *as, const struct unwind_sample *s,
 	     struct fp_frame *f, enum unwind_outcome *why);
 
 /*
+ * After a DWARF unwind of *n frames (sps[i]: frame i's stack pointer) that
+ * ran off the stack copy: the rest from the kernel's frame-pointer chain,
+ * joined where both reach the same frame. Returns COMPLETE_FP_TAIL;
+ * TRUNCATED_STACK with the frames unchanged where there is no such frame;
+ * TRUNCATED_* when the chain ends early too.
+ */
+enum unwind_outcome unwind_fp_tail(const struct addrspaces *as, const struct unwind_sample *s,
+				   const uint64_t *sps, uint64_t *ips, size_t *n);
+
+/*
  * --call-graph fp: the kernel's PERF_SAMPLE_CALLCHAIN when the sample has
  * one, else a frame-pointer walk through the copied stack.
  */

@@ -58,6 +58,7 @@ struct unwinder {
 	 */
 	struct u64map spaces;		/* pid -> unw_addr_space_t, 0 forgotten */
 	VEC(struct unwind_dso) dsos;	/* dsos.v[id - 1] */
+	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
 };
 
 /* The process addresses [lo, hi) whose bytes are at base: the last file range read. */
@@ -487,8 +488,9 @@ static bool step_frame_pointer(struct unwind_ctx *ctx, unw_cursor_t *cursor,
 	return true;
 }
 
+/* Frame i's ip in ips[i], its stack pointer in sps[i]. */
 static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_sample *s,
-					uint64_t *ips, size_t *n)
+					uint64_t *ips, uint64_t *sps, size_t *n)
 {
 	const uint64_t need = REG_BIT(IP) | REG_BIT(SP);
 	struct unwind_ctx ctx = { .u = u, .s = s, .regs = &s->regs };
@@ -500,8 +502,8 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 
 	if ((s->regs.mask & need) != need)
 		return UNWIND_FAILED_BAD_FRAME;
+	prev_sp = sps[*n] = s->regs.r[PERF_REG_X86_SP];
 	ips[(*n)++] = s->regs.r[PERF_REG_X86_IP];
-	prev_sp = s->regs.r[PERF_REG_X86_SP];
 	space = space_of(u, s->pid);
 	if (!space || unw_init_remote(&cursor, space, &ctx) < 0)
 		return UNWIND_FAILED_BAD_FRAME;
@@ -519,8 +521,8 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 				return failed_step(&ctx);
 			if (!step_frame_pointer(&ctx, &cursor, space, &why))
 				return why;
+			prev_sp = sps[*n] = ctx.restart.r[PERF_REG_X86_SP];
 			ips[(*n)++] = ctx.restart.r[PERF_REG_X86_IP];
-			prev_sp = ctx.restart.r[PERF_REG_X86_SP];
 			after_signal = false;
 			continue;
 		}
@@ -534,6 +536,7 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 		 * the interrupted frame's is exact: neither follows a call.
 		 */
 		signal = unw_is_signal_frame(&cursor) > 0;
+		sps[*n] = sp;
 		ips[(*n)++] = signal || after_signal ? ip : ip - 1;
 		after_signal = signal;
 		prev_sp = sp;
@@ -544,8 +547,13 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 			   uint64_t *ips, size_t *n)
 {
+	enum unwind_outcome outcome;
+
 	if (u->method == UNWIND_FP)
 		return unwind_frame_pointers(u->as, s, ips, n);
 	*n = 0;
-	return unwind_dwarf(u, s, ips, n);
+	outcome = unwind_dwarf(u, s, ips, u->sps, n);
+	if (outcome == UNWIND_TRUNCATED_STACK && s->callchain)
+		outcome = unwind_fp_tail(u->as, s, u->sps, ips, n);
+	return outcome;
 }

@@ -10,6 +10,7 @@
  * unwind-stub.c provides frame pointers alone (for both methods).
  */
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -25,6 +26,7 @@ enum unwind_method {
 /* Why an unwind ended: each is a diagnose counter "unwind.<name>". */
 enum unwind_outcome {
 	UNWIND_COMPLETE,	/* reached the outermost frame (_start, clone) */
+	UNWIND_COMPLETE_FP_TAIL,/* the same, past the stack copy by the kernel's frame pointers */
 	UNWIND_TRUNCATED_STACK,	/* ran off the copied stack */
 	UNWIND_TRUNCATED_DEPTH,	/* hit UNWIND_MAX_FRAMES */
 	UNWIND_FAILED_NO_MAP,	/* an address outside any known mapping */
@@ -34,6 +36,11 @@ enum unwind_outcome {
 };
 
 const char *unwind_outcome_name(enum unwind_outcome o);
+
+static inline bool unwind_complete(enum unwind_outcome o)
+{
+	return o == UNWIND_COMPLETE || o == UNWIND_COMPLETE_FP_TAIL;
+}
 
 /* x86-64 user registers, in the order of PERF_REG_X86_* */
 struct unwind_regs {
@@ -49,7 +56,7 @@ struct unwind_sample {
 	struct unwind_regs regs;	/* at the sample */
 	const uint8_t *stack;		/* copy of the stack from regs' SP up */
 	size_t stack_len;		/* the bytes the kernel copied (dyn_size) */
-	const uint64_t *callchain;	/* PERF_SAMPLE_CALLCHAIN (fp mode), else NULL */
+	const uint64_t *callchain;	/* PERF_SAMPLE_CALLCHAIN, user part, or NULL */
 	size_t callchain_len;
 };
 

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # A stack more than 100 frames deep is unwound to the end, with and without
-# frame pointers.
+# frame pointers; with frame pointers, a stack copy too small for it is
+# carried on by the kernel's frame-pointer chain, every level once.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -17,3 +18,18 @@ for flavour in recurse recurse-nofp; do
 	at_least "$flavour: share of samples unwound through all 100 levels to main" \
 		"$(cat share)" 80
 done
+
+record short.data --call-graph dwarf,2048 -- "$WORKLOADS/recurse" 100 0.6
+run_gtrace flame -i short.data --folded >short.folded
+awk '{ total += $NF }
+     /;main;run_recursion;recurse_down;/ && /;recurse_leaf [0-9]+$/ {
+	levels = gsub(/;recurse_down/, "&")
+	if (levels == 100) exact += $NF
+	if (levels > 100) over += $NF
+     }
+     END { print total ? int(100 * exact / total) : 0, over + 0 }' short.folded >share
+read -r exact over <share
+at_least "share of samples through a 2 KiB copy with all 100 levels and main" "$exact" 80
+[ "$over" -eq 0 ] || fail "$over samples with more than 100 levels: frames repeated at the join"
+run_gtrace diagnose -i short.data >short.diag
+at_least "complete.fp-tail share" "$(diagnose_percent short.diag complete.fp-tail)" 80

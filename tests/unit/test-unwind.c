@@ -438,6 +438,52 @@ static void test_kernel_callchain(void)
 	CHECK_EQ_U64(n, 1);
 }
 
+/*
+ * DWARF on stack copies cut ever shorter, with the kernel's chain (here the
+ * frame-pointer walk of the whole copy) in the sample: wherever DWARF runs
+ * off the copy after a frame, the chain takes over at the same frame, and
+ * the frames are the whole walk's, none lost or repeated.
+ */
+static void test_dwarf_fp_tail(void)
+{
+	uint64_t ips[UNWIND_MAX_FRAMES], full[UNWIND_MAX_FRAMES];
+	uint64_t chain[UNWIND_MAX_FRAMES + 1] = { PERF_CONTEXT_USER };
+	struct unwind_sample s = sample_of(&fp_capture, UNWIND_FP);
+	size_t n, nfull, joined = 0;
+	enum unwind_outcome o;
+
+	unwind_with(UNWIND_FP, &s, full, &nfull);
+	CHECK(nfull >= 3);
+	for (size_t i = 0; i < nfull; i++)
+		chain[i + 1] = i ? full[i] + 1 : full[i];
+	s = sample_of(&fp_capture, UNWIND_DWARF);
+	for (size_t len = 512; len >= 16; len -= 8) {
+		s.stack_len = len;
+		s.callchain = NULL;
+		if (unwind_with(UNWIND_DWARF, &s, ips, &n) != UNWIND_TRUNCATED_STACK || n < 2)
+			continue;
+		s.callchain = chain;
+		s.callchain_len = nfull + 1;
+		o = unwind_with(UNWIND_DWARF, &s, ips, &n);
+		joined++;
+		CHECK_EQ_U64(o, UNWIND_COMPLETE_FP_TAIL);
+		CHECK_EQ_U64(n, nfull);
+		CHECK(!memcmp(ips, full, nfull * sizeof(*ips)));
+		if (test_current_failed) {
+			printf("  stack copy of %zu bytes:\n", len);
+			print_frames(ips, n, o);
+			return;
+		}
+	}
+	CHECK(joined > 0);
+
+	/* A chain that disagrees with the copy joins nothing. */
+	chain[2] ^= 0x40;
+	s.stack_len = 64;
+	o = unwind_with(UNWIND_DWARF, &s, ips, &n);
+	CHECK(o != UNWIND_COMPLETE_FP_TAIL);
+}
+
 static void test_outcome_names(void)
 {
 	CHECK_STREQ(unwind_outcome_name(UNWIND_COMPLETE), "complete");
@@ -527,6 +573,8 @@ int main(void)
 	}
 	RUN(test_frame_pointers);
 	RUN(test_kernel_callchain);
+	if (HAVE_LIBUNWIND)
+		RUN(test_dwarf_fp_tail);
 	RUN(test_outcome_names);
 	if (HAVE_LIBUNWIND)
 		report_cost(UNWIND_DWARF, &dwarf_capture);
