@@ -20,6 +20,7 @@ static const struct {
 } meta_lines[] = {
 	{ "command", "command" },
 	{ "event", "event" },
+	{ "kernel-time", "kernel time" },
 	{ "frequency", "frequency (Hz)" },
 	{ "call-graph", "call graph" },
 	{ "stack-size", "stack size" },

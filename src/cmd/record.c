@@ -41,8 +41,11 @@ static void usage(FILE *out)
 		"  -o, --output FILE        write to FILE (default " DEFAULT_OUTPUT "); an existing\n"
 		"                           FILE is renamed FILE.old\n"
 		"  -F, --freq HZ            samples per second per thread (default %d)\n"
-		"  -e, --event EVENT        cycles, cpu-clock or task-clock (default: cycles\n"
-		"                           where the CPU counts them, else cpu-clock)\n"
+		"  -e, --event EVENT[:u]    cycles, cpu-clock or task-clock (default: cycles\n"
+		"                           where the CPU counts them, else cpu-clock); time\n"
+		"                           in system calls counts where the kernel allows\n"
+		"                           (root, CAP_PERFMON, perf_event_paranoid <= 1),\n"
+		"                           charged to the calling stack; ':u': user time only\n"
 		"      --call-graph MODE    dwarf[,SIZE]: unwind a copy of SIZE bytes of each\n"
 		"                           stack (default dwarf,%d; at most %d);\n"
 		"                           fp: follow frame pointers\n"
@@ -178,8 +181,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case 'e':
-			if (sampler_event_parse(optarg, &o->event)) {
-				pr_err("unknown event '%s': expected cycles, cpu-clock or task-clock",
+			if (sampler_event_parse(optarg, &o->event, &o->user_only)) {
+				pr_err("unknown event '%s': expected cycles, cpu-clock or task-clock, each with an optional ':u'",
 				       optarg);
 				return usage_error();
 			}

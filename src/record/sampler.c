@@ -33,6 +33,7 @@ struct sampler {
 	struct rec_layout layout;
 	enum sampler_event event;
 	bool fell_back;
+	bool kernel;		/* time in the kernel is sampled too */
 	size_t ring_bytes;	/* data area of each ring */
 	size_t page_size;
 };
@@ -42,6 +43,14 @@ static const char *const event_names[] = {
 	[SAMPLER_EVENT_CYCLES] = "cycles",
 	[SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock",
 	[SAMPLER_EVENT_TASK_CLOCK] = "task-clock",
+};
+
+/* The same, user time only: perf's ":u" modifier. */
+static const char *const user_event_names[] = {
+	[SAMPLER_EVENT_AUTO] = "cycles:u",
+	[SAMPLER_EVENT_CYCLES] = "cycles:u",
+	[SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock:u",
+	[SAMPLER_EVENT_TASK_CLOCK] = "task-clock:u",
 };
 
 int sampler_read_sysctl(const char *name, long *value)
@@ -109,7 +118,7 @@ static void set_event(struct perf_event_attr *a, enum sampler_event e)
 }
 
 static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
-		      enum sampler_event e, bool build_id, size_t ring_bytes)
+		      enum sampler_event e, bool kernel, bool build_id, size_t ring_bytes)
 {
 	memset(a, 0, sizeof(*a));
 	a->size = sizeof(*a);
@@ -118,20 +127,28 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->sample_freq = o->freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	/*
+	 * The kernel's frame-pointer chain in either mode: with DWARF, it
+	 * goes on where a stack deeper than the copy ends it.
+	 */
+	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+	a->exclude_callchain_kernel = 1;
 	if (o->method == UNWIND_DWARF) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = unwind_regs_mask(UNWIND_DWARF);
 		a->sample_stack_user = o->stack_size;
-	} else {
-		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		a->exclude_callchain_kernel = 1;
 	}
 	/* A command is sampled from its exec on, a running process at once. */
 	a->disabled = !o->attach;
 	a->enable_on_exec = !o->attach;
 	a->inherit = 1;
-	/* User space only: allowed at perf_event_paranoid 2 without privilege. */
-	a->exclude_kernel = 1;
+	/*
+	 * Time in system calls (a driver's ioctls) is charged to the user
+	 * stack that made them: the registers and the stack copied are the
+	 * user's either way. Where that is refused, user time only, which
+	 * perf_event_paranoid 2 allows without privilege.
+	 */
+	a->exclude_kernel = !kernel;
 	a->exclude_hv = 1;
 	a->sample_id_all = 1;
 	a->use_clockid = 1;
@@ -159,10 +176,16 @@ static bool event_unsupported(int err)
 	return err == -ENOENT || err == -EOPNOTSUPP || err == -ENODEV || err == -EINVAL;
 }
 
+static bool refused(int err)
+{
+	return err == -EACCES || err == -EPERM;
+}
+
 /*
  * Finds attributes the kernel takes by opening the first CPU's event: cycles
- * then cpu-clock for SAMPLER_EVENT_AUTO, each with build-ids in MMAP2
- * records and then without for kernels that predate them.
+ * then cpu-clock for SAMPLER_EVENT_AUTO, each with kernel time and then, if
+ * that is refused, without, as perf falls back to ":u"; each with build-ids
+ * in MMAP2 records and then without for kernels that predate them.
  */
 static int open_first(struct sampler *s, const struct sampler_opts *o, int cpu,
 		      struct perf_event_attr *a)
@@ -175,15 +198,20 @@ static int open_first(struct sampler *s, const struct sampler_opts *o, int cpu,
 	int fd = -EINVAL;
 
 	for (size_t i = 0; i < nevents; i++) {
-		for (int build_id = 1; build_id >= 0; build_id--) {
-			fill_attr(a, o, events[i], build_id, s->ring_bytes);
-			fd = perf_event_open(a, o->pid, cpu);
-			if (fd != -EINVAL)
+		for (int kernel = !o->user_only; kernel >= 0; kernel--) {
+			for (int build_id = 1; build_id >= 0; build_id--) {
+				fill_attr(a, o, events[i], kernel, build_id, s->ring_bytes);
+				fd = perf_event_open(a, o->pid, cpu);
+				if (fd != -EINVAL)
+					break;
+			}
+			if (!kernel || !refused(fd))
 				break;
 		}
 		if (fd >= 0) {
 			s->event = events[i];
 			s->fell_back = i > 0;
+			s->kernel = !a->exclude_kernel;
 			return fd;
 		}
 		if (!event_unsupported(fd))
@@ -385,7 +413,12 @@ void sampler_close(struct sampler *s)
 
 const char *sampler_event_name(const struct sampler *s)
 {
-	return event_names[s->event];
+	return s->kernel ? event_names[s->event] : user_event_names[s->event];
+}
+
+bool sampler_samples_kernel(const struct sampler *s)
+{
+	return s->kernel;
 }
 
 const char *sampler_event_label(enum sampler_event e)
@@ -393,14 +426,17 @@ const char *sampler_event_label(enum sampler_event e)
 	return event_names[e];
 }
 
-int sampler_event_parse(const char *name, enum sampler_event *e)
+int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only)
 {
 	size_t n = sizeof(event_names) / sizeof(event_names[0]);
 
 	/* From CYCLES on: AUTO only borrows the name of its first choice. */
 	for (size_t i = SAMPLER_EVENT_CYCLES; i < n; i++) {
-		if (!strcmp(name, event_names[i])) {
+		bool plain = !strcmp(name, event_names[i]);
+
+		if (plain || !strcmp(name, user_event_names[i])) {
 			*e = (enum sampler_event)i;
+			*user_only = !plain;
 			return 0;
 		}
 	}

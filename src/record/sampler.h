@@ -32,6 +32,7 @@ struct sampler_opts {
 	pid_t pid;			/* the target, before its exec */
 	bool attach;			/* pid is running already: follow it from now */
 	enum sampler_event event;
+	bool user_only;			/* leave the kernel's time out even where allowed */
 	uint32_t freq;			/* samples per second per thread */
 	enum unwind_method method;
 	uint32_t stack_size;		/* user stack bytes copied per sample (dwarf) */
@@ -52,12 +53,20 @@ struct sampler;
 int sampler_open(struct sampler **s, const struct sampler_opts *o);
 void sampler_close(struct sampler *s);
 
-/* "cycles", "cpu-clock" or "task-clock": what was opened. */
+/*
+ * "cycles", "cpu-clock" or "task-clock": what was opened, with perf's ":u"
+ * when only user time is sampled.
+ */
 const char *sampler_event_name(const struct sampler *s);
+/* True when time in the kernel is sampled too (charged to the user stack). */
+bool sampler_samples_kernel(const struct sampler *s);
 /* The name of an event (AUTO's is its first choice, cycles). */
 const char *sampler_event_label(enum sampler_event e);
-/* The event of a name sampler_event_label gives: 0, or -EINVAL. */
-int sampler_event_parse(const char *name, enum sampler_event *e);
+/*
+ * The event of a name sampler_event_label gives, and whether ":u" follows
+ * it (user time only): 0, or -EINVAL.
+ */
+int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only);
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);

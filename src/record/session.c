@@ -306,6 +306,16 @@ static char *command_line(const struct session *se)
 	return command;
 }
 
+/* Whether time in the kernel was sampled, and why not. */
+static const char *kernel_time(const struct session *se)
+{
+	if (sampler_samples_kernel(se->sampler))
+		return "sampled, charged to the calling user stack";
+	if (se->o->user_only)
+		return "not sampled (':u' asked for user time only)";
+	return "not sampled: refused; root, CAP_PERFMON or perf_event_paranoid <= 1 allows it";
+}
+
 static void add_start_meta(struct session *se)
 {
 	const struct record_opts *o = se->o;
@@ -320,6 +330,7 @@ static void add_start_meta(struct session *se)
 	free(command);
 
 	collector_meta(c, "event", sampler_event_name(se->sampler));
+	collector_meta(c, "kernel-time", kernel_time(se));
 	meta_u64(c, "frequency", o->freq);
 	collector_meta(c, "call-graph", o->method == UNWIND_DWARF ? "dwarf" : "fp");
 	if (o->method == UNWIND_DWARF)
@@ -420,6 +431,7 @@ static int start(struct session *se)
 	struct sampler_opts so = {
 		.attach = o->attach != 0,
 		.event = o->event,
+		.user_only = o->user_only,
 		.freq = o->freq,
 		.method = o->method,
 		.stack_size = o->stack_size,

@@ -23,6 +23,7 @@ struct record_opts {
 	pid_t attach;			/* or else a running process (argv NULL) */
 	const char *output;		/* an existing file is renamed to output.old */
 	enum sampler_event event;
+	bool user_only;			/* -e EVENT:u */
 	uint32_t freq;
 	enum unwind_method method;
 	uint32_t stack_size;

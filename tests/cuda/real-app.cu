@@ -11,7 +11,7 @@
  *
  * Each iteration, inside the NVTX range "iteration": launch_batch queues
  * scale<<<...>>> on stream 1 and add<<<...>>> on stream 2, 8 launches
- * each, and one busy<<<1, 1>>> of about 5 ms on stream 1; launch_graph
+ * each, and one busy<<<1, 1>>> of about 20 ms on stream 1; launch_graph
  * launches a graph of 3 scale kernels captured from stream 1; after 3 ms
  * asleep, wait_for_gpu synchronizes both streams (busy still runs). Every
  * launching function, here and in the modes, spends 2 ms of CPU before and
@@ -62,7 +62,7 @@
 #define N (1 << 20)
 #define LAUNCHES 8
 #define GRAPH_KERNELS 3
-#define BUSY_CYCLES 10000000ll	/* about 5 ms at 2 GHz */
+#define BUSY_CYCLES 40000000ll	/* about 20 ms at 2 GHz: still running at wait_for_gpu */
 #define TILE_FLOATS 12288	/* 48 KiB of shared memory per block */
 #define TILE_THREADS 128
 #define LAUNCHER_THREADS 4

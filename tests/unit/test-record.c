@@ -458,18 +458,28 @@ out:
 	tr_tables_free(&t);
 }
 
-/* Every event name the sampler gives parses back to its event. */
+/* Every event name the sampler gives parses back to its event, ":u" too. */
 static void test_event_names(void)
 {
 	enum sampler_event e = SAMPLER_EVENT_AUTO;
+	bool user_only = true;
+	char name[32];
 
 	CHECK_STREQ(sampler_event_label(SAMPLER_EVENT_AUTO), "cycles");
 	for (int i = SAMPLER_EVENT_CYCLES; i <= SAMPLER_EVENT_TASK_CLOCK; i++) {
-		CHECK(!sampler_event_parse(sampler_event_label((enum sampler_event)i), &e));
+		CHECK(!sampler_event_parse(sampler_event_label((enum sampler_event)i), &e,
+					   &user_only));
 		CHECK_EQ_U64(e, i);
+		CHECK(!user_only);
+		snprintf(name, sizeof(name), "%s:u", sampler_event_label((enum sampler_event)i));
+		e = SAMPLER_EVENT_AUTO;
+		CHECK(!sampler_event_parse(name, &e, &user_only));
+		CHECK_EQ_U64(e, i);
+		CHECK(user_only);
 	}
-	CHECK(sampler_event_parse("instructions", &e) == -EINVAL);
-	CHECK(sampler_event_parse("", &e) == -EINVAL);
+	CHECK(sampler_event_parse("instructions", &e, &user_only) == -EINVAL);
+	CHECK(sampler_event_parse("cpu-clock:k", &e, &user_only) == -EINVAL);
+	CHECK(sampler_event_parse("", &e, &user_only) == -EINVAL);
 }
 
 /* What --gpu-pc-sampling takes, and the form the agent reads back. */
