@@ -4,18 +4,21 @@
 # The CUDA collector on a real GPU, with the real driver and CUPTI: builds
 # tests/cuda/real-app.cu with nvcc for the GPU found, records its default
 # run and each of its modes with gtrace, and checks what only real
-# hardware can confirm. The default run: kernels (count and names) on their
-# stream lanes, their links to the calls that launched them, NVTX ranges,
-# the kernels of a CUDA graph, CUPTI's clock being gtrace's (no kernel
-# before its launch call, every span inside the recording), no record lost
-# and no filtered call shown. Then: occupancy against the runtime's own
-# figure, the launch-to-start gap on an idle GPU, DtoH copies and memsets,
+# hardware can confirm. The default run: kernels (count and names) on
+# their stream lanes, their links to the calls that launched them, NVTX
+# ranges, the kernels of a CUDA graph, CUPTI's clock being gtrace's (no
+# kernel before its launch call, every span inside the recording), no
+# record lost, no filtered call shown, and stacks unwound through libcuda
+# and CUPTI. Then: occupancy against the runtime's own figure, the
+# launch-to-start gap on an idle GPU, DtoH copies and memsets,
 # cuLaunchKernel and cuLaunchKernelEx, several launching threads,
-# cudaDeviceReset, exit with a kernel running, a second CUPTI client (three
-# ways), NVTX with a second libcupti preloaded, the agent's overhead
-# against a run without gtrace, the activity buffer delay; and PC sampling
-# of tests/cuda/pc-app.cu: samples collected, the cubin kept and matched,
-# the hot line found, stall reasons named, and its overhead; and kernel
+# cudaDeviceReset, exit with a kernel running, a second CUPTI client
+# (three ways), NVTX with a second libcupti preloaded, the agent's
+# overhead against a run without gtrace, the activity buffer delay; and PC
+# sampling of tests/cuda/pc-app.cu: samples collected, the cubin kept and
+# matched, the hot line found, stall reasons named, the launches linked to
+# their stacks (with kernel time sampled), the stacks through CUPTI's
+# sampling complete, past the stack copy too, and its overhead; and kernel
 # regions from tests/cuda/kr-real.cu: collected, inside their kernels'
 # runs, compute the longest.
 #
@@ -173,6 +176,32 @@ within() {
 	at_least "$1" "$2" && at_most "$1" "$3"
 }
 
+# unwind_pct NAME OUTCOME: the share of NAME's samples whose unwind ended so.
+unwind_pct() {
+	awk -v outcome="$2" '$1 == outcome && match($0, /[0-9.]+%/) {
+		print substr($0, RSTART, RLENGTH - 1); exit }' "$work/$1.diag"
+}
+
+# complete_pct NAME: the share of NAME's samples unwound to their outermost
+# frame, the kernel's frame-pointer chain past the stack copy included.
+complete_pct() {
+	awk -v a="$(unwind_pct "$1" complete)" -v b="$(unwind_pct "$1" complete.fp-tail)" \
+		'BEGIN { printf "%.2f", a + b }'
+}
+
+# failed_pct NAME: the share of NAME's samples whose unwind failed (not
+# merely cut short).
+failed_pct() {
+	awk '$1 ~ /^failed\./ && match($0, /[0-9.]+%/) { p += substr($0, RSTART, RLENGTH - 1) }
+		END { printf "%.2f", p }' "$work/$1.diag"
+}
+
+# linked_pct NAME: the share of NAME's GPU and API spans linked to a CPU stack.
+linked_pct() {
+	awk '$1 == "linked" && match($0, /[0-9.]+%/) { print substr($0, RSTART, RLENGTH - 1); exit }' \
+		"$work/$1.diag"
+}
+
 # tid_of NAME COMM: the first thread of that name in NAME.threads.
 tid_of() {
 	awk -v comm="$2" '$2 !~ /^0xfff/ && $3 == comm { print $2; exit }' "$work/$1.threads"
@@ -314,6 +343,8 @@ check "kernels link to launch_batch" has "$main_folded" \
 	';launch_batch;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;(scale|add)\('
 check "graph kernels link to launch_graph" has "$main_folded" \
 	';launch_graph;([^;]+;)*\[lane\] GPU[0-9]+ stream [0-9]+;scale\('
+check "stacks unwound through libcuda and CUPTI ($(complete_pct main)% complete)" \
+	at_least "$(complete_pct main)" 95
 check "no kernel starts before its launch call" equals \
 	"$(counter "$work/main.diag" cuda.causality)" 0
 check "every span lies inside the recording" inside_recording main
@@ -465,6 +496,18 @@ if step nvcc-pc "$nvcc" -O2 -g -lineinfo -Xcompiler "$host_flags" -arch="$arch" 
 		sub(/.*:/, "", $3); print $3; exit }' "$work/pc.report.txt")" "$hot_line"
 	check "pc: stall reasons named" has "$work/pc.report.txt" '^#   [a-z_]+ +[a-z]'
 	check "pc: pc_hot under launch_hot" has "$work/pc.folded" ';launch_hot;.*\[kernel\] pc_hot'
+	# CUPTI's sampling runs deeper than the stack copy on the launching
+	# thread: the kernel's frame-pointer chain goes on (complete.fp-tail).
+	check "pc: stacks through CUPTI's sampling $(complete_pct pc)% complete ($(unwind_pct \
+		pc complete.fp-tail)% past the stack copy), $(failed_pct pc)% failed" \
+		at_least "$(complete_pct pc)" 90
+	check "pc: at most 1% of the unwinds failed" at_most "$(failed_pct pc)" 1
+	# Serialized sampling keeps the launching thread in the driver; only
+	# with kernel time sampled (root here) are its launches near a sample.
+	if grep -q '^kernel time: *sampled' "$work/pc.diag"; then
+		check "pc: launches linked to their CPU stacks ($(linked_pct pc)%)" \
+			at_least "$(linked_pct pc)" 90
+	fi
 	say "pc: $(grep '^PC GetData:' "$work/pc.diag")"
 	# Overhead: pc-app alone, traced, and traced with duty-cycled sampling.
 	for run in bare trace duty; do
