@@ -109,13 +109,13 @@ static uint64_t distance(uint64_t a, uint64_t b)
 	return a > b ? a - b : b - a;
 }
 
-/* The sample of [first, last) nearest to ts; the earlier one on a tie. */
-static uint32_t nearest(const struct model *m, const uint32_t *first, const uint32_t *last,
-			uint64_t ts)
+/* The first sample of [first, last) at or after ts; last when there is none. */
+static const uint32_t *first_from(const struct model *m, const uint32_t *first,
+				  const uint32_t *last, uint64_t ts)
 {
 	const uint32_t *lo = first, *hi = last;
 
-	while (lo < hi) {	/* the first sample at or after ts */
+	while (lo < hi) {
 		const uint32_t *mid = lo + (hi - lo) / 2;
 
 		if (m->t.samples.v[*mid].ts < ts)
@@ -123,6 +123,24 @@ static uint32_t nearest(const struct model *m, const uint32_t *first, const uint
 		else
 			hi = mid;
 	}
+	return lo;
+}
+
+/*
+ * The sample of [first, last) that the span's origin links to: the one
+ * nearest to it, the earlier one on a tie. A span that began at its origin
+ * ran on that thread (a CUDA call, a CPU wait): a sample taken while it ran
+ * is the call's own and wins over a nearer one just before it, in the
+ * caller's previous function waking up, say.
+ */
+static uint32_t nearest(const struct model *m, const uint32_t *first, const uint32_t *last,
+			const struct tr_span *sp)
+{
+	uint64_t ts = sp->origin_ts;
+	const uint32_t *lo = first_from(m, first, last, ts);
+
+	if (lo != last && sp->start == ts && m->t.samples.v[*lo].ts - ts < sp->dur)
+		return *lo;
 	if (lo == last)
 		return lo[-1];
 	if (lo == first)
@@ -154,7 +172,7 @@ static void link_span(struct origin_links *l, const struct model *m,
 		l->outcome[span] = ORIGIN_NO_STACK;
 		return;
 	}
-	best = nearest(m, ix->samples + ix->at[ti], ix->samples + ix->at[ti + 1], sp->origin_ts);
+	best = nearest(m, ix->samples + ix->at[ti], ix->samples + ix->at[ti + 1], sp);
 	dist = distance(m->t.samples.v[best].ts, sp->origin_ts);
 	if (dist <= l->window_ns) {
 		l->sample[span] = best + 1;

@@ -194,6 +194,53 @@ static void test_window(void)
 	model_free(&m);
 }
 
+/*
+ * A span that began at its origin ran on that thread (a CUDA call): the
+ * first sample inside it is its own, though a sample just before it is
+ * nearer. One that began later (GPU work), or that no sample falls inside,
+ * links to the nearest.
+ */
+static void test_span_on_its_thread(void)
+{
+	static const struct {
+		uint64_t start, dur;	/* after SYNTH_T0; the origin is at 4.2 ms */
+		uint64_t linked_ts;	/* after SYNTH_T0 */
+	} cases[] = {
+		{ 4 * MS + 200 * US, 2 * MS, 5 * MS },		/* a call with a sample inside */
+		{ 4 * MS + 200 * US, 500 * US, 4 * MS },	/* a call too short for one */
+		{ 4 * MS + 300 * US, 2 * MS, 4 * MS },		/* work that began later */
+	};
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_ = synth_loc(&s, dso, 0x100, "main");
+	uint32_t before = synth_loc(&s, dso, 0x200, "wake_up");
+	uint32_t call = synth_loc(&s, dso, 0x300, "sync");
+	uint32_t a[] = { main_, before }, b[] = { main_, call };
+	struct origin_links l;
+	struct model m;
+	uint32_t lane;
+
+	synth_comm(&s, PID, MAIN_TID, "app");
+	s.ts = SYNTH_T0;
+	synth_samples(&s, PID, MAIN_TID, synth_stack(&s, a, 2), 5);
+	synth_samples(&s, PID, MAIN_TID, synth_stack(&s, b, 2), 5);
+	lane = synth_lane(&s, PID, "CUDA API");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		synth_span_from(&s, lane, "cuStreamSynchronize", SYNTH_T0 + cases[i].start,
+				cases[i].dur, MAIN_TID, SYNTH_T0 + 4 * MS + 200 * US);
+	synth_meta(&s, "frequency", "1000");
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+	origins_link(&l, &m, origins_default_window(&m));
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_EQ_U64(l.outcome[i], ORIGIN_LINKED);
+		if (l.sample[i])
+			CHECK_EQ_U64(m.t.samples.v[l.sample[i] - 1].ts,
+				     SYNTH_T0 + cases[i].linked_ts);
+	}
+	origins_free(&l);
+	model_free(&m);
+}
+
 static const struct lane_row *find_lane_row(const struct lane_report *r, const struct model *m,
 					    const char *name)
 {
@@ -547,6 +594,7 @@ int main(void)
 	RUN(test_default_window);
 	RUN(test_every_outcome);
 	RUN(test_window);
+	RUN(test_span_on_its_thread);
 	RUN(test_lane_report);
 	RUN(test_lane_work_report);
 	RUN(test_flame_lane_work);
