@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{ "threads", cmd_threads, "list threads and lanes with their time" },
 	{ "diagnose", cmd_diagnose, "show the recording's health and what was lost" },
 	{ "export", cmd_export, "write a timeline for Perfetto or Chrome's trace viewer" },
+	{ "diff", cmd_diff, "compare two recordings, with significance, for CI" },
 };
 
 static void usage(FILE *out)

@@ -156,6 +156,9 @@ const char *origin_outcome_name(enum origin_outcome o);
 #define CUDA_WAIT_LANE_KIND "cuda-wait"	/* the CPU waiting in a synchronizing call */
 #define NVTX_LANE_KIND "nvtx"		/* NVTX ranges of their origin threads */
 
+/* Whether a span on a CUDA stream lane is a copy or a memset, not a kernel. */
+bool gpu_is_copy_name(const char *name);
+
 /*
  * NVTX ranges: a span on a lane of kind "nvtx" is a range of its origin
  * thread, open from its start until its end. The ranges open at one time

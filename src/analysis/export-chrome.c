@@ -28,28 +28,10 @@ struct chrome {
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
 };
 
-/* One ASCII character inside a JSON string. */
-static void put_json_ascii(FILE *out, char c)
-{
-	if (c == '"' || c == '\\')
-		fprintf(out, "\\%c", c);
-	else if ((unsigned char)c < 0x20)
-		fprintf(out, "\\u%04x", (unsigned)c);
-	else
-		fputc(c, out);
-}
-
-/* s as a JSON string: escaped, and a byte that is not UTF-8 as U+FFFD. */
-static void put_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	utf8_fput(out, s, put_json_ascii);
-	fputc('"', out);
-}
 
 static void put_name(struct exporter *x, uint32_t name)
 {
-	put_str(x->out, funcs_name(x->f, name));
+	utf8_fput_json(x->out, funcs_name(x->f, name));
 }
 
 /* ns as microseconds, exactly. */
@@ -98,7 +80,7 @@ static void put_args(struct exporter *x, const struct export_arg *args, size_t n
 		put_name(x, args[i].key);
 		fputc(':', x->out);
 		if (args[i].str)
-			put_str(x->out, args[i].str);
+			utf8_fput_json(x->out, args[i].str);
 		else
 			fprintf(x->out, "%" PRIu64, args[i].value);
 	}
@@ -253,9 +235,9 @@ static void chrome_end(struct exporter *x)
 			continue;
 		fputs(first ? "\n" : ",\n", x->out);
 		first = false;
-		put_str(x->out, m->t.meta.v[i].key);
+		utf8_fput_json(x->out, m->t.meta.v[i].key);
 		fputc(':', x->out);
-		put_str(x->out, m->t.meta.v[i].value);
+		utf8_fput_json(x->out, m->t.meta.v[i].value);
 	}
 	fputs("}}\n", x->out);
 }

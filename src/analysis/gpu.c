@@ -67,7 +67,7 @@ struct gpu_builder {
 	VEC(uint32_t) summaries;	/* indexes in m->t.spans of the regions' summaries */
 };
 
-static bool is_copy_name(const char *name)
+bool gpu_is_copy_name(const char *name)
 {
 	return !strncmp(name, COPY_PREFIX, strlen(COPY_PREFIX)) || !strcmp(name, MEMSET_NAME);
 }
@@ -141,7 +141,7 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 		if (t == TABLE_KERNELS) {
 			const char *name = model_str(m, sp->name);
 
-			if (name && is_copy_name(name))
+			if (name && gpu_is_copy_name(name))
 				t = TABLE_COPIES;
 		}
 		add_entry(b, t, (uint32_t)i);

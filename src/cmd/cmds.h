@@ -17,5 +17,6 @@ int cmd_flame(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 
 #endif

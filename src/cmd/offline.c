@@ -208,6 +208,8 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 
 		switch (c) {
 		case -1:
+			while (optind < a->argc && a->operands.n < a->operands.max)
+				a->operands.v[a->operands.n++] = a->argv[optind++];
 			if (optind < a->argc)
 				a->status = extra_arg(a->cmd, a->argv[optind]);
 			return -1;
@@ -241,8 +243,13 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 
 bool offline_load_input(struct offline_args *a, struct model *m)
 {
+	return offline_load(a, a->input, m);
+}
+
+bool offline_load(struct offline_args *a, const char *path, struct model *m)
+{
 	if (!a->status)
-		a->status = load(m, a->input);
+		a->status = load(m, path);
 	if (!a->status) {
 		model_python_view(m, a->python);
 		return true;

@@ -69,6 +69,10 @@ struct offline_args {
 	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
 					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
+	struct {
+		const char *v[2];
+		size_t n, max;		/* max: how many the command takes, 0 by default */
+	} operands;
 	int status;			/* 0, EXIT_USAGE or OFFLINE_HELP */
 };
 
@@ -79,8 +83,9 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
  * The next option for the command to handle itself, or -1 when there is
  * none: at the end, after --help, or on an error, printed with a->status
  * set. Handles -i, -h, --link-window, --python, --no-python-lines, the
- * filter options, getopt's errors and operands. shortopts starts with
- * OFFLINE_SHORT_OPTIONS.
+ * filter options, getopt's errors and operands (up to operands.max kept,
+ * the rest an error). shortopts starts with OFFLINE_SHORT_OPTIONS, or
+ * with ":h" for a command that takes its recordings as operands.
  */
 int offline_next_option(struct offline_args *a, const char *shortopts,
 			const struct option *longopts);
@@ -92,6 +97,8 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
  * gets a warning.
  */
 bool offline_load_input(struct offline_args *a, struct model *m);
+/* The same for the recording at path. */
+bool offline_load(struct offline_args *a, const char *path, struct model *m);
 
 void offline_args_free(struct offline_args *a);
 

@@ -46,6 +46,24 @@ void utf8_fput(FILE *out, const char *s, void (*put_ascii)(FILE *out, char c))
 	}
 }
 
+/* One ASCII character inside a JSON string. */
+static void put_json_ascii(FILE *out, char c)
+{
+	if (c == '"' || c == '\\')
+		fprintf(out, "\\%c", c);
+	else if ((unsigned char)c < 0x20)
+		fprintf(out, "\\u%04x", (unsigned)c);
+	else
+		fputc(c, out);
+}
+
+void utf8_fput_json(FILE *out, const char *s)
+{
+	fputc('"', out);
+	utf8_fput(out, s, put_json_ascii);
+	fputc('"', out);
+}
+
 size_t utf8_encode(uint32_t c, char out[4])
 {
 	if (c < 0x80) {

@@ -24,6 +24,9 @@ size_t utf8_len(const char *s);
  */
 void utf8_fput(FILE *out, const char *s, void (*put_ascii)(FILE *out, char c));
 
+/* Writes s as a JSON string: quoted, escaped, a byte that is not UTF-8 as U+FFFD. */
+void utf8_fput_json(FILE *out, const char *s);
+
 /* Writes code point c as UTF-8 (a surrogate or past U+10FFFF as U+FFFD); its length. */
 size_t utf8_encode(uint32_t c, char out[4]);
 

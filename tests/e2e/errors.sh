@@ -13,7 +13,7 @@ expect_one_error() {
 
 expect_one_error 2 "$GTRACE" no-such-command
 expect_exit 2 "$GTRACE"
-for cmd in record report flame threads diagnose; do
+for cmd in record report flame threads diagnose diff; do
 	expect_one_error 2 "$GTRACE" $cmd --no-such-option
 	expect_contains stderr 'no-such-option'
 done

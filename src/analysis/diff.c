@@ -1,0 +1,652 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gtrace diff: the rows of two recordings joined by name, each compared by
+ * a test that fits what it measures. CPU functions: self samples as shares
+ * of all samples (a two-proportion z test) or as counts (a conditional
+ * test of two Poisson counts). Spans: their durations as distributions
+ * (the Mann-Whitney rank test), so that one slow instance among many does
+ * not make a regression. Holm's step-down correction over all the rows
+ * tested keeps the chance of any false alarm in the diff under 1 -
+ * confidence.
+ */
+#include "analysis/diff.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/utf8.h"
+#include "util/xalloc.h"
+
+static const char *const kind_names[DIFF_KINDS] = {
+	[DIFF_CPU] = "cpu", [DIFF_KERNEL] = "kernel", [DIFF_COPY] = "copy",
+	[DIFF_API] = "api", [DIFF_WAIT] = "wait", [DIFF_NVTX] = "nvtx",
+	[DIFF_LANE] = "lane",
+};
+
+static const char *const status_names[] = {
+	[DIFF_SAME] = "same", [DIFF_REGRESSION] = "regression",
+	[DIFF_IMPROVEMENT] = "improvement", [DIFF_ADDED] = "added",
+	[DIFF_REMOVED] = "removed",
+};
+
+const char *diff_kind_name(enum diff_kind k)
+{
+	return (unsigned)k < DIFF_KINDS ? kind_names[k] : "?";
+}
+
+const char *diff_status_name(enum diff_status s)
+{
+	return (unsigned)s <= DIFF_REMOVED ? status_names[s] : "?";
+}
+
+#define KIND_BIT(k) (1u << (k))
+#define GPU_KINDS (KIND_BIT(DIFF_KERNEL) | KIND_BIT(DIFF_COPY) | KIND_BIT(DIFF_API) | \
+		   KIND_BIT(DIFF_WAIT))
+
+int diff_parse_kinds(const char *list, unsigned *kinds)
+{
+	char *copy = xstrdup(list), *save = NULL, *word;
+	int err = 0;
+
+	*kinds = 0;
+	for (word = strtok_r(copy, ",", &save); word && !err; word = strtok_r(NULL, ",", &save)) {
+		unsigned bits = 0;
+
+		if (!strcmp(word, "gpu"))
+			bits = GPU_KINDS;
+		else if (!strcmp(word, "lanes"))
+			bits = KIND_BIT(DIFF_LANE);
+		for (int k = 0; !bits && k < DIFF_KINDS; k++)
+			if (!strcmp(word, kind_names[k]))
+				bits = KIND_BIT(k);
+		if (!bits)
+			err = -EINVAL;
+		*kinds |= bits;
+	}
+	free(copy);
+	return err || !*kinds ? -EINVAL : 0;
+}
+
+/* ---- statistics ---- */
+
+double diff_normal_p(double z)
+{
+	return erfc(fabs(z) / sqrt(2.0));
+}
+
+double diff_normal_z(double p)
+{
+	double lo = 0, hi = 40;
+
+	/* diff_normal_p falls as z grows: bisect to well under a printed digit. */
+	for (int i = 0; i < 100; i++) {
+		double mid = (lo + hi) / 2;
+
+		if (diff_normal_p(mid) > p)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return (lo + hi) / 2;
+}
+
+double diff_proportion_test(uint64_t k1, uint64_t n1, uint64_t k2, uint64_t n2)
+{
+	double p1, p2, pooled, se;
+
+	if (!n1 || !n2)
+		return 1;
+	p1 = (double)k1 / (double)n1;
+	p2 = (double)k2 / (double)n2;
+	pooled = (double)(k1 + k2) / (double)(n1 + n2);
+	se = sqrt(pooled * (1 - pooled) * (1.0 / (double)n1 + 1.0 / (double)n2));
+	return se > 0 ? diff_normal_p((p2 - p1) / se) : 1;
+}
+
+double diff_count_test(uint64_t k1, uint64_t k2)
+{
+	/* Given k1 + k2, k2 is binomial with p 1/2 when the rates are equal. */
+	return k1 + k2 ? diff_normal_p(((double)k2 - (double)k1) / sqrt((double)(k1 + k2))) : 1;
+}
+
+double diff_rank_test(const uint64_t *a, size_t na, const uint64_t *b, size_t nb)
+{
+	double n = (double)(na + nb), rank_sum = 0, ties = 0, u, mean, var;
+	size_t i = 0, j = 0;
+
+	if (na < 2 || nb < 2)
+		return 1;
+	/* Both sorted: walk them as one, giving each run of equal values its mean rank. */
+	while (i < na || j < nb) {
+		uint64_t v = j == nb || (i < na && a[i] <= b[j]) ? a[i] : b[j];
+		size_t ia = 0, ib = 0;
+		double first = (double)(i + j) + 1, t;
+
+		while (i < na && a[i] == v) {
+			i++;
+			ia++;
+		}
+		while (j < nb && b[j] == v) {
+			j++;
+			ib++;
+		}
+		t = (double)(ia + ib);
+		rank_sum += (double)ia * (first + (t - 1) / 2);
+		ties += t * t * t - t;
+	}
+	u = rank_sum - (double)na * ((double)na + 1) / 2;
+	mean = (double)na * (double)nb / 2;
+	var = (double)na * (double)nb / 12 * ((n + 1) - ties / (n * (n - 1)));
+	if (var <= 0)
+		return 1;
+	/* With the continuity correction, towards the mean. */
+	return diff_normal_p((fabs(u - mean) > 0.5 ? fabs(u - mean) - 0.5 : 0) / sqrt(var));
+}
+
+/* ---- rows ---- */
+
+/* What a name measured in one recording, before its row is made. */
+struct entry {
+	enum diff_kind kind;
+	char *name, *where;
+	uint64_t self, children;	/* cpu */
+	VEC(uint64_t) durs;		/* spans */
+};
+
+/* The entries of both recordings, joined by kind, where and name. */
+struct joined {
+	struct strtab keys;		/* "kind\x1fwhere\x1fname" -> id */
+	VEC(struct entry) side[2];	/* side[s].v[id - 1]; kind 0 with no name: absent */
+};
+
+static struct entry *entry_of(struct joined *j, int side, enum diff_kind kind,
+			      const char *where, const char *name)
+{
+	size_t len = strlen(where) + strlen(name) + 8;
+	char *key = xmalloc(len);
+	uint32_t id;
+
+	snprintf(key, len, "%d\x1f%s\x1f%s", (int)kind, where, name);
+	id = strtab_intern(&j->keys, key);
+	free(key);
+	for (int s = 0; s < 2; s++) {
+		while (j->side[s].len < id) {
+			struct entry *e = VEC_PUSH(&j->side[s]);
+
+			memset(e, 0, sizeof(*e));
+		}
+	}
+	if (!j->side[side].v[id - 1].name) {
+		struct entry *e = &j->side[side].v[id - 1];
+
+		e->kind = kind;
+		e->name = xstrdup(name);
+		e->where = xstrdup(where);
+	}
+	return &j->side[side].v[id - 1];
+}
+
+static void add_cpu(struct joined *j, int side, struct funcs *f, const struct diff_opts *o,
+		    uint64_t *samples)
+{
+	struct report_opts ro = { .children = true, .filter = o->filter };
+	struct report r;
+
+	report_parse_keys(&ro, "dso,symbol");
+	report_build(&r, f, &ro);
+	*samples = r.total;
+	for (size_t i = 0; i < r.rows.len; i++) {
+		const struct report_row *row = &r.rows.v[i];
+		const struct func *fn = &f->v.v[row->func];
+		struct entry *e = entry_of(j, side, DIFF_CPU, funcs_name(f, fn->dso),
+					   funcs_name(f, fn->name));
+
+		e->self += row->self;
+		e->children += row->children;
+	}
+	report_free(&r);
+}
+
+/* The kind of a lane's spans, or DIFF_KINDS for lanes left out. */
+static enum diff_kind lane_kind(const struct model *m, uint32_t lane, const char *span_name)
+{
+	const char *kind = model_str(m, m->t.lanes.v[lane - 1].kind);
+
+	if (!kind)
+		return DIFF_LANE;
+	if (!strcmp(kind, CUDA_LANE_KIND))
+		return gpu_is_copy_name(span_name) ? DIFF_COPY : DIFF_KERNEL;
+	if (!strcmp(kind, CUDA_API_LANE_KIND))
+		return DIFF_API;
+	if (!strcmp(kind, CUDA_WAIT_LANE_KIND))
+		return DIFF_WAIT;
+	if (!strcmp(kind, NVTX_LANE_KIND))
+		return DIFF_NVTX;
+	/* Each block's regions: their summaries (lane work too) are compared. */
+	if (!strcmp(kind, KREGIONS_LANE_KIND))
+		return DIFF_KINDS;
+	return DIFF_LANE;
+}
+
+static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kinds)
+{
+	const struct model *m = f->m;
+
+	for (size_t i = 0; i < m->t.spans.len; i++) {
+		const struct tr_span *sp = &m->t.spans.v[i];
+		const char *raw = model_str(m, sp->name), *where = "";
+		enum diff_kind kind;
+		struct entry *e;
+
+		if (!raw || !sp->lane || sp->lane > m->t.lanes.len)
+			continue;
+		kind = lane_kind(m, sp->lane, raw);
+		if (kind == DIFF_KINDS || !(kinds & KIND_BIT(kind)))
+			continue;
+		/* GPU work by name over every stream: stream numbers change between runs. */
+		if (kind == DIFF_NVTX || kind == DIFF_LANE)
+			where = model_str(m, m->t.lanes.v[sp->lane - 1].name);
+		e = entry_of(j, side, kind, where ? where : "",
+			     funcs_name(f, funcs_span_frame(f, sp->name)));
+		*VEC_PUSH(&e->durs) = sp->dur;
+	}
+}
+
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The value at quantile q of sorted v (nearest rank). */
+static double quantile(const uint64_t *v, size_t n, double q)
+{
+	size_t rank = (size_t)ceil(q * (double)n);
+
+	return n ? (double)v[rank ? rank - 1 : 0] : 0;
+}
+
+static void span_side(struct diff_side *d, struct entry *e)
+{
+	uint64_t *v = e->durs.v;
+	size_t n = e->durs.len;
+	double sum = 0;
+
+	qsort(v, n, sizeof(*v), cmp_u64);
+	for (size_t i = 0; i < n; i++)
+		sum += (double)v[i];
+	d->count = n;
+	d->ms = sum / 1e6;
+	d->mean_ns = n ? sum / (double)n : 0;
+	d->median_ns = n ? (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2)
+			 : 0;
+	d->p95_ns = quantile(v, n, 0.95);
+}
+
+static void cpu_side(struct diff_side *d, const struct entry *e, uint64_t samples,
+		     uint64_t period_ns)
+{
+	d->count = e->self;
+	d->children = e->children;
+	d->share = samples ? 100.0 * (double)e->self / (double)samples : 0;
+	d->ms = (double)e->self * (double)period_ns / 1e6;
+}
+
+static double relative(double base, double new)
+{
+	return base > 0 ? new / base - 1 : 0;
+}
+
+/* The row of one name; a and b are its entries in base and new (NULL: absent). */
+static void make_row(struct diff *d, struct diff_row *row, struct entry *a, struct entry *b,
+		     const uint64_t *period, const struct diff_opts *o)
+{
+	const struct entry *any = a ? a : b;
+	/* Base time as if the base recording had been as long as the new one. */
+	double scale = o->normalize_total && d->base.ms > 0 ? d->new.ms / d->base.ms : 1;
+
+	memset(row, 0, sizeof(*row));
+	row->kind = any->kind;
+	row->name = xstrdup(any->name);
+	row->where = xstrdup(any->where);
+	row->p = 1;
+	if (row->kind == DIFF_CPU) {
+		if (a)
+			cpu_side(&row->base, a, d->base.samples, period[0]);
+		if (b)
+			cpu_side(&row->new, b, d->new.samples, period[1]);
+		if (o->normalize_total) {
+			row->change = relative(row->base.share, row->new.share);
+			row->p = diff_proportion_test(row->base.count, d->base.samples,
+						      row->new.count, d->new.samples);
+		} else {
+			row->change = relative(row->base.ms, row->new.ms);
+			row->p = diff_count_test(row->base.count, row->new.count);
+		}
+		row->tested = a && b && a->self + b->self;
+		/* Scaled as a share of the new recording's samples. */
+		row->impact_ms = fabs(row->new.ms - (o->normalize_total ?
+				      row->base.share / 100 * (double)d->new.samples *
+				      (double)period[1] / 1e6 : row->base.ms));
+	} else {
+		if (a)
+			span_side(&row->base, a);
+		if (b)
+			span_side(&row->new, b);
+		row->change = relative(row->base.median_ns, row->new.median_ns);
+		if (a && b)
+			row->p = diff_rank_test(a->durs.v, a->durs.len, b->durs.v, b->durs.len);
+		row->tested = a && b && a->durs.len >= 2 && b->durs.len >= 2;
+		row->impact_ms = fabs(row->new.ms - row->base.ms * scale);
+	}
+	row->status = !a ? DIFF_ADDED : !b ? DIFF_REMOVED : DIFF_SAME;
+}
+
+static int cmp_p(const void *pa, const void *pb, void *ctx)
+{
+	const struct diff_row *rows = ctx;
+	double a = rows[*(const size_t *)pa].p, b = rows[*(const size_t *)pb].p;
+
+	return a < b ? -1 : a > b;
+}
+
+/* Holm's step-down: the k-th smallest p-value of m must be under alpha / (m - k). */
+static void holm(struct diff *d, double alpha)
+{
+	size_t *order = xmalloc((d->rows.len + 1) * sizeof(*order)), m = 0;
+
+	for (size_t i = 0; i < d->rows.len; i++)
+		if (d->rows.v[i].tested)
+			order[m++] = i;
+	qsort_r(order, m, sizeof(*order), cmp_p, d->rows.v);
+	for (size_t k = 0; k < m; k++) {
+		struct diff_row *row = &d->rows.v[order[k]];
+
+		if (row->p > alpha / (double)(m - k))
+			break;
+		row->significant = true;
+	}
+	d->tested = m;
+	free(order);
+}
+
+static int cmp_impact(const void *pa, const void *pb)
+{
+	const struct diff_row *a = pa, *b = pb;
+
+	if (a->impact_ms != b->impact_ms)
+		return a->impact_ms > b->impact_ms ? -1 : 1;
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
+	return strcmp(a->name, b->name);
+}
+
+static void free_entries(struct joined *j)
+{
+	for (int s = 0; s < 2; s++) {
+		for (size_t i = 0; i < j->side[s].len; i++) {
+			free(j->side[s].v[i].name);
+			free(j->side[s].v[i].where);
+			VEC_FREE(&j->side[s].v[i].durs);
+		}
+		VEC_FREE(&j->side[s]);
+	}
+	strtab_free(&j->keys);
+}
+
+static void describe(struct diff_recording *r, const struct model *m, uint64_t samples)
+{
+	r->samples = samples;
+	r->ms = m->last_ts > m->start_ts ? (double)(m->last_ts - m->start_ts) / 1e6 : 0;
+	r->command = model_meta(m, "command");
+}
+
+void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
+		const struct diff_opts *o)
+{
+	struct funcs *f[2] = { base, new };
+	uint64_t samples[2] = {0}, period[2];
+	struct joined j = {0};
+
+	memset(d, 0, sizeof(*d));
+	for (int s = 0; s < 2; s++) {
+		period[s] = model_sample_period_ns(f[s]->m);
+		if (o->kinds & KIND_BIT(DIFF_CPU))
+			add_cpu(&j, s, f[s], o, &samples[s]);
+		add_spans(&j, s, f[s], o->kinds);
+	}
+	describe(&d->base, base->m, samples[0]);
+	describe(&d->new, new->m, samples[1]);
+	for (size_t i = 0; i < j.side[0].len; i++) {
+		struct entry *a = &j.side[0].v[i], *b = &j.side[1].v[i];
+
+		/* A function that only calls others: its callees' rows tell. */
+		if ((a->name ? a : b)->kind == DIFF_CPU && !a->self && !b->self)
+			continue;
+		make_row(d, VEC_PUSH(&d->rows), a->name ? a : NULL, b->name ? b : NULL,
+			 period, o);
+	}
+	holm(d, 1 - o->confidence);
+	for (size_t i = 0; i < d->rows.len; i++) {
+		struct diff_row *row = &d->rows.v[i];
+
+		if (row->status == DIFF_SAME && row->significant && fabs(row->change) > o->threshold)
+			row->status = row->change > 0 ? DIFF_REGRESSION : DIFF_IMPROVEMENT;
+		d->by_status[row->status]++;
+	}
+	qsort(d->rows.v, d->rows.len, sizeof(*d->rows.v), cmp_impact);
+	free_entries(&j);
+}
+
+void diff_free(struct diff *d)
+{
+	for (size_t i = 0; i < d->rows.len; i++) {
+		free(d->rows.v[i].name);
+		free(d->rows.v[i].where);
+	}
+	VEC_FREE(&d->rows);
+}
+
+size_t diff_regressions(const struct diff *d, unsigned kinds)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < d->rows.len; i++)
+		n += d->rows.v[i].status == DIFF_REGRESSION && (kinds & KIND_BIT(d->rows.v[i].kind));
+	return n;
+}
+
+/* ---- output ---- */
+
+/* The compared figure of one side, for the tables: a share, a time or a median. */
+static void figure(char *buf, size_t size, const struct diff_row *row,
+		   const struct diff_side *s, const struct diff_opts *o)
+{
+	if (!s->count && !s->ms)
+		snprintf(buf, size, "-");
+	else if (row->kind == DIFF_CPU && o->normalize_total)
+		snprintf(buf, size, "%.2f%%", s->share);
+	else if (row->kind == DIFF_CPU)
+		snprintf(buf, size, "%.1fms", s->ms);
+	else if (s->median_ns >= 1e6)
+		snprintf(buf, size, "%.3fms", s->median_ns / 1e6);
+	else
+		snprintf(buf, size, "%.1fus", s->median_ns / 1e3);
+}
+
+static void change_text(char *buf, size_t size, const struct diff_row *row)
+{
+	if (row->status == DIFF_ADDED || row->status == DIFF_REMOVED)
+		snprintf(buf, size, "%s", diff_status_name(row->status));
+	else
+		snprintf(buf, size, "%+.1f%%", 100 * row->change);
+}
+
+static void print_header(FILE *out, const struct diff *d, const struct diff_opts *o,
+			 const char *base_path, const char *new_path, const char *lead)
+{
+	fprintf(out, "%sgtrace diff: '%s' -> '%s'\n", lead, base_path, new_path);
+	fprintf(out, "%snormalize %s, confidence %g%%, threshold %g%%; %zu rows, %zu tested: "
+		"%zu regression%s, %zu improvement%s, %zu added, %zu removed\n",
+		lead, o->normalize_total ? "total" : "none", 100 * o->confidence,
+		100 * o->threshold, d->rows.len, d->tested, d->by_status[DIFF_REGRESSION],
+		d->by_status[DIFF_REGRESSION] == 1 ? "" : "s", d->by_status[DIFF_IMPROVEMENT],
+		d->by_status[DIFF_IMPROVEMENT] == 1 ? "" : "s", d->by_status[DIFF_ADDED],
+		d->by_status[DIFF_REMOVED]);
+}
+
+/* The name with where it is: "func (dso)", "lane: name". */
+static void full_name(char *buf, size_t size, const struct diff_row *row)
+{
+	if (!*row->where)
+		snprintf(buf, size, "%s", row->name);
+	else if (row->kind == DIFF_CPU)
+		snprintf(buf, size, "%s (%s)", row->name, row->where);
+	else
+		snprintf(buf, size, "%s: %s", row->where, row->name);
+}
+
+/* A row's texts that the text and Markdown tables share. */
+struct cells {
+	char base[32], new[32], change[32], name[1024];
+};
+
+static void row_cells(struct cells *c, const struct diff_row *row, const struct diff_opts *o)
+{
+	figure(c->base, sizeof(c->base), row, &row->base, o);
+	figure(c->new, sizeof(c->new), row, &row->new, o);
+	change_text(c->change, sizeof(c->change), row);
+	full_name(c->name, sizeof(c->name), row);
+}
+
+static void print_text(FILE *out, const struct diff *d, const struct diff_opts *o,
+		       const char *base_path, const char *new_path, size_t limit)
+{
+	size_t n = limit && limit < d->rows.len ? limit : d->rows.len;
+
+	print_header(out, d, o, base_path, new_path, "# ");
+	fprintf(out, "#\n# %-6s %10s %10s %12s %12s %9s %10s %9s  %-11s  %s\n#\n", "Kind",
+		"Base n", "New n", "Base", "New", "Change", "Impact ms", "p", "Status", "Name");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *row = &d->rows.v[i];
+		struct cells c;
+
+		row_cells(&c, row, o);
+		fprintf(out, "  %-6s %10" PRIu64 " %10" PRIu64 " %12s %12s %9s %10.3f %9.2g%s %-11s  %s\n",
+			diff_kind_name(row->kind), row->base.count, row->new.count, c.base, c.new,
+			c.change, row->impact_ms, row->p, row->significant ? "*" : " ",
+			diff_status_name(row->status), c.name);
+	}
+	if (n < d->rows.len)
+		fprintf(out, "# ... %zu more rows (-n)\n", d->rows.len - n);
+}
+
+/* A table cell: the characters that would end it escaped. */
+static void put_md_ascii(FILE *out, char c)
+{
+	if (c == '|' || c == '\\' || c == '`' || c == '*' || c == '_' || c == '<')
+		fputc('\\', out);
+	fputc(c == '\n' ? ' ' : c, out);
+}
+
+static void print_markdown(FILE *out, const struct diff *d, const struct diff_opts *o,
+			   const char *base_path, const char *new_path, size_t limit)
+{
+	size_t n = limit && limit < d->rows.len ? limit : d->rows.len;
+
+	print_header(out, d, o, base_path, new_path, "");
+	fprintf(out, "\n| Status | Kind | Name | Base | New | Change | Impact ms | p |\n"
+		"| --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+	for (size_t i = 0; i < n; i++) {
+		const struct diff_row *row = &d->rows.v[i];
+		const char *bold = row->status == DIFF_REGRESSION ? "**" : "";
+		struct cells c;
+
+		row_cells(&c, row, o);
+		fprintf(out, "| %s%s%s | %s | ", bold, diff_status_name(row->status), bold,
+			diff_kind_name(row->kind));
+		utf8_fput(out, c.name, put_md_ascii);
+		fprintf(out, " | %s | %s | %s | %.3f | %.2g%s |\n", c.base, c.new, c.change,
+			row->impact_ms, row->p, row->significant ? " \\*" : "");
+	}
+	if (n < d->rows.len)
+		fprintf(out, "\n%zu more rows not shown.\n", d->rows.len - n);
+}
+
+static void json_side(FILE *out, const struct diff_row *row, const struct diff_side *s)
+{
+	fprintf(out, "{\"count\": %" PRIu64 ", \"ms\": %.6f", s->count, s->ms);
+	if (row->kind == DIFF_CPU)
+		fprintf(out, ", \"children\": %" PRIu64 ", \"share\": %.6f", s->children, s->share);
+	else
+		fprintf(out, ", \"mean_ns\": %.1f, \"median_ns\": %.1f, \"p95_ns\": %.1f",
+			s->mean_ns, s->median_ns, s->p95_ns);
+	fputc('}', out);
+}
+
+static void json_recording(FILE *out, const char *key, const char *path,
+			   const struct diff_recording *r)
+{
+	fprintf(out, "  \"%s\": {\"path\": ", key);
+	utf8_fput_json(out, path);
+	fprintf(out, ", \"command\": ");
+	if (r->command)
+		utf8_fput_json(out, r->command);
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"samples\": %" PRIu64 ", \"ms\": %.3f},\n", r->samples, r->ms);
+}
+
+static void print_json(FILE *out, const struct diff *d, const struct diff_opts *o,
+		       const char *base_path, const char *new_path)
+{
+	fprintf(out, "{\n  \"version\": 1,\n");
+	json_recording(out, "base", base_path, &d->base);
+	json_recording(out, "new", new_path, &d->new);
+	fprintf(out, "  \"options\": {\"normalize\": \"%s\", \"confidence\": %g, "
+		"\"threshold\": %g},\n", o->normalize_total ? "total" : "none", o->confidence,
+		o->threshold);
+	fprintf(out, "  \"tested\": %zu,\n  \"regressions\": %zu,\n  \"improvements\": %zu,\n"
+		"  \"rows\": [", d->tested, d->by_status[DIFF_REGRESSION],
+		d->by_status[DIFF_IMPROVEMENT]);
+	for (size_t i = 0; i < d->rows.len; i++) {
+		const struct diff_row *row = &d->rows.v[i];
+
+		fprintf(out, "%s\n    {\"kind\": \"%s\", \"name\": ", i ? "," : "",
+			diff_kind_name(row->kind));
+		utf8_fput_json(out, row->name);
+		fprintf(out, ", \"where\": ");
+		utf8_fput_json(out, row->where);
+		fprintf(out, ", \"status\": \"%s\", \"change\": %.6f, \"p\": %.6g, "
+			"\"tested\": %s, \"significant\": %s, \"impact_ms\": %.6f,\n     \"base\": ",
+			diff_status_name(row->status), row->change, row->p,
+			row->tested ? "true" : "false", row->significant ? "true" : "false",
+			row->impact_ms);
+		json_side(out, row, &row->base);
+		fprintf(out, ", \"new\": ");
+		json_side(out, row, &row->new);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]\n}\n", d->rows.len ? "\n  " : "");
+}
+
+void diff_print(FILE *out, const struct diff *d, const struct diff_opts *o,
+		enum diff_format format, const char *base_path, const char *new_path,
+		size_t limit)
+{
+	switch (format) {
+	case DIFF_TEXT:
+		print_text(out, d, o, base_path, new_path, limit);
+		break;
+	case DIFF_JSON:
+		print_json(out, d, o, base_path, new_path);
+		break;
+	case DIFF_MARKDOWN:
+		print_markdown(out, d, o, base_path, new_path, limit);
+		break;
+	}
+}

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/* gtrace diff: two recordings compared, with significance, for CI. */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/diff.h"
+#include "cmd/cmds.h"
+#include "cmd/offline.h"
+#include "util/log.h"
+
+/* The exit status of --fail when a regression was found. */
+#define EXIT_REGRESSION 3
+
+enum {
+	OPT_BY = OPT_COMMAND,
+	OPT_NORMALIZE,
+	OPT_CONFIDENCE,
+	OPT_THRESHOLD,
+	OPT_FAIL,
+	OPT_FAIL_ON,
+	OPT_FORMAT,
+};
+
+static void usage(void)
+{
+	printf("usage: gtrace diff [options] BASE NEW\n\n"
+	       "Compares two recordings row by row: CPU functions by their self\n"
+	       "samples, and kernels, copies and memsets, CUDA calls, CPU waits, NVTX\n"
+	       "ranges and other lane work by the durations of their spans. A change\n"
+	       "is significant at the confidence over all the rows compared (Holm's\n"
+	       "correction), and a regression when it is also more than the threshold\n"
+	       "worse. Rows are sorted by how much time changed.\n\n"
+	       "      --by KINDS           sections: cpu, gpu (kernel, copy, api, wait),\n"
+	       "                           nvtx, lanes, or single kinds (default: all)\n"
+	       "      --normalize MODE     total: compare shares of each recording\n"
+	       "                           (default); none: absolute time\n"
+	       "      --confidence PCT     of the significance tests (default 99)\n"
+	       "      --threshold PCT      the least change that counts (default 5)\n"
+	       "      --fail               exit with status 3 when there is a regression\n"
+	       "      --fail-on KINDS      only regressions of these kinds fail (default all)\n"
+	       "      --format FORMAT      text (default), json or markdown\n"
+	       "  -n, --limit N            print at most N rows (text, markdown)\n"
+	       "  -c, --comm NAME[,NAME..] only CPU samples of threads with these names\n"
+	       "  -d, --dso NAME[,NAME..]  only CPU samples whose leaf is in these dsos\n"
+	       PYTHON_USAGE
+	       "  -h, --help               show this help\n\n"
+	       "Exit status: 0, or 3 with --fail and a regression; 1 when a recording\n"
+	       "cannot be read; 2 for bad options.\n");
+}
+
+/* A percentage in (0, 100) as a fraction; -1 when it is not one. */
+static double parse_percent(const char *s, bool below_hundred)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v > 0) || (below_hundred ? !(v < 100) : !(v < 1e6)))
+		return -1;
+	return v / 100;
+}
+
+struct diff_args {
+	struct diff_opts o;
+	unsigned fail_on;
+	bool fail;
+	enum diff_format format;
+	size_t limit;
+};
+
+/* Handles one of diff's own options; EXIT_USAGE after saying what is wrong. */
+static int diff_option(struct diff_args *da, int c, const char *arg)
+{
+	static const char *const formats[] = {
+		[DIFF_TEXT] = "text", [DIFF_JSON] = "json", [DIFF_MARKDOWN] = "markdown",
+	};
+
+	switch (c) {
+	case OPT_BY:
+	case OPT_FAIL_ON:
+		if (diff_parse_kinds(arg, c == OPT_BY ? &da->o.kinds : &da->fail_on)) {
+			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lanes",
+			       c == OPT_BY ? "--by" : "--fail-on", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_NORMALIZE:
+		if (strcmp(arg, "total") && strcmp(arg, "none")) {
+			pr_err("invalid --normalize '%s'; use total or none", arg);
+			return EXIT_USAGE;
+		}
+		da->o.normalize_total = !strcmp(arg, "total");
+		return 0;
+	case OPT_CONFIDENCE:
+	case OPT_THRESHOLD:
+		if (c == OPT_CONFIDENCE && (da->o.confidence = parse_percent(arg, true)) < 0) {
+			pr_err("invalid --confidence '%s'; give a percentage such as 99", arg);
+			return EXIT_USAGE;
+		}
+		if (c == OPT_THRESHOLD && (da->o.threshold = parse_percent(arg, false)) < 0) {
+			pr_err("invalid --threshold '%s'; give a percentage such as 5", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	case OPT_FAIL:
+		da->fail = true;
+		return 0;
+	case OPT_FORMAT:
+		for (size_t i = 0; i < sizeof(formats) / sizeof(formats[0]); i++) {
+			if (!strcmp(arg, formats[i])) {
+				da->format = (enum diff_format)i;
+				return 0;
+			}
+		}
+		pr_err("invalid --format '%s'; use text, json or markdown", arg);
+		return EXIT_USAGE;
+	case 'n':
+		if (offline_parse_count(arg, &da->limit)) {
+			pr_err("invalid row count '%s'", arg);
+			return EXIT_USAGE;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+/* Loads both recordings; false after saying why. */
+static bool load_both(struct offline_args *a, struct model m[2])
+{
+	if (!a->status && a->operands.n != 2) {
+		pr_err("diff compares two recordings: give BASE and NEW; see 'gtrace diff --help'");
+		a->status = EXIT_USAGE;
+	}
+	if (!offline_load(a, a->operands.v[0], &m[0]))
+		return false;
+	if (!offline_load(a, a->operands.v[1], &m[1])) {
+		model_free(&m[0]);
+		return false;
+	}
+	return true;
+}
+
+int cmd_diff(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "by", required_argument, NULL, OPT_BY },
+		{ "normalize", required_argument, NULL, OPT_NORMALIZE },
+		{ "confidence", required_argument, NULL, OPT_CONFIDENCE },
+		{ "threshold", required_argument, NULL, OPT_THRESHOLD },
+		{ "fail", no_argument, NULL, OPT_FAIL },
+		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
+		{ "format", required_argument, NULL, OPT_FORMAT },
+		{ "limit", required_argument, NULL, 'n' },
+		{ "comm", required_argument, NULL, 'c' },
+		{ "dso", required_argument, NULL, 'd' },
+		PYTHON_LONG_OPTIONS,
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct diff_args da = {
+		.o = { .confidence = 0.99, .threshold = 0.05, .normalize_total = true,
+		       .kinds = ~0u },
+		.fail_on = ~0u,
+	};
+	struct offline_args a;
+	struct funcs f[2];
+	struct model m[2];
+	struct diff d;
+	const char *cmd[2];
+	int c, status = 0;
+
+	offline_args_init(&a, "diff", usage, argc, argv);
+	a.operands.max = 2;
+	while ((c = offline_next_option(&a, ":hn:c:d:", longopts)) != -1)
+		a.status = diff_option(&da, c, optarg);
+	if (!load_both(&a, m))
+		return a.status;
+	da.o.filter = &a.filter;
+	for (int s = 0; s < 2; s++) {
+		funcs_init(&f[s], &m[s], a.funcs_flags);
+		cmd[s] = model_meta(&m[s], "command");
+	}
+	if (cmd[0] && cmd[1] && strcmp(cmd[0], cmd[1]))
+		pr_warn("the recordings ran different commands: '%s' and '%s'", cmd[0], cmd[1]);
+	diff_build(&d, &f[0], &f[1], &da.o);
+	diff_print(stdout, &d, &da.o, da.format, a.operands.v[0], a.operands.v[1], da.limit);
+	if (da.fail && diff_regressions(&d, da.fail_on))
+		status = EXIT_REGRESSION;
+	diff_free(&d);
+	for (int s = 0; s < 2; s++) {
+		funcs_free(&f[s]);
+		model_free(&m[s]);
+	}
+	offline_args_free(&a);
+	return status;
+}

@@ -1,0 +1,66 @@
+# SPDX-License-Identifier: MIT
+# gtrace diff on two recordings of the regress workload: with target made
+# 30% slower, target alone is a regression and --fail exits 3; the same
+# run recorded twice shows no significant row and exits 0. The JSON has
+# the keys gtrace-diff(1) documents; bad input is one line and the usual
+# status.
+. "$SRCDIR/tests/e2e/lib.sh"
+need_perf_events
+
+record base.data -F 1999 -- "$WORKLOADS/regress" 2
+record again.data -F 1999 -- "$WORKLOADS/regress" 2
+record slow.data -F 1999 -- "$WORKLOADS/regress" 2 30
+
+expect_exit 3 "$GTRACE" diff --fail base.data slow.data
+cp stdout slow.txt
+expect_contains stderr "^gtrace: warning: the recordings ran different commands: '.*regress 2' and '.*regress 2 30'\$"
+expect_contains slow.txt '^# normalize total, confidence 99%, threshold 5%; .*: 1 regression, '
+expect_contains slow.txt '^  cpu .* regression +target \(regress\)$'
+[ "$(grep -c ' regression ' slow.txt)" -eq 1 ] || { show slow.txt; fail "more than target regressed"; }
+# Only CPU regressions fail here; a kind that has none does not.
+expect_exit 3 "$GTRACE" diff --fail --fail-on cpu base.data slow.data
+expect_exit 0 "$GTRACE" diff --fail --fail-on kernel base.data slow.data
+# A threshold above target's change: significant, not a regression.
+expect_exit 0 "$GTRACE" diff --fail --threshold 60 base.data slow.data
+expect_contains stdout '^  cpu .*\* same +target \(regress\)$'
+
+# At 99.9%: the chance of any significant row in an unchanged pair is 0.1%
+# by design; at the default 99%, one CI run in a hundred would fail.
+expect_exit 0 "$GTRACE" diff --fail --confidence 99.9 base.data again.data
+cp stdout same.txt
+expect_contains same.txt ': 0 regressions, 0 improvements, '
+expect_not_contains same.txt '\* '
+
+run_gtrace diff --format json base.data slow.data >diff.json
+python3 - diff.json <<'PY' || fail "diff.json lacks documented keys (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["version"] == 1 and d["regressions"] == 1, d
+for side in ("base", "new"):
+    assert set(d[side]) == {"path", "command", "samples", "ms"}, d[side]
+assert set(d["options"]) == {"normalize", "confidence", "threshold"}
+row_keys = {"kind", "name", "where", "status", "change", "p", "tested", "significant",
+            "impact_ms", "base", "new"}
+for row in d["rows"]:
+    assert set(row) == row_keys, row
+    extra = {"children", "share"} if row["kind"] == "cpu" else {"mean_ns", "median_ns", "p95_ns"}
+    for side in ("base", "new"):
+        assert set(row[side]) == {"count", "ms"} | extra, row
+bad = [r["name"] for r in d["rows"] if r["status"] == "regression"]
+assert bad == ["target"], bad
+PY
+run_gtrace diff --format markdown base.data slow.data >diff.md
+expect_contains diff.md '^\| \*\*regression\*\* \| cpu \| target \(regress\) \|'
+
+# Bad input: one line, and 2 for usage, 1 for a file that cannot be read.
+expect_exit 2 "$GTRACE" diff base.data
+expect_contains stderr '^gtrace: diff compares two recordings: give BASE and NEW'
+expect_exit 2 "$GTRACE" diff base.data slow.data again.data
+expect_contains stderr "^gtrace: unexpected argument 'again.data'"
+expect_exit 2 "$GTRACE" diff --format yaml base.data slow.data
+expect_contains stderr "^gtrace: invalid --format 'yaml'; use text, json or markdown\$"
+expect_exit 2 "$GTRACE" diff --by kernels base.data slow.data
+expect_exit 2 "$GTRACE" diff --confidence 100 base.data slow.data
+expect_exit 1 "$GTRACE" diff base.data missing.data
+expect_contains stderr "^gtrace: cannot read 'missing.data': "
+exit 0

@@ -1,0 +1,199 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gtrace diff's statistics against values worked by hand, and its rows on
+ * two synthetic recordings: one kernel 10% slower, the rest unchanged,
+ * one kernel added and one removed.
+ */
+#include <errno.h>
+#include <math.h>
+
+#include "analysis/diff.h"
+#include "synth.h"
+#include "test.h"
+
+#define NEAR(a, b, eps) (fabs((a) - (b)) < (eps))
+
+static void test_statistics(void)
+{
+	static const uint64_t low[] = { 1, 2, 3, 4, 5 }, high[] = { 6, 7, 8, 9, 10 };
+	static const uint64_t same[] = { 1, 1, 1 };
+
+	CHECK(NEAR(diff_normal_p(1.959964), 0.05, 1e-5));
+	CHECK(NEAR(diff_normal_p(-1.959964), 0.05, 1e-5));
+	CHECK(NEAR(diff_normal_z(0.01), 2.575829, 1e-5));
+	CHECK(NEAR(diff_normal_z(0.05), 1.959964, 1e-5));
+	/* 30 of 100 against 50 of 100: pooled 0.4, z = 0.2 / sqrt(0.24 * 0.02). */
+	CHECK(NEAR(diff_proportion_test(30, 100, 50, 100), 0.003892, 1e-5));
+	CHECK(NEAR(diff_proportion_test(50, 100, 50, 100), 1, 1e-12));
+	CHECK(NEAR(diff_proportion_test(5, 0, 50, 100), 1, 1e-12));
+	/* 100 against 144 counts: z = 44 / sqrt(244). */
+	CHECK(NEAR(diff_count_test(100, 144), 0.004851, 1e-5));
+	CHECK(NEAR(diff_count_test(0, 0), 1, 1e-12));
+	/* Fully apart, 5 and 5: U = 0, mean 12.5, variance 275 / 12, corrected by 0.5. */
+	CHECK(NEAR(diff_rank_test(low, 5, high, 5), 0.012186, 1e-5));
+	CHECK(NEAR(diff_rank_test(high, 5, low, 5), 0.012186, 1e-5));
+	/* All tied: no information. */
+	CHECK(NEAR(diff_rank_test(same, 3, same, 3), 1, 1e-12));
+	CHECK(NEAR(diff_rank_test(low, 1, high, 5), 1, 1e-12));
+}
+
+static void test_kinds(void)
+{
+	unsigned kinds;
+
+	CHECK(!diff_parse_kinds("gpu", &kinds));
+	CHECK_EQ_U64(kinds, 1u << DIFF_KERNEL | 1u << DIFF_COPY | 1u << DIFF_API | 1u << DIFF_WAIT);
+	CHECK(!diff_parse_kinds("cpu,lanes,nvtx", &kinds));
+	CHECK_EQ_U64(kinds, 1u << DIFF_CPU | 1u << DIFF_LANE | 1u << DIFF_NVTX);
+	CHECK(!diff_parse_kinds("kernel", &kinds));
+	CHECK_EQ_U64(kinds, 1u << DIFF_KERNEL);
+	CHECK(diff_parse_kinds("kernels", &kinds) == -EINVAL);
+	CHECK(diff_parse_kinds("cpu,", &kinds) == 0);
+	CHECK(diff_parse_kinds("", &kinds) == -EINVAL);
+	for (int k = 0; k < DIFF_KINDS; k++)
+		CHECK(!diff_parse_kinds(diff_kind_name((enum diff_kind)k), &kinds) &&
+		      kinds == 1u << k);
+}
+
+/*
+ * One recording: 1000 samples of app, 600 in "hot" and 400 in "cold"; on
+ * stream lanes 200 runs of "_Z6steadyv" of 10 us and 200 of "slow" of
+ * slow_ns, each give or take up to 1 us; 50 HtoD copies of 20 us; one
+ * kernel only this recording has.
+ */
+static void build(struct model *m, uint64_t slow_ns, const char *only)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_ = synth_loc(&s, dso, 0x100, "main");
+	uint32_t hot = synth_loc(&s, dso, 0x200, "hot");
+	uint32_t cold = synth_loc(&s, dso, 0x300, "cold");
+	uint32_t a[] = { main_, hot }, b[] = { main_, cold };
+	uint32_t stream, other;
+
+	synth_comm(&s, 10, 10, "app");
+	synth_samples(&s, 10, 10, synth_stack(&s, a, 2), 600);
+	synth_samples(&s, 10, 10, synth_stack(&s, b, 2), 400);
+	stream = synth_lane(&s, 10, "GPU0 stream 7");
+	other = synth_lane(&s, 10, "GPU0 stream 13");
+	for (uint64_t i = 0; i < 200; i++) {
+		uint64_t jitter = i * 7919 % 1000;
+
+		synth_span(&s, stream, "_Z6steadyv", SYNTH_T0 + i * 1000000, 10000 + jitter);
+		synth_span(&s, other, "slow", SYNTH_T0 + i * 1000000, slow_ns + jitter);
+	}
+	for (uint64_t i = 0; i < 50; i++)
+		synth_span(&s, stream, "[CUDA memcpy HtoD]", SYNTH_T0 + i * 100000, 20000);
+	synth_span(&s, stream, only, SYNTH_T0, 5000);
+	synth_meta(&s, "frequency", "1000");
+	synth_meta(&s, "command", "app");
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+}
+
+static const struct diff_row *find_row(const struct diff *d, enum diff_kind kind,
+				       const char *name)
+{
+	for (size_t i = 0; i < d->rows.len; i++)
+		if (d->rows.v[i].kind == kind && !strcmp(d->rows.v[i].name, name))
+			return &d->rows.v[i];
+	return NULL;
+}
+
+static void check_status(const struct diff *d, enum diff_kind kind, const char *name,
+			 enum diff_status want)
+{
+	const struct diff_row *row = find_row(d, kind, name);
+
+	CHECK(row != NULL);
+	if (row && row->status != want) {
+		printf("  %s: %s, expected %s (change %+.3f, p %g)\n", name,
+		       diff_status_name(row->status), diff_status_name(want), row->change, row->p);
+		test_current_failed = 1;
+	}
+}
+
+/* The whole output of diff_print in one string. Free it. */
+static char *printed(const struct diff *d, const struct diff_opts *o, enum diff_format format)
+{
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out = open_memstream(&text, &size);
+
+	diff_print(out, d, o, format, "base.data", "new.data", 0);
+	fclose(out);
+	return text;
+}
+
+static void test_rows(void)
+{
+	struct diff_opts o = { .confidence = 0.99, .threshold = 0.05, .normalize_total = true,
+			       .kinds = ~0u };
+	struct sample_filter flt = {0};
+	struct model base, new;
+	struct funcs fb, fn;
+	struct diff d;
+	char *text;
+
+	o.filter = &flt;
+	build(&base, 20000, "gone");
+	build(&new, 22000, "_Z5freshv");
+	funcs_init(&fb, &base, 0);
+	funcs_init(&fn, &new, 0);
+	diff_build(&d, &fb, &fn, &o);
+
+	check_status(&d, DIFF_KERNEL, "slow", DIFF_REGRESSION);
+	check_status(&d, DIFF_KERNEL, "steady()", DIFF_SAME);
+	check_status(&d, DIFF_KERNEL, "fresh()", DIFF_ADDED);
+	check_status(&d, DIFF_KERNEL, "gone", DIFF_REMOVED);
+	check_status(&d, DIFF_COPY, "[CUDA memcpy HtoD]", DIFF_SAME);
+	check_status(&d, DIFF_CPU, "hot", DIFF_SAME);
+	check_status(&d, DIFF_CPU, "cold", DIFF_SAME);
+	CHECK(find_row(&d, DIFF_CPU, "main") == NULL);	/* no self samples */
+	CHECK_EQ_U64(d.rows.len, 7);
+	/* The slow kernel changed most time: 200 x 2 us. */
+	CHECK(!strcmp(d.rows.v[0].name, "slow") && NEAR(d.rows.v[0].impact_ms, 0.4, 1e-6));
+	CHECK(NEAR(find_row(&d, DIFF_KERNEL, "slow")->change, 0.1 - 0.0, 0.01));
+	CHECK(NEAR(find_row(&d, DIFF_CPU, "hot")->new.share, 60, 1e-9));
+	CHECK_EQ_U64(d.by_status[DIFF_REGRESSION], 1);
+	CHECK_EQ_U64(diff_regressions(&d, ~0u), 1);
+	CHECK_EQ_U64(diff_regressions(&d, 1u << DIFF_CPU), 0);
+
+	text = printed(&d, &o, DIFF_JSON);
+	for (const char *const *key = (const char *const[]){ "\"version\": 1", "\"base\": {\"path\"",
+	     "\"regressions\": 1", "\"kind\": \"kernel\", \"name\": \"slow\"",
+	     "\"status\": \"regression\"", "\"median_ns\"", "\"share\"", NULL }; *key; key++)
+		CHECK(strstr(text, *key) != NULL);
+	free(text);
+	text = printed(&d, &o, DIFF_MARKDOWN);
+	CHECK(strstr(text, "| **regression** | kernel | slow |") != NULL);
+	free(text);
+	text = printed(&d, &o, DIFF_TEXT);
+	CHECK(strstr(text, "1 regression, 0 improvements, 1 added, 1 removed") != NULL);
+	free(text);
+	diff_free(&d);
+
+	/* --by cpu: the CPU rows alone; a threshold above the change: no regression. */
+	o.kinds = 1u << DIFF_CPU;
+	diff_build(&d, &fb, &fn, &o);
+	CHECK_EQ_U64(d.rows.len, 2);
+	diff_free(&d);
+	o.kinds = ~0u;
+	o.threshold = 0.2;
+	diff_build(&d, &fb, &fn, &o);
+	check_status(&d, DIFF_KERNEL, "slow", DIFF_SAME);
+	CHECK(find_row(&d, DIFF_KERNEL, "slow")->significant);
+	diff_free(&d);
+
+	funcs_free(&fb);
+	funcs_free(&fn);
+	model_free(&base);
+	model_free(&new);
+}
+
+int main(void)
+{
+	RUN(test_statistics);
+	RUN(test_kinds);
+	RUN(test_rows);
+	return test_summary();
+}
