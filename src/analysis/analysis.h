@@ -659,6 +659,8 @@ void pc_report_free(struct pc_report *r);
 
 /* threads: the real threads by samples (at most limit, 0 all), then every lane. */
 void threads_print(FILE *out, const struct model *m, size_t limit);
+/* The same rows as one JSON document (gtrace-threads(1) lists its keys). */
+void threads_print_json(FILE *out, const struct model *m, const char *path, size_t limit);
 
 /*
  * diagnose: the recording's health, from the container, meta and counters,
@@ -666,6 +668,12 @@ void threads_print(FILE *out, const struct model *m, size_t limit);
  */
 void diagnose_print(FILE *out, const struct model *m, const char *path,
 		    const struct origin_links *links);
+/*
+ * The same as one JSON document: the container, every meta pair, every
+ * counter and the origin links (gtrace-diagnose(1) lists its keys).
+ */
+void diagnose_print_json(FILE *out, const struct model *m, const char *path,
+			 const struct origin_links *links);
 
 /*
  * export: the recording as a timeline that Perfetto and Chrome's trace

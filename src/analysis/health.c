@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* Meta keys with a line of their own, in print order, and their labels. */
@@ -890,4 +891,74 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_kernel_regions(out, m);
 	put_python(out, m);
 	put_other_counters(out, m);
+}
+
+/* One origin outcome's count and, where kept, its distances. */
+static void json_origin(FILE *out, const char *name, uint64_t count,
+			const struct distance_stats *d)
+{
+	fprintf(out, "    \"%s\": {\"count\": %" PRIu64, name, count);
+	if (d)
+		fprintf(out, ", \"min_ns\": %" PRIu64 ", \"mean_ns\": %.1f, \"max_ns\": %" PRIu64,
+			d->count ? d->min : 0, d->count ? (double)d->sum / (double)d->count : 0.0,
+			d->max);
+	fputc('}', out);
+}
+
+void diagnose_print_json(FILE *out, const struct model *m, const char *path,
+			 const struct origin_links *links)
+{
+	struct strtab keys = {0};
+	size_t nmeta = 0;
+
+	fprintf(out, "{\n  \"version\": 1,\n  \"file\": {\"path\": ");
+	utf8_fput_json(out, path);
+	fprintf(out, ", \"size\": %" PRIu64 ", \"format_version\": %" PRIu32
+		", \"features\": [", m->file_size, m->header.version);
+	for (size_t i = 0, n = 0; i < sizeof(features) / sizeof(features[0]); i++)
+		if (m->header.features & features[i].bit)
+			fprintf(out, "%s\"%s\"", n++ ? ", " : "", features[i].name);
+	fprintf(out, "], \"chunks\": %" PRIu64 ", \"compressed_bytes\": %" PRIu64
+		", \"payload_bytes\": %" PRIu64 ", \"ended\": \"%s\"", m->chunks,
+		m->compressed_bytes, m->payload_bytes,
+		m->damage ? "truncated" : m->ended ? "cleanly" : "without-end");
+	if (m->damage) {
+		fprintf(out, ", \"damage\": ");
+		utf8_fput_json(out, tr_strerror(m->damage));
+		fprintf(out, ", \"damage_offset\": %" PRIu64, m->damage_offset);
+	}
+	/* Each key once, with its last value, in the order first written. */
+	fprintf(out, "},\n  \"meta\": {");
+	for (size_t i = 0; i < m->t.meta.len; i++) {
+		const char *key = m->t.meta.v[i].key;
+
+		if (strtab_find(&keys, key))
+			continue;
+		strtab_intern(&keys, key);
+		fprintf(out, "%s\n    ", nmeta++ ? "," : "");
+		utf8_fput_json(out, key);
+		fprintf(out, ": ");
+		utf8_fput_json(out, model_meta(m, key));
+	}
+	strtab_free(&keys);
+	fprintf(out, "%s},\n  \"counters\": {", nmeta ? "\n  " : "");
+	for (size_t i = 0; i < m->counters.len; i++) {
+		const char *name = model_str(m, m->counters.v[i].name);
+
+		fprintf(out, "%s\n    ", i ? "," : "");
+		utf8_fput_json(out, name ? name : "");
+		fprintf(out, ": %" PRIu64, m->counters.v[i].value);
+	}
+	fprintf(out, "%s},\n  \"recorded\": {\"samples\": %zu, \"threads\": %zu, "
+		"\"processes\": %" PRIu64 ", \"lanes\": %zu, \"spans\": %zu},\n",
+		m->counters.len ? "\n  " : "", m->t.samples.len, m->real_threads,
+		m->processes, m->threads.len - m->real_threads, m->t.spans.len);
+	fprintf(out, "  \"origins\": {\n    \"window_ns\": %" PRIu64 ",\n", links->window_ns);
+	for (int o = 0; o < ORIGIN_OUTCOMES; o++) {
+		json_origin(out, origin_outcome_name((enum origin_outcome)o), links->counts[o],
+			    o == ORIGIN_LINKED ? &links->linked :
+			    o == ORIGIN_TOO_FAR ? &links->too_far : NULL);
+		fprintf(out, o + 1 < ORIGIN_OUTCOMES ? ",\n" : "\n");
+	}
+	fprintf(out, "  }\n}\n");
 }

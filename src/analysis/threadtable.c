@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static int cmp_by_samples(const void *pa, const void *pb, void *pctx)
@@ -64,19 +65,26 @@ static int name_width(const struct model *m, const size_t *idx, size_t n)
 	return width;
 }
 
+/* The threads' indexes, the real ones by samples, then the lanes. Free it. */
+static size_t *threads_in_order(const struct model *m)
+{
+	size_t *idx = xmalloc((m->threads.len + 1) * sizeof(*idx));
+
+	for (size_t i = 0; i < m->threads.len; i++)
+		idx[i] = i;
+	if (m->real_threads)
+		qsort_r(idx, m->real_threads, sizeof(*idx), cmp_by_samples, (void *)m);
+	return idx;
+}
+
 void threads_print(FILE *out, const struct model *m, size_t limit)
 {
 	size_t real = m->real_threads, lanes = m->threads.len - real;
 	size_t shown = limit && limit < real ? limit : real;
-	size_t *idx = xmalloc((m->threads.len + 1) * sizeof(*idx));
+	size_t *idx = threads_in_order(m);
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
 	int width, kind_width;
-
-	for (size_t i = 0; i < m->threads.len; i++)
-		idx[i] = i;
-	if (real)
-		qsort_r(idx, real, sizeof(*idx), cmp_by_samples, (void *)m);
 
 	width = name_width(m, idx, shown);
 	fprintf(out, "%8s %10s  %-*s  %8s  %10s  %10s  %9s  %9s\n", "PID", "TID",
@@ -116,5 +124,64 @@ void threads_print(FILE *out, const struct model *m, size_t limit)
 		put_ms(out, true, th->span_ns);
 		put_seen(out, m, th);
 	}
+	free(idx);
+}
+
+/* ns as milliseconds, or null when not known. */
+static void json_ms(FILE *out, const char *key, bool known, uint64_t ns)
+{
+	if (known)
+		fprintf(out, ", \"%s\": %.3f", key, (double)ns / 1e6);
+	else
+		fprintf(out, ", \"%s\": null", key);
+}
+
+/* First and last event in seconds since the start, null for none. */
+static void json_seen(FILE *out, const struct model *m, const struct model_thread *th)
+{
+	if (th->first_ts)
+		fprintf(out, ", \"first_s\": %.6f, \"last_s\": %.6f}",
+			(double)(th->first_ts - m->start_ts) / 1e9,
+			(double)(th->last_ts - m->start_ts) / 1e9);
+	else
+		fprintf(out, ", \"first_s\": null, \"last_s\": null}");
+}
+
+void threads_print_json(FILE *out, const struct model *m, const char *path, size_t limit)
+{
+	size_t real = m->real_threads;
+	size_t shown = limit && limit < real ? limit : real;
+	size_t *idx = threads_in_order(m);
+	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
+	bool oncpu = offcpu || model_sample_period_ns(m);
+
+	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
+	utf8_fput_json(out, path);
+	fprintf(out, ",\n  \"threads\": [");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_thread *th = &m->threads.v[idx[i]];
+
+		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ",
+			i ? "," : "", th->pid, th->tid);
+		utf8_fput_json(out, thread_name(m, th));
+		fprintf(out, ", \"samples\": %" PRIu64, th->samples);
+		json_ms(out, "oncpu_ms", oncpu, model_thread_oncpu_ns(m, th));
+		json_ms(out, "offcpu_ms", offcpu, th->offcpu_ns);
+		json_seen(out, m, th);
+	}
+	fprintf(out, "%s],\n  \"lanes\": [", shown ? "\n  " : "");
+	for (size_t i = real; i < m->threads.len; i++) {
+		const struct model_thread *th = &m->threads.v[i];
+
+		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"kind\": ",
+			i > real ? "," : "", th->pid, th->tid);
+		utf8_fput_json(out, lane_kind(m, th));
+		fprintf(out, ", \"name\": ");
+		utf8_fput_json(out, thread_name(m, th));
+		fprintf(out, ", \"spans\": %" PRIu64, th->spans);
+		json_ms(out, "target_ms", true, th->span_ns);
+		json_seen(out, m, th);
+	}
+	fprintf(out, "%s]\n}\n", m->threads.len > real ? "\n  " : "");
 	free(idx);
 }

@@ -20,6 +20,7 @@ static void usage(void)
 	       "and the share of samples at a source line.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       LINK_WINDOW_USAGE
+	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");
 }
 
@@ -28,6 +29,7 @@ int cmd_diagnose(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		LINK_WINDOW_LONG_OPTION,
+		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -41,7 +43,10 @@ int cmd_diagnose(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 	offline_link_origins(&links, &m, a.window);
-	diagnose_print(stdout, &m, a.input, &links);
+	if (a.json)
+		diagnose_print_json(stdout, &m, a.input, &links);
+	else
+		diagnose_print(stdout, &m, a.input, &links);
 	origins_free(&links);
 	model_free(&m);
 	offline_args_free(&a);

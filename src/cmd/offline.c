@@ -229,6 +229,13 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 		case OPT_NO_PYTHON_LINES:
 			a->funcs_flags &= ~(unsigned)FUNCS_PYTHON_LINES;
 			break;
+		case OPT_JSON_FORMAT:
+			a->json = !strcmp(optarg, "json");
+			if (!a->json && strcmp(optarg, "text")) {
+				pr_err("invalid --format '%s'; use text or json", optarg);
+				a->status = EXIT_USAGE;
+			}
+			break;
 		case '?':
 		case ':':
 			a->status = bad_option(a->cmd, a->argv, c);

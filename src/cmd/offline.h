@@ -18,7 +18,14 @@
 #define OFFLINE_SHORT_OPTIONS ":i:h"
 
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
-enum { OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_COMMAND };
+enum { OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_COMMAND };
+
+/* --format text|json, which threads and diagnose share. */
+#define FORMAT_LONG_OPTION                                                     \
+	{ "format", required_argument, NULL, OPT_JSON_FORMAT }
+#define FORMAT_USAGE                                                           \
+	"      --format FORMAT      text (default) or json, one document whose keys\n" \
+	"                           the command's man page lists\n"
 
 /* The --link-window option report, flame and diagnose share. */
 #define LINK_WINDOW_LONG_OPTION                                                \
@@ -69,6 +76,7 @@ struct offline_args {
 	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
 					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
+	bool json;			/* --format json */
 	struct {
 		const char *v[2];
 		size_t n, max;		/* max: how many the command takes, 0 by default */
@@ -82,8 +90,8 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
 /*
  * The next option for the command to handle itself, or -1 when there is
  * none: at the end, after --help, or on an error, printed with a->status
- * set. Handles -i, -h, --link-window, --python, --no-python-lines, the
- * filter options, getopt's errors and operands (up to operands.max kept,
+ * set. Handles -i, -h, --link-window, --python, --no-python-lines,
+ * --format text|json, the filter options, getopt's errors and operands (up to operands.max kept,
  * the rest an error). shortopts starts with OFFLINE_SHORT_OPTIONS, or
  * with ":h" for a command that takes its recordings as operands.
  */

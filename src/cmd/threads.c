@@ -20,6 +20,7 @@ static void usage(void)
 	       "spans' durations: GPU time for a stream.\n\n"
 	       "  -i, --input FILE   the recording (default " DEFAULT_INPUT ")\n"
 	       "  -n, --limit N      list at most N threads (lanes are always listed)\n"
+	       FORMAT_USAGE
 	       "  -h, --help         show this help\n");
 }
 
@@ -28,6 +29,7 @@ int cmd_threads(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "limit", required_argument, NULL, 'n' },
+		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -45,7 +47,10 @@ int cmd_threads(int argc, char **argv)
 	}
 	if (!offline_load_input(&a, &m))
 		return a.status;
-	threads_print(stdout, &m, limit);
+	if (a.json)
+		threads_print_json(stdout, &m, a.input, limit);
+	else
+		threads_print(stdout, &m, limit);
 	model_free(&m);
 	offline_args_free(&a);
 	return 0;

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: MIT
+# threads and diagnose with --format json: one JSON document each, with
+# exactly the keys their man pages list and the figures the tables print;
+# diagnose's carries every counter. A truncated file says so.
+. "$SRCDIR/tests/e2e/lib.sh"
+[ -x "$WORKLOADS/lanes" ] || skip "the lanes example is not built ($WORKLOADS/lanes)"
+need_perf_events
+
+record lanes.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 500
+run_gtrace threads -i lanes.data --format json >threads.json
+run_gtrace threads -i lanes.data >threads.txt
+run_gtrace diagnose -i lanes.data --format json >diag.json
+run_gtrace diagnose -i lanes.data >diag.txt
+size=$(wc -c <lanes.data)
+head -c $((size - 100)) lanes.data >cut.data
+"$GTRACE" diagnose -i cut.data --format json >cut.json 2>cut.err ||
+	{ show cut.err; fail "diagnose --format json of a truncated file failed"; }
+
+python3 - <<'PY' || fail "the JSON documents do not match their man pages (see above)"
+import json
+t = json.load(open("threads.json"))
+assert set(t) == {"version", "path", "threads", "lanes"} and t["version"] == 1, t.keys()
+thread_keys = {"pid", "tid", "name", "samples", "oncpu_ms", "offcpu_ms", "first_s", "last_s"}
+lane_keys = {"pid", "tid", "kind", "name", "spans", "target_ms", "first_s", "last_s"}
+assert all(set(r) == thread_keys for r in t["threads"]), t["threads"]
+assert all(set(r) == lane_keys for r in t["lanes"]), t["lanes"]
+assert [r["tid"] for r in t["lanes"]] == [0xfff00000, 0xfff00001], t["lanes"]
+assert sum(r["spans"] for r in t["lanes"]) == 1000, t["lanes"]
+text = [l.split() for l in open("threads.txt") if l.split() and l.split()[0].isdigit()]
+rows = {int(l[1]): int(l[3]) for l in text if not l[1].startswith("0x")}
+assert {r["tid"]: r["samples"] for r in t["threads"]} == rows, (rows, t["threads"])
+
+d = json.load(open("diag.json"))
+assert set(d) == {"version", "file", "meta", "counters", "recorded", "origins"}, d.keys()
+assert d["file"]["ended"] == "cleanly" and "lanes" in d["file"]["features"], d["file"]
+assert set(d["recorded"]) == {"samples", "threads", "processes", "lanes", "spans"}
+assert d["recorded"]["spans"] == 1000, d["recorded"]
+assert set(d["origins"]) == {"window_ns", "none", "linked", "bad_tid", "no_thread",
+                             "no_stack", "too_far"}, d["origins"]
+assert set(d["origins"]["linked"]) == {"count", "min_ns", "mean_ns", "max_ns"}
+assert d["meta"]["command"].endswith("--spans 500"), d["meta"]
+# Every counter the text lists by name, with its value.
+for line in open("diag.txt"):
+    w = line.split()
+    if len(w) == 2 and "." in w[0] and w[1].isdigit() and w[0] in d["counters"]:
+        assert d["counters"][w[0]] == int(w[1]), (w, d["counters"][w[0]])
+assert d["counters"]["target.spans"] == 1000, d["counters"]
+assert d["counters"]["samples"] == d["recorded"]["samples"]
+
+c = json.load(open("cut.json"))
+assert c["file"]["ended"] == "truncated" and "damage_offset" in c["file"], c["file"]
+PY
+expect_exit 2 "$GTRACE" threads -i lanes.data --format yaml
+expect_contains stderr "^gtrace: invalid --format 'yaml'; use text or json\$"
+exit 0
