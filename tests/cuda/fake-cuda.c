@@ -39,6 +39,9 @@
  *    kernel-serialized mode one kernel at a time per context; memsets
  *    run as kernels of the driver's own.
  *
+ * FAKE_CUDA_SLOWER=NAME=PCT makes the kernels named NAME run PCT percent
+ * longer than their attributes say, for tests of gtrace diff.
+ *
  * Devices: FAKE_CUDA_DEVICES (default 1) of "Fake GPU", compute capability
  * 9.0: 132 SMs, 2048 threads (64 warps), 65536 registers, 32 blocks and
  * 228 KiB of shared memory per SM; 48 KiB per block, 227 KiB opted in,
@@ -173,6 +176,16 @@ static int device_count(void)
 	int n = env ? atoi(env) : 1;
 
 	return n < 1 ? 1 : n > MAX_DEVICES ? MAX_DEVICES : n;
+}
+
+/* A kernel's run time, lengthened when FAKE_CUDA_SLOWER names it. */
+static uint64_t kernel_ns(const char *name, uint64_t ns)
+{
+	const char *env = getenv("FAKE_CUDA_SLOWER"), *eq = env ? strrchr(env, '=') : NULL;
+
+	if (!eq || strlen(name) != (size_t)(eq - env) || strncmp(env, name, (size_t)(eq - env)))
+		return ns;
+	return ns + ns * strtoull(eq + 1, NULL, 10) / 100;
 }
 
 static void fire(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
@@ -1241,7 +1254,7 @@ static void kernel_record(const struct call *c, const CUDA_KERNEL_NODE_PARAMS *k
 	};
 	uint64_t local_total = (uint64_t)a->local_per_thread * SMS * THREADS_PER_SM;
 
-	queue(c->ctx, stream, c, a->duration_ns, true, &r.start, &r.end);
+	queue(c->ctx, stream, c, kernel_ns(k->func->name, a->duration_ns), true, &r.start, &r.end);
 	r.completed = r.end;
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
