@@ -313,6 +313,12 @@ void report_build_lane_work(struct report *r, struct funcs *f, const struct repo
 			    const struct origin_links *links);
 void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 			    const struct report_opts *o);
+/*
+ * The samples' report and the lane work queued from them as one JSON
+ * document (gtrace-report(1) lists its keys).
+ */
+void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
+		       struct funcs *f, const struct report_opts *o, const char *path);
 void report_free(struct report *r);
 
 /* A lane's spans of one name. */

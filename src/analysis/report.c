@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static const char *const key_names[REPORT_KEYS] = {
@@ -583,4 +584,71 @@ void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 		" spans, %.3f ms of target time, not in the percentages above\n#\n",
 		r->total, (double)r->target_ns / 1e6);
 	print_table(out, r, f, o, &lane_work);
+}
+
+/* The JSON names of the keys: those of --sort. */
+static const char *const key_json[REPORT_KEYS] = {
+	[KEY_COMM] = "comm", [KEY_DSO] = "dso", [KEY_SYMBOL] = "symbol", [KEY_PID] = "pid",
+	[KEY_TID] = "tid", [KEY_NVTX] = "nvtx", [KEY_PYLINE] = "pyline",
+};
+
+/* The rows shown of r, each with its values and its keys. */
+static void json_rows(FILE *out, const struct report *r, struct funcs *f,
+		      const struct report_opts *o, bool lane_work)
+{
+	size_t rows = rows_shown(r, o);
+	char buf[32];
+
+	fprintf(out, "\"rows\": [");
+	for (size_t i = 0; i < rows; i++) {
+		const struct report_row *row = &r->rows.v[i];
+		const char *from = queued_from(r, row, f);
+
+		fprintf(out, "%s\n    {", i ? "," : "");
+		if (lane_work)
+			fprintf(out, "\"spans_self\": %" PRIu64 ", \"spans_children\": %" PRIu64
+				", \"self_ms\": %.6f, \"children_ms\": %.6f", row->self,
+				row->children, (double)row->target_self / 1e6,
+				(double)row->target_children / 1e6);
+		else
+			fprintf(out, "\"self\": %" PRIu64 ", \"children\": %" PRIu64
+				", \"self_percent\": %.4f, \"children_percent\": %.4f",
+				row->self, row->children, percent(row->self, r->total),
+				percent(row->children, r->total));
+		for (size_t k = 0; k < o->nkeys; k++) {
+			const char *text = key_text(row, o->keys[k], f, buf, sizeof(buf));
+
+			fprintf(out, ", \"%s\": ", key_json[o->keys[k]]);
+			if (o->keys[k] == KEY_PID || o->keys[k] == KEY_TID)
+				fputs(text, out);
+			else
+				utf8_fput_json(out, text);
+		}
+		if (from) {
+			fprintf(out, ", \"queued_from\": ");
+			utf8_fput_json(out, from);
+		}
+		fputc('}', out);
+	}
+	fprintf(out, "%s]", rows ? "\n  " : "");
+}
+
+void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
+		       struct funcs *f, const struct report_opts *o, const char *path)
+{
+	const char *event = model_meta(f->m, "event");
+
+	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
+	utf8_fput_json(out, path);
+	fprintf(out, ",\n  \"event\": ");
+	if (event)
+		utf8_fput_json(out, event);
+	else
+		fputs("null", out);
+	fprintf(out, ",\n  \"samples\": %" PRIu64 ",\n  ", samples->total);
+	json_rows(out, samples, f, o, false);
+	fprintf(out, ",\n  \"lane_work\": {\"spans\": %" PRIu64 ", \"target_ms\": %.6f, ",
+		lane_work->total, (double)lane_work->target_ns / 1e6);
+	json_rows(out, lane_work, f, o, true);
+	fprintf(out, "}\n}\n");
 }

@@ -43,6 +43,7 @@ static void usage(void)
 	       "      --inline             show inlined functions as their own frames\n"
 	       PYTHON_USAGE
 	       LINK_WINDOW_USAGE
+	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");
 }
 
@@ -50,6 +51,19 @@ static void usage(void)
  * The samples' report and the lane work queued from their stacks, unless
  * --tid names only lanes; then the selected lanes' spans by name.
  */
+/* The same, the samples and lane work as one JSON document. */
+static void print_reports_json(struct funcs *f, const struct report_opts *o,
+			       const struct origin_links *links, const char *path)
+{
+	struct report samples, lane_work;
+
+	report_build(&samples, f, o);
+	report_build_lane_work(&lane_work, f, o, links);
+	report_print_json(stdout, &samples, &lane_work, f, o, path);
+	report_free(&samples);
+	report_free(&lane_work);
+}
+
 static void print_reports(struct funcs *f, const struct report_opts *o,
 			  const struct origin_links *links, const char *path)
 {
@@ -117,6 +131,7 @@ int cmd_report(int argc, char **argv)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
+		FORMAT_LONG_OPTION,
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
 		{ "sass", no_argument, NULL, OPT_SASS },
@@ -175,6 +190,11 @@ int cmd_report(int argc, char **argv)
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
+	if (!a.status && a.json && (gpu || gpu_pc || offline_only_lanes(&a.filter))) {
+		pr_err("--format json covers the samples and their lane work; not yet %s",
+		       gpu ? "--gpu" : gpu_pc ? "--gpu-pc" : "a --tid of lanes only");
+		a.status = EXIT_USAGE;
+	}
 	/* GPU work has no stack of its own to find a dso in. */
 	if (!a.status && (gpu || gpu_pc) && a.filter.dsos.len) {
 		pr_err("--dso cannot be used with %s", gpu ? "--gpu" : "--gpu-pc");
@@ -190,7 +210,10 @@ int cmd_report(int argc, char **argv)
 		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input);
 	} else {
 		offline_link_origins(&links, &m, a.window);
-		print_reports(&f, &o, &links, a.input);
+		if (a.json)
+			print_reports_json(&f, &o, &links, a.input);
+		else
+			print_reports(&f, &o, &links, a.input);
 		origins_free(&links);
 	}
 	funcs_free(&f);

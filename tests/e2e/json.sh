@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-# threads and diagnose with --format json: one JSON document each, with
+# report, threads and diagnose with --format json: one JSON document each, with
 # exactly the keys their man pages list and the figures the tables print;
 # diagnose's carries every counter. A truncated file says so.
 . "$SRCDIR/tests/e2e/lib.sh"
@@ -9,6 +9,8 @@ need_perf_events
 record lanes.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 500
 run_gtrace threads -i lanes.data --format json >threads.json
 run_gtrace threads -i lanes.data >threads.txt
+run_gtrace report -i lanes.data --format json >report.json
+run_gtrace report -i lanes.data --format json -s comm,tid,symbol --no-children -n 3 >sorted.json
 run_gtrace diagnose -i lanes.data --format json >diag.json
 run_gtrace diagnose -i lanes.data >diag.txt
 size=$(wc -c <lanes.data)
@@ -30,6 +32,20 @@ text = [l.split() for l in open("threads.txt") if l.split() and l.split()[0].isd
 rows = {int(l[1]): int(l[3]) for l in text if not l[1].startswith("0x")}
 assert {r["tid"]: r["samples"] for r in t["threads"]} == rows, (rows, t["threads"])
 
+r = json.load(open("report.json"))
+assert set(r) == {"version", "path", "event", "samples", "rows", "lane_work"}, r.keys()
+assert sum(row["self"] for row in r["rows"]) == r["samples"] > 0, r["samples"]
+sample_keys = {"self", "children", "self_percent", "children_percent", "comm", "dso", "symbol"}
+assert all(set(row) == sample_keys for row in r["rows"]), r["rows"][0]
+assert set(r["lane_work"]) == {"spans", "target_ms", "rows"}, r["lane_work"].keys()
+work_keys = {"spans_self", "spans_children", "self_ms", "children_ms", "comm", "dso", "symbol"}
+assert all(set(row) - {"queued_from"} == work_keys for row in r["lane_work"]["rows"])
+assert sum(row["spans_self"] for row in r["lane_work"]["rows"]) == r["lane_work"]["spans"]
+s = json.load(open("sorted.json"))
+assert len(s["rows"]) == 3 and all(isinstance(row["tid"], int) for row in s["rows"]), s
+assert all(set(row) == {"self", "children", "self_percent", "children_percent", "comm", "tid",
+                        "symbol"} for row in s["rows"]), s["rows"]
+
 d = json.load(open("diag.json"))
 assert set(d) == {"version", "file", "meta", "counters", "recorded", "origins"}, d.keys()
 assert d["file"]["ended"] == "cleanly" and "lanes" in d["file"]["features"], d["file"]
@@ -50,6 +66,8 @@ assert d["counters"]["samples"] == d["recorded"]["samples"]
 c = json.load(open("cut.json"))
 assert c["file"]["ended"] == "truncated" and "damage_offset" in c["file"], c["file"]
 PY
+expect_exit 2 "$GTRACE" report -i lanes.data --format json --gpu
+expect_contains stderr "^gtrace: --format json covers the samples and their lane work; not yet --gpu\$"
 expect_exit 2 "$GTRACE" threads -i lanes.data --format yaml
 expect_contains stderr "^gtrace: invalid --format 'yaml'; use text or json\$"
 exit 0
