@@ -406,6 +406,14 @@ void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 /* Collapsed stacks: "thread;outer;...;leaf weight", one line per leaf. */
 void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
 			   enum calltree_weight w);
+/*
+ * Calls fn for each node of some weight but the root, parents first in the
+ * folded stacks' order, with its path: the names from the thread down to
+ * it, joined by ';', and its own weight.
+ */
+typedef void calltree_path_fn(void *ctx, uint32_t node, const char *path, uint64_t self);
+void calltree_walk_paths(const struct calltree *t, const struct funcs *f, enum calltree_weight w,
+			 calltree_path_fn *fn, void *ctx);
 struct pc_view;
 /*
  * The GPU PC samples of v as a call tree weighed in samples: each bucket
@@ -417,9 +425,33 @@ struct pc_view;
  */
 void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
 		       const struct pc_view *v, bool nvtx_frames);
-/* A self-contained interactive SVG flame graph. */
+/*
+ * flame --diff: a base and a new call tree joined by path (the names from
+ * the thread down to a frame), each path with its own weight in both.
+ */
+struct flame_diff {
+	struct strtab paths;		/* path -> id */
+	VEC(uint64_t) self[2];		/* by path id - 1: base [0], new [1] */
+	uint64_t total[2];
+	uint32_t *node_path;		/* by new tree node: its path id */
+	double *delta;			/* by new tree node: change of self share, in [-1, 1] */
+};
+
+void flame_diff_build(struct flame_diff *d, const struct calltree *base, const struct funcs *fb,
+		      const struct calltree *new, const struct funcs *fn, enum calltree_weight w);
+/* A path's self weight as a share of its tree's (side 0 base, 1 new). */
+double flame_diff_share(const struct flame_diff *d, uint32_t path, int side);
+/* "path base new", one line per path with weight of its own in either. */
+void flame_diff_print_folded(FILE *out, const struct flame_diff *d);
+void flame_diff_free(struct flame_diff *d);
+
+/*
+ * A self-contained interactive SVG flame graph. With diff (built with t as
+ * the new tree), each frame is coloured by its change: red grew, blue
+ * shrank, white unchanged; NULL for the usual colours.
+ */
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
-			const char *title, enum calltree_weight w);
+			const char *title, enum calltree_weight w, const struct flame_diff *diff);
 
 /* report --gpu: a summary of each CUDA table by span name. */
 struct gpu_stats {

@@ -482,35 +482,57 @@ uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weig
 	return w == WEIGHT_TARGET ? n->target_total : n->total;
 }
 
-static void print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
-			 uint32_t i, const char **names, enum calltree_weight w)
-{
-	const struct calltree_node *n = &t->nodes.v[i];
-	uint64_t self = calltree_weight_self(n, w);
+struct path_walk {
+	const struct calltree *t;
+	const struct funcs *f;
+	enum calltree_weight w;
+	calltree_path_fn *fn;
+	void *ctx;
+	VEC(char) path;		/* the names down to the current node, ';'-joined */
+};
 
-	if (!calltree_weight_total(n, w))
+static void walk_paths(struct path_walk *pw, uint32_t i)
+{
+	const struct calltree_node *n = &pw->t->nodes.v[i];
+	size_t len = pw->path.len;
+
+	if (!calltree_weight_total(n, pw->w))
 		return;
-	if (n->depth)
-		names[n->depth - 1] = funcs_name(f, n->name);
-	if (self && n->depth) {
-		for (uint32_t d = 0; d < n->depth; d++)
-			fprintf(out, "%s%s", d ? ";" : "", names[d]);
-		fprintf(out, " %" PRIu64 "\n", self);
+	if (n->depth) {
+		const char *name = funcs_name(pw->f, n->name);
+		size_t name_len = strlen(name);
+
+		VEC_RESERVE(&pw->path, name_len + 2);	/* ';', the name, its NUL */
+		if (len)
+			pw->path.v[pw->path.len++] = ';';
+		memcpy(pw->path.v + pw->path.len, name, name_len + 1);
+		pw->path.len += name_len;
+		pw->fn(pw->ctx, i, pw->path.v, calltree_weight_self(n, pw->w));
 	}
-	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
-		print_folded(out, t, f, t->kids[k], names, w);
+	for (uint32_t k = pw->t->kid_start[i]; k < pw->t->kid_start[i + 1]; k++)
+		walk_paths(pw, pw->t->kids[k]);
+	pw->path.len = len;
+	if (pw->path.v)
+		pw->path.v[len] = '\0';
+}
+
+void calltree_walk_paths(const struct calltree *t, const struct funcs *f, enum calltree_weight w,
+			 calltree_path_fn *fn, void *ctx)
+{
+	struct path_walk pw = { .t = t, .f = f, .w = w, .fn = fn, .ctx = ctx };
+
+	walk_paths(&pw, 0);
+	VEC_FREE(&pw.path);
+}
+
+static void print_folded_line(void *ctx, uint32_t node, const char *path, uint64_t self)
+{
+	if (self)
+		fprintf(ctx, "%s %" PRIu64 "\n", path, self);
 }
 
 void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
 			   enum calltree_weight w)
 {
-	uint32_t max_depth = 0;
-	const char **names;
-
-	for (size_t i = 0; i < t->nodes.len; i++)
-		if (t->nodes.v[i].depth > max_depth)
-			max_depth = t->nodes.v[i].depth;
-	names = xcalloc(max_depth + 1, sizeof(*names));
-	print_folded(out, t, f, 0, names, w);
-	free(names);
+	calltree_walk_paths(t, f, w, print_folded_line, out);
 }

@@ -8,6 +8,7 @@
 #include "analysis/analysis.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <string.h>
 
 #include "util/utf8.h"
@@ -118,10 +119,22 @@ static void put_color(FILE *out, const char *name)
 		(unsigned)((h >> 8) % 200), (unsigned)((h >> 16) % 60));
 }
 
+/* Red for growth, blue for shrinking, as strong as delta (-1 to 1) is large. */
+static void put_diff_color(FILE *out, double delta)
+{
+	unsigned fade = (unsigned)(255 - 200 * fabs(delta) + 0.5);
+
+	if (delta >= 0)
+		fprintf(out, "rgb(255,%u,%u)", fade, fade);
+	else
+		fprintf(out, "rgb(%u,%u,255)", fade, fade);
+}
+
 struct svg_ctx {
 	FILE *out;
 	const struct calltree *t;
 	const struct funcs *f;
+	const struct flame_diff *diff;
 	enum calltree_weight weight;
 	double px_per_unit;
 	int height;
@@ -174,12 +187,20 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 	if (c->weight == WEIGHT_TARGET)
 		fprintf(c->out, " (%.3f ms, %" PRIu64 " spans, %.2f%%)</title>",
 			(double)weight / 1e6, n->spans_total, 100.0 * (double)weight / (double)all);
+	else if (c->diff && c->diff->node_path[i])
+		fprintf(c->out, " (%" PRIu64 " samples, %.2f%%; self %.2f%% -> %.2f%%)</title>",
+			weight, 100.0 * (double)weight / (double)all,
+			100 * flame_diff_share(c->diff, c->diff->node_path[i], 0),
+			100 * flame_diff_share(c->diff, c->diff->node_path[i], 1));
 	else
 		fprintf(c->out, " (%" PRIu64 " samples, %.2f%%)</title>", weight,
 			100.0 * (double)weight / (double)all);
 	fprintf(c->out, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" rx=\"2\" fill=\"",
 		x, y, w, FRAME_HEIGHT - 1);
-	put_color(c->out, name);
+	if (c->diff)
+		put_diff_color(c->out, c->diff->delta[i]);
+	else
+		put_color(c->out, name);
 	fprintf(c->out, "\"/><text x=\"%.1f\" y=\"%d\">", x + 3, y + FRAME_HEIGHT - 4);
 	put_label(c->out, name, w);
 	fputs("</text></g>\n", c->out);
@@ -191,11 +212,11 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 }
 
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
-			const char *title, enum calltree_weight weight)
+			const char *title, enum calltree_weight weight, const struct flame_diff *diff)
 {
 	uint64_t all = calltree_weight_total(&t->nodes.v[0], weight);
 	struct svg_ctx c = {
-		.out = out, .t = t, .f = f, .weight = weight,
+		.out = out, .t = t, .f = f, .diff = diff, .weight = weight,
 		.px_per_unit = all ? (double)(SVG_WIDTH - 2 * SVG_PAD) / (double)all : 0,
 	};
 	uint32_t depth = 0;

@@ -24,17 +24,21 @@ enum {
 	OPT_WEIGHT,
 	OPT_NO_NVTX,
 	OPT_GPU_PC,
+	OPT_DIFF,
 };
 
 static void usage(void)
 {
-	printf("usage: gtrace flame [options]\n\n"
+	printf("usage: gtrace flame [options]\n"
+	       "   or: gtrace flame --diff (--svg FILE | --folded) [options] BASE NEW\n\n"
 	       "Shows the merged call tree of a recording: as an indented tree (default),\n"
 	       "as folded stacks for flamegraph tools, or as an SVG flame graph. Lanes and\n"
 	       "the lane work queued from each stack hang in the tree as \"[lane] NAME\"\n"
 	       "nodes with their span names as leaves, shown in target ms and spans\n"
 	       "instead of percent and samples. Kernel regions hang by region name under\n"
-	       "\"[kernel] NAME\" at the root.\n"
+	       "\"[kernel] NAME\" at the root. With --diff, the graph of NEW with each\n"
+	       "frame coloured by how its own share changed from BASE: red grew, blue\n"
+	       "shrank; --folded prints each stack's count in BASE, then in NEW.\n"
 	       "The NVTX ranges open at a sample are frames \"[nvtx] NAME\" between the\n"
 	       "thread and its outermost function.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
@@ -49,6 +53,7 @@ static void usage(void)
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
 	       "      --no-nvtx            leave out the NVTX range frames\n"
+	       "      --diff               compare two recordings, BASE and NEW (no -i)\n"
 	       "      --gpu-pc             weigh the GPU PC samples instead, each under the\n"
 	       "                           stack that launched its kernel: \"[kernel] NAME\",\n"
 	       "                           then its source line, then its stall reason\n"
@@ -79,7 +84,7 @@ static int parse_weight(const char *s, enum calltree_weight *w, bool *given)
 }
 
 static int write_svg(const struct calltree *t, const struct funcs *f, const char *file,
-		     const char *title, enum calltree_weight w)
+		     const char *title, enum calltree_weight w, const struct flame_diff *diff)
 {
 	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
 	int failed;
@@ -88,7 +93,7 @@ static int write_svg(const struct calltree *t, const struct funcs *f, const char
 		pr_err("cannot create '%s': %s", file, strerror(errno));
 		return EXIT_FAIL;
 	}
-	calltree_write_svg(out, t, f, title, w);
+	calltree_write_svg(out, t, f, title, w, diff);
 	if (out == stdout)
 		return 0;
 	failed = ferror(out);
@@ -110,6 +115,68 @@ static void build_pc_tree(struct calltree *t, struct funcs *f, const struct samp
 	pc_view_free(&v);
 }
 
+/* What the trees of flame and flame --diff are built from. */
+struct tree_opts {
+	const struct sample_filter *filter;
+	uint64_t window;
+	unsigned funcs_flags;
+	bool nvtx, gpu_pc;
+};
+
+/* The tree of m, with what it needs kept in f and links. */
+static void build_tree(struct calltree *t, struct funcs *f, struct origin_links *links,
+		       const struct model *m, const struct tree_opts *o)
+{
+	funcs_init(f, m, o->funcs_flags);
+	offline_link_origins(links, m, o->window);
+	if (o->gpu_pc)
+		build_pc_tree(t, f, o->filter, links, o->nvtx);
+	else
+		calltree_build_ranges(t, f, o->filter, links, o->nvtx);
+}
+
+static void free_tree(struct calltree *t, struct funcs *f, struct origin_links *links,
+		      struct model *m)
+{
+	calltree_free(t);
+	origins_free(links);
+	funcs_free(f);
+	model_free(m);
+}
+
+/* flame --diff: the two recordings' trees joined, as folded stacks or an SVG. */
+static int flame_diff(struct offline_args *a, const struct tree_opts *o, const char *svg,
+		      const char *title, enum calltree_weight weight)
+{
+	struct origin_links links[2];
+	struct flame_diff d;
+	struct calltree t[2];
+	struct funcs f[2];
+	struct model m[2];
+	char deftitle[1024];
+	int status = 0;
+
+	if (!offline_load(a, a->operands.v[0], &m[0]))
+		return a->status;
+	if (!offline_load(a, a->operands.v[1], &m[1])) {
+		model_free(&m[0]);
+		return a->status;
+	}
+	for (int s = 0; s < 2; s++)
+		build_tree(&t[s], &f[s], &links[s], &m[s], o);
+	flame_diff_build(&d, &t[0], &f[0], &t[1], &f[1], weight);
+	snprintf(deftitle, sizeof(deftitle), "%s -> %s", a->operands.v[0], a->operands.v[1]);
+	if (svg)
+		status = write_svg(&t[1], &f[1], svg, title ? title : deftitle, weight, &d);
+	else
+		flame_diff_print_folded(stdout, &d);
+	flame_diff_free(&d);
+	for (int s = 0; s < 2; s++)
+		free_tree(&t[s], &f[s], &links[s], &m[s]);
+	offline_args_free(a);
+	return status;
+}
+
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -124,6 +191,7 @@ int cmd_flame(int argc, char **argv)
 		LINK_WINDOW_LONG_OPTION,
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
 		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
+		{ "diff", no_argument, NULL, OPT_DIFF },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -131,7 +199,7 @@ int cmd_flame(int argc, char **argv)
 	struct offline_args a;
 	const char *svg = NULL, *title = NULL;
 	double min_percent = DEFAULT_MIN_PERCENT;
-	bool folded = false, weight_given = false, nvtx = true, gpu_pc = false;
+	bool folded = false, weight_given = false, nvtx = true, gpu_pc = false, diff = false;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
 	struct origin_links links;
 	struct model m;
@@ -140,6 +208,7 @@ int cmd_flame(int argc, char **argv)
 	int c, status = 0;
 
 	offline_args_init(&a, "flame", usage, argc, argv);
+	a.operands.max = 2;
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {
 		switch (c) {
@@ -173,7 +242,19 @@ int cmd_flame(int argc, char **argv)
 		case OPT_GPU_PC:
 			gpu_pc = true;
 			break;
+		case OPT_DIFF:
+			diff = true;
+			break;
 		}
+	}
+	if (!a.status && !diff && a.operands.n) {
+		pr_err("unexpected argument '%s'; see 'gtrace flame --help'", a.operands.v[0]);
+		a.status = EXIT_USAGE;
+	}
+	if (!a.status && diff && (a.operands.n != 2 || (!folded && !svg) || gpu_pc)) {
+		pr_err("--diff takes two recordings, BASE and NEW, and --svg or --folded%s",
+		       gpu_pc ? ", without --gpu-pc" : "");
+		a.status = EXIT_USAGE;
 	}
 	/* PC samples weigh only themselves, and have no stack of their own to find a dso in. */
 	if (!a.status && gpu_pc && weight_given && weight != WEIGHT_SAMPLES) {
@@ -188,6 +269,11 @@ int cmd_flame(int argc, char **argv)
 		pr_err("--folded and --svg cannot be used together");
 		a.status = EXIT_USAGE;
 	}
+	if (diff && !a.status) {
+		struct tree_opts o = { &a.filter, a.window, a.funcs_flags, nvtx, false };
+
+		return flame_diff(&a, &o, svg, title, weight);
+	}
 	if (!offline_load_input(&a, &m))
 		return a.status;
 
@@ -196,12 +282,8 @@ int cmd_flame(int argc, char **argv)
 		offline_args_free(&a);
 		return EXIT_FAIL;
 	}
-	funcs_init(&f, &m, a.funcs_flags);
-	offline_link_origins(&links, &m, a.window);
-	if (gpu_pc)
-		build_pc_tree(&t, &f, &a.filter, &links, nvtx);
-	else
-		calltree_build_ranges(&t, &f, &a.filter, &links, nvtx);
+	build_tree(&t, &f, &links, &m,
+		   &(struct tree_opts){ &a.filter, a.window, a.funcs_flags, nvtx, gpu_pc });
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
 	/* One weight per graph: what it leaves out is said, never mixed in. */
@@ -210,15 +292,12 @@ int cmd_flame(int argc, char **argv)
 			"'--weight target' weighs it", t.nodes.v[0].spans_total,
 			(double)t.nodes.v[0].target_total / 1e6);
 	if (svg)
-		status = write_svg(&t, &f, svg, title ? title : a.input, weight);
+		status = write_svg(&t, &f, svg, title ? title : a.input, weight, NULL);
 	else if (folded)
 		calltree_print_folded(stdout, &t, &f, weight);
 	else
 		calltree_print(stdout, &t, &f, min_percent);
-	calltree_free(&t);
-	origins_free(&links);
-	funcs_free(&f);
-	model_free(&m);
+	free_tree(&t, &f, &links, &m);
 	offline_args_free(&a);
 	return status;
 }

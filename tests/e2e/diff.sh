@@ -2,8 +2,8 @@
 # gtrace diff on two recordings of the regress workload: with target made
 # 30% slower, target alone is a regression and --fail exits 3; the same
 # run recorded twice shows no significant row and exits 0. The JSON has
-# the keys gtrace-diff(1) documents; bad input is one line and the usual
-# status.
+# the keys gtrace-diff(1) documents; flame --diff colours target red; bad
+# input is one line and the usual status.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -51,6 +51,16 @@ assert bad == ["target"], bad
 PY
 run_gtrace diff --format markdown base.data slow.data >diff.md
 expect_contains diff.md '^\| \*\*regression\*\* \| cpu \| target \(regress\) \|'
+
+# flame --diff: each stack's counts in both; target's frame red, grown.
+run_gtrace flame --diff --folded base.data slow.data >diff.folded
+awk '/;run_workload;target [0-9]+ [0-9]+$/ { found = 1; if ($(NF) <= $(NF - 1)) exit 1 }
+     END { exit !found }' diff.folded || { show diff.folded; fail "target did not grow in flame --diff"; }
+run_gtrace flame --diff --svg diff.svg base.data slow.data
+grep -q '<title>target ([0-9]* samples, [0-9.]*%; self [0-9.]*% -> [0-9.]*%)</title><rect [^>]*fill="rgb(255,55,55)"' diff.svg ||
+	fail "target is not the reddest frame of flame --diff --svg"
+expect_exit 2 "$GTRACE" flame --diff base.data slow.data
+expect_contains stderr '^gtrace: --diff takes two recordings, BASE and NEW, and --svg or --folded$'
 
 # Bad input: one line, and 2 for usage, 1 for a file that cannot be read.
 expect_exit 2 "$GTRACE" diff base.data

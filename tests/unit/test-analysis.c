@@ -381,7 +381,7 @@ static void test_flame_svg(void)
 	build_shape(&m);
 	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
-	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more", WEIGHT_SAMPLES);
+	calltree_write_svg(capture_start(&cap), &t, &f, "a <title> & more", WEIGHT_SAMPLES, NULL);
 	text = capture_end(&cap);
 	CHECK(!strncmp(text, "<?xml", 5));
 	CHECK(strstr(text, "<svg ") != NULL);
@@ -422,7 +422,7 @@ static void test_flame_svg_utf8(void)
 	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
 	funcs_init(&f, &m, 0);
 	calltree_build(&t, &f, NULL, NULL);
-	calltree_write_svg(capture_start(&cap), &t, &f, "t", WEIGHT_SAMPLES);
+	calltree_write_svg(capture_start(&cap), &t, &f, "t", WEIGHT_SAMPLES, NULL);
 	text = capture_end(&cap);
 	CHECK(strstr(text, ">w\xc3\xb6rker_\xef\xbf\xbd (94 samples") != NULL);
 	CHECK(strstr(text, ">\xc3\xa4\xc3\xb6\xc3\xbc\xc3\xa4..</text>") != NULL);
@@ -514,7 +514,7 @@ static void test_empty_model(void)
 	calltree_build(&t, &f, NULL, NULL);
 	calltree_print(null, &t, &f, 0.5);
 	calltree_print_folded(null, &t, &f, WEIGHT_SAMPLES);
-	calltree_write_svg(null, &t, &f, "empty", WEIGHT_SAMPLES);
+	calltree_write_svg(null, &t, &f, "empty", WEIGHT_SAMPLES, NULL);
 	threads_print(null, &m, 0);
 	origins_link(&links, &m, 0);
 	diagnose_print(null, &m, "e.data", &links);
@@ -554,7 +554,7 @@ static void test_calltree_depth_bounded(void)
 	if (null) {
 		calltree_print(null, &t, &f, 0.0);
 		calltree_print_folded(null, &t, &f, WEIGHT_SAMPLES);
-		calltree_write_svg(null, &t, &f, "deep", WEIGHT_SAMPLES);
+		calltree_write_svg(null, &t, &f, "deep", WEIGHT_SAMPLES, NULL);
 		fclose(null);
 	}
 	calltree_free(&t);

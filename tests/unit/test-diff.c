@@ -190,10 +190,68 @@ static void test_rows(void)
 	model_free(&new);
 }
 
+/* app > main > hot and app > main > cold, hot samples of 1000. */
+static void build_shares(struct model *m, unsigned hot)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_ = synth_loc(&s, dso, 0x100, "main");
+	uint32_t a[] = { main_, synth_loc(&s, dso, 0x200, "hot") };
+	uint32_t b[] = { main_, synth_loc(&s, dso, 0x300, "cold") };
+
+	synth_comm(&s, 10, 10, "app");
+	synth_samples(&s, 10, 10, synth_stack(&s, a, 2), hot);
+	synth_samples(&s, 10, 10, synth_stack(&s, b, 2), 1000 - hot);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
+}
+
+/* flame --diff: both counts per stack, and hot red, cold blue, main white. */
+static void test_flame_diff(void)
+{
+	struct sample_filter flt = {0};
+	struct model m[2];
+	struct funcs f[2];
+	struct calltree t[2];
+	struct flame_diff d;
+	char *text = NULL;
+	size_t size = 0;
+	FILE *out;
+
+	for (int s = 0; s < 2; s++) {
+		build_shares(&m[s], s ? 700 : 600);
+		funcs_init(&f[s], &m[s], 0);
+		calltree_build(&t[s], &f[s], &flt, NULL);
+	}
+	flame_diff_build(&d, &t[0], &f[0], &t[1], &f[1], WEIGHT_SAMPLES);
+	out = open_memstream(&text, &size);
+	flame_diff_print_folded(out, &d);
+	fclose(out);
+	CHECK_STREQ(text, "app;main;hot 600 700\napp;main;cold 400 300\n");
+	free(text);
+	out = open_memstream(&text, &size);
+	calltree_write_svg(out, &t[1], &f[1], "diff", WEIGHT_SAMPLES, &d);
+	fclose(out);
+	CHECK(strstr(text, "<title>hot (700 samples, 70.00%; self 60.00% -> 70.00%)</title>"
+			   "<rect") != NULL);
+	CHECK(strstr(text, "self 60.00% -> 70.00%)</title><rect x=") != NULL);
+	CHECK(strstr(text, "fill=\"rgb(255,55,55)\"") != NULL);	/* hot, the largest growth */
+	CHECK(strstr(text, "fill=\"rgb(55,55,255)\"") != NULL);	/* cold, as large a fall */
+	CHECK(strstr(text, "<title>main (1000 samples, 100.00%; self 0.00% -> 0.00%)</title>"
+			   "<rect") != NULL);
+	free(text);
+	flame_diff_free(&d);
+	for (int s = 0; s < 2; s++) {
+		calltree_free(&t[s]);
+		funcs_free(&f[s]);
+		model_free(&m[s]);
+	}
+}
+
 int main(void)
 {
 	RUN(test_statistics);
 	RUN(test_kinds);
 	RUN(test_rows);
+	RUN(test_flame_diff);
 	return test_summary();
 }

@@ -497,7 +497,7 @@ static void test_flame_lane_work(void)
 		    "[lane] queue 0;job-b 9000\n"
 		    "[lane] queue 0;job-a 6000\n");
 	free(cap.text);
-	calltree_write_svg(capture_start(&cap), &t, &f, "lane", WEIGHT_TARGET);
+	calltree_write_svg(capture_start(&cap), &t, &f, "lane", WEIGHT_TARGET, NULL);
 	capture_end(&cap);
 	CHECK(strstr(cap.text, "<title>job-d (0.120 ms, 3 spans, 53.33%)</title>") != NULL);
 	CHECK(strstr(cap.text, "<title>[lane] queue 0 (0.225 ms, 11 spans, 100.00%)</title>") != NULL);
