@@ -23,7 +23,7 @@
 static const char *const kind_names[DIFF_KINDS] = {
 	[DIFF_CPU] = "cpu", [DIFF_KERNEL] = "kernel", [DIFF_COPY] = "copy",
 	[DIFF_API] = "api", [DIFF_WAIT] = "wait", [DIFF_NVTX] = "nvtx",
-	[DIFF_LANE] = "lane",
+	[DIFF_LANE] = "lane", [DIFF_THREAD] = "thread",
 };
 
 static const char *const status_names[] = {
@@ -59,6 +59,8 @@ int diff_parse_kinds(const char *list, unsigned *kinds)
 			bits = GPU_KINDS;
 		else if (!strcmp(word, "lanes"))
 			bits = KIND_BIT(DIFF_LANE);
+		else if (!strcmp(word, "threads"))
+			bits = KIND_BIT(DIFF_THREAD);
 		for (int k = 0; !bits && k < DIFF_KINDS; k++)
 			if (!strcmp(word, kind_names[k]))
 				bits = KIND_BIT(k);
@@ -152,7 +154,8 @@ double diff_rank_test(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
 struct entry {
 	enum diff_kind kind;
 	char *name, *where;
-	uint64_t self, children;	/* cpu */
+	uint64_t self, children;	/* cpu; threads: threads, on-CPU ns */
+	uint64_t offcpu_ns;		/* threads */
 	VEC(uint64_t) durs;		/* spans */
 };
 
@@ -208,6 +211,22 @@ static void add_cpu(struct joined *j, int side, struct funcs *f, const struct di
 		e->children += row->children;
 	}
 	report_free(&r);
+}
+
+/* Threads by name: pids and tids change from run to run, names do not. */
+static void add_threads(struct joined *j, int side, struct funcs *f)
+{
+	const struct model *m = f->m;
+
+	for (size_t i = 0; i < m->real_threads; i++) {
+		const struct model_thread *th = &m->threads.v[i];
+		struct entry *e = entry_of(j, side, DIFF_THREAD, "",
+					   funcs_name(f, funcs_thread_name(f, th)));
+
+		e->self++;
+		e->children += model_thread_oncpu_ns(m, th);
+		e->offcpu_ns += th->offcpu_ns;
+	}
 }
 
 /* The kind of a lane's spans, or DIFF_KINDS for lanes left out. */
@@ -296,6 +315,13 @@ static void cpu_side(struct diff_side *d, const struct entry *e, uint64_t sample
 	d->ms = (double)e->self * (double)period_ns / 1e6;
 }
 
+static void thread_side(struct diff_side *d, const struct entry *e)
+{
+	d->count = e->self;
+	d->ms = (double)e->children / 1e6;
+	d->offcpu_ms = (double)e->offcpu_ns / 1e6;
+}
+
 static double relative(double base, double new)
 {
 	return base > 0 ? new / base - 1 : 0;
@@ -332,6 +358,14 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 		row->impact_ms = fabs(row->new.ms - (o->normalize_total ?
 				      row->base.share / 100 * (double)d->new.samples *
 				      (double)period[1] / 1e6 : row->base.ms));
+	} else if (row->kind == DIFF_THREAD) {
+		/* One figure per recording: shown, not tested. */
+		if (a)
+			thread_side(&row->base, a);
+		if (b)
+			thread_side(&row->new, b);
+		row->change = relative(row->base.ms * scale, row->new.ms);
+		row->impact_ms = fabs(row->new.ms - row->base.ms * scale);
 	} else {
 		if (a)
 			span_side(&row->base, a);
@@ -418,6 +452,8 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 		if (o->kinds & KIND_BIT(DIFF_CPU))
 			add_cpu(&j, s, f[s], o, &samples[s]);
 		add_spans(&j, s, f[s], o->kinds);
+		if (o->kinds & KIND_BIT(DIFF_THREAD))
+			add_threads(&j, s, f[s]);
 	}
 	describe(&d->base, base->m, samples[0]);
 	describe(&d->new, new->m, samples[1]);
@@ -470,7 +506,7 @@ static void figure(char *buf, size_t size, const struct diff_row *row,
 		snprintf(buf, size, "-");
 	else if (row->kind == DIFF_CPU && o->normalize_total)
 		snprintf(buf, size, "%.2f%%", s->share);
-	else if (row->kind == DIFF_CPU)
+	else if (row->kind == DIFF_CPU || row->kind == DIFF_THREAD)
 		snprintf(buf, size, "%.1fms", s->ms);
 	else if (s->median_ns >= 1e6)
 		snprintf(buf, size, "%.3fms", s->median_ns / 1e6);
@@ -582,6 +618,8 @@ static void json_side(FILE *out, const struct diff_row *row, const struct diff_s
 	fprintf(out, "{\"count\": %" PRIu64 ", \"ms\": %.6f", s->count, s->ms);
 	if (row->kind == DIFF_CPU)
 		fprintf(out, ", \"children\": %" PRIu64 ", \"share\": %.6f", s->children, s->share);
+	else if (row->kind == DIFF_THREAD)
+		fprintf(out, ", \"offcpu_ms\": %.6f", s->offcpu_ms);
 	else
 		fprintf(out, ", \"mean_ns\": %.1f, \"median_ns\": %.1f, \"p95_ns\": %.1f",
 			s->mean_ns, s->median_ns, s->p95_ns);

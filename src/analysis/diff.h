@@ -27,14 +27,16 @@ enum diff_kind {
 	DIFF_WAIT,		/* CPU waits on the GPU */
 	DIFF_NVTX,		/* NVTX ranges */
 	DIFF_LANE,		/* other lane work, by lane and span name */
+	DIFF_THREAD,		/* threads' time on the CPU, by thread name; not tested */
 	DIFF_KINDS
 };
 
-/* "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane". */
+/* "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane", "thread". */
 const char *diff_kind_name(enum diff_kind k);
 /*
  * A comma-separated list of kind names, or of the sections "gpu" (kernel,
- * copy, api, wait) and "lanes" (lane), into a bit set of kinds;
+ * copy, api, wait), "lanes" (lane) and "threads" (thread), into a bit set
+ * of kinds;
  * -EINVAL for an unknown name.
  */
 int diff_parse_kinds(const char *list, unsigned *kinds);
@@ -52,10 +54,12 @@ const char *diff_status_name(enum diff_status s);
 
 /* One side of a row. */
 struct diff_side {
-	uint64_t count;		/* cpu: self samples; spans: instances */
+	uint64_t count;		/* cpu: self samples; spans: instances; threads: threads */
 	uint64_t children;	/* cpu: samples with the function on the stack */
 	double share;		/* cpu: self samples in percent of all */
-	double ms;		/* cpu: self samples times the period; spans: total */
+	double ms;		/* cpu: self samples times the period; spans: total;
+				   threads: on-CPU time */
+	double offcpu_ms;	/* threads */
 	double mean_ns, median_ns, p95_ns;	/* spans */
 };
 
@@ -66,7 +70,9 @@ struct diff_row {
 	struct diff_side base, new;
 	/*
 	 * The relative change of what is compared: cpu, the self share
-	 * (normalize total) or the self time (none); spans, the median.
+	 * (normalize total) or the self time (none); spans, the median;
+	 * threads, the on-CPU time (scaled to the new recording's length
+	 * with normalize total).
 	 */
 	double change;
 	double p;		/* the test's p-value; 1 when not tested */

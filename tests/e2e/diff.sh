@@ -43,12 +43,15 @@ row_keys = {"kind", "name", "where", "status", "change", "p", "tested", "signifi
             "impact_ms", "base", "new"}
 for row in d["rows"]:
     assert set(row) == row_keys, row
-    extra = {"children", "share"} if row["kind"] == "cpu" else {"mean_ns", "median_ns", "p95_ns"}
+    extra = {"cpu": {"children", "share"}, "thread": {"offcpu_ms"}}.get(
+        row["kind"], {"mean_ns", "median_ns", "p95_ns"})
     for side in ("base", "new"):
         assert set(row[side]) == {"count", "ms"} | extra, row
 bad = [r["name"] for r in d["rows"] if r["status"] == "regression"]
 assert bad == ["target"], bad
 PY
+run_gtrace diff --by threads base.data slow.data >threads.txt
+expect_contains threads.txt '^  thread +1 +1 +[0-9.]+ms +[0-9.]+ms .* same +regress$'
 run_gtrace diff --format markdown base.data slow.data >diff.md
 expect_contains diff.md '^\| \*\*regression\*\* \| cpu \| target \(regress\) \|'
 

@@ -43,8 +43,8 @@ static void test_kinds(void)
 
 	CHECK(!diff_parse_kinds("gpu", &kinds));
 	CHECK_EQ_U64(kinds, 1u << DIFF_KERNEL | 1u << DIFF_COPY | 1u << DIFF_API | 1u << DIFF_WAIT);
-	CHECK(!diff_parse_kinds("cpu,lanes,nvtx", &kinds));
-	CHECK_EQ_U64(kinds, 1u << DIFF_CPU | 1u << DIFF_LANE | 1u << DIFF_NVTX);
+	CHECK(!diff_parse_kinds("cpu,lanes,nvtx,threads", &kinds));
+	CHECK_EQ_U64(kinds, 1u << DIFF_CPU | 1u << DIFF_LANE | 1u << DIFF_NVTX | 1u << DIFF_THREAD);
 	CHECK(!diff_parse_kinds("kernel", &kinds));
 	CHECK_EQ_U64(kinds, 1u << DIFF_KERNEL);
 	CHECK(diff_parse_kinds("kernels", &kinds) == -EINVAL);
@@ -148,8 +148,11 @@ static void test_rows(void)
 	check_status(&d, DIFF_COPY, "[CUDA memcpy HtoD]", DIFF_SAME);
 	check_status(&d, DIFF_CPU, "hot", DIFF_SAME);
 	check_status(&d, DIFF_CPU, "cold", DIFF_SAME);
+	check_status(&d, DIFF_THREAD, "app", DIFF_SAME);
+	CHECK(!find_row(&d, DIFF_THREAD, "app")->tested);
+	CHECK(NEAR(find_row(&d, DIFF_THREAD, "app")->new.ms, 1000, 1e-9));	/* 1000 x 1 ms */
 	CHECK(find_row(&d, DIFF_CPU, "main") == NULL);	/* no self samples */
-	CHECK_EQ_U64(d.rows.len, 7);
+	CHECK_EQ_U64(d.rows.len, 8);
 	/* The slow kernel changed most time: 200 x 2 us. */
 	CHECK(!strcmp(d.rows.v[0].name, "slow") && NEAR(d.rows.v[0].impact_ms, 0.4, 1e-6));
 	CHECK(NEAR(find_row(&d, DIFF_KERNEL, "slow")->change, 0.1 - 0.0, 0.01));
@@ -168,7 +171,7 @@ static void test_rows(void)
 	CHECK(strstr(text, "| **regression** | kernel | slow |") != NULL);
 	free(text);
 	text = printed(&d, &o, DIFF_TEXT);
-	CHECK(strstr(text, "1 regression, 0 improvements, 1 added, 1 removed") != NULL);
+	CHECK(strstr(text, "8 rows, 5 tested: 1 regression, 0 improvements, 1 added, 1 removed") != NULL);
 	free(text);
 	diff_free(&d);
 
