@@ -156,6 +156,7 @@ struct entry {
 	char *name, *where;
 	uint64_t self, children;	/* cpu; threads: threads, on-CPU ns */
 	uint64_t offcpu_ns;		/* threads */
+	uint64_t bytes;			/* copies */
 	VEC(uint64_t) durs;		/* spans */
 };
 
@@ -253,6 +254,7 @@ static enum diff_kind lane_kind(const struct model *m, uint32_t lane, const char
 static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kinds)
 {
 	const struct model *m = f->m;
+	uint32_t bytes_key = model_string_id(m, "bytes");
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
@@ -271,6 +273,12 @@ static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kind
 		e = entry_of(j, side, kind, where ? where : "",
 			     funcs_name(f, funcs_span_frame(f, sp->name)));
 		*VEC_PUSH(&e->durs) = sp->dur;
+		if (kind == DIFF_COPY && bytes_key) {
+			uint64_t bytes;
+
+			if (model_span_attr(m, (uint32_t)i + 1, bytes_key, &bytes))
+				e->bytes += bytes;
+		}
 	}
 }
 
@@ -304,6 +312,7 @@ static void span_side(struct diff_side *d, struct entry *e)
 	d->median_ns = n ? (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2)
 			 : 0;
 	d->p95_ns = quantile(v, n, 0.95);
+	d->bytes = e->bytes;
 }
 
 static void cpu_side(struct diff_side *d, const struct entry *e, uint64_t samples,
@@ -623,6 +632,10 @@ static void json_side(FILE *out, const struct diff_row *row, const struct diff_s
 	else
 		fprintf(out, ", \"mean_ns\": %.1f, \"median_ns\": %.1f, \"p95_ns\": %.1f",
 			s->mean_ns, s->median_ns, s->p95_ns);
+	/* Bytes over the copies' time: what the copy engines achieved. */
+	if (row->kind == DIFF_COPY)
+		fprintf(out, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f", s->bytes,
+			s->ms > 0 ? (double)s->bytes / (s->ms * 1e6) : 0.0);
 	fputc('}', out);
 }
 

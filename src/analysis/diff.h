@@ -60,6 +60,7 @@ struct diff_side {
 	double ms;		/* cpu: self samples times the period; spans: total;
 				   threads: on-CPU time */
 	double offcpu_ms;	/* threads */
+	uint64_t bytes;		/* copies and memsets */
 	double mean_ns, median_ns, p95_ns;	/* spans */
 };
 

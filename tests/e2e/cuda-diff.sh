@@ -24,4 +24,13 @@ expect_contains slow.txt '^  kernel +10 +10 +200\.0us +220\.0us +\+10\.0% .* reg
 expect_contains slow.txt '^  kernel .* same +matmul\(float\*, float\*, float\*, int\)$'
 expect_exit 0 "$GTRACE" diff --fail --by kernel,copy base.data again.data
 expect_contains stdout ': 0 regressions, 0 improvements, 0 added, 0 removed$'
+# Copies carry their bytes and rate: fake-app's 2 HtoD of 1 MB at 10 GB/s.
+run_gtrace diff --by copy --format json base.data slow.data >copy.json
+python3 - copy.json <<'PY' || fail "the HtoD copies' bytes or rate are wrong (see above)"
+import json, sys
+rows = {r["name"]: r for r in json.load(open(sys.argv[1]))["rows"]}
+htod = rows["[CUDA memcpy HtoD]"]["new"]
+assert htod["count"] == 2 and htod["bytes"] == 2000000, htod
+assert abs(htod["gbps"] - 10) < 0.01, htod
+PY
 exit 0
