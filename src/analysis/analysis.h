@@ -532,6 +532,9 @@ size_t kregions_kernel_len(const char *lane_name);
 /* Kernel names demangled; limit rows per table, 0 all. */
 void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
 		      const char *path, size_t limit);
+/* The same tables as one JSON document (gtrace-report(1) lists its keys). */
+void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct model *m,
+			   const char *path, size_t limit);
 void gpu_report_free(struct gpu_report *r);
 /*
  * One line on what became of GPU collection, from the meta the recorder

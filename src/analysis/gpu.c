@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #define COPY_PREFIX "[CUDA memcpy "
@@ -766,6 +767,136 @@ void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model 
 	put_copies(out, &r->copies, m, limit);
 	put_calls(out, &r->api, m, "CUDA API", limit);
 	put_calls(out, &r->waits, m, "CPU waiting on the GPU (synchronizing calls)", limit);
+}
+
+/* The statistics of a row's durations, as JSON members. */
+static void json_stats(FILE *out, const struct gpu_stats *st)
+{
+	fprintf(out, "\"count\": %" PRIu64 ", \"total_ms\": %.6f, \"avg_us\": %.3f, "
+		"\"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"stddev_us\": %.3f",
+		st->count, (double)st->total_ns / 1e6,
+		st->count ? (double)st->total_ns / (double)st->count / 1e3 : 0.0, st->median_ns / 1e3,
+		(double)st->min_ns / 1e3, (double)st->max_ns / 1e3, st->stddev_ns / 1e3);
+}
+
+/* A value of a kernel's configuration, null where its record lacked it. */
+static void json_config(FILE *out, const char *key, uint64_t v)
+{
+	if (v == KERNEL_CONFIG_UNKNOWN)
+		fprintf(out, ", \"%s\": null", key);
+	else
+		fprintf(out, ", \"%s\": %" PRIu64, key, v);
+}
+
+static void json_dims(FILE *out, const char *key, const uint64_t *dims)
+{
+	fprintf(out, ", \"%s\": [", key);
+	for (int d = 0; d < 3; d++) {
+		if (dims[d] == KERNEL_CONFIG_UNKNOWN)
+			fprintf(out, "%snull", d ? ", " : "");
+		else
+			fprintf(out, "%s%" PRIu64, d ? ", " : "", dims[d]);
+	}
+	fputc(']', out);
+}
+
+/* A table's rows, each with its name (demangled), its statistics and what its kind adds. */
+static void json_table(FILE *out, const char *key, const struct gpu_table *t,
+		       const struct model *m, size_t limit, bool kernels, bool copies)
+{
+	struct demangler d = {0};
+	size_t rows = rows_shown(t, limit);
+	char kind[64];
+
+	fprintf(out, "  \"%s\": {\"count\": %" PRIu64 ", \"total_ms\": %.6f", key, t->count,
+		(double)t->total_ns / 1e6);
+	if (copies)
+		fprintf(out, ", \"bytes\": %" PRIu64, t->bytes);
+	fprintf(out, ", \"rows\": [");
+	for (size_t i = 0; i < rows; i++) {
+		const struct gpu_row *row = &t->rows.v[i];
+		const char *name = name_or_dash(m, row->name);
+		char *plain = kernels ? demangle(&d, name) : NULL;
+
+		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		if (copies) {
+			copy_kind(kind, sizeof(kind), m, row->name);
+			utf8_fput_json(out, kind);
+		} else {
+			utf8_fput_json(out, plain ? plain : name);
+		}
+		free(plain);
+		fprintf(out, ", ");
+		json_stats(out, &row->st);
+		if (kernels) {
+			json_dims(out, "grid", row->config.grid);
+			json_dims(out, "block", row->config.block);
+			json_config(out, "regs", row->config.regs);
+			json_config(out, "occupancy_permille", row->config.occupancy);
+			fprintf(out, ", \"configs\": %" PRIu64, row->configs);
+		}
+		if (copies)
+			fprintf(out, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f, \"min_gbps\": %.3f, "
+				"\"max_gbps\": %.3f", row->bytes, row->st.total_ns ?
+				(double)row->bytes / (double)row->st.total_ns : 0.0,
+				row->min_gbps, row->max_gbps);
+		fputc('}', out);
+	}
+	fprintf(out, "%s]}", rows ? "\n  " : "");
+	demangler_free(&d);
+}
+
+static void json_regions(FILE *out, const struct gpu_report *r, const struct model *m,
+			 size_t limit)
+{
+	size_t rows = limit && limit < r->regions.len ? limit : r->regions.len;
+
+	fprintf(out, "  \"kernel_regions\": [");
+	for (size_t i = 0; i < rows; i++) {
+		const struct kregion_row *row = &r->regions.v[i];
+		const char *lane = name_or_dash(m, row->lane_name);
+		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
+
+		fprintf(out, "%s\n    {\"kernel\": ", i ? "," : "");
+		utf8_fput_json(out, kernel);
+		free(kernel);
+		fprintf(out, ", \"region\": ");
+		utf8_fput_json(out, name_or_dash(m, row->region));
+		fprintf(out, ", \"instances\": %" PRIu64 ", \"avg_us\": %.3f, \"median_us\": %.3f, "
+			"\"min_us\": %.3f, \"max_us\": %.3f", row->instances,
+			(double)row->sum_ns / (double)row->instances / 1e3, row->median_ns / 1e3,
+			(double)row->min_ns / 1e3, (double)row->max_ns / 1e3);
+		if (row->kernel_ns)
+			fprintf(out, ", \"kernel_percent\": %.4f",
+				100.0 * row->lane_ns / (double)row->kernel_ns);
+		else
+			fprintf(out, ", \"kernel_percent\": null");
+		if (row->block_median_ns > 0)
+			fprintf(out, ", \"imbalance\": %.4f",
+				(double)row->block_max_ns / row->block_median_ns);
+		else
+			fprintf(out, ", \"imbalance\": null");
+		fputc('}', out);
+	}
+	fprintf(out, "%s]\n", rows ? "\n  " : "");
+}
+
+void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct model *m,
+			   const char *path, size_t limit)
+{
+	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
+	utf8_fput_json(out, path);
+	fprintf(out, ",\n");
+	json_table(out, "kernels", &r->kernels, m, limit, true, false);
+	fprintf(out, ",\n");
+	json_table(out, "copies", &r->copies, m, limit, false, true);
+	fprintf(out, ",\n");
+	json_table(out, "api", &r->api, m, limit, false, false);
+	fprintf(out, ",\n");
+	json_table(out, "waits", &r->waits, m, limit, false, false);
+	fprintf(out, ",\n");
+	json_regions(out, r, m, limit);
+	fprintf(out, "}\n");
 }
 
 /* The text after "prefix: " when value starts with prefix, else NULL. */

@@ -105,13 +105,15 @@ static int print_gpu_pc(struct funcs *f, const struct sample_filter *flt, size_t
 
 /* report --gpu, or why the recording has no CUDA work. */
 static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
-		      const char *path)
+		      const char *path, bool json)
 {
 	struct gpu_report r;
 	char why[512];
 
 	gpu_report_build(&r, f, flt);
-	if (r.lanes || r.regions.len) {
+	if (json) {
+		gpu_report_print_json(stdout, &r, f->m, path, limit);
+	} else if (r.lanes || r.regions.len) {
 		gpu_report_print(stdout, &r, f->m, path, limit);
 	} else {
 		pr_info("no CUDA activity in '%s'", path);
@@ -190,9 +192,9 @@ int cmd_report(int argc, char **argv)
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
-	if (!a.status && a.json && (gpu || gpu_pc || offline_only_lanes(&a.filter))) {
-		pr_err("--format json covers the samples and their lane work; not yet %s",
-		       gpu ? "--gpu" : gpu_pc ? "--gpu-pc" : "a --tid of lanes only");
+	if (!a.status && a.json && (gpu_pc || (!gpu && offline_only_lanes(&a.filter)))) {
+		pr_err("--format json covers the samples and --gpu; not yet %s",
+		       gpu_pc ? "--gpu-pc" : "a --tid of lanes only");
 		a.status = EXIT_USAGE;
 	}
 	/* GPU work has no stack of its own to find a dso in. */
@@ -205,7 +207,7 @@ int cmd_report(int argc, char **argv)
 
 	funcs_init(&f, &m, a.funcs_flags);
 	if (gpu) {
-		print_gpu(&f, &a.filter, o.limit, a.input);
+		print_gpu(&f, &a.filter, o.limit, a.input, a.json);
 	} else if (gpu_pc) {
 		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input);
 	} else {

@@ -47,6 +47,25 @@ expect_row gpu.txt ' HtoD' ' 2 +2\.000 MB +100\.000 +10\.000 '
 expect_row gpu.txt ' DtoH' ' 1 +2\.000 MB +200\.000 +10\.000 '
 expect_row gpu.txt ' DtoD' ' 1 +4\.000 MB +40\.000 +100\.000 '
 expect_row gpu.txt ' memset' ' 1 +1\.000 MB +10\.000 +100\.000 '
+# The same tables as JSON, with the keys gtrace-report(1) lists.
+run_gtrace report -i app.data --gpu --format json >gpu.json
+python3 - gpu.json <<'PY' || fail "report --gpu --format json is not the table (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"version", "path", "kernels", "copies", "api", "waits", "kernel_regions"}, d
+stats = {"name", "count", "total_ms", "avg_us", "median_us", "min_us", "max_us", "stddev_us"}
+kernels = {r["name"]: r for r in d["kernels"]["rows"]}
+assert d["kernels"]["count"] == 21 and len(kernels) == 4, d["kernels"]
+va = kernels["vector_add"]
+assert set(va) == stats | {"grid", "block", "regs", "occupancy_permille", "configs"}, va
+assert va["count"] == 10 and va["median_us"] == 200 and va["grid"] == [4096, 1, 1], va
+assert va["block"] == [256, 1, 1] and va["regs"] == 24 and va["occupancy_permille"] == 1000, va
+copies = {r["name"]: r for r in d["copies"]["rows"]}
+assert set(copies["HtoD"]) == stats | {"bytes", "gbps", "min_gbps", "max_gbps"}, copies
+assert copies["HtoD"]["bytes"] == 2000000 and abs(copies["HtoD"]["gbps"] - 10) < 1e-9, copies
+assert all(set(r) == stats for r in d["api"]["rows"] + d["waits"]["rows"])
+assert d["waits"]["count"] == 6 and d["kernel_regions"] == [], d["waits"]
+PY
 # API calls, and the synchronizing ones again as CPU waits.
 expect_row gpu.txt ' cuLaunchKernel' ' 18 '
 expect_row gpu.txt ' cuGraphLaunch' ' 1 '

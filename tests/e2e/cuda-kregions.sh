@@ -42,6 +42,17 @@ awk '$NF == "compute" && $(NF - 1) == "attn_fwd" { sub(/%/, "", $6); ok = $6 >= 
 	END { exit !ok }' \
 	gpu.txt || { show gpu.txt; fail "compute is not about 80% of attn_fwd"; }
 
+run_gtrace report -i kr.data --gpu --format json >gpu.json
+python3 - gpu.json <<'PY' || fail "the kernel regions' JSON is not the table (see above)"
+import json, sys
+rows = json.load(open(sys.argv[1]))["kernel_regions"]
+assert [(r["kernel"], r["region"], r["instances"]) for r in rows] == \
+    [("attn_fwd", n, 720) for n in ("load", "compute", "store")], rows
+assert all(set(r) == {"kernel", "region", "instances", "avg_us", "median_us", "min_us",
+                      "max_us", "kernel_percent", "imbalance"} for r in rows), rows
+assert 75 <= rows[1]["kernel_percent"] <= 85, rows[1]
+PY
+
 # flame: the regions under their kernel, in target time.
 run_gtrace flame -i kr.data --folded --weight target >flame.txt
 expect_contains flame.txt '^\[kernel\] attn_fwd;compute [0-9]+$'
