@@ -696,6 +696,9 @@ void pc_report_build(struct pc_report *r, const struct pc_view *v, const struct 
  */
 void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view *v,
 		     const struct funcs *f, const char *path, size_t limit);
+/* The same rows, every stall reason of each, as one JSON document. */
+void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_view *v,
+			  const struct funcs *f, const char *path, size_t limit);
 void pc_report_free(struct pc_report *r);
 
 /* threads: the real threads by samples (at most limit, 0 all), then every lane. */

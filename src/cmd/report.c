@@ -88,7 +88,7 @@ static void print_reports(struct funcs *f, const struct report_opts *o,
 
 /* report --gpu-pc (--sass: by SASS offset), or why the recording has no PC samples. */
 static int print_gpu_pc(struct funcs *f, const struct sample_filter *flt, size_t limit,
-			bool sass, const char *path)
+			bool sass, const char *path, bool json)
 {
 	struct pc_view v;
 	struct pc_report r;
@@ -97,7 +97,10 @@ static int print_gpu_pc(struct funcs *f, const struct sample_filter *flt, size_t
 		return EXIT_FAIL;
 	pc_view_build(&v, f, flt, NULL);
 	pc_report_build(&r, &v, f, sass);
-	pc_report_print(stdout, &r, &v, f, path, limit);
+	if (json)
+		pc_report_print_json(stdout, &r, &v, f, path, limit);
+	else
+		pc_report_print(stdout, &r, &v, f, path, limit);
 	pc_report_free(&r);
 	pc_view_free(&v);
 	return 0;
@@ -192,9 +195,8 @@ int cmd_report(int argc, char **argv)
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
-	if (!a.status && a.json && (gpu_pc || (!gpu && offline_only_lanes(&a.filter)))) {
-		pr_err("--format json covers the samples and --gpu; not yet %s",
-		       gpu_pc ? "--gpu-pc" : "a --tid of lanes only");
+	if (!a.status && a.json && !gpu && !gpu_pc && offline_only_lanes(&a.filter)) {
+		pr_err("--format json covers the samples, --gpu and --gpu-pc; not yet a --tid of lanes only");
 		a.status = EXIT_USAGE;
 	}
 	/* GPU work has no stack of its own to find a dso in. */
@@ -209,7 +211,7 @@ int cmd_report(int argc, char **argv)
 	if (gpu) {
 		print_gpu(&f, &a.filter, o.limit, a.input, a.json);
 	} else if (gpu_pc) {
-		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input);
+		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input, a.json);
 	} else {
 		offline_link_origins(&links, &m, a.window);
 		if (a.json)

@@ -95,6 +95,21 @@ expect_contains all.pc "^ +[0-9]+ +[0-9.]+% +pc-app\.cu:$COLD "
 expect_contains all.pc '^# Stall reasons:'
 expect_contains all.pc '^#   long_scoreboard +waiting for a global or local memory'
 
+# The same as JSON: pc_hot's rows with every stall reason, the hot line first.
+run_gtrace report -i all.data --gpu-pc --format json >all.json
+python3 - all.json "$hot_samples" "pc-app.cu:$HOT" <<'PY' || fail "report --gpu-pc --format json (see above)"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"version", "path", "samples", "sass", "kernels"} and not d["sass"], d.keys()
+hot = next(k for k in d["kernels"] if k["name"] == "pc_hot")
+assert hot["samples"] == int(sys.argv[2]) and set(hot) == {"name", "samples", "rows"}, hot.keys()
+assert hot["rows"][0]["place"] == sys.argv[3], hot["rows"][0]
+for row in hot["rows"]:
+    assert set(row) == {"place", "samples", "stalls"}, row
+    assert sum(s["samples"] for s in row["stalls"]) == row["samples"], row
+    assert all(set(s) == {"reason", "samples", "not_issued"} for s in row["stalls"]), row
+PY
+
 # Per instruction: each offset the fake favoured is shown at the line
 # readelf gives it.
 run_gtrace report -i all.data --gpu-pc --sass >all.sass

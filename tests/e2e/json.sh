@@ -66,8 +66,8 @@ assert d["counters"]["samples"] == d["recorded"]["samples"]
 c = json.load(open("cut.json"))
 assert c["file"]["ended"] == "truncated" and "damage_offset" in c["file"], c["file"]
 PY
-expect_exit 2 "$GTRACE" report -i lanes.data --format json --gpu-pc
-expect_contains stderr "^gtrace: --format json covers the samples and --gpu; not yet --gpu-pc\$"
+expect_exit 2 "$GTRACE" report -i lanes.data --format json --tid 0xfff00000
+expect_contains stderr "^gtrace: --format json covers the samples, --gpu and --gpu-pc; not yet a --tid of lanes only\$"
 expect_exit 2 "$GTRACE" threads -i lanes.data --format yaml
 expect_contains stderr "^gtrace: invalid --format 'yaml'; use text or json\$"
 exit 0
