@@ -313,12 +313,6 @@ void report_build_lane_work(struct report *r, struct funcs *f, const struct repo
 			    const struct origin_links *links);
 void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 			    const struct report_opts *o);
-/*
- * The samples' report and the lane work queued from them as one JSON
- * document (gtrace-report(1) lists its keys).
- */
-void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
-		       struct funcs *f, const struct report_opts *o, const char *path);
 void report_free(struct report *r);
 
 /* A lane's spans of one name. */
@@ -341,7 +335,18 @@ void lane_report_build(struct lane_report *r, struct funcs *f, const struct samp
 /* The header names path unless it is NULL; limit rows, 0 all. */
 void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
 		       const char *path, size_t limit);
+/* The same as the JSON member "lanes" (gtrace-report(1) lists its keys). */
+void lane_report_print_json(FILE *out, const struct lane_report *r, const struct model *m,
+			    size_t limit);
 void lane_report_free(struct lane_report *r);
+
+/*
+ * The samples' report, the lane work queued from them and the selected
+ * lanes' spans as one JSON document (gtrace-report(1) lists its keys).
+ */
+void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
+		       const struct lane_report *lanes, struct funcs *f,
+		       const struct report_opts *o, const char *path);
 
 /*
  * The merged call tree: the root holds all samples, its children are thread

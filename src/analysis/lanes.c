@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static int cmp_lane_rows(const void *pa, const void *pb, void *pctx)
@@ -121,5 +122,35 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 			str_or_dash(m, th->name), plain ? plain : name);
 		free(plain);
 	}
+	demangler_free(&d);
+}
+
+void lane_report_print_json(FILE *out, const struct lane_report *r, const struct model *m,
+			    size_t limit)
+{
+	size_t rows = limit && limit < r->rows.len ? limit : r->rows.len;
+	struct demangler d = {0};
+
+	fprintf(out, "\"lanes\": {\"lanes\": %zu, \"spans\": %" PRIu64 ", \"target_ms\": %.6f, "
+		"\"rows\": [", r->lanes, r->spans, (double)r->target_ns / 1e6);
+	for (size_t i = 0; i < rows; i++) {
+		const struct lane_row *row = &r->rows.v[i];
+		const struct model_thread *th = lane_thread(m, row->lane);
+		const char *name = str_or_dash(m, row->name);
+		char *plain = demangle(&d, name);
+
+		fprintf(out, "%s\n    {\"lane\": ", i ? "," : "");
+		utf8_fput_json(out, str_or_dash(m, th->name));
+		fprintf(out, ", \"tid\": %" PRIu32 ", \"span\": ", th->tid);
+		utf8_fput_json(out, plain ? plain : name);
+		fprintf(out, ", \"spans\": %" PRIu64 ", \"target_ms\": %.6f, \"lane_percent\": %.4f, "
+			"\"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f}", row->spans,
+			(double)row->target_ns / 1e6,
+			th->span_ns ? 100.0 * (double)row->target_ns / (double)th->span_ns : 0.0,
+			(double)row->target_ns / (double)row->spans / 1e3, (double)row->min_ns / 1e3,
+			(double)row->max_ns / 1e3);
+		free(plain);
+	}
+	fprintf(out, "%s]}", rows ? "\n  " : "");
 	demangler_free(&d);
 }

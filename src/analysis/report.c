@@ -634,7 +634,8 @@ static void json_rows(FILE *out, const struct report *r, struct funcs *f,
 }
 
 void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
-		       struct funcs *f, const struct report_opts *o, const char *path)
+		       const struct lane_report *lanes, struct funcs *f,
+		       const struct report_opts *o, const char *path)
 {
 	const char *event = model_meta(f->m, "event");
 
@@ -650,5 +651,7 @@ void report_print_json(FILE *out, const struct report *samples, const struct rep
 	fprintf(out, ",\n  \"lane_work\": {\"spans\": %" PRIu64 ", \"target_ms\": %.6f, ",
 		lane_work->total, (double)lane_work->target_ns / 1e6);
 	json_rows(out, lane_work, f, o, true);
-	fprintf(out, "}\n}\n");
+	fprintf(out, "},\n  ");
+	lane_report_print_json(out, lanes, f->m, o->limit);
+	fprintf(out, "\n}\n");
 }

@@ -51,17 +51,20 @@ static void usage(void)
  * The samples' report and the lane work queued from their stacks, unless
  * --tid names only lanes; then the selected lanes' spans by name.
  */
-/* The same, the samples and lane work as one JSON document. */
+/* The same as one JSON document. */
 static void print_reports_json(struct funcs *f, const struct report_opts *o,
 			       const struct origin_links *links, const char *path)
 {
 	struct report samples, lane_work;
+	struct lane_report lanes;
 
 	report_build(&samples, f, o);
 	report_build_lane_work(&lane_work, f, o, links);
-	report_print_json(stdout, &samples, &lane_work, f, o, path);
+	lane_report_build(&lanes, f, o->filter);
+	report_print_json(stdout, &samples, &lane_work, &lanes, f, o, path);
 	report_free(&samples);
 	report_free(&lane_work);
+	lane_report_free(&lanes);
 }
 
 static void print_reports(struct funcs *f, const struct report_opts *o,
@@ -193,10 +196,6 @@ int cmd_report(int argc, char **argv)
 	}
 	if (!a.status && sass && !gpu_pc) {
 		pr_err("--sass needs --gpu-pc");
-		a.status = EXIT_USAGE;
-	}
-	if (!a.status && a.json && !gpu && !gpu_pc && offline_only_lanes(&a.filter)) {
-		pr_err("--format json covers the samples, --gpu and --gpu-pc; not yet a --tid of lanes only");
 		a.status = EXIT_USAGE;
 	}
 	/* GPU work has no stack of its own to find a dso in. */

@@ -11,6 +11,7 @@ run_gtrace threads -i lanes.data --format json >threads.json
 run_gtrace threads -i lanes.data >threads.txt
 run_gtrace report -i lanes.data --format json >report.json
 run_gtrace report -i lanes.data --format json -s comm,tid,symbol --no-children -n 3 >sorted.json
+run_gtrace report -i lanes.data --format json --tid 0xfff00001 >lane.json
 run_gtrace diagnose -i lanes.data --format json >diag.json
 run_gtrace diagnose -i lanes.data >diag.txt
 size=$(wc -c <lanes.data)
@@ -33,7 +34,14 @@ rows = {int(l[1]): int(l[3]) for l in text if not l[1].startswith("0x")}
 assert {r["tid"]: r["samples"] for r in t["threads"]} == rows, (rows, t["threads"])
 
 r = json.load(open("report.json"))
-assert set(r) == {"version", "path", "event", "samples", "rows", "lane_work"}, r.keys()
+assert set(r) == {"version", "path", "event", "samples", "rows", "lane_work", "lanes"}, r.keys()
+assert r["lanes"]["lanes"] == 2 and r["lanes"]["spans"] == 1000, r["lanes"]
+lane_row_keys = {"lane", "tid", "span", "spans", "target_ms", "lane_percent", "avg_us",
+                 "min_us", "max_us"}
+assert all(set(row) == lane_row_keys for row in r["lanes"]["rows"]), r["lanes"]["rows"][0]
+one = json.load(open("lane.json"))
+assert one["samples"] == 0 and one["rows"] == [] and one["lanes"]["lanes"] == 1, one
+assert {row["tid"] for row in one["lanes"]["rows"]} == {0xfff00001}, one["lanes"]
 assert sum(row["self"] for row in r["rows"]) == r["samples"] > 0, r["samples"]
 sample_keys = {"self", "children", "self_percent", "children_percent", "comm", "dso", "symbol"}
 assert all(set(row) == sample_keys for row in r["rows"]), r["rows"][0]
@@ -66,8 +74,6 @@ assert d["counters"]["samples"] == d["recorded"]["samples"]
 c = json.load(open("cut.json"))
 assert c["file"]["ended"] == "truncated" and "damage_offset" in c["file"], c["file"]
 PY
-expect_exit 2 "$GTRACE" report -i lanes.data --format json --tid 0xfff00000
-expect_contains stderr "^gtrace: --format json covers the samples, --gpu and --gpu-pc; not yet a --tid of lanes only\$"
 expect_exit 2 "$GTRACE" threads -i lanes.data --format yaml
 expect_contains stderr "^gtrace: invalid --format 'yaml'; use text or json\$"
 exit 0
