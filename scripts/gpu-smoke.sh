@@ -8,19 +8,20 @@
 # their stream lanes, their links to the calls that launched them, NVTX
 # ranges, the kernels of a CUDA graph, CUPTI's clock being gtrace's (no
 # kernel before its launch call, every span inside the recording), no
-# record lost, no filtered call shown, and stacks unwound through libcuda
-# and CUPTI. Then: occupancy against the runtime's own figure, the
-# launch-to-start gap on an idle GPU, DtoH copies and memsets,
-# cuLaunchKernel and cuLaunchKernelEx, several launching threads,
-# cudaDeviceReset, exit with a kernel running, a second CUPTI client
-# (three ways), NVTX with a second libcupti preloaded, the agent's
-# overhead against a run without gtrace, the activity buffer delay; and PC
-# sampling of tests/cuda/pc-app.cu: samples collected, the cubin kept and
-# matched, the hot line found, stall reasons named, the launches linked to
-# their stacks (with kernel time sampled), the stacks through CUPTI's
-# sampling complete, past the stack copy too, and its overhead; and kernel
-# regions from tests/cuda/kr-real.cu: collected, inside their kernels'
-# runs, compute the longest.
+# record lost, no filtered call shown, stacks unwound through libcuda and
+# CUPTI, and no regression that gtrace diff finds in the same run again.
+# Then: occupancy against the runtime's own figure, the launch-to-start
+# gap on an idle GPU, DtoH copies and memsets, cuLaunchKernel and
+# cuLaunchKernelEx, several launching threads, cudaDeviceReset, exit with
+# a kernel running, a second CUPTI client (three ways), NVTX with a second
+# libcupti preloaded, the agent's overhead against a run without gtrace,
+# the activity buffer delay; and PC sampling of tests/cuda/pc-app.cu:
+# samples collected, the cubin kept and matched, the hot line found, stall
+# reasons named, the launches linked to their stacks (with kernel time
+# sampled), the stacks through CUPTI's sampling complete, past the stack
+# copy too, and its overhead; and kernel regions from
+# tests/cuda/kr-real.cu: collected, inside their kernels' runs, compute
+# the longest.
 #
 # Prints one PASS or FAIL line per check and a summary line; exits 0 when
 # every check passed, 1 when one failed, 2 when it cannot run at all (the
@@ -357,6 +358,14 @@ check "CPU waits in wait_for_gpu" has "$main_folded" \
 	';wait_for_gpu;([^;]+;)*\[lane\] CPU wait;cudaStreamSynchronize'
 check "buffer delay at most $delay_max_ms ms (max $(delay_ms main max) ms, mean $(delay_ms main mean) ms)" \
 	at_most "$(delay_ms main max)" "$delay_max_ms"
+
+# The same run again: gtrace diff finds no kernel or copy regression
+# between two runs of unchanged code on the real GPU.
+record again "$app" "$iterations"
+step diff "$gtrace" diff --fail --by kernel,copy "$work/main.data" "$work/again.data"
+diff_status=$?
+check "diff: no kernel or copy regression between two unchanged runs (exit $diff_status)" \
+	equals "$diff_status" 0
 
 # NVTX with the program's own copy of libcupti loaded first, as PyTorch does.
 # shellcheck disable=SC2016 # expanded by that shell
