@@ -6,6 +6,8 @@
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
+#include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +27,8 @@ struct sym_dso {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;		/* negative errno when the file cannot be used */
+	bool starts_read;
+	VEC(uint64_t) starts;	/* its unwind entries' first addresses, ascending */
 };
 
 struct symbolizer {
@@ -56,9 +60,11 @@ void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->dsos.len; i++)
+	for (size_t i = 0; i < s->dsos.len; i++) {
 		if (s->dsos.v[i].dwfl)
 			dwfl_end(s->dsos.v[i].dwfl);
+		VEC_FREE(&s->dsos.v[i].starts);
+	}
 	VEC_FREE(&s->dsos);
 	for (size_t i = 0; i < s->jits.len; i++)
 		jitmap_free(&s->jits.v[i]);
@@ -170,6 +176,7 @@ static struct sym_dso *lookup_dso(struct symbolizer *s,
 	if (id <= s->dsos.len)
 		return &s->dsos.v[id - 1];
 	d = VEC_PUSH(&s->dsos);
+	memset(d, 0, sizeof(*d));
 	d->err = open_dso(d, dso);
 	return d;
 }
@@ -333,6 +340,90 @@ static int symtab_frame(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	return 1;
 }
 
+/* The search table's encoding that linkers write: 4-byte offsets from the header. */
+#define EH_PE_DATAREL_SDATA4 0x3b
+#define EH_PE_UDATA4 0x03
+
+/*
+ * The first address of each unwind entry, from the search table that
+ * .eh_frame_hdr (PT_GNU_EH_FRAME) holds; none when its encoding is another.
+ */
+static void read_starts(struct sym_dso *d)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(d->mod, &bias);
+	size_t nphdr;
+	uint32_t count;
+	const uint8_t *hdr;
+	GElf_Phdr ph;
+
+	d->starts_read = true;
+	if (!elf || elf_getphdrnum(elf, &nphdr))
+		return;
+	for (size_t i = 0; i < nphdr; i++) {
+		Elf_Data *data;
+
+		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
+		    ph.p_filesz < 12 ||
+		    !(data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE)))
+			continue;
+		hdr = data->d_buf;
+		/* version, eh_frame_ptr encoding, fde_count's, the table's */
+		if (hdr[0] != 1 || hdr[2] != EH_PE_UDATA4 || hdr[3] != EH_PE_DATAREL_SDATA4)
+			return;
+		memcpy(&count, hdr + 8, sizeof(count));
+		if (count > (ph.p_filesz - 12) / 8)
+			return;
+		for (uint32_t k = 0; k < count; k++) {
+			int32_t rel;
+
+			memcpy(&rel, hdr + 12 + 8 * k, sizeof(rel));
+			*VEC_PUSH(&d->starts) = ph.p_vaddr + (uint64_t)(int64_t)rel;
+		}
+		return;
+	}
+}
+
+/*
+ * Stripped code: the function whose unwind entry covers addr, named after
+ * its dso and its first address ("libcuda.so.1@0x4585a0"), so that the
+ * samples of one function are one row, not one row per address.
+ */
+static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sym_dso *d,
+		     uint64_t addr, struct sym_frame *f)
+{
+	Dwarf_Addr bias;
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(d->mod, &bias);
+	const char *base = strrchr(dso->path, '/');
+	size_t lo = 0, hi;
+	Dwarf_Frame *frame;
+	char name[256];
+
+	/* An entry covers addr; the table's last start at or below it is that entry's. */
+	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame))
+		return 0;
+	free(frame);
+	if (!d->starts_read)
+		read_starts(d);
+	for (hi = d->starts.len; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->starts.v[mid] <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return 0;
+	snprintf(name, sizeof(name), "%s@0x%" PRIx64, base ? base + 1 : dso->path,
+		 d->starts.v[lo - 1]);
+	f->func = intern(s, name);
+	f->file = NULL;
+	f->line = 0;
+	f->inlined = 0;
+	return 1;
+}
+
 static int symbolize_jit(struct symbolizer *s, uint32_t pid, uint64_t addr,
 			 struct sym_frame *f)
 {
@@ -374,5 +465,7 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	if (d->err)
 		return d->err;
 	n = dwarf_frames(s, d->mod, addr, frames, max);
-	return n ? n : symtab_frame(s, d->mod, addr, frames);
+	if (!n)
+		n = symtab_frame(s, d->mod, addr, frames);
+	return n ? n : fde_frame(s, dso, d, addr, frames);
 }

@@ -11,7 +11,7 @@ WORKLOAD_FP_ONLY = forkexec sleeper crasher demo deny-perf syscalls regress
 
 WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
 	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared \
-	    $(WORKLOAD_DIR)/cleanup
+	    $(WORKLOAD_DIR)/cleanup $(WORKLOAD_DIR)/hot-stripped
 
 $(WORKLOAD_DIR)/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call say,CC,$@)
@@ -51,6 +51,12 @@ $(WORKLOAD_DIR)/cleanup: tests/workloads/cleanup.c tests/workloads/workload.h \
 	$(call say,CC,$@)
 	$(Q)$(CC) $(WORKLOAD_CFLAGS) -fomit-frame-pointer $< -o $@ \
 		-L$(WORKLOAD_DIR) -lcleanup -Wl,-rpath,$(abspath $(WORKLOAD_DIR))
+
+# hot-nofp without any symbol table: only its unwind tables tell where its
+# functions begin.
+$(WORKLOAD_DIR)/hot-stripped: $(WORKLOAD_DIR)/hot-nofp
+	$(call say,STRIP,$@)
+	$(Q)strip --strip-all -o $@ $<
 
 workloads: $(WORKLOADS)
 
