@@ -18,6 +18,21 @@
 #include "util/hashmap.h"
 #include "util/vec.h"
 
+/*
+ * A recording whose recorder died before writing its names: whether it
+ * lacks them, and how many the local files gave back.
+ */
+struct localnames_stats {
+	size_t missing;		/* addresses without a name in the recording */
+	size_t named;		/* of those, named from the local files */
+	size_t stale_dsos;	/* files whose build-id is not the recorded one: not used */
+	size_t missing_dsos;	/* files that could not be read */
+};
+
+bool localnames_needed(const struct model *m);
+/* Names its addresses from the files at their recorded paths, under symfs when not NULL. */
+void localnames_fill(struct model *m, const char *symfs, struct localnames_stats *st);
+
 /* A function as the views show it: a name within a dso. */
 struct func {
 	uint32_t name;		/* id in funcs.names */

@@ -52,6 +52,7 @@ static void usage(void)
 	       "  -c, --comm NAME[,NAME..] only threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
 	       PYTHON_USAGE
+	       SYMFS_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -106,6 +107,7 @@ int cmd_export(int argc, char **argv)
 		{ "start", required_argument, NULL, OPT_START },
 		{ "end", required_argument, NULL, OPT_END },
 		PYTHON_LONG_OPTIONS,
+		SYMFS_LONG_OPTION,
 		LINK_WINDOW_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,

@@ -10,10 +10,24 @@
 #include "util/log.h"
 
 /*
+ * A recording whose recorder died before naming its addresses: named from
+ * the local files whose build-ids match, and said so.
+ */
+static void name_locally(struct model *m, const char *path, const char *symfs)
+{
+	struct localnames_stats st;
+
+	localnames_fill(m, symfs, &st);
+	pr_warn("'%s' lacks its names (its recorder did not finish): %zu of %zu addresses "
+		"named from the local files%s", path, st.named, st.missing,
+		st.stale_dsos ? ", some files skipped: not the recorded build" : "");
+}
+
+/*
  * Loads path into m. On failure prints why and returns EXIT_FAIL; a
  * truncated or damaged file only gets a warning and returns 0.
  */
-static int load(struct model *m, const char *path)
+static int load(struct model *m, const char *path, const char *symfs)
 {
 	int err = model_load(m, path);
 
@@ -33,6 +47,8 @@ static int load(struct model *m, const char *path)
 		pr_warn("'%s' is damaged after chunk %llu (offset %llu): %s; showing what was read",
 			path, (unsigned long long)m->chunks,
 			(unsigned long long)m->damage_offset, tr_strerror(m->damage));
+	if (localnames_needed(m))
+		name_locally(m, path, symfs);
 	return 0;
 }
 
@@ -229,6 +245,9 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 		case OPT_NO_PYTHON_LINES:
 			a->funcs_flags &= ~(unsigned)FUNCS_PYTHON_LINES;
 			break;
+		case OPT_SYMFS:
+			a->symfs = optarg;
+			break;
 		case OPT_JSON_FORMAT:
 			a->json = !strcmp(optarg, "json");
 			if (!a->json && strcmp(optarg, "text")) {
@@ -256,7 +275,7 @@ bool offline_load_input(struct offline_args *a, struct model *m)
 bool offline_load(struct offline_args *a, const char *path, struct model *m)
 {
 	if (!a->status)
-		a->status = load(m, path);
+		a->status = load(m, path, a->symfs);
 	if (!a->status) {
 		model_python_view(m, a->python);
 		return true;

@@ -18,7 +18,17 @@
 #define OFFLINE_SHORT_OPTIONS ":i:h"
 
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
-enum { OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_COMMAND };
+enum {
+	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
+	OPT_COMMAND
+};
+
+/* --symfs, for the commands that name functions. */
+#define SYMFS_LONG_OPTION                                                      \
+	{ "symfs", required_argument, NULL, OPT_SYMFS }
+#define SYMFS_USAGE                                                            \
+	"      --symfs DIR          for a recording without its names (its recorder\n" \
+	"                           was killed): look its files up under DIR\n"
 
 /* --format text|json, which threads and diagnose share. */
 #define FORMAT_LONG_OPTION                                                     \
@@ -77,6 +87,7 @@ struct offline_args {
 					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
 	bool json;			/* --format json */
+	const char *symfs;		/* --symfs */
 	struct {
 		const char *v[2];
 		size_t n, max;		/* max: how many the command takes, 0 by default */

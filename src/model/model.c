@@ -161,8 +161,9 @@ static void index_lanes(struct model *m)
 	free(lane_thread);
 }
 
-static void index_symbols(struct model *m)
+void model_index_symbols(struct model *m)
 {
+	free(m->loc_syms);
 	m->loc_syms = xcalloc(m->t.locs.len + 1, sizeof(*m->loc_syms));
 	for (size_t i = 0; i < m->t.symbols.len; i++) {
 		uint32_t loc = m->t.symbols.v[i].loc;
@@ -257,7 +258,7 @@ void model_index(struct model *m)
 		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].first_ts);
 		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
 	}
-	index_symbols(m);
+	model_index_symbols(m);
 	index_span_attrs(m);
 	index_strings(m);
 	index_counters(m);

@@ -83,6 +83,8 @@ int model_load(struct model *m, const char *path);
 
 /* Builds the indexes from m->t, for tables filled by other means (tests). */
 void model_index(struct model *m);
+/* Indexes the symbol rows again, after rows were added to m->t.symbols. */
+void model_index_symbols(struct model *m);
 
 void model_free(struct model *m);
 

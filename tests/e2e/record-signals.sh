@@ -38,5 +38,5 @@ kill -KILL "$(cat target.pid)" 2>/dev/null
 "$GTRACE" report -i killed.data --no-children >report.txt 2>err.txt </dev/null ||
 	{ show err.txt; fail "the recording of a killed gtrace does not read"; }
 expect_contains err.txt "warning: 'killed.data' is truncated"
-# Symbols are written at the end, so the samples are there by address.
+# Names are written at the end: these come from the local file (killed-names).
 expect_contains report.txt '^ *[0-9.]+% +[0-9]+ +hot +hot '
