@@ -166,8 +166,9 @@ struct joined {
 	VEC(struct entry) side[2];	/* side[s].v[id - 1]; kind 0 with no name: absent */
 };
 
-static struct entry *entry_of(struct joined *j, int side, enum diff_kind kind,
-			      const char *where, const char *name)
+/* The id of the entry of that kind, where and name, made in both sides. */
+static uint32_t entry_id(struct joined *j, int side, enum diff_kind kind, const char *where,
+			 const char *name)
 {
 	size_t len = strlen(where) + strlen(name) + 8;
 	char *key = xmalloc(len);
@@ -190,6 +191,14 @@ static struct entry *entry_of(struct joined *j, int side, enum diff_kind kind,
 		e->name = xstrdup(name);
 		e->where = xstrdup(where);
 	}
+	return id;
+}
+
+static struct entry *entry_of(struct joined *j, int side, enum diff_kind kind,
+			      const char *where, const char *name)
+{
+	uint32_t id = entry_id(j, side, kind, where, name);	/* may move the entries */
+
 	return &j->side[side].v[id - 1];
 }
 
@@ -251,35 +260,54 @@ static enum diff_kind lane_kind(const struct model *m, uint32_t lane, const char
 	return DIFF_LANE;
 }
 
+/* The entry id of a lane's spans of one name; 0 for spans left out. */
+static uint32_t span_entry(struct joined *j, int side, struct funcs *f, unsigned kinds,
+			   const struct tr_span *sp)
+{
+	const struct model *m = f->m;
+	const char *raw = model_str(m, sp->name), *where = "";
+	enum diff_kind kind;
+
+	if (!raw || !sp->lane || sp->lane > m->t.lanes.len)
+		return 0;
+	kind = lane_kind(m, sp->lane, raw);
+	if (kind == DIFF_KINDS || !(kinds & KIND_BIT(kind)))
+		return 0;
+	/* GPU work by name over every stream: stream numbers change between runs. */
+	if (kind == DIFF_NVTX || kind == DIFF_LANE)
+		where = model_str(m, m->t.lanes.v[sp->lane - 1].name);
+	return entry_id(j, side, kind, where ? where : "",
+			funcs_name(f, funcs_span_frame(f, sp->name)));
+}
+
 static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kinds)
 {
 	const struct model *m = f->m;
 	uint32_t bytes_key = model_string_id(m, "bytes");
+	struct u64map by_span = {0};	/* lane << 32 | name -> entry id, 0 left out */
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
-		const char *raw = model_str(m, sp->name), *where = "";
-		enum diff_kind kind;
+		uint64_t key = (uint64_t)sp->lane << 32 | sp->name, id;
 		struct entry *e;
 
-		if (!raw || !sp->lane || sp->lane > m->t.lanes.len)
+		/* A lane and a name decide the entry: look it up once, not per span. */
+		if (!u64map_get(&by_span, key, &id)) {
+			id = span_entry(j, side, f, kinds, sp);
+			u64map_put(&by_span, key, id);
+		}
+		if (!id)
 			continue;
-		kind = lane_kind(m, sp->lane, raw);
-		if (kind == DIFF_KINDS || !(kinds & KIND_BIT(kind)))
-			continue;
-		/* GPU work by name over every stream: stream numbers change between runs. */
-		if (kind == DIFF_NVTX || kind == DIFF_LANE)
-			where = model_str(m, m->t.lanes.v[sp->lane - 1].name);
-		e = entry_of(j, side, kind, where ? where : "",
-			     funcs_name(f, funcs_span_frame(f, sp->name)));
+		e = &j->side[side].v[id - 1];
 		*VEC_PUSH(&e->durs) = sp->dur;
-		if (kind == DIFF_COPY && bytes_key) {
+		if (e->kind == DIFF_COPY && bytes_key) {
 			uint64_t bytes;
 
 			if (model_span_attr(m, (uint32_t)i + 1, bytes_key, &bytes))
 				e->bytes += bytes;
 		}
 	}
+	u64map_free(&by_span);
 }
 
 static int cmp_u64(const void *pa, const void *pb)
