@@ -166,23 +166,15 @@ static enum unwind_outcome copy_callchain(const struct addrspaces *as,
 					  const struct unwind_sample *s,
 					  uint64_t *ips, size_t *n)
 {
-	bool user = false;
+	size_t len;
+	const uint64_t *user = user_callchain(s, &len);
 
-	for (size_t i = 0; i < s->callchain_len; i++) {
-		uint64_t ip = s->callchain[i];
-
-		if (ip >= PERF_CONTEXT_MAX) {
-			user = ip == PERF_CONTEXT_USER;
-			continue;
-		}
-		if (!user)
-			continue;
+	for (size_t i = 0; i < len; i++) {
 		if (*n == UNWIND_MAX_FRAMES)
 			return UNWIND_TRUNCATED_DEPTH;
-		if (*n && !addrspace_find(as, s->pid, ip))
-			return ip ? UNWIND_FAILED_NO_MAP : UNWIND_COMPLETE;
-		ips[*n] = *n ? ip - 1 : ip;
-		(*n)++;
+		if (*n && !addrspace_find(as, s->pid, user[i]))
+			return user[i] ? UNWIND_FAILED_NO_MAP : UNWIND_COMPLETE;
+		ips[(*n)++] = chain_frame(user, i);
 	}
 	return *n > 1 ? UNWIND_COMPLETE : UNWIND_FAILED_BAD_FRAME;
 }
