@@ -136,13 +136,7 @@ static bool load_both(struct offline_args *a, struct model m[2])
 		pr_err("diff compares two recordings: give BASE and NEW; see 'gtrace diff --help'");
 		a->status = EXIT_USAGE;
 	}
-	if (!offline_load(a, a->operands.v[0], &m[0]))
-		return false;
-	if (!offline_load(a, a->operands.v[1], &m[1])) {
-		model_free(&m[0]);
-		return false;
-	}
-	return true;
+	return offline_load_pair(a, m);
 }
 
 int cmd_diff(int argc, char **argv)

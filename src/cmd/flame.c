@@ -157,12 +157,8 @@ static int flame_diff(struct offline_args *a, const struct tree_opts *o, const c
 	char deftitle[1024];
 	int status = 0;
 
-	if (!offline_load(a, a->operands.v[0], &m[0]))
+	if (!offline_load_pair(a, m))
 		return a->status;
-	if (!offline_load(a, a->operands.v[1], &m[1])) {
-		model_free(&m[0]);
-		return a->status;
-	}
 	for (int s = 0; s < 2; s++)
 		build_tree(&t[s], &f[s], &links[s], &m[s], o);
 	flame_diff_build(&d, &t[0], &f[0], &t[1], &f[1], weight);

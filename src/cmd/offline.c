@@ -286,6 +286,17 @@ bool offline_load(struct offline_args *a, const char *path, struct model *m)
 	return false;
 }
 
+bool offline_load_pair(struct offline_args *a, struct model m[2])
+{
+	if (!offline_load(a, a->operands.v[0], &m[0]))
+		return false;
+	if (!offline_load(a, a->operands.v[1], &m[1])) {
+		model_free(&m[0]);
+		return false;
+	}
+	return true;
+}
+
 void offline_args_free(struct offline_args *a)
 {
 	filter_free(&a->filter);

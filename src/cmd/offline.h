@@ -118,6 +118,8 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 bool offline_load_input(struct offline_args *a, struct model *m);
 /* The same for the recording at path. */
 bool offline_load(struct offline_args *a, const char *path, struct model *m);
+/* The same for the two operands, BASE into m[0] and NEW into m[1]. */
+bool offline_load_pair(struct offline_args *a, struct model m[2]);
 
 void offline_args_free(struct offline_args *a);
 
