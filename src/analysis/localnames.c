@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "symbols/symbols.h"
+#include "util/hashmap.h"
 #include "util/xalloc.h"
 
 bool localnames_needed(const struct model *m)
@@ -22,10 +23,20 @@ bool localnames_needed(const struct model *m)
 	return m->t.locs.len && !model_counter(m, "symbols.resolved", &v);
 }
 
-static uint32_t add_string(struct model *m, const char *s)
+/*
+ * The model's string id of a symbolizer string, added once: the
+ * symbolizer hands out one pointer per text, so the pointer is the key.
+ */
+static uint32_t add_string(struct model *m, struct u64map *added, const char *s)
 {
-	*VEC_PUSH(&m->t.strings) = xstrdup(s);
-	return (uint32_t)m->t.strings.len;
+	uint64_t id;
+
+	if (!u64map_get(added, (uintptr_t)s, &id)) {
+		*VEC_PUSH(&m->t.strings) = xstrdup(s);
+		id = m->t.strings.len;
+		u64map_put(added, (uintptr_t)s, id);
+	}
+	return (uint32_t)id;
 }
 
 /* The dso as the symbolizer takes it, its path under symfs. */
@@ -54,6 +65,7 @@ void localnames_fill(struct model *m, const char *symfs, struct localnames_stats
 {
 	struct sym_frame frames[SYM_MAX_INLINE];
 	uint8_t *dso_state = xcalloc(m->t.dsos.len + 1, 1);	/* 1 usable, 2 stale, 3 missing */
+	struct u64map added = {0};	/* symbolizer string -> model string id */
 	struct symbolizer *sym;
 
 	memset(st, 0, sizeof(*st));
@@ -88,13 +100,14 @@ void localnames_fill(struct model *m, const char *symfs, struct localnames_stats
 			struct tr_symbol *row = VEC_PUSH(&m->t.symbols);
 
 			row->loc = loc;
-			row->func = add_string(m, frames[i].func);
-			row->file = frames[i].file ? add_string(m, frames[i].file) : 0;
+			row->func = add_string(m, &added, frames[i].func);
+			row->file = frames[i].file ? add_string(m, &added, frames[i].file) : 0;
 			row->line = frames[i].line;
 			row->flags = frames[i].inlined ? TR_SYM_INLINED : 0;
 		}
 	}
 	symbolizer_free(sym);
+	u64map_free(&added);
 	free(dso_state);
 	model_index_symbols(m);
 }
