@@ -7,19 +7,17 @@
 void *rec_queue_reserve(struct rec_queue *q, size_t len)
 {
 	gbuf_reserve(&q->data, len);
-	q->reserved = len;
 	return q->data.data + q->data.len;
 }
 
-void rec_queue_commit(struct rec_queue *q, uint64_t time)
+void rec_queue_commit(struct rec_queue *q, size_t len, uint64_t time)
 {
 	struct rec_ref *r = VEC_PUSH(&q->refs);
 
 	r->time = time;
 	r->seq = q->seq++;
 	r->off = q->data.len;
-	q->data.len += q->reserved;
-	q->reserved = 0;
+	q->data.len += len;
 }
 
 static int ref_cmp(const void *a, const void *b)

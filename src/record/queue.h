@@ -27,15 +27,15 @@ struct rec_queue {
 	struct gbuf spare;	/* swapped with data when compacting */
 	VEC(struct rec_ref) refs;
 	uint64_t seq;
-	size_t reserved;	/* bytes handed out by the last rec_queue_reserve */
 };
 
 /*
- * Room for a record of len bytes (a multiple of 8) to copy in, valid until
- * the next call; rec_queue_commit then queues it with its time.
+ * Room for a record of up to len bytes to copy in, valid until the next
+ * call; rec_queue_commit then queues the len bytes (a multiple of 8, at
+ * most those reserved) that it took, with its time.
  */
 void *rec_queue_reserve(struct rec_queue *q, size_t len);
-void rec_queue_commit(struct rec_queue *q, uint64_t time);
+void rec_queue_commit(struct rec_queue *q, size_t len, uint64_t time);
 
 typedef void (*rec_fn)(void *arg, const struct perf_event_header *h, uint64_t time);
 

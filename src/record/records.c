@@ -95,7 +95,7 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		if (size) {
 			s->stack = (const uint8_t *)words_take(&w, size / 8);
 			s->stack_len = words_next(&w);
-			if (s->stack_len > size)
+			if (s->stack_len > size || size % 8)
 				w.err = 1;
 		}
 	}
@@ -104,6 +104,38 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+size_t rec_copy_compact(const struct rec_layout *l, const struct perf_event_header *h,
+			void *dst)
+{
+	const uint8_t *src = (const uint8_t *)h;
+	uint64_t size, keep, dyn_size;
+	size_t stack_off, tail_off, put_off, end = h->size;
+	uint8_t *out = dst;
+	struct rec_sample s;
+
+	if (h->type != PERF_RECORD_SAMPLE || !(l->sample_type & PERF_SAMPLE_STACK_USER) ||
+	    rec_parse_sample(l, h, &s) || !s.stack) {
+		memmove(dst, h, h->size);
+		return h->size;
+	}
+	/* ... u64 size | u8 data[size] | u64 dyn_size | the fields after */
+	stack_off = (size_t)(s.stack - src);
+	memcpy(&size, s.stack - 8, sizeof(size));
+	dyn_size = s.stack_len;
+	keep = (dyn_size + 7) & ~(uint64_t)7;
+	tail_off = stack_off + size + 8;
+	/* A size of 0 has no dyn_size after it. */
+	put_off = stack_off + keep + (keep ? 8 : 0);
+	memmove(out, src, stack_off + keep);
+	memcpy(out + stack_off - 8, &keep, sizeof(keep));
+	if (keep)
+		memcpy(out + stack_off + keep, &dyn_size, sizeof(dyn_size));
+	memmove(out + put_off, src + tail_off, end - tail_off);
+	/* Written last: h may be dst. */
+	((struct perf_event_header *)out)->size = (uint16_t)(put_off + end - tail_off);
+	return put_off + end - tail_off;
 }
 
 int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,

@@ -10,6 +10,7 @@
  */
 
 #include <linux/perf_event.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct rec_layout {
@@ -44,6 +45,15 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		     struct rec_sample *s);
 int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
 		 struct rec_id *id);
+
+/*
+ * Copies a record of h->size bytes to dst, a sample without the unused
+ * part of its user stack copy: the kernel reserves the whole requested
+ * size in every sample and fills only the stack's live bytes. Returns the
+ * bytes written, a multiple of 8. dst may be h itself.
+ */
+size_t rec_copy_compact(const struct rec_layout *l, const struct perf_event_header *h,
+			void *dst);
 
 /* The record's timestamp, 0 if it has none or is malformed. */
 uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h);

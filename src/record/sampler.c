@@ -487,14 +487,21 @@ static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q)
 		const struct perf_event_header *h = (const void *)(data + (tail & mask));
 		size_t size = h->size, off = tail & mask;
 		size_t first = size < s->ring_bytes - off ? size : s->ring_bytes - off;
+		size_t len;
 		uint8_t *dst;
 
 		if (size < sizeof(*h) || size > head - tail)
 			break;
 		dst = rec_queue_reserve(q, size);
-		memcpy(dst, data + off, first);
-		memcpy(dst + first, data, size - first);
-		rec_queue_commit(q, rec_time(&s->layout, (const void *)dst));
+		if (first == size) {
+			len = rec_copy_compact(&s->layout, h, dst);
+		} else {
+			/* Wrapped around the end: joined first, then compacted. */
+			memcpy(dst, data + off, first);
+			memcpy(dst + first, data, size - first);
+			len = rec_copy_compact(&s->layout, (const void *)dst, dst);
+		}
+		rec_queue_commit(q, len, rec_time(&s->layout, (const void *)dst));
 		tail += size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);

@@ -106,6 +106,43 @@ static void test_parse_dwarf_sample(void)
 	CHECK_EQ_U64(rec_time(&l, h), 123456789);
 }
 
+/* The unused end of a stack copy is left behind, in place or copied. */
+static void test_compact_dwarf_sample(void)
+{
+	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
+	const struct perf_event_header *h;
+	uint64_t out[64];
+	struct rec_sample s;
+	struct rec r;
+	size_t len;
+
+	h = dwarf_sample(&r, 256, 20);
+	len = rec_copy_compact(&l, h, out);
+	CHECK_EQ_U64(len, h->size - 256 + 24);
+	CHECK(rec_parse_sample(&l, (const void *)out, &s) == 0);
+	CHECK_EQ_U64(s.stack_len, 20);
+	CHECK(s.stack && ((const uint64_t *)s.stack)[2] == 0x3333);
+	CHECK_EQ_U64(s.time, 123456789);
+	CHECK(s.regs && s.regs[2] == 0xcc);
+
+	/* In place, with nothing live: the stack's size word says 0 bytes. */
+	h = dwarf_sample(&r, 64, 0);
+	len = rec_copy_compact(&l, h, r.words);
+	CHECK_EQ_U64(len, 8 * 11);
+	CHECK_EQ_U64(h->size, 8 * 11);
+	CHECK(rec_parse_sample(&l, h, &s) == 0);
+	CHECK(s.stack == NULL && s.stack_len == 0);
+
+	/* Other records are copied whole. */
+	rec_start(&r, PERF_RECORD_FORK, 0);
+	rec_put(&r, 1);
+	put_id(&r, 1, 1, 5, 0);
+	h = rec_end(&r);
+	len = rec_copy_compact(&l, h, out);
+	CHECK_EQ_U64(len, 8 * 5);
+	CHECK(!memcmp(out, h, 8 * 5));
+}
+
 static void test_parse_rejects_short_records(void)
 {
 	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
@@ -211,7 +248,7 @@ static void queue_push(struct rec_queue *q, uint32_t type, uint64_t time, size_t
 		rec_put(&r, time);
 	h = rec_end(&r);
 	memcpy(rec_queue_reserve(q, h->size), h, h->size);
-	rec_queue_commit(q, time);
+	rec_queue_commit(q, h->size, time);
 }
 
 static void test_queue_orders_and_holds_back(void)
@@ -526,6 +563,7 @@ static void test_pc_opts(void)
 int main(void)
 {
 	RUN(test_parse_dwarf_sample);
+	RUN(test_compact_dwarf_sample);
 	RUN(test_parse_rejects_short_records);
 	RUN(test_parse_callchain_sample);
 	RUN(test_parse_id_trailer);
