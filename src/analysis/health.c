@@ -29,6 +29,7 @@ static const struct {
 	{ "paranoid", "perf_event_paranoid" },
 	{ "gtrace-version", "gtrace version" },
 	{ "duration", NULL },	/* its own line, below */
+	{ "recorder-cpu-ns", NULL },	/* with the counts */
 };
 
 /* Counters with a line of their own; the rest are listed by name. */
@@ -205,6 +206,23 @@ static void put_meta(FILE *out, const struct model *m)
 	}
 }
 
+/* What the recorder spent of the CPU while recording, in all and per sample. */
+static void put_recorder_cpu(FILE *out, const struct model *m)
+{
+	const char *v = model_meta(m, "recorder-cpu-ns");
+	double ns = v ? strtod(v, NULL) : 0;
+
+	field(out, "recorder CPU:");
+	if (!v) {
+		fprintf(out, "n/a\n");
+		return;
+	}
+	fprintf(out, "%.3f s while recording", ns / 1e9);
+	if (m->t.samples.len)
+		fprintf(out, ", %.2f us per sample", ns / 1e3 / (double)m->t.samples.len);
+	fprintf(out, "\n");
+}
+
 static void put_counts(FILE *out, const struct model *m)
 {
 	uint64_t truncated = 0;
@@ -221,6 +239,7 @@ static void put_counts(FILE *out, const struct model *m)
 	fprintf(out, "%zu\n", m->real_threads);
 	field(out, "processes:");
 	fprintf(out, "%" PRIu64 "\n", m->processes);
+	put_recorder_cpu(out, m);
 	put_counter(out, m, "lost records:", "lost");
 	put_counter(out, m, "throttled:", "throttled");
 	field(out, "lanes:");

@@ -73,6 +73,20 @@ static const char *const target_counter_names[TARGET_COUNTERS] = {
 	[TARGET_DROPPED_BAD_MESSAGE] = "target.dropped.bad-message",
 };
 
+/*
+ * The leaf node of a recent native stack. A program is sampled in the same
+ * few stacks again and again, so each is interned frame by frame only
+ * once; a slot holds while the maps its frames were named through do.
+ */
+#define STACK_CACHE_SLOTS 4096
+
+struct stack_slot {
+	uint64_t hash, generation;
+	uint32_t pid, node;
+	size_t n, cap;
+	uint64_t *ips;
+};
+
 struct collector {
 	struct tr_tables *cur;		/* rows of the chunk being filled */
 	struct chunk_writer *cw;
@@ -113,6 +127,8 @@ struct collector {
 	/* Counters named by the target's processes: sums over processes. */
 	VEC(struct tr_counter) target_sums;
 	struct u64map target_sum_index;	/* name -> index in target_sums */
+
+	struct stack_slot stacks[STACK_CACHE_SLOTS];
 
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
@@ -241,6 +257,39 @@ static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
 	return c->nodes;
 }
 
+static uint64_t stack_hash(uint32_t pid, const uint64_t *ips, size_t n)
+{
+	uint64_t h = (uint64_t)pid << 32 | n;
+
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ ips[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The node of the native stack c->ips[0 .. n), the sampled ip first. */
+static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
+{
+	uint64_t hash = stack_hash(pid, c->ips, n), generation = addrspaces_generation(c->as);
+	struct stack_slot *slot = &c->stacks[hash % STACK_CACHE_SLOTS];
+	uint32_t node = 0;
+
+	if (slot->hash == hash && slot->generation == generation && slot->pid == pid &&
+	    slot->n == n && !memcmp(slot->ips, c->ips, n * sizeof(*c->ips)))
+		return slot->node;
+	for (size_t i = n; i;)
+		node = intern_node(c, node, intern_loc(c, pid, c->ips[--i]));
+	if (slot->cap < n) {
+		slot->cap = n;
+		slot->ips = xrealloc(slot->ips, n * sizeof(*slot->ips));
+	}
+	memcpy(slot->ips, c->ips, n * sizeof(*c->ips));
+	*slot = (struct stack_slot){ .hash = hash, .generation = generation, .pid = pid,
+				     .node = node, .n = n, .cap = slot->cap, .ips = slot->ips };
+	return node;
+}
+
 /*
  * The loc of a Python frame: in its source file's dso, at its line and
  * function, named by a symbol row of its own when new.
@@ -363,9 +412,10 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		n = 1;
 	}
 	py = read_python(c, &s, n, unwind_complete(outcome));
+	if (!py)
+		node = intern_stack(c, s.pid, n);
 	/* Each group of Python frames goes right under the eval frame running it. */
-	group = py ? py->groups : 0;
-	while (n) {
+	for (group = py ? py->groups : 0; py && n;) {
 		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
 		if (group && py->eval_at[group - 1] == n)
 			node = intern_python_group(c, node, py, --group);
@@ -655,6 +705,8 @@ void collector_free(struct collector *c)
 		return;
 	if (c->unwinder)
 		unwinder_free(c->unwinder);
+	for (size_t i = 0; i < STACK_CACHE_SLOTS; i++)
+		free(c->stacks[i].ips);
 	pyreader_free(c->python);
 	if (c->as)
 		addrspaces_free(c->as);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -354,9 +355,23 @@ static void add_start_meta(struct session *se)
 	cuda_inject_meta(&se->cuda, c);
 }
 
+/* The recorder's own CPU time (user and system) until now. */
+static uint64_t own_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * NSEC_PER_SEC +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000;
+}
+
 static void add_end_meta(struct session *se, uint64_t end_ns)
 {
 	char buf[64];
+
+	/* Before the names are worked out: what recording cost, sample by sample. */
+	meta_u64(se->c, "recorder-cpu-ns", own_cpu_ns());
 
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(se->c, "end-time", buf);

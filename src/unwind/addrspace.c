@@ -44,6 +44,7 @@ struct proc {
 
 struct addrspaces {
 	struct u64map procs;	/* pid -> struct proc *; 0 once it exited */
+	uint64_t generation;	/* changes with any process's maps */
 	VEC(struct dso *) dsos;	/* dsos.v[id - 1] */
 	struct u64map files;	/* hash of path -> latest dso id with it */
 	struct u64map anons;	/* pid -> id of its //anon dso */
@@ -440,6 +441,7 @@ void addrspace_fork(struct addrspaces *as, uint32_t pid, uint32_t ppid)
 
 	if (pid == ppid)	/* a new thread shares its process's maps */
 		return;
+	as->generation++;
 	parent = ppid ? proc_get(as, ppid) : NULL;
 	child = proc_get_or_new(as, pid);
 	child->maps.len = 0;
@@ -459,6 +461,7 @@ void addrspace_exec(struct addrspaces *as, uint32_t pid)
 {
 	struct proc *p = proc_get(as, pid);
 
+	as->generation++;
 	if (p)
 		p->maps.len = 0;
 }
@@ -467,6 +470,7 @@ void addrspace_exit(struct addrspaces *as, uint32_t pid)
 {
 	struct proc *p = proc_get(as, pid);
 
+	as->generation++;
 	if (p) {
 		proc_free(p);
 		u64map_put(&as->procs, pid, 0);
@@ -483,6 +487,7 @@ void addrspace_mmap(struct addrspaces *as, uint32_t pid, uint64_t start,
 
 	if (!len || m.end < start)
 		return;
+	as->generation++;
 	p = proc_get_or_new(as, pid);
 	/*
 	 * Unwinding and symbols need code and the read-only parts of files
@@ -553,6 +558,11 @@ const struct map *addrspace_find(const struct addrspaces *as, uint32_t pid, uint
 	if (i < p->maps.len && p->maps.v[i].start <= addr)
 		return &p->maps.v[i];
 	return NULL;
+}
+
+uint64_t addrspaces_generation(const struct addrspaces *as)
+{
+	return as->generation;
 }
 
 void addrspace_neighbours(const struct addrspaces *as, uint32_t pid, uint64_t addr,

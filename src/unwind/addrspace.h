@@ -51,6 +51,12 @@ void addrspace_mmap(struct addrspaces *as, uint32_t pid, uint64_t start,
 /* Reads /proc/PID/maps, for processes that existed before recording began. */
 int addrspace_load_proc(struct addrspaces *as, uint32_t pid);
 
+/*
+ * A number that changes whenever any process's maps do: what was worked
+ * out from the maps holds while it stays the same.
+ */
+uint64_t addrspaces_generation(const struct addrspaces *as);
+
 /* The map holding addr, or NULL; valid until pid's maps next change. */
 const struct map *addrspace_find(const struct addrspaces *as, uint32_t pid, uint64_t addr);
 

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * DWARF unwinding with libunwind's remote API: libunwind walks the .eh_frame
- * tables and asks us, through the accessors below, for registers (the
- * sample's), memory (the copied stack, or the mapped files for code and
+ * DWARF unwinding. Most frames step by the rows of cfi.c, kept per code
+ * address; a frame whose rules those rows cannot express (expressions,
+ * signal frames, other registers) takes one step with libunwind's remote
+ * API, which walks .eh_frame and asks us, through the accessors below, for
+ * registers, memory (the copied stack, or the mapped files for code and
  * tables) and the table covering an ip (found through the dso's
  * .eh_frame_hdr). Frames without a table step through the frame pointer.
  */
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "format/tables.h"
+#include "unwind/cfi.h"
 #include "unwind/unwind-internal.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
@@ -39,7 +42,7 @@ extern int UNW_OBJ(dwarf_search_unwind_table)(unw_addr_space_t as, unw_word_t ip
 
 #define REG_BIT(r) (1ULL << PERF_REG_X86_##r)
 
-/* What libunwind reads of one dso: its bytes and its binary search table. */
+/* What the unwinders read of one dso: its bytes and its binary search table. */
 struct unwind_dso {
 	bool opened;		/* tried already, whatever came of it */
 	bool mapped;		/* data is our mapping of the file */
@@ -47,6 +50,19 @@ struct unwind_dso {
 	size_t size;
 	uint64_t table_off;	/* of the search table, from .eh_frame_hdr */
 	uint64_t fde_count;	/* 0: no usable table */
+	struct cfi_image cfi;
+};
+
+/*
+ * The rows of recent code addresses. A sampled program returns to the same
+ * few thousand call sites again and again, so each row is worked out once.
+ */
+#define ROW_CACHE_SLOTS 8192
+
+struct row_slot {
+	uint32_t dso;		/* 0: empty */
+	uint64_t addr;		/* ELF address */
+	struct cfi_row row;
 };
 
 struct unwinder {
@@ -59,6 +75,8 @@ struct unwinder {
 	struct u64map spaces;		/* pid -> unw_addr_space_t, 0 forgotten */
 	VEC(struct unwind_dso) dsos;	/* dsos.v[id - 1] */
 	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
+	struct row_slot rows[ROW_CACHE_SLOTS];
+	bool without_rows;		/* the tests' reference: libunwind steps every frame */
 };
 
 /* The process addresses [lo, hi) whose bytes are at base: the last file range read. */
@@ -138,8 +156,14 @@ static void read_search_table(struct unwind_dso *ud, const struct dso_elf *elf)
 		return;
 	memcpy(&count, hdr + 4 + ptr_size, count_size);
 	ud->table_off = 4 + ptr_size + count_size;
-	if (count <= (ud->size - off - ud->table_off) / 8)
-		ud->fde_count = count;
+	if (count > (ud->size - off - ud->table_off) / 8)
+		return;
+	ud->fde_count = count;
+	ud->cfi = (struct cfi_image){
+		.data = ud->data, .size = ud->size, .elf = elf,
+		.hdr_vaddr = elf->eh_frame_hdr, .hdr_off = off,
+		.table = hdr + ud->table_off, .fde_count = count,
+	};
 }
 
 static void unwind_dso_open(struct unwind_dso *ud, const struct dso_info *dso)
@@ -426,6 +450,11 @@ void unwinder_free(struct unwinder *u)
 	free(u);
 }
 
+void unwinder_without_rows(struct unwinder *u)
+{
+	u->without_rows = true;
+}
+
 void unwinder_forget_pid(struct unwinder *u, uint32_t pid)
 {
 	uint64_t v;
@@ -447,44 +476,136 @@ static enum unwind_outcome failed_step(const struct unwind_ctx *ctx)
 	return UNWIND_FAILED_BAD_FRAME;
 }
 
-/*
- * The cursor's frame has no unwind table: step to its caller through the
- * frame pointer and start libunwind afresh there, knowing only ip, sp and
- * bp. On success the caller's frame is in ctx->restart.
- */
-static bool step_frame_pointer(struct unwind_ctx *ctx, unw_cursor_t *cursor,
-			       unw_addr_space_t space, enum unwind_outcome *why)
-{
-	unw_word_t ip, sp, bp;
-	struct fp_frame f;
+/* A frame as the walk knows it: ip is the address its row is looked up by. */
+struct frame {
+	uint64_t ip, sp, bp;
+	bool bp_known;
+	bool bp_off_stack;	/* unknown because its slot lies past the copy */
+};
 
-	if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 ||
-	    unw_get_reg(cursor, UNW_REG_SP, &sp) < 0 ||
-	    unw_get_reg(cursor, UNW_X86_64_RBP, &bp) < 0) {
-		*why = failed_step(ctx);
+static void row_of(struct unwinder *u, const struct map *m, uint64_t ip, struct cfi_row *row)
+{
+	const struct unwind_dso *ud = unwind_dso_get(u, m->dso);
+	uint64_t addr = map_to_elf_addr(m, ip);
+	struct row_slot *slot;
+
+	if (!ud->fde_count) {
+		*row = (struct cfi_row){ .kind = CFI_NO_ENTRY };
+		return;
+	}
+	slot = &u->rows[((addr ^ (uint64_t)m->dso->id << 40) * 0x9e3779b97f4a7c15ULL) >>
+			(64 - __builtin_ctz(ROW_CACHE_SLOTS))];
+	if (slot->dso != m->dso->id || slot->addr != addr) {
+		cfi_row_at(&ud->cfi, addr, &slot->row);
+		slot->dso = m->dso->id;
+		slot->addr = addr;
+	}
+	*row = slot->row;
+}
+
+/* Why a read of the stack at addr failed: past the copy, or somewhere invalid. */
+static enum unwind_outcome stack_miss(const struct unwind_sample *s, uint64_t addr)
+{
+	uint64_t sp = s->regs.r[PERF_REG_X86_SP];
+
+	return addr >= sp && addr - sp >= s->stack_len ? UNWIND_TRUNCATED_STACK
+						       : UNWIND_FAILED_BAD_FRAME;
+}
+
+/* One step by a cfi row: false with *why when the walk ends. */
+static bool step_row(const struct unwind_sample *s, const struct cfi_row *row,
+		     struct frame *f, enum unwind_outcome *why)
+{
+	uint64_t cfa, ra, bp;
+
+	if (row->cfa_bp && !f->bp_known) {
+		*why = f->bp_off_stack ? UNWIND_TRUNCATED_STACK : UNWIND_FAILED_BAD_FRAME;
 		return false;
 	}
-	f = (struct fp_frame){ .ip = ip, .sp = sp, .bp = bp };
-	if (!fp_step(ctx->u->as, ctx->s, &f, why)) {
-		/*
-		 * A zero frame pointer in known code ends the chain, as in
-		 * ld.so's _start, which has no table.
-		 */
-		if (*why != UNWIND_TRUNCATED_STACK &&
-		    (*why != UNWIND_COMPLETE || ctx->no_map))
-			*why = failed_step(ctx);
+	cfa = (row->cfa_bp ? f->bp : f->sp) + (uint64_t)(int64_t)row->cfa_off;
+	if (!stack_read(s, cfa + (uint64_t)(int64_t)row->ra_off, &ra)) {
+		*why = stack_miss(s, cfa + (uint64_t)(int64_t)row->ra_off);
 		return false;
 	}
-	ctx->restart.mask = UNWIND_FP_REGS_MASK;
-	/* Inside the call, so the caller's own table row applies. */
-	ctx->restart.r[PERF_REG_X86_IP] = f.ip - 1;
-	ctx->restart.r[PERF_REG_X86_SP] = f.sp;
-	ctx->restart.r[PERF_REG_X86_BP] = f.bp;
-	ctx->regs = &ctx->restart;
-	if (unw_init_remote(cursor, space, ctx) < 0) {
+	if (row->bp_saved) {
+		uint64_t at = cfa + (uint64_t)(int64_t)row->bp_off;
+
+		f->bp_known = stack_read(s, at, &bp);
+		f->bp_off_stack = !f->bp_known && stack_miss(s, at) == UNWIND_TRUNCATED_STACK;
+		f->bp = bp;
+	}
+	if (!ra) {
+		*why = UNWIND_COMPLETE;
+		return false;
+	}
+	f->ip = ra;
+	f->sp = cfa;
+	return true;
+}
+
+/*
+ * A frame without an unwind table, or outside every mapping: a step
+ * through its frame pointer. A zero frame pointer in known code ends the
+ * chain, as in ld.so's _start, which has no table.
+ */
+static bool step_fp(const struct unwinder *u, const struct unwind_sample *s, bool mapped,
+		    struct frame *f, enum unwind_outcome *why)
+{
+	enum unwind_outcome no_step = mapped ? UNWIND_FAILED_NO_INFO : UNWIND_FAILED_NO_MAP;
+	struct fp_frame fp = { .ip = f->ip, .sp = f->sp, .bp = f->bp };
+
+	if (!f->bp_known) {
+		*why = no_step;
+		return false;
+	}
+	if (!fp_step(u->as, s, &fp, why)) {
+		if (*why != UNWIND_TRUNCATED_STACK && (*why != UNWIND_COMPLETE || !mapped))
+			*why = no_step;
+		return false;
+	}
+	*f = (struct frame){ .ip = fp.ip, .sp = fp.sp, .bp = fp.bp, .bp_known = true };
+	return true;
+}
+
+/*
+ * A frame whose rules need more than a row: one step by libunwind, from
+ * the sample's registers for the first frame, from ip, sp and rbp after.
+ */
+static bool step_libunwind(struct unwinder *u, const struct unwind_sample *s, bool first,
+			   struct frame *f, enum unwind_outcome *why)
+{
+	struct unwind_ctx ctx = { .u = u, .s = s, .regs = &s->regs };
+	unw_addr_space_t space = space_of(u, s->pid);
+	unw_word_t ip, sp, bp;
+	unw_cursor_t cursor;
+	int ret;
+
+	if (!first) {
+		ctx.restart.mask = REG_BIT(IP) | REG_BIT(SP) | (f->bp_known ? REG_BIT(BP) : 0);
+		ctx.restart.r[PERF_REG_X86_IP] = f->ip;
+		ctx.restart.r[PERF_REG_X86_SP] = f->sp;
+		ctx.restart.r[PERF_REG_X86_BP] = f->bp;
+		ctx.regs = &ctx.restart;
+	}
+	if (!space || unw_init_remote(&cursor, space, &ctx) < 0) {
 		*why = UNWIND_FAILED_BAD_FRAME;
 		return false;
 	}
+	ret = unw_step(&cursor);
+	if (ret <= 0) {
+		*why = ret == 0 ? UNWIND_COMPLETE : failed_step(&ctx);
+		return false;
+	}
+	if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
+	    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0) {
+		*why = UNWIND_FAILED_BAD_FRAME;
+		return false;
+	}
+	f->bp_known = unw_get_reg(&cursor, UNW_X86_64_RBP, &bp) == 0;
+	f->bp_off_stack = !f->bp_known && ctx.off_stack;
+	f->bp = bp;
+	f->ip = ip;
+	f->sp = sp;
 	return true;
 }
 
@@ -493,53 +614,68 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 					uint64_t *ips, uint64_t *sps, size_t *n)
 {
 	const uint64_t need = REG_BIT(IP) | REG_BIT(SP);
-	struct unwind_ctx ctx = { .u = u, .s = s, .regs = &s->regs };
+	struct frame f = {
+		.ip = s->regs.r[PERF_REG_X86_IP],
+		.sp = s->regs.r[PERF_REG_X86_SP],
+		.bp = s->regs.r[PERF_REG_X86_BP],
+		.bp_known = s->regs.mask & REG_BIT(BP),
+	};
 	bool after_signal = false;
 	enum unwind_outcome why;
-	unw_addr_space_t space;
-	unw_cursor_t cursor;
-	uint64_t prev_sp;
+	const struct map *m;
+	struct cfi_row row;
 
 	if ((s->regs.mask & need) != need)
 		return UNWIND_FAILED_BAD_FRAME;
-	prev_sp = sps[*n] = s->regs.r[PERF_REG_X86_SP];
-	ips[(*n)++] = s->regs.r[PERF_REG_X86_IP];
-	space = space_of(u, s->pid);
-	if (!space || unw_init_remote(&cursor, space, &ctx) < 0)
-		return UNWIND_FAILED_BAD_FRAME;
+	m = addrspace_find(u->as, s->pid, f.ip);
+	if (m)
+		row_of(u, m, f.ip, &row);
+	sps[*n] = f.sp;
+	ips[(*n)++] = f.ip;
 	while (*n < UNWIND_MAX_FRAMES) {
-		unw_word_t ip, sp;
-		bool signal;
-		int ret;
+		uint64_t prev_sp = f.sp;
+		bool stepped;
 
-		ctx.no_map = ctx.no_info = ctx.off_stack = false;
-		ret = unw_step(&cursor);
-		if (ret == 0)
-			return UNWIND_COMPLETE;	/* return address undefined: outermost */
-		if (ret < 0) {
-			if (!ctx.no_info && !ctx.no_map)
-				return failed_step(&ctx);
-			if (!step_frame_pointer(&ctx, &cursor, space, &why))
+		if (!m || row.kind == CFI_NO_ENTRY) {
+			if (!step_fp(u, s, m, &f, &why))
 				return why;
-			prev_sp = sps[*n] = ctx.restart.r[PERF_REG_X86_SP];
-			ips[(*n)++] = ctx.restart.r[PERF_REG_X86_IP];
+			/* Known to follow a call: no signal frame is found this way. */
+			f.ip--;
+			m = addrspace_find(u->as, s->pid, f.ip);
+			if (m)
+				row_of(u, m, f.ip, &row);
 			after_signal = false;
+			sps[*n] = f.sp;
+			ips[(*n)++] = f.ip;
 			continue;
 		}
-		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
-		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || sp <= prev_sp)
+		if (row.kind == CFI_OUTERMOST && !u->without_rows)
+			return UNWIND_COMPLETE;
+		stepped = row.kind == CFI_STEP && !u->without_rows
+				  ? step_row(s, &row, &f, &why)
+				  : step_libunwind(u, s, *n == 1, &f, &why);
+		if (!stepped)
+			return why;
+		if (f.sp <= prev_sp)
 			return UNWIND_FAILED_BAD_FRAME;
-		if (!addrspace_find(u->as, s->pid, ip))
+		if (!(m = addrspace_find(u->as, s->pid, f.ip)))
 			return UNWIND_FAILED_NO_MAP;
 		/*
-		 * A signal trampoline's ip is where the handler returns to and
-		 * the interrupted frame's is exact: neither follows a call.
+		 * A return address follows its call: its row is the call's.
+		 * A signal trampoline's is where the handler returns to, and the
+		 * interrupted frame's ip is exact: neither follows a call.
 		 */
-		signal = unw_is_signal_frame(&cursor) > 0;
-		sps[*n] = sp;
-		ips[(*n)++] = signal || after_signal ? ip : ip - 1;
-		after_signal = signal;
-		prev_sp = sp;
+		if (after_signal) {
+			row_of(u, m, f.ip, &row);
+			after_signal = false;
+		} else {
+			row_of(u, m, f.ip - 1, &row);
+			after_signal = row.signal;
+			if (!row.signal)
+				f.ip--;
+		}
+		sps[*n] = f.sp;
+		ips[(*n)++] = f.ip;
 	}
 	return UNWIND_TRUNCATED_DEPTH;
 }

@@ -9,13 +9,17 @@
 #include <gelf.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/time.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "test.h"
-#include "unwind/unwind.h"
+#include "unwind/unwind-internal.h"
 
 #define STACK_COPY 16384
 
@@ -25,7 +29,7 @@ struct captured {
 	size_t stack_len;
 };
 
-static struct captured dwarf_capture, fp_capture, tramp_capture;
+static struct captured dwarf_capture, fp_capture, tramp_capture, signal_capture;
 static uintptr_t stack_top;
 static struct addrspaces *as;
 static uint32_t self_pid;
@@ -42,6 +46,8 @@ int unwind_test_fp_c(struct captured *c);
  * table, so only the frame pointer says where its caller's frame is.
  */
 int unwind_test_trampoline(int (*fn)(struct captured *), struct captured *c);
+int unwind_test_raise(struct captured *c);
+void unwind_test_on_signal(int sig);
 
 __asm__(".text\n"
 	".globl unwind_test_trampoline\n"
@@ -122,10 +128,28 @@ CAPTURING_FUNC(FP, unwind_test_fp_c)
 CALLING_FUNC(FP, unwind_test_fp_b, unwind_test_fp_c)
 CALLING_FUNC(FP, unwind_test_fp_a, unwind_test_fp_b)
 
+/* A capture inside a signal handler: the unwind goes through the kernel's signal frame. */
+NOFP void unwind_test_on_signal(int sig)
+{
+	unwind_test_c(&signal_capture);
+	__asm__ volatile("" ::: "memory");
+}
+
+NOFP int unwind_test_raise(struct captured *c)
+{
+	int r;
+
+	signal(SIGUSR1, unwind_test_on_signal);
+	r = raise(SIGUSR1);
+	__asm__ volatile("" ::: "memory");
+	return r + 1;
+}
+
 /* Function symbols of this binary, to name frames by. */
 static const char *const func_names[] = {
 	"unwind_test_a", "unwind_test_b", "unwind_test_c", "unwind_test_fp_a",
 	"unwind_test_fp_b", "unwind_test_fp_c", "unwind_test_trampoline", "main",
+	"unwind_test_on_signal", "unwind_test_raise",
 };
 #define NR_FUNCS (sizeof(func_names) / sizeof(func_names[0]))
 static uint64_t func_lo[NR_FUNCS], func_hi[NR_FUNCS];
@@ -484,6 +508,141 @@ static void test_dwarf_fp_tail(void)
 	CHECK(o != UNWIND_COMPLETE_FP_TAIL);
 }
 
+/* Two unwinds of one sample gave the same frames and outcome. */
+static bool same_unwind(const struct unwind_sample *s, size_t at)
+{
+	uint64_t ips[UNWIND_MAX_FRAMES], ref_ips[UNWIND_MAX_FRAMES];
+	enum unwind_outcome o, ref;
+	struct unwinder *u, *r;
+	size_t n = 0, ref_n = 0;
+	bool same;
+
+	if (unwinder_new(&u, UNWIND_DWARF, as) || unwinder_new(&r, UNWIND_DWARF, as))
+		return false;
+	unwinder_without_rows(r);
+	o = unwind(u, s, ips, &n);
+	ref = unwind(r, s, ref_ips, &ref_n);
+	same = o == ref && n == ref_n && !memcmp(ips, ref_ips, n * sizeof(*ips));
+	if (!same) {
+		printf("  sample %zu, by rows:\n", at);
+		print_frames(ips, n, o);
+		printf("  by libunwind alone:\n");
+		print_frames(ref_ips, ref_n, ref);
+	}
+	unwinder_free(u);
+	unwinder_free(r);
+	return same;
+}
+
+static void test_dwarf_through_signal_frame(void)
+{
+	static const char *const chain[] = {
+		"unwind_test_c", "unwind_test_on_signal", "unwind_test_raise", "main",
+	};
+	uint64_t ips[UNWIND_MAX_FRAMES];
+	struct unwind_sample s;
+	enum unwind_outcome o;
+	size_t n;
+
+	unwind_test_raise(&signal_capture);
+	s = sample_of(&signal_capture, UNWIND_DWARF);
+	o = unwind_with(UNWIND_DWARF, &s, ips, &n);
+	CHECK_EQ_U64(o, UNWIND_COMPLETE);
+	check_in_order(ips, n, chain, 4);
+	if (test_current_failed)
+		print_frames(ips, n, o);
+	CHECK(same_unwind(&s, 0));
+}
+
+/* Samples at whatever instruction a profiling timer hits, in this program and libc. */
+#define TIMER_SAMPLES 200
+
+static struct captured *timer_captures;
+static volatile sig_atomic_t timer_taken;
+
+__attribute__((no_sanitize_address))
+static void on_profiling_timer(int sig, siginfo_t *si, void *uc_arg)
+{
+	static const int8_t perf_of_greg[] = {
+		[REG_RAX] = PERF_REG_X86_AX, [REG_RBX] = PERF_REG_X86_BX,
+		[REG_RCX] = PERF_REG_X86_CX, [REG_RDX] = PERF_REG_X86_DX,
+		[REG_RSI] = PERF_REG_X86_SI, [REG_RDI] = PERF_REG_X86_DI,
+		[REG_RBP] = PERF_REG_X86_BP, [REG_RSP] = PERF_REG_X86_SP,
+		[REG_RIP] = PERF_REG_X86_IP, [REG_R8] = PERF_REG_X86_R8,
+		[REG_R9] = PERF_REG_X86_R9, [REG_R10] = PERF_REG_X86_R10,
+		[REG_R11] = PERF_REG_X86_R11, [REG_R12] = PERF_REG_X86_R12,
+		[REG_R13] = PERF_REG_X86_R13, [REG_R14] = PERF_REG_X86_R14,
+		[REG_R15] = PERF_REG_X86_R15,
+	};
+	const ucontext_t *uc = uc_arg;
+	struct captured *c;
+
+	if (timer_taken >= TIMER_SAMPLES)
+		return;
+	c = &timer_captures[timer_taken];
+	for (int g = REG_R8; g <= REG_RIP; g++)
+		c->regs.r[perf_of_greg[g]] = (uint64_t)uc->uc_mcontext.gregs[g];
+	copy_stack(c);
+	timer_taken++;
+}
+
+static int by_value(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+/* Work in libc and here: sorting with a callback, formatting, parsing, copying. */
+NOFP static void busy_in_libc(void)
+{
+	char text[64], block[4096];
+	int values[64];
+
+	for (int i = 0; i < 64; i++)
+		values[i] = (i * 7919) % 64;
+	qsort(values, 64, sizeof(values[0]), by_value);
+	snprintf(text, sizeof(text), "%f %d", strtod("3.25", NULL) * values[3], values[9]);
+	memset(block, text[0], sizeof(block));
+	__asm__ volatile("" ::"r"(block) : "memory");
+}
+
+/*
+ * The rows of cfi.c against libunwind stepping every frame, on samples
+ * taken at arbitrary instructions: prologues, epilogues, libc's own
+ * hand-written code. Every one must unwind the same both ways.
+ */
+static void test_rows_agree_with_libunwind(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_profiling_timer, .sa_flags = SA_SIGINFO };
+	struct itimerval every = { .it_interval = { 0, 200 }, .it_value = { 0, 200 } };
+	struct itimerval off = {0};
+	size_t complete = 0, differ = 0;
+
+	timer_captures = calloc(TIMER_SAMPLES, sizeof(*timer_captures));
+	CHECK(timer_captures != NULL);
+	if (!timer_captures)
+		return;
+	sigaction(SIGPROF, &sa, NULL);
+	setitimer(ITIMER_PROF, &every, NULL);
+	while (timer_taken < TIMER_SAMPLES)
+		busy_in_libc();
+	setitimer(ITIMER_PROF, &off, NULL);
+	signal(SIGPROF, SIG_IGN);
+	for (size_t i = 0; i < TIMER_SAMPLES; i++) {
+		struct unwind_sample s = sample_of(&timer_captures[i], UNWIND_DWARF);
+		uint64_t ips[UNWIND_MAX_FRAMES];
+		size_t n;
+
+		differ += !same_unwind(&s, i);
+		complete += unwind_complete(unwind_with(UNWIND_DWARF, &s, ips, &n));
+	}
+	CHECK_EQ_U64(differ, 0);
+	/* The samples are real ones: nearly all reach main. */
+	CHECK(complete >= TIMER_SAMPLES * 9 / 10);
+	printf("  %zu samples, %zu complete, %zu unwound differently\n", (size_t)TIMER_SAMPLES,
+	       complete, differ);
+	free(timer_captures);
+}
+
 static void test_outcome_names(void)
 {
 	CHECK_STREQ(unwind_outcome_name(UNWIND_COMPLETE), "complete");
@@ -568,6 +727,8 @@ int main(void)
 		RUN(test_dwarf_truncated_stack);
 		RUN(test_dwarf_unmapped_ip);
 		RUN(test_dwarf_frame_without_table_or_frame_pointer);
+		RUN(test_dwarf_through_signal_frame);
+		RUN(test_rows_agree_with_libunwind);
 	} else {
 		printf("  (built without libunwind: dwarf tests skipped)\n");
 	}
