@@ -191,6 +191,7 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 	uint64_t n = 0;
 
 	u64map_put(&c->switched_out, tid, 0);
+	unwinder_forget_thread(c->unwinder, tid);
 	u64map_get(&c->live_threads, pid, &n);
 	if (n > 1) {
 		u64map_put(&c->live_threads, pid, n - 1);
@@ -399,6 +400,7 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		return;
 	}
 	us.pid = s.pid;
+	us.tid = s.tid;
 	unpack_regs(c->layout, &s, &us.regs);
 	us.stack = s.stack;
 	us.stack_len = s.stack_len;
@@ -725,6 +727,11 @@ void collector_free(struct collector *c)
 	VEC_FREE(&c->target_sums);
 	u64map_free(&c->target_sum_index);
 	free(c);
+}
+
+const struct unwinder *collector_unwinder(const struct collector *c)
+{
+	return c->unwinder;
 }
 
 void collector_meta(struct collector *c, const char *key, const char *value)

@@ -76,6 +76,9 @@ bool collector_knows_process(const struct collector *c, uint32_t pid);
 uint32_t collector_intern(struct collector *c, const char *s);
 /* The text of a string id collector_intern gave, or "" for another. */
 const char *collector_string(const struct collector *c, uint32_t id);
+
+/* The unwinder samples go through, which knows how much of a stack they need. */
+const struct unwinder *collector_unwinder(const struct collector *c);
 /* Adds a tr_lane row; returns its lane id. */
 uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, uint32_t name);
 /* Adds span rows, and attribute rows whose span is an index in rows. */

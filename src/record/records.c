@@ -106,24 +106,30 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 	return 0;
 }
 
-size_t rec_copy_compact(const struct rec_layout *l, const struct perf_event_header *h,
-			void *dst)
+uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg)
+{
+	if (!s->regs || reg >= 64 || !(l->regs_mask & (1ULL << reg)))
+		return 0;
+	/* Packed: one word per bit of the mask, the lowest bit first. */
+	return s->regs[__builtin_popcountll(l->regs_mask & ((1ULL << reg) - 1))];
+}
+
+size_t rec_copy_sample(const struct rec_layout *l, const struct perf_event_header *h,
+		       const struct rec_sample *s, size_t max_stack, void *dst)
 {
 	const uint8_t *src = (const uint8_t *)h;
 	uint64_t size, keep, dyn_size;
 	size_t stack_off, tail_off, put_off, end = h->size;
 	uint8_t *out = dst;
-	struct rec_sample s;
 
-	if (h->type != PERF_RECORD_SAMPLE || !(l->sample_type & PERF_SAMPLE_STACK_USER) ||
-	    rec_parse_sample(l, h, &s) || !s.stack) {
+	if (!s->stack) {
 		memmove(dst, h, h->size);
 		return h->size;
 	}
 	/* ... u64 size | u8 data[size] | u64 dyn_size | the fields after */
-	stack_off = (size_t)(s.stack - src);
-	memcpy(&size, s.stack - 8, sizeof(size));
-	dyn_size = s.stack_len;
+	stack_off = (size_t)(s->stack - src);
+	memcpy(&size, s->stack - 8, sizeof(size));
+	dyn_size = s->stack_len < max_stack ? s->stack_len : max_stack;
 	keep = (dyn_size + 7) & ~(uint64_t)7;
 	tail_off = stack_off + size + 8;
 	/* A size of 0 has no dyn_size after it. */

@@ -46,14 +46,17 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
 		 struct rec_id *id);
 
+/* The sample's user register reg (PERF_REG_X86_*), 0 when it has none. */
+uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg);
+
 /*
- * Copies a record of h->size bytes to dst, a sample without the unused
- * part of its user stack copy: the kernel reserves the whole requested
- * size in every sample and fills only the stack's live bytes. Returns the
- * bytes written, a multiple of 8. dst may be h itself.
+ * Copies sample h, parsed into s, to dst with at most max_stack bytes of
+ * its user stack copy: the kernel reserves the whole requested size in
+ * every sample, fills only the stack's live bytes, and unwinding needs
+ * fewer still. Returns the bytes written, a multiple of 8. dst may be h.
  */
-size_t rec_copy_compact(const struct rec_layout *l, const struct perf_event_header *h,
-			void *dst);
+size_t rec_copy_sample(const struct rec_layout *l, const struct perf_event_header *h,
+		       const struct rec_sample *s, size_t max_stack, void *dst);
 
 /* The record's timestamp, 0 if it has none or is malformed. */
 uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/sampler.h"
 
+#include <asm/perf_regs.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -474,7 +475,27 @@ int sampler_fd(const struct sampler *s, size_t i)
 	return s->rings.v[i].fd;
 }
 
-static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q)
+/* Copies a record from the ring (h, or dst when it was joined there) to dst; its length. */
+static size_t copy_record(const struct sampler *s, const struct perf_event_header *h,
+			  const struct unwinder *u, uint8_t *dst, uint64_t *time)
+{
+	struct rec_sample sample;
+	size_t need;
+
+	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(&s->layout, h, &sample)) {
+		memmove(dst, h, h->size);
+		*time = rec_time(&s->layout, (const void *)dst);
+		return h->size;
+	}
+	*time = sample.time;
+	need = unwinder_stack_needed(u, sample.tid, rec_sample_reg(&s->layout, &sample,
+								     PERF_REG_X86_SP),
+				     sample.stack_len);
+	return rec_copy_sample(&s->layout, h, &sample, need, dst);
+}
+
+static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q,
+		       const struct unwinder *u)
 {
 	struct perf_event_mmap_page *meta = r->base;
 	const uint8_t *data = (const uint8_t *)r->base + s->page_size;
@@ -487,30 +508,30 @@ static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q)
 		const struct perf_event_header *h = (const void *)(data + (tail & mask));
 		size_t size = h->size, off = tail & mask;
 		size_t first = size < s->ring_bytes - off ? size : s->ring_bytes - off;
-		size_t len;
+		uint64_t time;
 		uint8_t *dst;
+		size_t len;
 
 		if (size < sizeof(*h) || size > head - tail)
 			break;
 		dst = rec_queue_reserve(q, size);
-		if (first == size) {
-			len = rec_copy_compact(&s->layout, h, dst);
-		} else {
-			/* Wrapped around the end: joined first, then compacted. */
+		if (first < size) {
+			/* Wrapped around the end: joined first, then copied onto itself. */
 			memcpy(dst, data + off, first);
 			memcpy(dst + first, data, size - first);
-			len = rec_copy_compact(&s->layout, (const void *)dst, dst);
+			h = (const void *)dst;
 		}
-		rec_queue_commit(q, len, rec_time(&s->layout, (const void *)dst));
+		len = copy_record(s, h, u, dst, &time);
+		rec_queue_commit(q, len, time);
 		tail += size;
 	}
 	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
 }
 
-void sampler_drain(struct sampler *s, struct rec_queue *q)
+void sampler_drain(struct sampler *s, struct rec_queue *q, const struct unwinder *u)
 {
 	for (size_t i = 0; i < s->rings.len; i++)
-		drain_ring(s, &s->rings.v[i], q);
+		drain_ring(s, &s->rings.v[i], q, u);
 }
 
 void sampler_disable(struct sampler *s)

@@ -78,8 +78,11 @@ size_t sampler_threads(const struct sampler *s, const pid_t **tids);
 size_t sampler_nfds(const struct sampler *s);
 int sampler_fd(const struct sampler *s, size_t i);
 
-/* Copies every complete record in the rings into q and frees their space. */
-void sampler_drain(struct sampler *s, struct rec_queue *q);
+/*
+ * Copies every complete record in the rings into q and frees their space;
+ * of a sample's stack, only what u says unwinding it will read.
+ */
+void sampler_drain(struct sampler *s, struct rec_queue *q, const struct unwinder *u);
 /* Stops sampling; records already written stay in the rings. */
 void sampler_disable(struct sampler *s);
 

@@ -555,7 +555,7 @@ static void drain(struct session *se, uint64_t limit)
 {
 	size_t queued = rec_queue_len(&se->q);
 
-	sampler_drain(se->sampler, &se->q);
+	sampler_drain(se->sampler, &se->q, collector_unwinder(se->c));
 	rec_queue_visit(&se->q, queued, collector_arrived, se->c);
 	rec_queue_flush(&se->q, limit, collector_record, se->c);
 }

@@ -59,6 +59,12 @@ struct unwind_dso {
  */
 #define ROW_CACHE_SLOTS 8192
 
+/*
+ * Above a thread's outermost frame, what the last step may still read: the
+ * frame-pointer slots of _start or a return address of 0.
+ */
+#define STACK_TOP_MARGIN 512
+
 struct row_slot {
 	uint32_t dso;		/* 0: empty */
 	uint64_t addr;		/* ELF address */
@@ -76,6 +82,7 @@ struct unwinder {
 	VEC(struct unwind_dso) dsos;	/* dsos.v[id - 1] */
 	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
 	struct row_slot rows[ROW_CACHE_SLOTS];
+	struct u64map stack_tops;	/* tid -> highest stack address unwinding reads, 0 unknown */
 	bool without_rows;		/* the tests' reference: libunwind steps every frame */
 };
 
@@ -443,11 +450,27 @@ void unwinder_free(struct unwinder *u)
 		if (space)
 			unw_destroy_addr_space((unw_addr_space_t)(uintptr_t)space);
 	u64map_free(&u->spaces);
+	u64map_free(&u->stack_tops);
 	for (size_t i = 0; i < u->dsos.len; i++)
 		if (u->dsos.v[i].mapped)
 			munmap((void *)u->dsos.v[i].data, u->dsos.v[i].size);
 	VEC_FREE(&u->dsos);
 	free(u);
+}
+
+size_t unwinder_stack_needed(const struct unwinder *u, uint32_t tid, uint64_t sp, size_t len)
+{
+	uint64_t top;
+
+	if (!u64map_get(&u->stack_tops, tid, &top) || top <= sp || top - sp >= len)
+		return len;
+	return (size_t)(top - sp);
+}
+
+void unwinder_forget_thread(struct unwinder *u, uint32_t tid)
+{
+	if (u64map_get(&u->stack_tops, tid, NULL))
+		u64map_put(&u->stack_tops, tid, 0);
 }
 
 void unwinder_without_rows(struct unwinder *u)
@@ -689,6 +712,11 @@ enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 		return unwind_frame_pointers(u->as, s, ips, n);
 	*n = 0;
 	outcome = unwind_dwarf(u, s, ips, u->sps, n);
+	/* What the stack copies of this thread need; learnt afresh if a copy fell short. */
+	if (outcome == UNWIND_COMPLETE)
+		u64map_put(&u->stack_tops, s->tid, u->sps[*n - 1] + STACK_TOP_MARGIN);
+	else if (outcome == UNWIND_TRUNCATED_STACK)
+		unwinder_forget_thread(u, s->tid);
 	if (outcome == UNWIND_TRUNCATED_STACK && s->callchain)
 		outcome = unwind_fp_tail(u->as, s, u->sps, ips, n);
 	return outcome;

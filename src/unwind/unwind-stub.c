@@ -37,6 +37,15 @@ void unwinder_forget_pid(struct unwinder *u, uint32_t pid)
 {
 }
 
+size_t unwinder_stack_needed(const struct unwinder *u, uint32_t tid, uint64_t sp, size_t len)
+{
+	return len;
+}
+
+void unwinder_forget_thread(struct unwinder *u, uint32_t tid)
+{
+}
+
 void unwinder_without_rows(struct unwinder *u)
 {
 }

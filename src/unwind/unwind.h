@@ -52,7 +52,7 @@ struct unwind_regs {
 uint64_t unwind_regs_mask(enum unwind_method method);
 
 struct unwind_sample {
-	uint32_t pid;
+	uint32_t pid, tid;
 	struct unwind_regs regs;	/* at the sample */
 	const uint8_t *stack;		/* copy of the stack from regs' SP up */
 	size_t stack_len;		/* the bytes the kernel copied (dyn_size) */
@@ -79,5 +79,17 @@ enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 
 /* The process exec'd or exited: drop what was cached for it. */
 void unwinder_forget_pid(struct unwinder *u, uint32_t pid);
+
+/*
+ * The bytes from sp up of a stack copy of len bytes that unwinding a
+ * sample of thread tid reads, as its complete unwinds have shown: a
+ * thread's outermost frames stay where they are, and what lies above them
+ * (the environment, the thread's descriptor) need not be kept. len while
+ * nothing is known.
+ */
+size_t unwinder_stack_needed(const struct unwinder *u, uint32_t tid, uint64_t sp, size_t len);
+
+/* The thread exited. */
+void unwinder_forget_thread(struct unwinder *u, uint32_t tid);
 
 #endif

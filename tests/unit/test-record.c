@@ -107,40 +107,41 @@ static void test_parse_dwarf_sample(void)
 }
 
 /* The unused end of a stack copy is left behind, in place or copied. */
-static void test_compact_dwarf_sample(void)
+static void test_copy_sample_trims_stack(void)
 {
 	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
 	const struct perf_event_header *h;
+	struct rec_sample s, back;
 	uint64_t out[64];
-	struct rec_sample s;
 	struct rec r;
 	size_t len;
 
 	h = dwarf_sample(&r, 256, 20);
-	len = rec_copy_compact(&l, h, out);
+	CHECK(rec_parse_sample(&l, h, &s) == 0);
+	CHECK_EQ_U64(rec_sample_reg(&l, &s, 7), 0xbb);
+	CHECK_EQ_U64(rec_sample_reg(&l, &s, 3), 0);
+	len = rec_copy_sample(&l, h, &s, SIZE_MAX, out);
 	CHECK_EQ_U64(len, h->size - 256 + 24);
-	CHECK(rec_parse_sample(&l, (const void *)out, &s) == 0);
-	CHECK_EQ_U64(s.stack_len, 20);
-	CHECK(s.stack && ((const uint64_t *)s.stack)[2] == 0x3333);
-	CHECK_EQ_U64(s.time, 123456789);
-	CHECK(s.regs && s.regs[2] == 0xcc);
+	CHECK(rec_parse_sample(&l, (const void *)out, &back) == 0);
+	CHECK_EQ_U64(back.stack_len, 20);
+	CHECK(back.stack && ((const uint64_t *)back.stack)[2] == 0x3333);
+	CHECK_EQ_U64(back.time, 123456789);
+	CHECK(back.regs && back.regs[2] == 0xcc);
+
+	/* What unwinding needs, less than what is live: cut there. */
+	len = rec_copy_sample(&l, h, &s, 12, out);
+	CHECK_EQ_U64(len, h->size - 256 + 16);
+	CHECK(rec_parse_sample(&l, (const void *)out, &back) == 0);
+	CHECK_EQ_U64(back.stack_len, 12);
 
 	/* In place, with nothing live: the stack's size word says 0 bytes. */
 	h = dwarf_sample(&r, 64, 0);
-	len = rec_copy_compact(&l, h, r.words);
+	CHECK(rec_parse_sample(&l, h, &s) == 0);
+	len = rec_copy_sample(&l, h, &s, SIZE_MAX, r.words);
 	CHECK_EQ_U64(len, 8 * 11);
 	CHECK_EQ_U64(h->size, 8 * 11);
-	CHECK(rec_parse_sample(&l, h, &s) == 0);
-	CHECK(s.stack == NULL && s.stack_len == 0);
-
-	/* Other records are copied whole. */
-	rec_start(&r, PERF_RECORD_FORK, 0);
-	rec_put(&r, 1);
-	put_id(&r, 1, 1, 5, 0);
-	h = rec_end(&r);
-	len = rec_copy_compact(&l, h, out);
-	CHECK_EQ_U64(len, 8 * 5);
-	CHECK(!memcmp(out, h, 8 * 5));
+	CHECK(rec_parse_sample(&l, h, &back) == 0);
+	CHECK(back.stack == NULL && back.stack_len == 0);
 }
 
 static void test_parse_rejects_short_records(void)
@@ -563,7 +564,7 @@ static void test_pc_opts(void)
 int main(void)
 {
 	RUN(test_parse_dwarf_sample);
-	RUN(test_compact_dwarf_sample);
+	RUN(test_copy_sample_trims_stack);
 	RUN(test_parse_rejects_short_records);
 	RUN(test_parse_callchain_sample);
 	RUN(test_parse_id_trailer);

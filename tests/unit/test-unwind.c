@@ -534,6 +534,39 @@ static bool same_unwind(const struct unwind_sample *s, size_t at)
 	return same;
 }
 
+/* After a complete unwind, a thread's copies keep what unwinding reads, no more. */
+static void test_stack_needed(void)
+{
+	struct unwind_sample s = sample_of(&dwarf_capture, UNWIND_DWARF), cut;
+	uint64_t ips[UNWIND_MAX_FRAMES], cut_ips[UNWIND_MAX_FRAMES];
+	uint64_t sp = s.regs.r[PERF_REG_X86_SP];
+	size_t n, cut_n, need;
+	struct unwinder *u;
+
+	s.tid = 7;
+	CHECK(unwinder_new(&u, UNWIND_DWARF, as) == 0);
+	if (!u)
+		return;
+	CHECK_EQ_U64(unwinder_stack_needed(u, 7, sp, s.stack_len), s.stack_len);
+	CHECK_EQ_U64(unwind(u, &s, ips, &n), UNWIND_COMPLETE);
+	need = unwinder_stack_needed(u, 7, sp, s.stack_len);
+	printf("  %zu of %zu bytes needed\n", need, s.stack_len);
+	CHECK(need < s.stack_len);
+	CHECK_EQ_U64(unwinder_stack_needed(u, 8, sp, s.stack_len), s.stack_len);
+	cut = s;
+	cut.stack_len = need;
+	CHECK_EQ_U64(unwind(u, &cut, cut_ips, &cut_n), UNWIND_COMPLETE);
+	CHECK(cut_n == n && !memcmp(ips, cut_ips, n * sizeof(*ips)));
+	/* A copy that falls short has the thread learn afresh. */
+	cut.stack_len = 64;
+	CHECK_EQ_U64(unwind(u, &cut, cut_ips, &cut_n), UNWIND_TRUNCATED_STACK);
+	CHECK_EQ_U64(unwinder_stack_needed(u, 7, sp, s.stack_len), s.stack_len);
+	unwind(u, &s, ips, &n);
+	unwinder_forget_thread(u, 7);
+	CHECK_EQ_U64(unwinder_stack_needed(u, 7, sp, s.stack_len), s.stack_len);
+	unwinder_free(u);
+}
+
 static void test_dwarf_through_signal_frame(void)
 {
 	static const char *const chain[] = {
@@ -728,6 +761,7 @@ int main(void)
 		RUN(test_dwarf_unmapped_ip);
 		RUN(test_dwarf_frame_without_table_or_frame_pointer);
 		RUN(test_dwarf_through_signal_frame);
+		RUN(test_stack_needed);
 		RUN(test_rows_agree_with_libunwind);
 	} else {
 		printf("  (built without libunwind: dwarf tests skipped)\n");
