@@ -206,6 +206,44 @@ static void put_meta(FILE *out, const struct model *m)
 	}
 }
 
+/* The largest losses first. */
+static int by_count_desc(const void *a, const void *b)
+{
+	const struct tr_loss *x = a, *y = b;
+
+	return x->count != y->count ? (x->count < y->count ? 1 : -1)
+				    : (x->ts > y->ts) - (x->ts < y->ts);
+}
+
+#define LOSSES_SHOWN 5
+
+/* Where and when samples were lost: the largest reports, with the thread each came with. */
+static void put_losses(FILE *out, const struct model *m)
+{
+	struct tr_loss *rows;
+	size_t n = m->t.losses.len;
+
+	if (!n)
+		return;
+	rows = xmalloc(n * sizeof(*rows));
+	memcpy(rows, m->t.losses.v, n * sizeof(*rows));
+	qsort(rows, n, sizeof(*rows), by_count_desc);
+	for (size_t i = 0; i < n && i < LOSSES_SHOWN; i++) {
+		long th = model_thread_index(m, rows[i].tid);
+
+		fprintf(out, "  %10" PRIu64 " ending at %.3f s on CPU %" PRIu32 ", with thread %" PRIu32,
+			rows[i].count,
+			(double)(rows[i].ts > m->start_ts ? rows[i].ts - m->start_ts : 0) / 1e9,
+			rows[i].cpu, rows[i].tid);
+		if (th >= 0)
+			fprintf(out, " (%s)", model_str(m, m->threads.v[th].name));
+		fprintf(out, "\n");
+	}
+	if (n > LOSSES_SHOWN)
+		fprintf(out, "  %10s in %zu more reports\n", "...", n - LOSSES_SHOWN);
+	free(rows);
+}
+
 /* What the recorder spent of the CPU while recording, in all and per sample. */
 static void put_recorder_cpu(FILE *out, const struct model *m)
 {
@@ -241,6 +279,7 @@ static void put_counts(FILE *out, const struct model *m)
 	fprintf(out, "%" PRIu64 "\n", m->processes);
 	put_recorder_cpu(out, m);
 	put_counter(out, m, "lost records:", "lost");
+	put_losses(out, m);
 	put_counter(out, m, "throttled:", "throttled");
 	field(out, "lanes:");
 	fprintf(out, "%zu\n", m->t.lanes.len);
@@ -972,6 +1011,14 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 		"\"processes\": %" PRIu64 ", \"lanes\": %zu, \"spans\": %zu},\n",
 		m->counters.len ? "\n  " : "", m->t.samples.len, m->real_threads,
 		m->processes, m->threads.len - m->real_threads, m->t.spans.len);
+	fprintf(out, "  \"losses\": [");
+	for (size_t i = 0; i < m->t.losses.len; i++) {
+		const struct tr_loss *l = &m->t.losses.v[i];
+
+		fprintf(out, "%s\n    {\"ts\": %" PRIu64 ", \"cpu\": %" PRIu32 ", \"tid\": %" PRIu32
+			", \"count\": %" PRIu64 "}", i ? "," : "", l->ts, l->cpu, l->tid, l->count);
+	}
+	fprintf(out, "%s],\n", m->t.losses.len ? "\n  " : "");
 	fprintf(out, "  \"origins\": {\n    \"window_ns\": %" PRIu64 ",\n", links->window_ns);
 	for (int o = 0; o < ORIGIN_OUTCOMES; o++) {
 		json_origin(out, origin_outcome_name((enum origin_outcome)o), links->counts[o],

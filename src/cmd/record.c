@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cmd/cmds.h"
 #include "format/file.h"
@@ -49,6 +50,10 @@ static void usage(FILE *out)
 		"      --call-graph MODE    dwarf[,SIZE]: unwind a copy of SIZE bytes of each\n"
 		"                           stack (default dwarf,%d; at most %d);\n"
 		"                           fp: follow frame pointers\n"
+		"  -m, --mmap-pages PAGES   each CPU's ring: PAGES pages, or a size such as 8M,\n"
+		"                           rounded down to a power of two (default: room for\n"
+		"                           50 ms of samples at -F, at least 4M with dwarf, 1M\n"
+		"                           with fp, at most 64M)\n"
 		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
 		"                           (an attached process is left running)\n"
 		"      --no-cuda            do not inject the CUDA agent: no GPU work, CUDA\n"
@@ -113,6 +118,31 @@ static int parse_call_graph(const char *s, struct record_opts *o)
 	return 0;
 }
 
+/* PAGES, or a size with B, K, M or G after it, as perf's -m takes. */
+static int parse_ring_size(const char *s, uint64_t *bytes)
+{
+	static const char units[] = "BKMG";
+	unsigned long long v;
+	const char *unit;
+	char *end;
+
+	if (*s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || !v || v > 1ULL << 32)
+		return -EINVAL;
+	if (!*end) {
+		*bytes = v * (uint64_t)sysconf(_SC_PAGESIZE);
+		return 0;
+	}
+	unit = strchr(units, *end);
+	if (!unit || end[1])
+		return -EINVAL;
+	*bytes = v << (10 * (unit - units));
+	return 0;
+}
+
 static int parse_duration(const char *s, uint64_t *ns)
 {
 	double secs;
@@ -144,6 +174,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "event", required_argument, NULL, 'e' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
+		{ "mmap-pages", required_argument, NULL, 'm' },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
 		{ "cuda-api", required_argument, NULL, OPT_CUDA_API },
@@ -161,7 +192,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 	opterr = 0;
 	optind = 1;
 	/* '+': the first non-option starts the command, whose options are its own. */
-	while ((opt = getopt_long(argc, argv, "+:p:o:F:e:qvh", longopts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "+:p:o:F:e:m:qvh", longopts, NULL)) != -1) {
 		switch (opt) {
 		case 'p':
 			if (parse_uint(optarg, 1, INT32_MAX, &pid)) {
@@ -191,6 +222,13 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			if (parse_call_graph(optarg, o)) {
 				pr_err("invalid call graph '%s': expected dwarf, dwarf,SIZE (a multiple of 8 up to %d) or fp",
 				       optarg, MAX_STACK_SIZE);
+				return usage_error();
+			}
+			break;
+		case 'm':
+			if (parse_ring_size(optarg, &o->ring_bytes)) {
+				pr_err("invalid ring size '%s': expected a number of pages or a size such as 8M",
+				       optarg);
 				return usage_error();
 			}
 			break;

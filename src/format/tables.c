@@ -165,6 +165,13 @@ static const struct column pc_sample_cols[] = {
 	U32(struct tr_pc_sample, count, COL_PLAIN),
 };
 
+static const struct column loss_cols[] = {
+	U64(struct tr_loss, ts, COL_DELTA),
+	U32(struct tr_loss, cpu, COL_DELTA),
+	U32(struct tr_loss, tid, COL_DELTA),
+	U64(struct tr_loss, count, COL_PLAIN),
+};
+
 /* X(on-disk id, field of struct tr_tables, columns), in the order written. */
 #define TABLES(X)                                                              \
 	X(1, meta, meta_cols)                                                  \
@@ -181,7 +188,8 @@ static const struct column pc_sample_cols[] = {
 	X(12, symbols, symbol_cols)                                            \
 	X(13, span_attrs, span_attr_cols)                                      \
 	X(14, cubins, cubin_cols)                                              \
-	X(15, pc_samples, pc_sample_cols)
+	X(15, pc_samples, pc_sample_cols)                                      \
+	X(16, losses, loss_cols)
 
 struct table {
 	uint32_t id;

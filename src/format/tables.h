@@ -108,6 +108,14 @@ struct tr_offcpu {
 	uint64_t end;		/* switched back in */
 };
 
+/* Samples the kernel dropped on one CPU, reported when its ring had room again. */
+struct tr_loss {
+	uint64_t ts;		/* CLOCK_MONOTONIC ns of the report */
+	uint32_t cpu;
+	uint32_t tid;		/* the thread the report came with */
+	uint64_t count;
+};
+
 /*
  * A lane of non-CPU work (a GPU stream, a queue) in one process. It is shown
  * as a synthetic thread with tid TR_SYNTHETIC_TID_BASE + lane id - 1.
@@ -214,6 +222,7 @@ struct tr_tables {
 	VEC(struct tr_span_attr) span_attrs;
 	VEC(struct tr_cubin) cubins;
 	VEC(struct tr_pc_sample) pc_samples;
+	VEC(struct tr_loss) losses;
 };
 
 /* Number of rows in all tables: 0 means there is nothing to write. */

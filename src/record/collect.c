@@ -582,11 +582,16 @@ static void on_lost(struct collector *c, const struct perf_event_header *h)
 	size_t off = h->type == PERF_RECORD_LOST ? 1 : 0;
 	const uint64_t *v = body(h, (off + 1) * sizeof(uint64_t));
 
-	if (!v) {
+	struct rec_id id;
+
+	if (!v || rec_parse_id(c->layout, h, &id)) {
 		c->counters[CNT_MALFORMED]++;
 		return;
 	}
 	c->counters[CNT_LOST] += v[off];
+	*VEC_PUSH(&c->cur->losses) = (struct tr_loss){
+		.ts = id.time, .cpu = id.cpu, .tid = id.tid, .count = v[off],
+	};
 }
 
 /* Rows waiting for the chunk, code images by CUBIN_ROW_BYTES. */

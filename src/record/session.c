@@ -48,8 +48,18 @@
 #define STOP_GRACE_NS (2 * NSEC_PER_SEC)
 /* How long spans may still come once the command has exited: its atexit flush. */
 #define SPANS_GRACE_NS NSEC_PER_SEC
+/*
+ * Each CPU's ring holds RING_MS of samples at the requested rate: a CPU
+ * runs at most a second of threads a second, so it takes at most freq
+ * samples a second, however many threads share it. That is how long the
+ * recorder may be kept off a busy machine's CPUs before samples are lost.
+ */
+#define RING_MS 50
 #define DWARF_RING_BYTES (4u << 20)
 #define FP_RING_BYTES (1u << 20)
+#define MAX_RING_BYTES (64u << 20)
+/* A sample's size beside its stack copy: registers, ids, a callchain. */
+#define SAMPLE_BYTES 1024
 
 struct session {
 	const struct record_opts *o;
@@ -336,6 +346,7 @@ static void add_start_meta(struct session *se)
 	collector_meta(c, "call-graph", o->method == UNWIND_DWARF ? "dwarf" : "fp");
 	if (o->method == UNWIND_DWARF)
 		meta_u64(c, "stack-size", o->stack_size);
+	meta_u64(c, "ring-size", sampler_ring_bytes(se->sampler));
 	if (!uname(&uts))
 		collector_meta(c, "kernel", uts.release);
 	if (!gethostname(buf, sizeof(buf))) {
@@ -428,6 +439,17 @@ static int add_attached(struct session *se)
 	return 0;
 }
 
+static size_t ring_bytes_for(const struct record_opts *o)
+{
+	uint64_t sample = SAMPLE_BYTES + (o->method == UNWIND_DWARF ? o->stack_size : 0);
+	uint64_t want = (uint64_t)o->freq * sample * RING_MS / 1000;
+	uint64_t least = o->method == UNWIND_DWARF ? DWARF_RING_BYTES : FP_RING_BYTES;
+
+	if (o->ring_bytes)
+		return o->ring_bytes;
+	return want < least ? least : want > MAX_RING_BYTES ? MAX_RING_BYTES : want;
+}
+
 /* Checks the process exists and is ours to watch, and learns when it exits. */
 static int find_target(struct session *se)
 {
@@ -450,7 +472,7 @@ static int start(struct session *se)
 		.freq = o->freq,
 		.method = o->method,
 		.stack_size = o->stack_size,
-		.ring_bytes = o->method == UNWIND_DWARF ? DWARF_RING_BYTES : FP_RING_BYTES,
+		.ring_bytes = ring_bytes_for(o),
 	};
 	int err;
 

@@ -27,6 +27,7 @@ struct record_opts {
 	uint32_t freq;
 	enum unwind_method method;
 	uint32_t stack_size;
+	uint64_t ring_bytes;		/* per CPU; 0: sized to the rate */
 	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
 	bool no_cuda;			/* do not inject the CUDA agent */
 	bool cuda_api_all;		/* --cuda-api=all: trace the hot queries too */

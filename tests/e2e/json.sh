@@ -55,7 +55,8 @@ assert all(set(row) == {"self", "children", "self_percent", "children_percent", 
                         "symbol"} for row in s["rows"]), s["rows"]
 
 d = json.load(open("diag.json"))
-assert set(d) == {"version", "file", "meta", "counters", "recorded", "origins"}, d.keys()
+assert set(d) == {"version", "file", "meta", "counters", "recorded", "losses", "origins"}, d.keys()
+assert d["losses"] == [] or set(d["losses"][0]) == {"ts", "cpu", "tid", "count"}, d["losses"]
 assert d["file"]["ended"] == "cleanly" and "lanes" in d["file"]["features"], d["file"]
 assert set(d["recorded"]) == {"samples", "threads", "processes", "lanes", "spans"}
 assert d["recorded"]["spans"] == 1000, d["recorded"]

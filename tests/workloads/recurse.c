@@ -1,10 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * recurse [DEPTH [SECONDS]]: descends DEPTH (default 100) frames of
- * recurse_down to recurse_leaf, which holds the CPU time, again and again
- * for about SECONDS (default 1).
+ * recurse [DEPTH [SECONDS [THREADS]]]: descends DEPTH (default 100) frames
+ * of recurse_down to recurse_leaf, which holds the CPU time, again and
+ * again for about SECONDS (default 1), on THREADS threads at once (default
+ * 1: the main thread alone).
  */
+#include <pthread.h>
+
 #include "workload.h"
+
+struct recursion {
+	int depth;
+	double seconds;
+};
 
 static FRAME uint64_t recurse_leaf(uint64_t seed)
 {
@@ -31,8 +39,29 @@ static FRAME void run_recursion(int depth, double seconds)
 	workload_sink = acc;
 }
 
+static void *recursion_thread(void *arg)
+{
+	const struct recursion *r = arg;
+
+	run_recursion(r->depth, r->seconds);
+	return NULL;
+}
+
 int main(int argc, char **argv)
 {
-	run_recursion((int)workload_arg(argc, argv, 1, 100), workload_arg(argc, argv, 2, 1));
+	struct recursion r = {
+		.depth = (int)workload_arg(argc, argv, 1, 100),
+		.seconds = workload_arg(argc, argv, 2, 1),
+	};
+	int threads = (int)workload_arg(argc, argv, 3, 1);
+	pthread_t tids[64];
+
+	if (threads > 64)
+		threads = 64;
+	for (int i = 1; i < threads; i++)
+		pthread_create(&tids[i], NULL, recursion_thread, &r);
+	run_recursion(r.depth, r.seconds);
+	for (int i = 1; i < threads; i++)
+		pthread_join(tids[i], NULL);
 	return 0;
 }
