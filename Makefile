@@ -6,6 +6,9 @@
 #   make demo       record the bundled workload and print its report
 #   make install    install under $(PREFIX) (DESTDIR for staging)
 #   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
+#   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
+#                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
+#                   (default), reader or tables; new inputs in build-fuzz/corpus-*
 #   make V=1        show the commands
 
 ifeq ($(wildcard config.mk),)
@@ -18,6 +21,11 @@ LIBS += -lm
 ifeq ($(ASAN),1)
 BUILD ?= build-asan
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(FUZZ),1)
+BUILD ?= build-fuzz
+CC = clang
+SAN_FLAGS = -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer
 else
 BUILD ?= build
 SAN_FLAGS =
@@ -126,6 +134,31 @@ $(BUILD)/tests/fuzz-%: $(BUILD)/tests/fuzz/fuzz-%.o $(BUILD)/tests/fuzz/replay.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
 
+# The whole offline path runs the commands themselves.
+$(BUILD)/tests/fuzz-offline: $(BUILD)/tests/fuzz/fuzz-offline.o $(BUILD)/tests/fuzz/replay.o \
+		$(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
+
+# libFuzzer's own main, for make fuzz.
+$(BUILD)/tests/libfuzzer-%: $(BUILD)/tests/fuzz/fuzz-%.o $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(LIBS)
+
+$(BUILD)/tests/libfuzzer-offline: $(BUILD)/tests/fuzz/fuzz-offline.o \
+		$(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(LIBS)
+
+FUZZ_TARGET ?= offline
+FUZZ_SECONDS ?= 600
+fuzz:
+	$(Q)$(MAKE) --no-print-directory FUZZ=1 build-fuzz/tests/libfuzzer-$(FUZZ_TARGET)
+	$(Q)mkdir -p build-fuzz/corpus-$(FUZZ_TARGET)
+	build-fuzz/tests/libfuzzer-$(FUZZ_TARGET) -max_total_time=$(FUZZ_SECONDS) \
+		-timeout=10 -rss_limit_mb=4096 -artifact_prefix=build-fuzz/ \
+		build-fuzz/corpus-$(FUZZ_TARGET) tests/fuzz/corpus/$(FUZZ_TARGET)
+
 include src/cuda/agent.mk
 ifeq ($(HAVE_CUPTI),1)
 include tests/cuda/cuda.mk
@@ -157,12 +190,12 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 		src/target/gtrace-target.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/gtrace-target.pc
 
 clean:
-	rm -rf build build-asan
+	rm -rf build build-asan build-fuzz
 
 distclean: clean
 	rm -f config.mk config.h
 
-.PHONY: all tests check demo install clean distclean
+.PHONY: all tests check demo install clean distclean fuzz
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

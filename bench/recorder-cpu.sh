@@ -7,7 +7,9 @@
 # time on the recorder alone) over the samples it wrote; the same for
 # perf record -p with -g (frame pointers) and with --call-graph dwarf,
 # over the samples in its perf.data. The target runs without frame
-# pointers for dwarf and with them for fp.
+# pointers for dwarf and with them for fp. For gtrace also what diagnose
+# shows: its CPU while recording (no start-up, no naming at the end) over
+# the samples.
 #
 # usage: bench/recorder-cpu.sh   (SECONDS=5 DEPTH=30 FREQS="999 4999" BUILD=build)
 
@@ -37,7 +39,12 @@ attach() {
 	wait "$pid" 2>/dev/null || true
 }
 
-printf '%-12s %6s %9s %12s %14s\n' setup Hz samples recorder-s us/sample
+# recording_us FILE: diagnose's recorder CPU while recording per sample, in us.
+recording_us() {
+	"$GTRACE" diagnose -i "$1" | sed -n 's/^recorder CPU:.*, \([0-9.]*\) us per sample$/\1/p'
+}
+
+printf '%-12s %6s %9s %12s %14s %14s\n' setup Hz samples recorder-s us/sample recording-us
 for freq in $FREQS; do
 	for mode in dwarf fp; do
 		target=recurse-nofp
@@ -46,9 +53,9 @@ for freq in $FREQS; do
 		attach "g-$mode-$freq" $target "$GTRACE" record -q -F "$freq" --call-graph $mode \
 			-o "$WORK/g.data" -p PID --duration "$RUN"
 		n=$(gtrace_samples "$WORK/g.data")
-		printf '%-12s %6s %9s %12.3f %14.2f\n' "gtrace-$mode" "$freq" "$n" \
+		printf '%-12s %6s %9s %12.3f %14.2f %14s\n' "gtrace-$mode" "$freq" "$n" \
 			"$(cpu_of "g-$mode-$freq")" "$(awk -v c="$(cpu_of "g-$mode-$freq")" -v n="$n" \
-			'BEGIN { print n ? c * 1e6 / n : 0 }')"
+			'BEGIN { print n ? c * 1e6 / n : 0 }')" "$(recording_us "$WORK/g.data")"
 		if command -v "$PERF" >/dev/null; then
 			opt=-g
 			[ $mode = dwarf ] && opt=--call-graph=dwarf

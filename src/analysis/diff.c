@@ -511,7 +511,7 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 			row->status = row->change > 0 ? DIFF_REGRESSION : DIFF_IMPROVEMENT;
 		d->by_status[row->status]++;
 	}
-	qsort(d->rows.v, d->rows.len, sizeof(*d->rows.v), cmp_impact);
+	VEC_SORT(&d->rows, cmp_impact);
 	free_entries(&j);
 }
 

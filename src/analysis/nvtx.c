@@ -77,7 +77,7 @@ static struct range *collect_ranges(const struct model *m, size_t *n)
 		r->span = (uint32_t)i;
 	}
 	if (ranges.len)
-		qsort(ranges.v, ranges.len, sizeof(*ranges.v), cmp_ranges);
+		VEC_SORT(&ranges, cmp_ranges);
 	*n = ranges.len;
 	return ranges.v;
 }

@@ -402,7 +402,7 @@ static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t ke
 static void sort_counts(struct stack_counts *sc)
 {
 	if (sc->c.len)
-		qsort(sc->c.v, sc->c.len, sizeof(*sc->c.v), cmp_stack_count);
+		VEC_SORT(&sc->c, cmp_stack_count);
 }
 
 void count_stacks(struct stack_counts *sc, const struct funcs *f,

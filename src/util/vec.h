@@ -43,6 +43,13 @@ static inline void *vec_grow_(void *v, size_t *cap, size_t need, size_t size)
 	 memset(&(vec)->v[(vec)->len], 0, sizeof(*(vec)->v)),                  \
 	 &(vec)->v[(vec)->len++])
 
+/* qsort of the elements; an empty vector's NULL array is never handed to qsort. */
+#define VEC_SORT(vec, cmp)                                                     \
+	do {                                                                   \
+		if ((vec)->len)                                                \
+			qsort((vec)->v, (vec)->len, sizeof(*(vec)->v), cmp);   \
+	} while (0)
+
 #define VEC_FREE(vec)                                                          \
 	do {                                                                   \
 		free((vec)->v);                                                \

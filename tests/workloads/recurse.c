@@ -3,7 +3,8 @@
  * recurse [DEPTH [SECONDS [THREADS]]]: descends DEPTH (default 100) frames
  * of recurse_down to recurse_leaf, which holds the CPU time, again and
  * again for about SECONDS (default 1), on THREADS threads at once (default
- * 1: the main thread alone).
+ * 1: the main thread alone). Prints how many descents all threads made,
+ * the work done in that time, by which a benchmark measures a slowdown.
  */
 #include <pthread.h>
 
@@ -12,6 +13,7 @@
 struct recursion {
 	int depth;
 	double seconds;
+	long descents;		/* out */
 };
 
 static FRAME uint64_t recurse_leaf(uint64_t seed)
@@ -29,39 +31,47 @@ static FRAME uint64_t recurse_down(int depth, uint64_t seed)
 	return recurse_down(depth - 1, seed ^ depth) + depth;
 }
 
-static FRAME void run_recursion(int depth, double seconds)
+static FRAME long run_recursion(int depth, double seconds)
 {
 	double deadline = workload_now() + seconds;
 	uint64_t acc = 0;
+	long descents = 0;
 
-	while (workload_now() < deadline)
+	for (; workload_now() < deadline; descents++)
 		acc += recurse_down(depth, acc);
 	workload_sink = acc;
+	return descents;
 }
 
 static void *recursion_thread(void *arg)
 {
-	const struct recursion *r = arg;
+	struct recursion *r = arg;
 
-	run_recursion(r->depth, r->seconds);
+	r->descents = run_recursion(r->depth, r->seconds);
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	struct recursion r = {
+	struct recursion r[64] = { {
 		.depth = (int)workload_arg(argc, argv, 1, 100),
 		.seconds = workload_arg(argc, argv, 2, 1),
-	};
+	} };
 	int threads = (int)workload_arg(argc, argv, 3, 1);
 	pthread_t tids[64];
+	long descents;
 
 	if (threads > 64)
 		threads = 64;
-	for (int i = 1; i < threads; i++)
-		pthread_create(&tids[i], NULL, recursion_thread, &r);
-	run_recursion(r.depth, r.seconds);
-	for (int i = 1; i < threads; i++)
+	for (int i = 1; i < threads; i++) {
+		r[i] = r[0];
+		pthread_create(&tids[i], NULL, recursion_thread, &r[i]);
+	}
+	descents = run_recursion(r[0].depth, r[0].seconds);
+	for (int i = 1; i < threads; i++) {
 		pthread_join(tids[i], NULL);
+		descents += r[i].descents;
+	}
+	printf("descents: %ld\n", descents);
 	return 0;
 }
