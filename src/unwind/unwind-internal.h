@@ -91,9 +91,9 @@ enum unwind_outcome unwind_frame_pointers(const struct addrspaces *as,
 					  uint64_t *ips, size_t *n);
 
 /*
- * From now on every frame with an unwind entry steps by libunwind, as if
- * cfi.c's rows did not exist: the reference the tests hold the rows to.
- * Built without libunwind there are no rows, and this does nothing.
+ * From now on libunwind walks every stack alone, as if cfi.c's rows did
+ * not exist: the reference the tests hold the rows to. Built without
+ * libunwind there are no rows, and this does nothing.
  */
 void unwinder_without_rows(struct unwinder *u);
 

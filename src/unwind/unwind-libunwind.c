@@ -83,7 +83,7 @@ struct unwinder {
 	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
 	struct row_slot rows[ROW_CACHE_SLOTS];
 	struct u64map stack_tops;	/* tid -> highest stack address unwinding reads, 0 unknown */
-	bool without_rows;		/* the tests' reference: libunwind steps every frame */
+	bool without_rows;		/* the tests' reference: libunwind walks alone */
 };
 
 /* The process addresses [lo, hi) whose bytes are at base: the last file range read. */
@@ -526,6 +526,25 @@ static void row_of(struct unwinder *u, const struct map *m, uint64_t ip, struct 
 	*row = slot->row;
 }
 
+/*
+ * The ip to record for a frame a step reached at return address ip. A
+ * return address follows its call, so the frame's row is the call's, at
+ * ip - 1. A signal trampoline's ip is where the handler returns to, and
+ * the interrupted frame's ip is exact: neither follows a call.
+ */
+static uint64_t caller_ip(struct unwinder *u, const struct map *m, uint64_t ip,
+			  bool *after_signal, struct cfi_row *row)
+{
+	if (*after_signal) {
+		row_of(u, m, ip, row);
+		*after_signal = false;
+		return ip;
+	}
+	row_of(u, m, ip - 1, row);
+	*after_signal = row->signal;
+	return row->signal ? ip : ip - 1;
+}
+
 /* Why a read of the stack at addr failed: past the copy, or somewhere invalid. */
 static enum unwind_outcome stack_miss(const struct unwind_sample *s, uint64_t addr)
 {
@@ -632,9 +651,108 @@ static bool step_libunwind(struct unwinder *u, const struct unwind_sample *s, bo
 	return true;
 }
 
-/* Frame i's ip in ips[i], its stack pointer in sps[i]. */
-static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_sample *s,
-					uint64_t *ips, uint64_t *sps, size_t *n)
+/*
+ * The cursor's frame has no unwind table: step to its caller through the
+ * frame pointer and start libunwind afresh there, knowing only ip, sp and
+ * bp. On success the caller's frame is in ctx->restart.
+ */
+static bool step_frame_pointer(struct unwind_ctx *ctx, unw_cursor_t *cursor,
+			       unw_addr_space_t space, enum unwind_outcome *why)
+{
+	unw_word_t ip, sp, bp;
+	struct fp_frame f;
+
+	if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 ||
+	    unw_get_reg(cursor, UNW_REG_SP, &sp) < 0 ||
+	    unw_get_reg(cursor, UNW_X86_64_RBP, &bp) < 0) {
+		*why = failed_step(ctx);
+		return false;
+	}
+	f = (struct fp_frame){ .ip = ip, .sp = sp, .bp = bp };
+	if (!fp_step(ctx->u->as, ctx->s, &f, why)) {
+		/*
+		 * A zero frame pointer in known code ends the chain, as in
+		 * ld.so's _start, which has no table.
+		 */
+		if (*why != UNWIND_TRUNCATED_STACK &&
+		    (*why != UNWIND_COMPLETE || ctx->no_map))
+			*why = failed_step(ctx);
+		return false;
+	}
+	ctx->restart.mask = UNWIND_FP_REGS_MASK;
+	/* Inside the call, so the caller's own table row applies. */
+	ctx->restart.r[PERF_REG_X86_IP] = f.ip - 1;
+	ctx->restart.r[PERF_REG_X86_SP] = f.sp;
+	ctx->restart.r[PERF_REG_X86_BP] = f.bp;
+	ctx->regs = &ctx->restart;
+	if (unw_init_remote(cursor, space, ctx) < 0) {
+		*why = UNWIND_FAILED_BAD_FRAME;
+		return false;
+	}
+	return true;
+}
+
+/*
+ * The whole walk by libunwind, its cursor carrying every register the
+ * tables restore from frame to frame. Frame i's ip in ips[i], its stack
+ * pointer in sps[i].
+ */
+static enum unwind_outcome walk_libunwind(struct unwinder *u, const struct unwind_sample *s,
+					  uint64_t *ips, uint64_t *sps, size_t *n)
+{
+	const uint64_t need = REG_BIT(IP) | REG_BIT(SP);
+	struct unwind_ctx ctx = { .u = u, .s = s, .regs = &s->regs };
+	bool after_signal = false;
+	enum unwind_outcome why;
+	unw_addr_space_t space;
+	unw_cursor_t cursor;
+	uint64_t prev_sp;
+
+	if ((s->regs.mask & need) != need)
+		return UNWIND_FAILED_BAD_FRAME;
+	prev_sp = sps[*n] = s->regs.r[PERF_REG_X86_SP];
+	ips[(*n)++] = s->regs.r[PERF_REG_X86_IP];
+	space = space_of(u, s->pid);
+	if (!space || unw_init_remote(&cursor, space, &ctx) < 0)
+		return UNWIND_FAILED_BAD_FRAME;
+	while (*n < UNWIND_MAX_FRAMES) {
+		const struct map *m;
+		struct cfi_row row;
+		unw_word_t ip, sp;
+		int ret;
+
+		ctx.no_map = ctx.no_info = ctx.off_stack = false;
+		ret = unw_step(&cursor);
+		if (ret == 0)
+			return UNWIND_COMPLETE;	/* return address undefined: outermost */
+		if (ret < 0) {
+			if (!ctx.no_info && !ctx.no_map)
+				return failed_step(&ctx);
+			if (!step_frame_pointer(&ctx, &cursor, space, &why))
+				return why;
+			prev_sp = sps[*n] = ctx.restart.r[PERF_REG_X86_SP];
+			ips[(*n)++] = ctx.restart.r[PERF_REG_X86_IP];
+			after_signal = false;
+			continue;
+		}
+		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
+		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || sp <= prev_sp)
+			return UNWIND_FAILED_BAD_FRAME;
+		if (!(m = addrspace_find(u->as, s->pid, ip)))
+			return UNWIND_FAILED_NO_MAP;
+		sps[*n] = sp;
+		ips[(*n)++] = caller_ip(u, m, ip, &after_signal, &row);
+		prev_sp = sp;
+	}
+	return UNWIND_TRUNCATED_DEPTH;
+}
+
+/*
+ * The walk by cfi rows, libunwind taking only the frames they cannot
+ * express. Frame i's ip in ips[i], its stack pointer in sps[i].
+ */
+static enum unwind_outcome walk_rows(struct unwinder *u, const struct unwind_sample *s,
+				     uint64_t *ips, uint64_t *sps, size_t *n)
 {
 	const uint64_t need = REG_BIT(IP) | REG_BIT(SP);
 	struct frame f = {
@@ -672,31 +790,17 @@ static enum unwind_outcome unwind_dwarf(struct unwinder *u, const struct unwind_
 			ips[(*n)++] = f.ip;
 			continue;
 		}
-		if (row.kind == CFI_OUTERMOST && !u->without_rows)
+		if (row.kind == CFI_OUTERMOST)
 			return UNWIND_COMPLETE;
-		stepped = row.kind == CFI_STEP && !u->without_rows
-				  ? step_row(s, &row, &f, &why)
-				  : step_libunwind(u, s, *n == 1, &f, &why);
+		stepped = row.kind == CFI_STEP ? step_row(s, &row, &f, &why)
+					       : step_libunwind(u, s, *n == 1, &f, &why);
 		if (!stepped)
 			return why;
 		if (f.sp <= prev_sp)
 			return UNWIND_FAILED_BAD_FRAME;
 		if (!(m = addrspace_find(u->as, s->pid, f.ip)))
 			return UNWIND_FAILED_NO_MAP;
-		/*
-		 * A return address follows its call: its row is the call's.
-		 * A signal trampoline's is where the handler returns to, and the
-		 * interrupted frame's ip is exact: neither follows a call.
-		 */
-		if (after_signal) {
-			row_of(u, m, f.ip, &row);
-			after_signal = false;
-		} else {
-			row_of(u, m, f.ip - 1, &row);
-			after_signal = row.signal;
-			if (!row.signal)
-				f.ip--;
-		}
+		f.ip = caller_ip(u, m, f.ip, &after_signal, &row);
 		sps[*n] = f.sp;
 		ips[(*n)++] = f.ip;
 	}
@@ -711,7 +815,17 @@ enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 	if (u->method == UNWIND_FP)
 		return unwind_frame_pointers(u->as, s, ips, n);
 	*n = 0;
-	outcome = unwind_dwarf(u, s, ips, u->sps, n);
+	outcome = u->without_rows ? UNWIND_FAILED_BAD_FRAME : walk_rows(u, s, ips, u->sps, n);
+	/*
+	 * Rows carry only rsp, rbp and the return address from frame to
+	 * frame, and libunwind, handed a frame past the first, only those: a
+	 * rule naming another register fails there. A walk that failed is
+	 * done again by libunwind alone, whose cursor carries them all.
+	 */
+	if (unwind_failed(outcome)) {
+		*n = 0;
+		outcome = walk_libunwind(u, s, ips, u->sps, n);
+	}
 	/* What the stack copies of this thread need; learnt afresh if a copy fell short. */
 	if (outcome == UNWIND_COMPLETE)
 		u64map_put(&u->stack_tops, s->tid, u->sps[*n - 1] + STACK_TOP_MARGIN);

@@ -42,6 +42,12 @@ static inline bool unwind_complete(enum unwind_outcome o)
 	return o == UNWIND_COMPLETE || o == UNWIND_COMPLETE_FP_TAIL;
 }
 
+static inline bool unwind_failed(enum unwind_outcome o)
+{
+	return o == UNWIND_FAILED_NO_MAP || o == UNWIND_FAILED_NO_INFO ||
+	       o == UNWIND_FAILED_BAD_FRAME;
+}
+
 /* x86-64 user registers, in the order of PERF_REG_X86_* */
 struct unwind_regs {
 	uint64_t r[24];
