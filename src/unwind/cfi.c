@@ -72,34 +72,38 @@ static int64_t read_s(struct reader *r, size_t n)
 	return (int64_t)(v << shift) >> shift;
 }
 
-static uint64_t read_uleb(struct reader *r)
+/* A LEB128 number's bits, with what sign-extends a signed one: its length and last byte. */
+static uint64_t read_leb(struct reader *r, unsigned *shift, uint8_t *last)
 {
 	uint64_t v = 0;
-	unsigned shift = 0;
 	uint8_t b;
 
+	*shift = 0;
 	do {
 		b = (uint8_t)read_u(r, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
+		if (*shift < 64)
+			v |= (uint64_t)(b & 0x7f) << *shift;
+		*shift += 7;
 	} while ((b & 0x80) && !r->err);
+	*last = b;
 	return v;
+}
+
+static uint64_t read_uleb(struct reader *r)
+{
+	unsigned shift;
+	uint8_t last;
+
+	return read_leb(r, &shift, &last);
 }
 
 static int64_t read_sleb(struct reader *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
+	unsigned shift;
+	uint8_t last;
+	uint64_t v = read_leb(r, &shift, &last);
 
-	do {
-		b = (uint8_t)read_u(r, 1);
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while ((b & 0x80) && !r->err);
-	if (shift < 64 && (b & 0x40))
+	if (shift < 64 && (last & 0x40))
 		v |= ~(uint64_t)0 << shift;
 	return (int64_t)v;
 }
