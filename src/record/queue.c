@@ -37,8 +37,8 @@ static const struct perf_event_header *ref_header(const struct rec_queue *q,
 
 void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
 {
+	size_t done = 0, live = 0;
 	struct gbuf swap;
-	size_t done = 0;
 
 	if (!q->refs.len)
 		return;
@@ -49,18 +49,24 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
 		fn(arg, ref_header(q, r), r->time);
 	}
 
-	/* Move the records still waiting to the front of a fresh buffer. */
+	memmove(q->refs.v, q->refs.v + done, (q->refs.len - done) * sizeof(*q->refs.v));
+	q->refs.len -= done;
+	for (size_t i = 0; i < q->refs.len; i++)
+		live += ref_header(q, &q->refs.v[i])->size;
+	/*
+	 * The records still waiting stay where they are until they fill less
+	 * than half the buffer: each record is then moved at most about once.
+	 */
+	if (live * 2 > q->data.len)
+		return;
 	gbuf_reset(&q->spare);
-	for (size_t i = done; i < q->refs.len; i++) {
+	for (size_t i = 0; i < q->refs.len; i++) {
 		struct rec_ref *r = &q->refs.v[i];
 		const struct perf_event_header *h = ref_header(q, r);
-		size_t off = q->spare.len;
 
+		r->off = q->spare.len;
 		gbuf_put(&q->spare, h, h->size);
-		r->off = off;
-		q->refs.v[i - done] = *r;
 	}
-	q->refs.len -= done;
 	swap = q->data;
 	q->data = q->spare;
 	q->spare = swap;

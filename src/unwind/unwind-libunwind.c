@@ -71,6 +71,18 @@ struct row_slot {
 	struct cfi_row row;
 };
 
+/*
+ * The same by process address, in front of it: a hit costs no map lookup.
+ * A slot holds while no process's maps have changed.
+ */
+struct frame_slot {
+	uint32_t pid;
+	bool mapped;		/* some map holds addr */
+	uint64_t addr;
+	uint64_t generation;	/* of the address spaces; 0: empty */
+	struct cfi_row row;
+};
+
 struct unwinder {
 	enum unwind_method method;
 	const struct addrspaces *as;
@@ -82,6 +94,7 @@ struct unwinder {
 	VEC(struct unwind_dso) dsos;	/* dsos.v[id - 1] */
 	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
 	struct row_slot rows[ROW_CACHE_SLOTS];
+	struct frame_slot frames[ROW_CACHE_SLOTS];
 	struct u64map stack_tops;	/* tid -> highest stack address unwinding reads, 0 unknown */
 	bool without_rows;		/* the tests' reference: libunwind walks alone */
 };
@@ -526,23 +539,47 @@ static void row_of(struct unwinder *u, const struct map *m, uint64_t ip, struct 
 	*row = slot->row;
 }
 
+/* The row of a frame of pid looked up at addr; false when no map holds addr. */
+static bool frame_row(struct unwinder *u, uint32_t pid, uint64_t addr, struct cfi_row *row)
+{
+	uint64_t generation = addrspaces_generation(u->as) + 1;
+	struct frame_slot *slot;
+	const struct map *m;
+
+	slot = &u->frames[((addr ^ (uint64_t)pid << 44) * 0x9e3779b97f4a7c15ULL) >>
+			  (64 - __builtin_ctz(ROW_CACHE_SLOTS))];
+	if (slot->generation != generation || slot->pid != pid || slot->addr != addr) {
+		m = addrspace_find(u->as, pid, addr);
+		*slot = (struct frame_slot){
+			.pid = pid, .addr = addr, .generation = generation, .mapped = m != NULL,
+		};
+		if (m)
+			row_of(u, m, addr, &slot->row);
+	}
+	*row = slot->row;
+	return slot->mapped;
+}
+
 /*
- * The ip to record for a frame a step reached at return address ip. A
- * return address follows its call, so the frame's row is the call's, at
- * ip - 1. A signal trampoline's ip is where the handler returns to, and
- * the interrupted frame's ip is exact: neither follows a call.
+ * The frame a step reached at return address *ip: its row, and in *ip the
+ * ip to record. A return address follows its call, so the frame's row is
+ * the call's, at ip - 1. A signal trampoline's ip is where the handler
+ * returns to, and the interrupted frame's ip is exact: neither follows a
+ * call. False when no map holds the frame.
  */
-static uint64_t caller_ip(struct unwinder *u, const struct map *m, uint64_t ip,
-			  bool *after_signal, struct cfi_row *row)
+static bool caller_frame(struct unwinder *u, uint32_t pid, uint64_t *ip, bool *after_signal,
+			 struct cfi_row *row)
 {
 	if (*after_signal) {
-		row_of(u, m, ip, row);
 		*after_signal = false;
-		return ip;
+		return frame_row(u, pid, *ip, row);
 	}
-	row_of(u, m, ip - 1, row);
+	if (!frame_row(u, pid, *ip - 1, row))
+		return false;
 	*after_signal = row->signal;
-	return row->signal ? ip : ip - 1;
+	if (!row->signal)
+		(*ip)--;
+	return true;
 }
 
 /* Why a read of the stack at addr failed: past the copy, or somewhere invalid. */
@@ -716,7 +753,6 @@ static enum unwind_outcome walk_libunwind(struct unwinder *u, const struct unwin
 	if (!space || unw_init_remote(&cursor, space, &ctx) < 0)
 		return UNWIND_FAILED_BAD_FRAME;
 	while (*n < UNWIND_MAX_FRAMES) {
-		const struct map *m;
 		struct cfi_row row;
 		unw_word_t ip, sp;
 		int ret;
@@ -738,10 +774,10 @@ static enum unwind_outcome walk_libunwind(struct unwinder *u, const struct unwin
 		if (unw_get_reg(&cursor, UNW_REG_IP, &ip) < 0 ||
 		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || sp <= prev_sp)
 			return UNWIND_FAILED_BAD_FRAME;
-		if (!(m = addrspace_find(u->as, s->pid, ip)))
+		if (!caller_frame(u, s->pid, &ip, &after_signal, &row))
 			return UNWIND_FAILED_NO_MAP;
 		sps[*n] = sp;
-		ips[(*n)++] = caller_ip(u, m, ip, &after_signal, &row);
+		ips[(*n)++] = ip;
 		prev_sp = sp;
 	}
 	return UNWIND_TRUNCATED_DEPTH;
@@ -761,30 +797,25 @@ static enum unwind_outcome walk_rows(struct unwinder *u, const struct unwind_sam
 		.bp = s->regs.r[PERF_REG_X86_BP],
 		.bp_known = s->regs.mask & REG_BIT(BP),
 	};
-	bool after_signal = false;
+	bool after_signal = false, mapped;
 	enum unwind_outcome why;
-	const struct map *m;
 	struct cfi_row row;
 
 	if ((s->regs.mask & need) != need)
 		return UNWIND_FAILED_BAD_FRAME;
-	m = addrspace_find(u->as, s->pid, f.ip);
-	if (m)
-		row_of(u, m, f.ip, &row);
+	mapped = frame_row(u, s->pid, f.ip, &row);
 	sps[*n] = f.sp;
 	ips[(*n)++] = f.ip;
 	while (*n < UNWIND_MAX_FRAMES) {
 		uint64_t prev_sp = f.sp;
 		bool stepped;
 
-		if (!m || row.kind == CFI_NO_ENTRY) {
-			if (!step_fp(u, s, m, &f, &why))
+		if (!mapped || row.kind == CFI_NO_ENTRY) {
+			if (!step_fp(u, s, mapped, &f, &why))
 				return why;
 			/* Known to follow a call: no signal frame is found this way. */
 			f.ip--;
-			m = addrspace_find(u->as, s->pid, f.ip);
-			if (m)
-				row_of(u, m, f.ip, &row);
+			mapped = frame_row(u, s->pid, f.ip, &row);
 			after_signal = false;
 			sps[*n] = f.sp;
 			ips[(*n)++] = f.ip;
@@ -798,9 +829,9 @@ static enum unwind_outcome walk_rows(struct unwinder *u, const struct unwind_sam
 			return why;
 		if (f.sp <= prev_sp)
 			return UNWIND_FAILED_BAD_FRAME;
-		if (!(m = addrspace_find(u->as, s->pid, f.ip)))
+		if (!caller_frame(u, s->pid, &f.ip, &after_signal, &row))
 			return UNWIND_FAILED_NO_MAP;
-		f.ip = caller_ip(u, m, f.ip, &after_signal, &row);
+		mapped = true;
 		sps[*n] = f.sp;
 		ips[(*n)++] = f.ip;
 	}

@@ -551,7 +551,11 @@ static void test_stack_needed(void)
 	CHECK_EQ_U64(unwind(u, &s, ips, &n), UNWIND_COMPLETE);
 	need = unwinder_stack_needed(u, 7, sp, s.stack_len);
 	printf("  %zu of %zu bytes needed\n", need, s.stack_len);
-	CHECK(need < s.stack_len);
+	CHECK(need <= s.stack_len);
+	/* However much lies above the outermost frame, no more is needed. */
+	CHECK_EQ_U64(unwinder_stack_needed(u, 7, sp, s.stack_len + 65536),
+		     unwinder_stack_needed(u, 7, sp, s.stack_len + 4096));
+	CHECK(unwinder_stack_needed(u, 7, sp, s.stack_len + 4096) < s.stack_len + 4096);
 	CHECK_EQ_U64(unwinder_stack_needed(u, 8, sp, s.stack_len), s.stack_len);
 	cut = s;
 	cut.stack_len = need;
