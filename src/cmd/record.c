@@ -54,6 +54,9 @@ static void usage(FILE *out)
 		"                           rounded down to a power of two (default: room for\n"
 		"                           50 ms of samples at -F, at least 4M with dwarf, 1M\n"
 		"                           with fp, at most 64M)\n"
+		"      --unwind-threads N   threads unwinding beside the recorder's own with\n"
+		"                           dwarf (default: none on 2 CPUs or fewer, else one\n"
+		"                           for every 4 CPUs, at most 8)\n"
 		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
 		"                           (an attached process is left running)\n"
 		"      --no-cuda            do not inject the CUDA agent: no GPU work, CUDA\n"
@@ -158,6 +161,7 @@ static int parse_duration(const char *s, uint64_t *ns)
 
 enum {
 	OPT_CALL_GRAPH = 256,
+	OPT_UNWIND_THREADS,
 	OPT_DURATION,
 	OPT_NO_CUDA,
 	OPT_CUDA_API,
@@ -175,6 +179,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "event", required_argument, NULL, 'e' },
 		{ "call-graph", required_argument, NULL, OPT_CALL_GRAPH },
 		{ "mmap-pages", required_argument, NULL, 'm' },
+		{ "unwind-threads", required_argument, NULL, OPT_UNWIND_THREADS },
 		{ "duration", required_argument, NULL, OPT_DURATION },
 		{ "no-cuda", no_argument, NULL, OPT_NO_CUDA },
 		{ "cuda-api", required_argument, NULL, OPT_CUDA_API },
@@ -186,7 +191,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ 0 },
 	};
 	char why[160], setting[64];
-	uint32_t pid;
+	uint32_t pid, threads;
 	int opt;
 
 	opterr = 0;
@@ -231,6 +236,14 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 				       optarg);
 				return usage_error();
 			}
+			break;
+		case OPT_UNWIND_THREADS:
+			if (parse_uint(optarg, 0, 64, &threads)) {
+				pr_err("invalid unwinding threads '%s': expected a number from 0 to 64",
+				       optarg);
+				return usage_error();
+			}
+			o->unwind_threads = (int)threads;
 			break;
 		case OPT_DURATION:
 			if (parse_duration(optarg, &o->duration_ns)) {
@@ -427,6 +440,7 @@ int cmd_record(int argc, char **argv)
 		.freq = DEFAULT_FREQ,
 		.method = UNWIND_DWARF,
 		.stack_size = DEFAULT_STACK_SIZE,
+		.unwind_threads = -1,
 		.pc = PC_OPTS_DEFAULT,
 	};
 	struct record_result res;

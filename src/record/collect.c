@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+#include "record/unwind-pool.h"
 #include "record/collect.h"
 
 #include <errno.h>
@@ -130,6 +131,11 @@ struct collector {
 
 	struct stack_slot stacks[STACK_CACHE_SLOTS];
 
+	/* Samples unwound ahead by the pool, taken in order by on_sample. */
+	struct unwind_pool *pool;
+	struct unwind_job *jobs;	/* UNWIND_AHEAD of them */
+	size_t njobs, next_job;
+
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
 	struct py_stack python_stack;
@@ -185,6 +191,14 @@ static void thread_born(struct collector *c, uint32_t pid)
 	c->counters[CNT_THREADS]++;
 }
 
+/* What the unwinders keep of a process that exec'd or exited. */
+static void forget_pid(struct collector *c, uint32_t pid)
+{
+	unwinder_forget_pid(c->unwinder, pid);
+	if (c->pool)
+		unwind_pool_forget_pid(c->pool, pid);
+}
+
 /* Forgets a process's maps once its last thread is gone. */
 static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 {
@@ -199,7 +213,7 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 	}
 	u64map_put(&c->live_threads, pid, 0);
 	addrspace_exit(c->as, pid);
-	unwinder_forget_pid(c->unwinder, pid);
+	forget_pid(c, pid);
 	pyreader_forget(c->python, pid);
 }
 
@@ -385,8 +399,21 @@ static const struct py_stack *read_python(struct collector *c, const struct rec_
 	return st;
 }
 
+static void unwind_sample_of(const struct collector *c, const struct rec_sample *s,
+			     struct unwind_sample *us)
+{
+	us->pid = s->pid;
+	us->tid = s->tid;
+	unpack_regs(c->layout, s, &us->regs);
+	us->stack = s->stack;
+	us->stack_len = s->stack_len;
+	us->callchain = s->callchain;
+	us->callchain_len = s->callchain_nr;
+}
+
 static void on_sample(struct collector *c, const struct perf_event_header *h)
 {
+	const struct unwind_job *job = c->next_job < c->njobs ? &c->jobs[c->next_job++] : NULL;
 	struct unwind_sample us = {0};
 	enum unwind_outcome outcome;
 	const struct py_stack *py;
@@ -399,14 +426,14 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->counters[CNT_MALFORMED]++;
 		return;
 	}
-	us.pid = s.pid;
-	us.tid = s.tid;
-	unpack_regs(c->layout, &s, &us.regs);
-	us.stack = s.stack;
-	us.stack_len = s.stack_len;
-	us.callchain = s.callchain;
-	us.callchain_len = s.callchain_nr;
-	outcome = unwind(c->unwinder, &us, c->ips, &n);
+	if (job) {
+		outcome = job->outcome;
+		n = job->n;
+		memcpy(c->ips, job->ips, n * sizeof(*c->ips));
+	} else {
+		unwind_sample_of(c, &s, &us);
+		outcome = unwind(c->unwinder, &us, c->ips, &n);
+	}
 	c->counters[CNT_UNWIND + outcome]++;
 	/* Never drop a sample: with no frame at all, keep the sampled ip. */
 	if (!n && s.ip) {
@@ -508,7 +535,7 @@ static void on_comm(struct collector *c, const struct perf_event_header *h, uint
 	u64map_put(&c->comms, b->tid, id);
 	if (exec) {
 		addrspace_exec(c->as, b->pid);
-		unwinder_forget_pid(c->unwinder, b->pid);
+		forget_pid(c, b->pid);
 		pyreader_forget(c->python, b->pid);
 	}
 	add_task(c, ts, b->pid, b->tid, exec ? TR_TASK_EXEC : TR_TASK_COMM, id);
@@ -663,6 +690,66 @@ void collector_record(void *arg, const struct perf_event_header *h, uint64_t tim
 	flush_if_large(c);
 }
 
+/* Samples one run of the pool unwinds at most. */
+#define UNWIND_AHEAD 1024
+
+/* Whether a record may change what an address of some process holds. */
+static bool changes_maps(const struct perf_event_header *h)
+{
+	return h->type == PERF_RECORD_MMAP2 || h->type == PERF_RECORD_FORK ||
+	       h->type == PERF_RECORD_EXIT ||
+	       (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC));
+}
+
+/*
+ * Unwinds on the pool the samples of hs[0 .. n) up to the first record
+ * that may change the maps they are unwound through, one job each, for
+ * on_sample to take in the same order.
+ */
+static void unwind_ahead(struct collector *c, const struct perf_event_header *const *hs,
+			 size_t n)
+{
+	c->njobs = c->next_job = 0;
+	for (size_t i = 0; i < n && !changes_maps(hs[i]) && c->njobs < UNWIND_AHEAD; i++) {
+		struct unwind_job *job = &c->jobs[c->njobs];
+		struct rec_sample s;
+
+		if (hs[i]->type != PERF_RECORD_SAMPLE)
+			continue;
+		c->njobs++;
+		memset(&job->s, 0, sizeof(job->s));
+		/* A malformed one unwinds to nothing; on_sample counts it. */
+		if (!rec_parse_sample(c->layout, hs[i], &s))
+			unwind_sample_of(c, &s, &job->s);
+	}
+	unwind_pool_run(c->pool, c->unwinder, c->jobs, c->njobs);
+}
+
+void collector_record_batch(void *arg, const struct perf_event_header *const *hs,
+			    const uint64_t *times, size_t n)
+{
+	struct collector *c = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c->pool && c->next_job == c->njobs && hs[i]->type == PERF_RECORD_SAMPLE)
+			unwind_ahead(c, hs + i, n - i);
+		collector_record(c, hs[i], times[i]);
+	}
+	c->njobs = c->next_job = 0;
+}
+
+int collector_unwind_threads(struct collector *c, enum unwind_method method, unsigned threads)
+{
+	int err;
+
+	if (!threads || method != UNWIND_DWARF)
+		return 0;
+	err = unwind_pool_new(&c->pool, threads, method, c->as);
+	if (!err)
+		c->jobs = xcalloc(UNWIND_AHEAD, sizeof(*c->jobs));
+	return err;
+}
+
 int collector_new(struct collector **out, enum unwind_method method,
 		  const struct rec_layout *layout, struct chunk_writer *cw)
 {
@@ -710,6 +797,8 @@ void collector_free(struct collector *c)
 {
 	if (!c)
 		return;
+	unwind_pool_free(c->pool);
+	free(c->jobs);
 	if (c->unwinder)
 		unwinder_free(c->unwinder);
 	for (size_t i = 0; i < STACK_CACHE_SLOTS; i++)

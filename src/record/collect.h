@@ -110,8 +110,21 @@ uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);
 void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n);
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n);
 
-/* One record; a rec_fn for rec_queue_flush. */
+/* One record. */
 void collector_record(void *c, const struct perf_event_header *h, uint64_t time);
+/*
+ * Records in order, a rec_batch_fn for rec_queue_flush: with unwinding
+ * threads, the samples between two changes of the maps are unwound
+ * together.
+ */
+void collector_record_batch(void *c, const struct perf_event_header *const *hs,
+			    const uint64_t *times, size_t n);
+
+/*
+ * Unwinds DWARF samples on threads helpers beside the recorder's own
+ * thread (none: 0). Returns 0 or a negative errno.
+ */
+int collector_unwind_threads(struct collector *c, enum unwind_method method, unsigned threads);
 
 /*
  * One record as it comes out of its ring, before the records are put in

@@ -35,7 +35,7 @@ static const struct perf_event_header *ref_header(const struct rec_queue *q,
 	return (const struct perf_event_header *)(q->data.data + r->off);
 }
 
-void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
+void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void *arg)
 {
 	size_t done = 0, live = 0;
 	struct gbuf swap;
@@ -43,11 +43,13 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg)
 	if (!q->refs.len)
 		return;
 	qsort(q->refs.v, q->refs.len, sizeof(*q->refs.v), ref_cmp);
-	while (done < q->refs.len && q->refs.v[done].time <= limit) {
-		const struct rec_ref *r = &q->refs.v[done++];
-
-		fn(arg, ref_header(q, r), r->time);
+	q->ready.len = q->ready_times.len = 0;
+	for (; done < q->refs.len && q->refs.v[done].time <= limit; done++) {
+		*VEC_PUSH(&q->ready) = ref_header(q, &q->refs.v[done]);
+		*VEC_PUSH(&q->ready_times) = q->refs.v[done].time;
 	}
+	if (done)
+		fn(arg, q->ready.v, q->ready_times.v, done);
 
 	memmove(q->refs.v, q->refs.v + done, (q->refs.len - done) * sizeof(*q->refs.v));
 	q->refs.len -= done;
@@ -88,5 +90,7 @@ void rec_queue_free(struct rec_queue *q)
 	gbuf_free(&q->data);
 	gbuf_free(&q->spare);
 	VEC_FREE(&q->refs);
+	VEC_FREE(&q->ready);
+	VEC_FREE(&q->ready_times);
 	memset(q, 0, sizeof(*q));
 }

@@ -26,6 +26,8 @@ struct rec_queue {
 	struct gbuf data;	/* the records, each at an 8-byte aligned offset */
 	struct gbuf spare;	/* swapped with data when compacting */
 	VEC(struct rec_ref) refs;
+	VEC(const struct perf_event_header *) ready;	/* a flush's batch */
+	VEC(uint64_t) ready_times;
 	uint64_t seq;
 };
 
@@ -38,9 +40,12 @@ void *rec_queue_reserve(struct rec_queue *q, size_t len);
 void rec_queue_commit(struct rec_queue *q, size_t len, uint64_t time);
 
 typedef void (*rec_fn)(void *arg, const struct perf_event_header *h, uint64_t time);
+/* Records handed over together, oldest first: hs[i] with its time times[i]. */
+typedef void (*rec_batch_fn)(void *arg, const struct perf_event_header *const *hs,
+			     const uint64_t *times, size_t n);
 
-/* Hands every queued record with time <= limit to fn, oldest first. */
-void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_fn fn, void *arg);
+/* Hands every queued record with time <= limit to fn, in one batch. */
+void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void *arg);
 /* Hands the records queued from the from-th on to fn, in arrival order. */
 void rec_queue_visit(const struct rec_queue *q, size_t from, rec_fn fn, void *arg);
 size_t rec_queue_len(const struct rec_queue *q);

@@ -267,6 +267,25 @@ static void format_iso_time(uint64_t ns, char *buf, size_t size)
 	snprintf(buf + n, size - n, ".%06uZ", (unsigned)(ns % NSEC_PER_SEC / 1000));
 }
 
+/*
+ * Helpers that unwind beside the recorder's thread: none on two CPUs or
+ * fewer, where they would take the CPU from the recorded program, else
+ * one for every four CPUs, up to MAX_UNWIND_THREADS.
+ */
+#define MAX_UNWIND_THREADS 8
+
+static unsigned unwind_threads(const struct record_opts *o)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (o->unwind_threads >= 0)
+		return (unsigned)o->unwind_threads;
+	if (cpus <= 2)
+		return 0;
+	return cpus / 4 < 1 ? 1 : cpus / 4 > MAX_UNWIND_THREADS ? MAX_UNWIND_THREADS
+								: (unsigned)(cpus / 4);
+}
+
 static void meta_u64(struct collector *c, const char *key, uint64_t v)
 {
 	char buf[32];
@@ -347,6 +366,8 @@ static void add_start_meta(struct session *se)
 	if (o->method == UNWIND_DWARF)
 		meta_u64(c, "stack-size", o->stack_size);
 	meta_u64(c, "ring-size", sampler_ring_bytes(se->sampler));
+	if (o->method == UNWIND_DWARF)
+		meta_u64(c, "unwind-threads", unwind_threads(o));
 	if (!uname(&uts))
 		collector_meta(c, "kernel", uts.release);
 	if (!gethostname(buf, sizeof(buf))) {
@@ -512,6 +533,8 @@ static int start(struct session *se)
 	if (err)
 		return err;
 	err = collector_new(&se->c, o->method, sampler_layout(se->sampler), se->cw);
+	if (!err)
+		err = collector_unwind_threads(se->c, o->method, unwind_threads(o));
 	if (err)
 		return err;
 	if (o->gpu_pc)
@@ -579,7 +602,7 @@ static void drain(struct session *se, uint64_t limit)
 
 	sampler_drain(se->sampler, &se->q, collector_unwinder(se->c));
 	rec_queue_visit(&se->q, queued, collector_arrived, se->c);
-	rec_queue_flush(&se->q, limit, collector_record, se->c);
+	rec_queue_flush(&se->q, limit, collector_record_batch, se->c);
 }
 
 /* What the event loop polls: a negative fd is not there. */

@@ -486,6 +486,20 @@ void unwinder_forget_thread(struct unwinder *u, uint32_t tid)
 		u64map_put(&u->stack_tops, tid, 0);
 }
 
+uint64_t unwinder_stack_top(const struct unwinder *u, uint32_t tid)
+{
+	uint64_t top = 0;
+
+	u64map_get(&u->stack_tops, tid, &top);
+	return top;
+}
+
+void unwinder_set_stack_top(struct unwinder *u, uint32_t tid, uint64_t top)
+{
+	if (top || u64map_get(&u->stack_tops, tid, NULL))
+		u64map_put(&u->stack_tops, tid, top);
+}
+
 void unwinder_without_rows(struct unwinder *u)
 {
 	u->without_rows = true;

@@ -46,6 +46,15 @@ void unwinder_forget_thread(struct unwinder *u, uint32_t tid)
 {
 }
 
+uint64_t unwinder_stack_top(const struct unwinder *u, uint32_t tid)
+{
+	return 0;
+}
+
+void unwinder_set_stack_top(struct unwinder *u, uint32_t tid, uint64_t top)
+{
+}
+
 void unwinder_without_rows(struct unwinder *u)
 {
 }

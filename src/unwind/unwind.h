@@ -98,4 +98,11 @@ size_t unwinder_stack_needed(const struct unwinder *u, uint32_t tid, uint64_t sp
 /* The thread exited. */
 void unwinder_forget_thread(struct unwinder *u, uint32_t tid);
 
+/*
+ * What u has learnt of where thread tid's stack ends (0: nothing), to be
+ * handed to another unwinder of the same samples.
+ */
+uint64_t unwinder_stack_top(const struct unwinder *u, uint32_t tid);
+void unwinder_set_stack_top(struct unwinder *u, uint32_t tid, uint64_t top);
+
 #endif

@@ -30,6 +30,10 @@ expect_one_error 2 "$GTRACE" record --gpu-pc-sampling=speed=1 -- true
 expect_contains stderr "unknown key 'speed'"
 expect_one_error 2 "$GTRACE" record --gpu-cubin-max 1,period=5 -- true
 expect_contains stderr "invalid cubin size '1,period=5'"
+expect_one_error 2 "$GTRACE" record --unwind-threads 99 -- true
+expect_contains stderr "invalid unwinding threads '99': expected a number from 0 to 64"
+expect_one_error 2 "$GTRACE" record -m 3X -- true
+expect_contains stderr "invalid ring size '3X': expected a number of pages or a size such as 8M"
 expect_one_error 2 "$GTRACE" record --no-cuda --gpu-pc-sampling -- true
 expect_contains stderr 'needs the CUDA agent'
 

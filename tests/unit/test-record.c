@@ -228,7 +228,7 @@ struct seen {
 	size_t n;
 };
 
-static void collect_seen(void *arg, const struct perf_event_header *h, uint64_t time)
+static void collect_seen_one(void *arg, const struct perf_event_header *h, uint64_t time)
 {
 	struct seen *s = arg;
 
@@ -237,6 +237,13 @@ static void collect_seen(void *arg, const struct perf_event_header *h, uint64_t 
 		s->types[s->n] = h->type;
 	}
 	s->n++;
+}
+
+static void collect_seen(void *arg, const struct perf_event_header *const *hs,
+			 const uint64_t *times, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		collect_seen_one(arg, hs[i], times[i]);
 }
 
 static void queue_push(struct rec_queue *q, uint32_t type, uint64_t time, size_t words)
@@ -283,14 +290,18 @@ static void test_queue_orders_and_holds_back(void)
 	rec_queue_free(&q);
 }
 
-static void check_payload(void *arg, const struct perf_event_header *h, uint64_t time)
+static void check_payload(void *arg, const struct perf_event_header *const *hs,
+			  const uint64_t *times, size_t n)
 {
-	const uint64_t *w = (const uint64_t *)(h + 1);
 	int *bad = arg;
 
 	/* Each record's words all hold its time: compaction kept them whole. */
-	for (size_t i = 0; i < (h->size - sizeof(*h)) / 8; i++)
-		*bad += w[i] != time;
+	for (size_t r = 0; r < n; r++) {
+		const uint64_t *w = (const uint64_t *)(hs[r] + 1);
+
+		for (size_t i = 0; i < (hs[r]->size - sizeof(*hs[r])) / 8; i++)
+			*bad += w[i] != times[r];
+	}
 }
 
 static void test_queue_compaction_keeps_records(void)
