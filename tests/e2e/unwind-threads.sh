@@ -13,7 +13,7 @@ expect_contains deep.txt '^unwind-threads: +3$'
 at_least "complete unwinds with 3 unwinding threads" "$(diagnose_percent deep.txt complete)" 99
 run_gtrace flame -i deep.data --folded >deep.folded
 awk '{ total += $NF }
-     /^recurse-nofp;(_start;.*;main|__clone3;.*;recursion_thread);run_recursion;/ &&
+     /;(main|recursion_thread);run_recursion;/ &&
      /;recurse_leaf [0-9]+$/ { if (gsub(/;recurse_down/, "&") == 40) whole += $NF }
      END { print total ? int(100 * whole / total) : 0 }' deep.folded >share
 at_least "share of samples through all 40 levels to the thread's start" "$(cat share)" 95
