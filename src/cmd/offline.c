@@ -10,17 +10,19 @@
 #include "util/log.h"
 
 /*
- * A recording whose recorder died before naming its addresses: named from
- * the local files whose build-ids match, and said so.
+ * A recording whose recorder died before naming all its addresses (it
+ * names each chunk's in the next): the rest named from the local files
+ * whose build-ids match, and said so.
  */
 static void name_locally(struct model *m, const char *path, const char *symfs)
 {
 	struct localnames_stats st;
 
 	localnames_fill(m, symfs, &st);
-	pr_warn("'%s' lacks its names (its recorder did not finish): %zu of %zu addresses "
-		"named from the local files%s", path, st.named, st.missing,
-		st.stale_dsos ? ", some files skipped: not the recorded build" : "");
+	if (st.missing)
+		pr_warn("'%s' lacks names (its recorder did not finish): %zu of %zu addresses "
+			"named from the local files%s", path, st.named, st.missing,
+			st.stale_dsos ? ", some files skipped: not the recorded build" : "");
 }
 
 /*

@@ -13,6 +13,7 @@
 #include "record/python.h"
 #include "symbols/symbols.h"
 #include "unwind/addrspace.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -113,7 +114,10 @@ struct collector {
 
 	uint64_t counters[NCOUNTERS];
 	uint32_t counter_names[NCOUNTERS];
-	bool symbolized;
+	bool symbolized;		/* every loc named: the symbol counters are final */
+	struct symbolizer *sym;		/* created at the first naming */
+	uint32_t named;			/* locs 1 .. named have been named */
+	uint32_t locs_flushed;		/* locs in the chunks handed so far */
 	bool target_counted;	/* the target.* counters are worth writing */
 	bool python_counted;	/* ... and the python.* ones */
 	uint32_t lanes;
@@ -690,6 +694,12 @@ void collector_record(void *arg, const struct perf_event_header *h, uint64_t tim
 	flush_if_large(c);
 }
 
+/*
+ * The time a chunk may spend naming the addresses of the chunks before it:
+ * well under what the rings hold (50 ms), so that no sample is lost to it.
+ */
+#define NAMING_BUDGET_NS (20 * NSEC_PER_MSEC)
+
 /* Samples one run of the pool unwinds at most. */
 #define UNWIND_AHEAD 1024
 
@@ -799,6 +809,7 @@ void collector_free(struct collector *c)
 		return;
 	unwind_pool_free(c->pool);
 	free(c->jobs);
+	symbolizer_free(c->sym);
 	if (c->unwinder)
 		unwinder_free(c->unwinder);
 	for (size_t i = 0; i < STACK_CACHE_SLOTS; i++)
@@ -1018,33 +1029,6 @@ static size_t put_counters(struct collector *c, int from, int to)
 	return (size_t)(to - from);
 }
 
-void collector_flush(struct collector *c, bool wait)
-{
-	size_t added;
-
-	/* An idle second needs no chunk. */
-	if (!tr_tables_rows(c->cur) && !wait)
-		return;
-	c->counters[CNT_CHUNKS]++;
-	added = put_counters(c, 0, CNT_SYM_RESOLVED);
-	if (c->symbolized)
-		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
-	if (c->target_counted)
-		added += put_counters(c, CNT_TARGET, CNT_PYTHON);
-	if (c->python_counted)
-		added += put_counters(c, CNT_PYTHON, NCOUNTERS);
-	for (size_t i = 0; i < c->target_sums.len; i++)
-		*VEC_PUSH(&c->cur->counters) = c->target_sums.v[i];
-	added += c->target_sums.len;
-	if (!chunk_writer_hand(c->cw, &c->cur, wait)) {
-		/* The writer is busy: these rows wait, and the counters come again. */
-		c->counters[CNT_CHUNKS]--;
-		c->cur->counters.len -= added;
-	} else {
-		c->cubin_bytes_pending = 0;
-	}
-}
-
 static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t id,
 			  struct sym_frame *frames)
 {
@@ -1080,19 +1064,59 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 	}
 }
 
-void collector_finish(struct collector *c)
+/* Names the locs up to last until deadline (CLOCK_MONOTONIC ns). */
+static void name_locs(struct collector *c, uint32_t last, uint64_t deadline)
 {
 	struct sym_frame frames[SYM_MAX_INLINE];
-	struct symbolizer *sym;
 
-	c->symbolized = true;
-	if (symbolizer_new(&sym)) {
-		c->counters[CNT_SYM_UNRESOLVED] = c->locs.len;
+	if (!c->sym && symbolizer_new(&c->sym)) {
+		c->counters[CNT_SYM_UNRESOLVED] += last - c->named;
+		c->named = last;
 		return;
 	}
-	for (uint32_t id = 1; id <= c->locs.len; id++)
-		symbolize_loc(c, sym, id, frames);
-	symbolizer_free(sym);
+	while (c->named < last && now_ns(CLOCK_MONOTONIC) < deadline)
+		symbolize_loc(c, c->sym, ++c->named, frames);
+}
+
+void collector_flush(struct collector *c, bool wait)
+{
+	size_t added;
+
+	/* An idle second needs no chunk. */
+	if (!tr_tables_rows(c->cur) && !wait)
+		return;
+	/*
+	 * The names of the locs that the chunks before this one brought, so
+	 * that a recorder killed later leaves them named; within a budget,
+	 * as the rings fill meanwhile. The rest wait for the next chunk.
+	 */
+	if (!c->symbolized)
+		name_locs(c, c->locs_flushed, now_ns(CLOCK_MONOTONIC) + NAMING_BUDGET_NS);
+	c->counters[CNT_CHUNKS]++;
+	added = put_counters(c, 0, CNT_SYM_RESOLVED);
+	if (c->symbolized)
+		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
+	if (c->target_counted)
+		added += put_counters(c, CNT_TARGET, CNT_PYTHON);
+	if (c->python_counted)
+		added += put_counters(c, CNT_PYTHON, NCOUNTERS);
+	for (size_t i = 0; i < c->target_sums.len; i++)
+		*VEC_PUSH(&c->cur->counters) = c->target_sums.v[i];
+	added += c->target_sums.len;
+	if (!chunk_writer_hand(c->cw, &c->cur, wait)) {
+		/* The writer is busy: these rows wait, and the counters come again. */
+		c->counters[CNT_CHUNKS]--;
+		c->cur->counters.len -= added;
+	} else {
+		c->cubin_bytes_pending = 0;
+		c->locs_flushed = (uint32_t)c->locs.len;
+	}
+}
+
+void collector_finish(struct collector *c)
+{
+	name_locs(c, (uint32_t)c->locs.len, UINT64_MAX);
+	c->symbolized = true;
 }
 
 void collector_stats(const struct collector *c, struct collect_stats *st)

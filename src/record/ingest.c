@@ -15,11 +15,11 @@
 
 #include "format/tables.h"
 #include "target/wire.h"
+#include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
-#define NSEC_PER_MSEC 1000000ull
 /*
  * How long a peer the recording does not know yet may wait: its FORK record
  * is collected within the event loop's ordering margin and a poll or two.
@@ -85,14 +85,6 @@ struct ingest {
 	struct tr_pc_sample pc_rows[WIRE_PC_SAMPLES_PER_PACKET];
 	struct tr_span_attr attrs[WIRE_SPANS_PER_PACKET * WIRE_ATTRS_PER_ENTRY];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void id_map_set(struct id_map *m, uint32_t id, uint32_t value)
 {
@@ -351,7 +343,7 @@ static void accept_all(struct ingest *in)
 		k->fd = fd;
 		k->pid = (uint32_t)cred.pid;
 		k->state = CONN_CHECKING;
-		k->accepted_ns = now_ns();
+		k->accepted_ns = now_ns(CLOCK_MONOTONIC);
 		*VEC_PUSH(&in->conns) = k;
 	}
 }
@@ -367,7 +359,7 @@ static void place(struct ingest *in, struct conn *k, enum conn_state state)
 
 static void check_peers(struct ingest *in, bool settle)
 {
-	uint64_t now = now_ns();
+	uint64_t now = now_ns(CLOCK_MONOTONIC);
 
 	for (size_t i = 0; i < in->conns.len; i++) {
 		struct conn *k = in->conns.v[i];

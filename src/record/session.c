@@ -25,10 +25,9 @@
 #include "record/queue.h"
 #include "record/writer.h"
 #include "target/wire.h"
+#include "util/clock.h"
 #include "util/xalloc.h"
 
-#define NSEC_PER_SEC 1000000000ull
-#define NSEC_PER_MSEC 1000000ull
 
 /* The longest the drain sleeps: bounds how long records wait in the queue. */
 #define POLL_MS 50
@@ -84,14 +83,6 @@ struct session {
 	bool exited;
 	uint64_t start_ns;
 };
-
-static uint64_t now_ns(clockid_t clock)
-{
-	struct timespec ts;
-
-	clock_gettime(clock, &ts);
-	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + (uint64_t)ts.tv_nsec;
-}
 
 static void close_fd(int *fd)
 {
