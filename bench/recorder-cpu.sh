@@ -8,8 +8,8 @@
 # perf record -p with -g (frame pointers) and with --call-graph dwarf,
 # over the samples in its perf.data. The target runs without frame
 # pointers for dwarf and with them for fp. For gtrace also what diagnose
-# shows: its CPU while recording (no start-up, no naming at the end) over
-# the samples.
+# shows: its CPU while recording, less the time it spent naming addresses,
+# over the samples.
 #
 # usage: bench/recorder-cpu.sh   (SECONDS=5 DEPTH=30 FREQS="999 4999" BUILD=build)
 

@@ -30,6 +30,7 @@ static const struct {
 	{ "gtrace-version", "gtrace version" },
 	{ "duration", NULL },	/* its own line, below */
 	{ "recorder-cpu-ns", NULL },	/* with the counts */
+	{ "recorder-naming-ns", NULL },
 };
 
 /* Counters with a line of their own; the rest are listed by name. */
@@ -244,11 +245,15 @@ static void put_losses(FILE *out, const struct model *m)
 	free(rows);
 }
 
-/* What the recorder spent of the CPU while recording, in all and per sample. */
+/*
+ * What the recorder spent of the CPU while recording, in all, naming
+ * addresses, and per sample for the rest.
+ */
 static void put_recorder_cpu(FILE *out, const struct model *m)
 {
 	const char *v = model_meta(m, "recorder-cpu-ns");
-	double ns = v ? strtod(v, NULL) : 0;
+	const char *naming = model_meta(m, "recorder-naming-ns");
+	double ns = v ? strtod(v, NULL) : 0, naming_ns = naming ? strtod(naming, NULL) : 0;
 
 	field(out, "recorder CPU:");
 	if (!v) {
@@ -256,8 +261,10 @@ static void put_recorder_cpu(FILE *out, const struct model *m)
 		return;
 	}
 	fprintf(out, "%.3f s while recording", ns / 1e9);
+	if (naming)
+		fprintf(out, " (%.3f s naming addresses)", naming_ns / 1e9);
 	if (m->t.samples.len)
-		fprintf(out, ", %.2f us per sample", ns / 1e3 / (double)m->t.samples.len);
+		fprintf(out, ", %.2f us per sample", (ns - naming_ns) / 1e3 / (double)m->t.samples.len);
 	fprintf(out, "\n");
 }
 

@@ -118,6 +118,7 @@ struct collector {
 	struct symbolizer *sym;		/* created at the first naming */
 	uint32_t named;			/* locs 1 .. named have been named */
 	uint32_t locs_flushed;		/* locs in the chunks handed so far */
+	uint64_t naming_ns;		/* CPU time spent naming */
 	bool target_counted;	/* the target.* counters are worth writing */
 	bool python_counted;	/* ... and the python.* ones */
 	uint32_t lanes;
@@ -1067,6 +1068,7 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 /* Names the locs up to last until deadline (CLOCK_MONOTONIC ns). */
 static void name_locs(struct collector *c, uint32_t last, uint64_t deadline)
 {
+	uint64_t cpu = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	struct sym_frame frames[SYM_MAX_INLINE];
 
 	if (!c->sym && symbolizer_new(&c->sym)) {
@@ -1076,6 +1078,12 @@ static void name_locs(struct collector *c, uint32_t last, uint64_t deadline)
 	}
 	while (c->named < last && now_ns(CLOCK_MONOTONIC) < deadline)
 		symbolize_loc(c, c->sym, ++c->named, frames);
+	c->naming_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
+}
+
+uint64_t collector_naming_ns(const struct collector *c)
+{
+	return c->naming_ns;
 }
 
 void collector_flush(struct collector *c, bool wait)

@@ -144,6 +144,8 @@ void collector_flush(struct collector *c, bool wait);
 
 /* Symbolizes every location and adds the final counters; flush after it. */
 void collector_finish(struct collector *c);
+/* The CPU time naming addresses took so far, in ns. */
+uint64_t collector_naming_ns(const struct collector *c);
 
 void collector_stats(const struct collector *c, struct collect_stats *st);
 

@@ -395,6 +395,7 @@ static void add_end_meta(struct session *se, uint64_t end_ns)
 
 	/* Before the names are worked out: what recording cost, sample by sample. */
 	meta_u64(se->c, "recorder-cpu-ns", own_cpu_ns());
+	meta_u64(se->c, "recorder-naming-ns", collector_naming_ns(se->c));
 
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(se->c, "end-time", buf);
