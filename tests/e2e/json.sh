@@ -11,6 +11,7 @@ run_gtrace threads -i lanes.data --format json >threads.json
 run_gtrace threads -i lanes.data >threads.txt
 run_gtrace report -i lanes.data --format json >report.json
 run_gtrace report -i lanes.data --format json -s comm,tid,symbol --no-children -n 3 >sorted.json
+run_gtrace report -i lanes.data --format json -s comm,tid,symbol --no-children >unlimited.json
 run_gtrace report -i lanes.data --format json --tid 0xfff00001 >lane.json
 run_gtrace diagnose -i lanes.data --format json >diag.json
 run_gtrace diagnose -i lanes.data >diag.txt
@@ -50,7 +51,10 @@ work_keys = {"spans_self", "spans_children", "self_ms", "children_ms", "comm", "
 assert all(set(row) - {"queued_from"} == work_keys for row in r["lane_work"]["rows"])
 assert sum(row["spans_self"] for row in r["lane_work"]["rows"]) == r["lane_work"]["spans"]
 s = json.load(open("sorted.json"))
-assert len(s["rows"]) == 3 and all(isinstance(row["tid"], int) for row in s["rows"]), s
+unlimited = json.load(open("unlimited.json"))["rows"]
+# A busy machine may leave fewer than three rows: -n keeps the first three there are.
+assert s["rows"] == unlimited[:3] and len(s["rows"]) >= 2, (s, unlimited)
+assert all(isinstance(row["tid"], int) for row in s["rows"]), s
 assert all(set(row) == {"self", "children", "self_percent", "children_percent", "comm", "tid",
                         "symbol"} for row in s["rows"]), s["rows"]
 
