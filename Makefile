@@ -190,7 +190,7 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 		src/target/gtrace-target.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/gtrace-target.pc
 
 clean:
-	rm -rf build build-asan build-fuzz
+	rm -rf build build-asan build-fuzz build-nolibunwind
 
 distclean: clean
 	rm -f config.mk config.h

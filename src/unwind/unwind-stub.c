@@ -1,60 +1,34 @@
 /* SPDX-License-Identifier: MIT */
-/* Built without libunwind: frame pointers serve both methods. */
-#include <stdlib.h>
+/*
+ * The library of unwinder.h when gtrace is built without libunwind: none.
+ * A frame the rows cannot express (a signal frame, a CFA expression) ends
+ * the walk as a bad frame.
+ */
+#include "unwind/unwinder.h"
 
-#include "unwind/unwind-internal.h"
-#include "util/xalloc.h"
-
-struct unwinder {
-	const struct addrspaces *as;
-};
-
-uint64_t unwind_regs_mask(enum unwind_method method)
+int library_new(struct unwind_library **l)
 {
-	return UNWIND_FP_REGS_MASK;
-}
-
-int unwinder_new(struct unwinder **u, enum unwind_method method,
-		 const struct addrspaces *as)
-{
-	*u = xcalloc(1, sizeof(**u));
-	(*u)->as = as;
+	*l = NULL;
 	return 0;
 }
 
-void unwinder_free(struct unwinder *u)
-{
-	free(u);
-}
-
-enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
-			   uint64_t *ips, size_t *n)
-{
-	return unwind_frame_pointers(u->as, s, ips, n);
-}
-
-void unwinder_forget_pid(struct unwinder *u, uint32_t pid)
+void library_free(struct unwind_library *l)
 {
 }
 
-size_t unwinder_stack_needed(const struct unwinder *u, uint32_t tid, uint64_t sp, size_t len)
-{
-	return len;
-}
-
-void unwinder_forget_thread(struct unwinder *u, uint32_t tid)
+void library_forget_pid(struct unwind_library *l, uint32_t pid)
 {
 }
 
-uint64_t unwinder_stack_top(const struct unwinder *u, uint32_t tid)
+bool library_step(struct unwinder *u, const struct unwind_sample *s, bool first,
+		  struct frame *f, enum unwind_outcome *why)
 {
-	return 0;
+	*why = UNWIND_FAILED_BAD_FRAME;
+	return false;
 }
 
-void unwinder_set_stack_top(struct unwinder *u, uint32_t tid, uint64_t top)
+bool library_walk(struct unwinder *u, const struct unwind_sample *s, uint64_t *ips,
+		  size_t *n, enum unwind_outcome *outcome)
 {
-}
-
-void unwinder_without_rows(struct unwinder *u)
-{
+	return false;
 }

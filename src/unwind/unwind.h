@@ -4,10 +4,11 @@
 
 /*
  * One interface for turning a sample's registers and copied user stack into a
- * call chain. The DWARF implementation uses libunwind's remote API against
- * the process's maps; frame pointers are the fallback for a frame it cannot
- * unwind and the whole method for --call-graph fp. Built without libunwind,
- * unwind-stub.c provides frame pointers alone (for both methods).
+ * call chain. The DWARF implementation (unwind-dwarf.c) steps most frames by
+ * the call frame information of .eh_frame itself and hands the others to
+ * libunwind's remote API; built without libunwind, those end the walk.
+ * Frame pointers are the fallback for a frame without a table and the whole
+ * method for --call-graph fp.
  */
 
 #include <stdbool.h>
