@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 # A binary without symbols: each of its functions is one report row, named
 # after the dso and the first address its unwind table gives the function
-# ("hot-stripped@0x1230"), one to one with the functions of the same
-# binary with its symbols, at the same addresses.
+# ("hot-stripped@0x1230"), at the address where the same binary with its
+# symbols has that function.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 command -v nm >/dev/null || skip "nm (binutils) is not installed"
@@ -12,16 +12,20 @@ record stripped.data -- "$WORKLOADS/hot-stripped" 0.5
 run_gtrace report -i plain.data --no-children --dso hot-nofp >plain.txt
 run_gtrace report -i stripped.data --no-children --dso hot-stripped >stripped.txt
 
-# Each function of the unstripped run, by its address, and its row in the stripped one.
-awk '$1 ~ /%$/ { print $NF }' plain.txt | sort >plain.funcs
+# Each stripped row is a function's start; each function with 5% of the
+# unstripped run's samples has its row (rarer ones may be missed by either run).
+nm "$WORKLOADS/hot-nofp" | awk '$2 ~ /^[Tt]$/ { sub(/^0+/, "", $1); print "hot-stripped@0x" $1 }' |
+	sort >starts
 awk '$1 ~ /%$/ { print $NF }' stripped.txt | sort >stripped.funcs
-for func in $(cat plain.funcs); do
+comm -23 stripped.funcs starts >not-starts
+[ ! -s not-starts ] ||
+	{ show stripped.txt; show not-starts; fail "stripped rows that are no function's start"; }
+for func in $(awk '$1 ~ /%$/ && $1 + 0 >= 5 { print $NF }' plain.txt); do
 	addr=$(nm "$WORKLOADS/hot-nofp" | awk -v f="$func" '$3 == f { sub(/^0+/, "", $1); print $1 }')
 	[ -n "$addr" ] || fail "no address for '$func' in hot-nofp"
-	echo "hot-stripped@0x$addr"
-done | sort >expected.funcs
-cmp -s expected.funcs stripped.funcs ||
-	{ show plain.txt; show stripped.txt; fail "the stripped rows are not the functions' starts one to one"; }
+	grep -qx "hot-stripped@0x$addr" stripped.funcs ||
+		{ show plain.txt; show stripped.txt; fail "'$func' has no row at its start 0x$addr"; }
+done
 # hot_leaf's share, under its start address.
 leaf=$(nm "$WORKLOADS/hot-nofp" | awk '$3 == "hot_leaf" { sub(/^0+/, "", $1); print $1 }')
 at_least "hot_leaf's share in the stripped binary" "$(report_self stripped.txt "hot-stripped@0x$leaf")" 80
