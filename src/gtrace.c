@@ -15,28 +15,12 @@
 #include "cmd/cmds.h"
 #include "util/log.h"
 
-struct command {
-	const char *name;
-	int (*fn)(int argc, char **argv);
-	const char *summary;
-};
-
-static const struct command commands[] = {
-	{ "record", cmd_record, "run a command and record its profile" },
-	{ "report", cmd_report, "show where the samples fell, by symbol" },
-	{ "flame", cmd_flame, "show the call tree, or write folded stacks or an SVG" },
-	{ "threads", cmd_threads, "list threads and lanes with their time" },
-	{ "diagnose", cmd_diagnose, "show the recording's health and what was lost" },
-	{ "export", cmd_export, "write a timeline for Perfetto or Chrome's trace viewer" },
-	{ "diff", cmd_diff, "compare two recordings, with significance, for CI" },
-};
-
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: gtrace [-v] [--version] [--help] <command> [<args>]\n\n"
 		     "commands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+	for (const struct command *c = commands; c->name; c++)
+		fprintf(out, "  %-10s %s\n", c->name, c->summary);
 	fprintf(out, "\nsee 'gtrace <command> --help' or 'man gtrace-<command>'\n");
 }
 
@@ -64,6 +48,7 @@ static int finish_stdout(int status)
 
 int main(int argc, char **argv)
 {
+	const struct command *cmd;
 	int i;
 
 	/* A reader that goes away (gtrace report | head) is not an error. */
@@ -90,9 +75,9 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	for (size_t c = 0; c < sizeof(commands) / sizeof(commands[0]); c++)
-		if (!strcmp(argv[i], commands[c].name))
-			return finish_stdout(commands[c].fn(argc - i, argv + i));
+	cmd = command_find(argv[i]);
+	if (cmd)
+		return finish_stdout(cmd->fn(argc - i, argv + i));
 	pr_err("'%s' is not a gtrace command; see 'gtrace --help'", argv[i]);
 	return EXIT_USAGE;
 }

@@ -19,4 +19,16 @@ int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 
+/* The command table: every command, in the order --help lists them. */
+struct command {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *summary;
+};
+
+extern const struct command commands[];	/* ends with a NULL name */
+
+/* The command called name, or NULL. */
+const struct command *command_find(const char *name);
+
 #endif

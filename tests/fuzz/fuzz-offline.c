@@ -49,13 +49,6 @@ static const char *const runs[][MAX_ARGS] = {
 	{ "flame", "--diff", "--symfs", "%", "--folded", "@", "@" },
 };
 
-static int (*const commands[])(int, char **) = {
-	cmd_report, cmd_flame, cmd_threads, cmd_diagnose, cmd_export, cmd_diff,
-};
-static const char *const command_names[] = {
-	"report", "flame", "threads", "diagnose", "export", "diff",
-};
-
 static char file_path[64], empty_dir[64];
 
 static void clean_up(void)
@@ -119,9 +112,7 @@ static void run(const char *const *args)
 								 : args[argc]);
 	/* 0, not 1: glibc's getopt starts afresh, as in a new process. */
 	optind = 0;
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
-		if (!strcmp(argv[0], command_names[i]))
-			commands[i](argc, argv);
+	command_find(argv[0])->fn(argc, argv);
 	fflush(stdout);
 }
 
