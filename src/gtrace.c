@@ -27,8 +27,8 @@ static void usage(FILE *out)
 static void version(void)
 {
 	printf("gtrace %s\n", GTRACE_VERSION);
-	printf("unwinder: %s\n", HAVE_LIBUNWIND ? "dwarf (libunwind), frame pointers"
-						: "frame pointers");
+	printf("unwinder: %s\n", HAVE_LIBUNWIND ? "dwarf (libunwind for the frames it needs), frame pointers"
+						: "dwarf (no libunwind: signal frames end stacks), frame pointers");
 	printf("symbols: libdw %s\n", LIBDW_VERSION);
 	printf("compression: zstd %s\n", ZSTD_VERSION_STRING_CONFIG);
 	printf("cuda collector: %s\n", HAVE_CUPTI ? "yes (CUPTI " CUPTI_VERSION_CONFIG ")" : "no");
