@@ -18,6 +18,7 @@
 #include "format/tables.h"
 #include "symbols/demangle.h"
 #include "symbols/jitmap.h"
+#include "util/eh-hdr.h"
 #include "util/hashmap.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -27,8 +28,9 @@ struct sym_dso {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;		/* negative errno when the file cannot be used */
-	bool starts_read;
-	VEC(uint64_t) starts;	/* its unwind entries' first addresses, ascending */
+	bool hdr_read;
+	struct eh_hdr hdr;	/* its .eh_frame_hdr's table of unwind entries */
+	uint64_t hdr_vaddr;
 };
 
 struct symbolizer {
@@ -63,7 +65,6 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->dsos.len; i++) {
 		if (s->dsos.v[i].dwfl)
 			dwfl_end(s->dsos.v[i].dwfl);
-		VEC_FREE(&s->dsos.v[i].starts);
 	}
 	VEC_FREE(&s->dsos);
 	for (size_t i = 0; i < s->jits.len; i++)
@@ -340,46 +341,25 @@ static int symtab_frame(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	return 1;
 }
 
-/* The search table's encoding that linkers write: 4-byte offsets from the header. */
-#define EH_PE_DATAREL_SDATA4 0x3b
-#define EH_PE_UDATA4 0x03
-
-/*
- * The first address of each unwind entry, from the search table that
- * .eh_frame_hdr (PT_GNU_EH_FRAME) holds; none when its encoding is another.
- */
-static void read_starts(struct sym_dso *d)
+/* The table of .eh_frame_hdr (PT_GNU_EH_FRAME), where the unwind entries start. */
+static void read_hdr(struct sym_dso *d)
 {
 	GElf_Addr bias;
 	Elf *elf = dwfl_module_getelf(d->mod, &bias);
 	size_t nphdr;
-	uint32_t count;
-	const uint8_t *hdr;
 	GElf_Phdr ph;
 
-	d->starts_read = true;
+	d->hdr_read = true;
 	if (!elf || elf_getphdrnum(elf, &nphdr))
 		return;
 	for (size_t i = 0; i < nphdr; i++) {
 		Elf_Data *data;
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
-		    ph.p_filesz < 12 ||
 		    !(data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE)))
 			continue;
-		hdr = data->d_buf;
-		/* version, eh_frame_ptr encoding, fde_count's, the table's */
-		if (hdr[0] != 1 || hdr[2] != EH_PE_UDATA4 || hdr[3] != EH_PE_DATAREL_SDATA4)
-			return;
-		memcpy(&count, hdr + 8, sizeof(count));
-		if (count > (ph.p_filesz - 12) / 8)
-			return;
-		for (uint32_t k = 0; k < count; k++) {
-			int32_t rel;
-
-			memcpy(&rel, hdr + 12 + 8 * k, sizeof(rel));
-			*VEC_PUSH(&d->starts) = ph.p_vaddr + (uint64_t)(int64_t)rel;
-		}
+		if (!eh_hdr_read(data->d_buf, data->d_size, &d->hdr))
+			d->hdr_vaddr = ph.p_vaddr;
 		return;
 	}
 }
@@ -395,7 +375,7 @@ static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sy
 	Dwarf_Addr bias;
 	Dwarf_CFI *cfi = dwfl_module_eh_cfi(d->mod, &bias);
 	const char *base = strrchr(dso->path, '/');
-	size_t lo = 0, hi;
+	int32_t start, fde;
 	Dwarf_Frame *frame;
 	char name[256];
 
@@ -403,20 +383,12 @@ static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sy
 	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame))
 		return 0;
 	free(frame);
-	if (!d->starts_read)
-		read_starts(d);
-	for (hi = d->starts.len; lo < hi;) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->starts.v[mid] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!d->hdr_read)
+		read_hdr(d);
+	if (!eh_hdr_find(&d->hdr, (int64_t)(addr - d->hdr_vaddr), &start, &fde))
 		return 0;
 	snprintf(name, sizeof(name), "%s@0x%" PRIx64, base ? base + 1 : dso->path,
-		 d->starts.v[lo - 1]);
+		 d->hdr_vaddr + (uint64_t)(int64_t)start);
 	f->func = intern(s, name);
 	f->file = NULL;
 	f->line = 0;

@@ -398,22 +398,11 @@ advance:
 /* The search table's last entry that starts at or below addr: its FDE's address. */
 static bool find_fde(const struct cfi_image *img, uint64_t addr, uint64_t *fde)
 {
-	size_t lo = 0, hi = img->fde_count;
-	int32_t rel[2];
+	int32_t start, fde_rel;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		memcpy(rel, img->table + 8 * mid, sizeof(rel));
-		if (img->hdr_vaddr + (uint64_t)(int64_t)rel[0] <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
+	if (!eh_hdr_find(&img->hdr, (int64_t)(addr - img->hdr_vaddr), &start, &fde_rel))
 		return false;
-	memcpy(rel, img->table + 8 * (lo - 1), sizeof(rel));
-	*fde = img->hdr_vaddr + (uint64_t)(int64_t)rel[1];
+	*fde = img->hdr_vaddr + (uint64_t)(int64_t)fde_rel;
 	return true;
 }
 

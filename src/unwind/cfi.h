@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "unwind/unwind-internal.h"
+#include "util/eh-hdr.h"
 
 enum cfi_kind {
 	CFI_NO_ENTRY,	/* no FDE covers the address */
@@ -41,8 +42,7 @@ struct cfi_image {
 	const struct dso_elf *elf;
 	uint64_t hdr_vaddr;	/* ELF address of .eh_frame_hdr */
 	uint64_t hdr_off;	/* its file offset */
-	const uint8_t *table;	/* the search table's (start, fde) pairs */
-	uint64_t fde_count;
+	struct eh_hdr hdr;	/* its search table; no entries: no usable table */
 };
 
 /* The row that applies at ELF address addr. */

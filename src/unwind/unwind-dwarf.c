@@ -17,77 +17,28 @@
 #include "unwind/unwinder.h"
 #include "util/xalloc.h"
 
-/* Pointer encodings of .eh_frame_hdr (the LSB's DW_EH_PE_*). */
-#define DW_EH_PE_absptr 0x00
-#define DW_EH_PE_udata2 0x02
-#define DW_EH_PE_udata4 0x03
-#define DW_EH_PE_udata8 0x04
-#define DW_EH_PE_sdata2 0x0a
-#define DW_EH_PE_sdata4 0x0b
-#define DW_EH_PE_sdata8 0x0c
-#define DW_EH_PE_datarel 0x30
-
-
 /*
  * Above a thread's outermost frame, what the last step may still read: the
  * frame-pointer slots of _start or a return address of 0.
  */
 #define STACK_TOP_MARGIN 512
 
-static unsigned encoded_size(uint8_t encoding)
-{
-	switch (encoding & 0x0f) {
-	case DW_EH_PE_absptr:
-	case DW_EH_PE_udata8:
-	case DW_EH_PE_sdata8:
-		return 8;
-	case DW_EH_PE_udata4:
-	case DW_EH_PE_sdata4:
-		return 4;
-	case DW_EH_PE_udata2:
-	case DW_EH_PE_sdata2:
-		return 2;
-	default:
-		return 0;
-	}
-}
-
-/*
- * .eh_frame_hdr: version, the encodings of eh_frame_ptr, fde_count and the
- * table, then eh_frame_ptr, fde_count and the sorted (ip, fde) table that
- * libunwind binary-searches. It takes only 4-byte datarel entries, which
- * is what linkers write.
- */
+/* The search table of the dso's .eh_frame_hdr, which linkers place in a read-only segment. */
 static void read_search_table(struct unwind_dso *ud, const struct dso_elf *elf)
 {
 	const struct dso_load *l = dso_load_of_vaddr(elf, elf->eh_frame_hdr);
-	unsigned ptr_size, count_size;
-	const uint8_t *hdr;
-	uint64_t off, count = 0;
+	uint64_t off;
 
 	if (!l)
 		return;
 	off = elf->eh_frame_hdr - l->vaddr + l->offset;
-	if (off >= ud->size || ud->size - off < 4)
+	if (off >= ud->size)
 		return;
-	hdr = ud->data + off;
-	if (hdr[0] != 1 || hdr[3] != (DW_EH_PE_datarel | DW_EH_PE_sdata4) ||
-	    (hdr[2] & 0x70))
-		return;
-	ptr_size = encoded_size(hdr[1]);
-	count_size = encoded_size(hdr[2]);
-	if (!ptr_size || !count_size || ud->size - off < 4 + ptr_size + count_size)
-		return;
-	memcpy(&count, hdr + 4 + ptr_size, count_size);
-	ud->table_off = 4 + ptr_size + count_size;
-	if (count > (ud->size - off - ud->table_off) / 8)
-		return;
-	ud->fde_count = count;
 	ud->cfi = (struct cfi_image){
 		.data = ud->data, .size = ud->size, .elf = elf,
 		.hdr_vaddr = elf->eh_frame_hdr, .hdr_off = off,
-		.table = hdr + ud->table_off, .fde_count = count,
 	};
+	eh_hdr_read(ud->data + off, ud->size - off, &ud->cfi.hdr);
 }
 
 static void unwind_dso_open(struct unwind_dso *ud, const struct dso_info *dso)
@@ -224,7 +175,7 @@ static void row_of(struct unwinder *u, const struct map *m, uint64_t ip, struct 
 	uint64_t addr = map_to_elf_addr(m, ip);
 	struct row_slot *slot;
 
-	if (!ud->fde_count) {
+	if (!ud->cfi.hdr.count) {
 		*row = (struct cfi_row){ .kind = CFI_NO_ENTRY };
 		return;
 	}

@@ -193,7 +193,7 @@ static int find_proc_info(unw_addr_space_t space, unw_word_t ip, unw_proc_info_t
 		return -UNW_ESTOPUNWIND;
 	}
 	ud = unwind_dso_get(ctx->u, m->dso);
-	if (!ud->fde_count) {
+	if (!ud->cfi.hdr.count) {
 		ctx->no_info = true;
 		return -UNW_ESTOPUNWIND;
 	}
@@ -203,8 +203,9 @@ static int find_proc_info(unw_addr_space_t space, unw_word_t ip, unw_proc_info_t
 	di.start_ip = m->start;
 	di.end_ip = m->end;
 	di.u.rti.segbase = bias + dso_elf(m->dso)->eh_frame_hdr;
-	di.u.rti.table_data = di.u.rti.segbase + ud->table_off;
-	di.u.rti.table_len = ud->fde_count * 8 / sizeof(unw_word_t);
+	di.u.rti.table_data = di.u.rti.segbase +
+			      (uint64_t)(ud->cfi.hdr.table - (ud->data + ud->cfi.hdr_off));
+	di.u.rti.table_len = ud->cfi.hdr.count * 8 / sizeof(unw_word_t);
 	ret = UNW_OBJ(dwarf_search_unwind_table)(space, ip, &di, pi,
 						 need_unwind_info, arg);
 	if (ret == -UNW_ENOINFO) {

@@ -25,9 +25,7 @@ struct unwind_dso {
 	bool mapped;		/* data is our mapping of the file */
 	const uint8_t *data;
 	size_t size;
-	uint64_t table_off;	/* of the search table, from .eh_frame_hdr */
-	uint64_t fde_count;	/* 0: no usable table */
-	struct cfi_image cfi;
+	struct cfi_image cfi;	/* its .eh_frame_hdr's table; none: no unwind tables */
 };
 
 /*

@@ -120,7 +120,7 @@ static void build(void)
 	}
 	cfi = (struct cfi_image){
 		.data = im.b, .size = IMAGE_SIZE, .elf = &elf, .hdr_vaddr = HDR, .hdr_off = HDR,
-		.table = im.b + HDR + 12, .fde_count = 4,
+		.hdr = { .table = im.b + HDR + 12, .count = 4 },
 	};
 }
 
@@ -188,7 +188,7 @@ static void test_truncated_entries(void)
 		memcpy(copy, im.b, cut);
 		short_cfi.data = copy;
 		short_cfi.size = cut;
-		short_cfi.table = copy + HDR + 12;
+		short_cfi.hdr.table = copy + HDR + 12;
 		load.filesz = cut;
 		cfi_row_at(&short_cfi, 0x1010, &row);
 		CHECK(row.kind <= CFI_OTHER);
