@@ -277,8 +277,8 @@ static bool step_row(const struct unwind_sample *s, const struct cfi_row *row,
  * through its frame pointer. A zero frame pointer in known code ends the
  * chain, as in ld.so's _start, which has no table.
  */
-static bool step_fp(const struct unwinder *u, const struct unwind_sample *s, bool mapped,
-		    struct frame *f, enum unwind_outcome *why)
+bool frame_pointer_step(const struct unwinder *u, const struct unwind_sample *s, bool mapped,
+			struct frame *f, enum unwind_outcome *why)
 {
 	enum unwind_outcome no_step = mapped ? UNWIND_FAILED_NO_INFO : UNWIND_FAILED_NO_MAP;
 	struct fp_frame fp = { .ip = f->ip, .sp = f->sp, .bp = f->bp };
@@ -324,7 +324,7 @@ static enum unwind_outcome walk_rows(struct unwinder *u, const struct unwind_sam
 		bool stepped;
 
 		if (!mapped || row.kind == CFI_NO_ENTRY) {
-			if (!step_fp(u, s, mapped, &f, &why))
+			if (!frame_pointer_step(u, s, mapped, &f, &why))
 				return why;
 			/* Known to follow a call: no signal frame is found this way. */
 			f.ip--;

@@ -324,7 +324,7 @@ static bool step_frame_pointer(struct unwind_ctx *ctx, unw_cursor_t *cursor,
 			       unw_addr_space_t space, enum unwind_outcome *why)
 {
 	unw_word_t ip, sp, bp;
-	struct fp_frame f;
+	struct frame f;
 
 	if (unw_get_reg(cursor, UNW_REG_IP, &ip) < 0 ||
 	    unw_get_reg(cursor, UNW_REG_SP, &sp) < 0 ||
@@ -332,17 +332,9 @@ static bool step_frame_pointer(struct unwind_ctx *ctx, unw_cursor_t *cursor,
 		*why = failed_step(ctx);
 		return false;
 	}
-	f = (struct fp_frame){ .ip = ip, .sp = sp, .bp = bp };
-	if (!fp_step(ctx->u->as, ctx->s, &f, why)) {
-		/*
-		 * A zero frame pointer in known code ends the chain, as in
-		 * ld.so's _start, which has no table.
-		 */
-		if (*why != UNWIND_TRUNCATED_STACK &&
-		    (*why != UNWIND_COMPLETE || ctx->no_map))
-			*why = failed_step(ctx);
+	f = (struct frame){ .ip = ip, .sp = sp, .bp = bp, .bp_known = true };
+	if (!frame_pointer_step(ctx->u, ctx->s, !ctx->no_map, &f, why))
 		return false;
-	}
 	ctx->restart.mask = UNWIND_FP_REGS_MASK;
 	/* Inside the call, so the caller's own table row applies. */
 	ctx->restart.r[PERF_REG_X86_IP] = f.ip - 1;

@@ -85,6 +85,13 @@ const struct unwind_dso *unwind_dso_get(struct unwinder *u, const struct dso_inf
 bool caller_frame(struct unwinder *u, uint32_t pid, uint64_t *ip, bool *after_signal,
 		  struct cfi_row *row);
 
+/*
+ * A frame without an unwind table (mapped), or outside every mapping: a
+ * step through its frame pointer, false with *why when the walk ends.
+ */
+bool frame_pointer_step(const struct unwinder *u, const struct unwind_sample *s, bool mapped,
+			struct frame *f, enum unwind_outcome *why);
+
 int library_new(struct unwind_library **l);
 void library_free(struct unwind_library *l);
 void library_forget_pid(struct unwind_library *l, uint32_t pid);
