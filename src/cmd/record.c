@@ -12,7 +12,9 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
+#include "cmd/offline.h"
 #include "format/file.h"
+#include "record/metrics.h"
 #include "record/session.h"
 #include "util/log.h"
 
@@ -20,6 +22,7 @@
 #define DEFAULT_FREQ 999
 #define DEFAULT_STACK_SIZE 16384
 #define MAX_STACK_SIZE 65528	/* a sample record's size is 16 bits */
+#define DEFAULT_METRICS_INTERVAL_NS 100000000ull
 
 /* What the shell answers for a command it cannot find or run. */
 #define EXIT_NOT_FOUND 127
@@ -74,6 +77,10 @@ static void usage(FILE *out)
 		"                           short windows; 0: always on; default 100)\n"
 		"      --gpu-cubin-max BYTES\n"
 		"                           keep at most BYTES of cubins (default 64 MiB)\n"
+		"      --metrics-interval TIME\n"
+		"                           read the system, process and GPU metrics every\n"
+		"                           TIME: 100ms, 1s, 500us (default 100ms, at least 1ms)\n"
+		"      --no-metrics         record no metrics\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
 		"  -h, --help               show this help\n"
@@ -167,6 +174,8 @@ enum {
 	OPT_CUDA_API,
 	OPT_GPU_PC,
 	OPT_GPU_CUBIN_MAX,
+	OPT_METRICS_INTERVAL,
+	OPT_NO_METRICS,
 };
 
 /* Returns -1 to go on recording, else the exit status to end with. */
@@ -185,6 +194,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "cuda-api", required_argument, NULL, OPT_CUDA_API },
 		{ "gpu-pc-sampling", optional_argument, NULL, OPT_GPU_PC },
 		{ "gpu-cubin-max", required_argument, NULL, OPT_GPU_CUBIN_MAX },
+		{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
+		{ "no-metrics", no_argument, NULL, OPT_NO_METRICS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -192,6 +203,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 	};
 	char why[160], setting[64];
 	uint32_t pid, threads;
+	bool no_metrics = false;
 	int opt;
 
 	opterr = 0;
@@ -277,6 +289,18 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 				return usage_error();
 			}
 			break;
+		case OPT_METRICS_INTERVAL:
+			if (offline_parse_duration(optarg, &o->metrics_interval_ns) ||
+			    o->metrics_interval_ns < METRICS_INTERVAL_MIN_NS ||
+			    o->metrics_interval_ns > METRICS_INTERVAL_MAX_NS) {
+				pr_err("invalid metrics interval '%s': expected a time from 1ms to 1h, such as 100ms",
+				       optarg);
+				return usage_error();
+			}
+			break;
+		case OPT_NO_METRICS:
+			no_metrics = true;
+			break;
 		case 'q':
 			quiet = 1;
 			break;
@@ -297,6 +321,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			return usage_error();
 		}
 	}
+	if (no_metrics)
+		o->metrics_interval_ns = 0;
 	if (o->gpu_pc && o->no_cuda) {
 		pr_err("--gpu-pc-sampling needs the CUDA agent that --no-cuda leaves out");
 		return usage_error();
@@ -441,6 +467,7 @@ int cmd_record(int argc, char **argv)
 		.method = UNWIND_DWARF,
 		.stack_size = DEFAULT_STACK_SIZE,
 		.unwind_threads = -1,
+		.metrics_interval_ns = DEFAULT_METRICS_INTERVAL_NS,
 		.pc = PC_OPTS_DEFAULT,
 	};
 	struct record_result res;

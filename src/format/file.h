@@ -33,6 +33,7 @@ enum tr_feature {
 	TR_FEAT_SYMBOLS = 1 << 3,
 	TR_FEAT_LANES = 1 << 4,
 	TR_FEAT_GPU_PC = 1 << 5,
+	TR_FEAT_METRICS = 1 << 6,
 };
 
 enum tr_chunk_type {

@@ -172,6 +172,28 @@ static const struct column loss_cols[] = {
 	U64(struct tr_loss, count, COL_PLAIN),
 };
 
+static const struct column metric_cols[] = {
+	U32(struct tr_metric, name, COL_PLAIN),
+	U32(struct tr_metric, unit, COL_PLAIN),
+	U32(struct tr_metric, pid, COL_DELTA),
+	U32(struct tr_metric, gpu, COL_PLAIN),
+	U32(struct tr_metric, decimals, COL_PLAIN),
+};
+
+static const struct column metric_tick_cols[] = {
+	U64(struct tr_metric_tick, ts, COL_DELTA),
+	U32(struct tr_metric_tick, values, COL_PLAIN),
+};
+
+/*
+ * Every tick lists the same series in the same order: the metric column
+ * is a run of ones, and a value costs what it moved since its last tick.
+ */
+static const struct column metric_value_cols[] = {
+	U32(struct tr_metric_value, metric, COL_DELTA),
+	U64_KEYED(struct tr_metric_value, value, metric),
+};
+
 /* X(on-disk id, field of struct tr_tables, columns), in the order written. */
 #define TABLES(X)                                                              \
 	X(1, meta, meta_cols)                                                  \
@@ -189,7 +211,10 @@ static const struct column loss_cols[] = {
 	X(13, span_attrs, span_attr_cols)                                      \
 	X(14, cubins, cubin_cols)                                              \
 	X(15, pc_samples, pc_sample_cols)                                      \
-	X(16, losses, loss_cols)
+	X(16, losses, loss_cols)                                               \
+	X(17, metrics, metric_cols)                                            \
+	X(18, metric_ticks, metric_tick_cols)                                  \
+	X(19, metric_values, metric_value_cols)
 
 struct table {
 	uint32_t id;

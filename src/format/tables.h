@@ -203,6 +203,33 @@ struct tr_pc_sample {
 };
 
 /*
+ * A series of a sampled quantity of one subject ("proc.rss" of a process,
+ * "gpu.sm.util" of a GPU, "sys.load1" of the machine). Its values are the
+ * quantity times 10^decimals, in unit ("%", "KiB", "KiB/s", "/s", ...).
+ */
+struct tr_metric {
+	uint32_t name;		/* string id */
+	uint32_t unit;		/* string id; "" for a count */
+	uint32_t pid;		/* a process series' process, else 0 */
+	uint32_t gpu;		/* a GPU series' NVML index + 1, else 0 */
+	uint32_t decimals;
+};
+
+/*
+ * One reading of the metrics: its values are the next `values` rows of
+ * metric_values after those of the ticks before it.
+ */
+struct tr_metric_tick {
+	uint64_t ts;		/* CLOCK_MONOTONIC ns */
+	uint32_t values;
+};
+
+struct tr_metric_value {
+	uint32_t metric;	/* metric id: its row index + 1 in metrics */
+	uint64_t value;
+};
+
+/*
  * All tables. The writer fills one of these per chunk and resets it; the
  * loader appends every chunk's rows into one.
  */
@@ -223,6 +250,9 @@ struct tr_tables {
 	VEC(struct tr_cubin) cubins;
 	VEC(struct tr_pc_sample) pc_samples;
 	VEC(struct tr_loss) losses;
+	VEC(struct tr_metric) metrics;
+	VEC(struct tr_metric_tick) metric_ticks;
+	VEC(struct tr_metric_value) metric_values;
 };
 
 /* Number of rows in all tables: 0 means there is nothing to write. */

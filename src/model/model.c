@@ -233,6 +233,47 @@ static void index_counters(struct model *m)
 	strtab_free(&names);
 }
 
+/*
+ * The metric values by series: each tick's values rows are those after the
+ * ticks before it; rows naming no series, and ticks claiming rows past the
+ * end, are left out.
+ */
+static void index_metrics(struct model *m)
+{
+	size_t nmetrics = m->t.metrics.len, nvalues = m->t.metric_values.len, row = 0;
+	uint32_t *fill;
+
+	if (!nmetrics)
+		return;
+	m->metric_first = xcalloc(nmetrics + 2, sizeof(*m->metric_first));
+	m->metric_points = xcalloc(nvalues ? nvalues : 1, sizeof(*m->metric_points));
+	for (size_t i = 0; i < nvalues; i++) {
+		uint32_t id = m->t.metric_values.v[i].metric;
+
+		if (id && id <= nmetrics)
+			m->metric_first[id + 1]++;
+	}
+	for (size_t id = 1; id <= nmetrics + 1; id++)
+		m->metric_first[id] += m->metric_first[id - 1];
+	fill = xcalloc(nmetrics + 1, sizeof(*fill));
+	memcpy(fill, m->metric_first, (nmetrics + 1) * sizeof(*fill));
+	for (size_t t = 0; t < m->t.metric_ticks.len && row < nvalues; t++) {
+		const struct tr_metric_tick *tick = &m->t.metric_ticks.v[t];
+
+		for (uint32_t k = 0; k < tick->values && row < nvalues; k++, row++) {
+			const struct tr_metric_value *v = &m->t.metric_values.v[row];
+
+			if (v->metric && v->metric <= nmetrics)
+				m->metric_points[fill[v->metric]++] = (struct model_point){
+					tick->ts, v->value };
+		}
+	}
+	/* Values no tick claimed: their series end where the ticks did. */
+	for (size_t id = 1; id <= nmetrics; id++)
+		m->metric_first[id + 1] = fill[id];
+	free(fill);
+}
+
 void model_index(struct model *m)
 {
 	const char *start = model_meta(m, "start-ns");
@@ -262,6 +303,7 @@ void model_index(struct model *m)
 	index_span_attrs(m);
 	index_strings(m);
 	index_counters(m);
+	index_metrics(m);
 	m->start_ts = start_ns && start_ns <= m->first_ts ? start_ns : m->first_ts;
 }
 
@@ -274,6 +316,8 @@ void model_free(struct model *m)
 	free(m->loc_syms);
 	free(m->span_attrs);
 	free(m->text_string_id);
+	free(m->metric_points);
+	free(m->metric_first);
 	strtab_free(&m->texts);
 	memset(m, 0, sizeof(*m));
 }
@@ -328,6 +372,27 @@ bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
 		}
 	}
 	return false;
+}
+
+const struct model_point *model_metric_points(const struct model *m, uint32_t metric, size_t *n)
+{
+	*n = 0;
+	if (!m->metric_first || !metric || metric > m->t.metrics.len)
+		return NULL;
+	*n = m->metric_first[metric + 1] - m->metric_first[metric];
+	return *n ? &m->metric_points[m->metric_first[metric]] : NULL;
+}
+
+uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid, uint32_t gpu)
+{
+	for (size_t i = 0; i < m->t.metrics.len; i++) {
+		const struct tr_metric *s = &m->t.metrics.v[i];
+		const char *text = model_str(m, s->name);
+
+		if (s->pid == pid && s->gpu == gpu && text && !strcmp(text, name))
+			return (uint32_t)i + 1;
+	}
+	return 0;
 }
 
 long model_thread_index(const struct model *m, uint32_t tid)

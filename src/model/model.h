@@ -47,6 +47,12 @@ struct model_span_attrs {
 	uint32_t count;
 };
 
+/* One value of a metric series: the quantity times 10^decimals of its tr_metric. */
+struct model_point {
+	uint64_t ts;
+	uint64_t value;
+};
+
 struct model {
 	struct tr_tables t;
 	struct tr_header header;
@@ -69,6 +75,9 @@ struct model {
 	struct strtab texts;		/* distinct string texts, for model_string_id */
 	uint32_t *text_string_id;	/* by texts id - 1: the first string id with it */
 	struct model_span_attrs *span_attrs; /* by span id; [0] unused */
+	/* The values of metric id i: metric_points[metric_first[i] .. metric_first[i + 1]), by time. */
+	struct model_point *metric_points;
+	uint32_t *metric_first;		/* by metric id, metrics.len + 2 entries; NULL if none */
 	uint64_t first_ts, last_ts;	/* of all timestamped rows; 0 if none */
 	uint64_t start_ts;		/* recording start (meta "start-ns"), else first_ts */
 	uint64_t processes;		/* distinct pids of real threads */
@@ -104,6 +113,11 @@ uint32_t model_string_id(const struct model *m, const char *s);
  */
 bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
 		     uint64_t *value);
+
+/* The values of metric id (row index + 1 in m->t.metrics), in time order; NULL when none. */
+const struct model_point *model_metric_points(const struct model *m, uint32_t metric, size_t *n);
+/* The id of the series of that name, pid and gpu (index + 1, 0 none), or 0. */
+uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid, uint32_t gpu);
 
 /* The index in m->threads of tid, or -1. Lanes are found by their synthetic tid. */
 long model_thread_index(const struct model *m, uint32_t tid);

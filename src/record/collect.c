@@ -111,6 +111,8 @@ struct collector {
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
 	struct u64map comms;		/* tid -> string id of its name */
 	struct u64map live_threads;	/* pid -> threads not yet exited */
+	process_fn on_process;		/* told of processes coming and going, or NULL */
+	void *on_process_arg;
 
 	uint64_t counters[NCOUNTERS];
 	uint32_t counter_names[NCOUNTERS];
@@ -194,6 +196,8 @@ static void thread_born(struct collector *c, uint32_t pid)
 	u64map_get(&c->live_threads, pid, &n);
 	u64map_put(&c->live_threads, pid, n + 1);
 	c->counters[CNT_THREADS]++;
+	if (!n && c->on_process)
+		c->on_process(c->on_process_arg, pid, true);
 }
 
 /* What the unwinders keep of a process that exec'd or exited. */
@@ -217,6 +221,8 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 		return;
 	}
 	u64map_put(&c->live_threads, pid, 0);
+	if (c->on_process)
+		c->on_process(c->on_process_arg, pid, false);
 	addrspace_exit(c->as, pid);
 	forget_pid(c, pid);
 	pyreader_forget(c->python, pid);
@@ -942,6 +948,21 @@ bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta
 	}
 	c->target_sums.v[i].value += delta;
 	return true;
+}
+
+void collector_add_metrics(struct collector *c, const struct tr_metric *series, size_t nseries,
+			   const struct tr_metric_tick *ticks, size_t nticks,
+			   const struct tr_metric_value *values, size_t nvalues)
+{
+	VEC_APPEND(&c->cur->metrics, series, nseries);
+	VEC_APPEND(&c->cur->metric_ticks, ticks, nticks);
+	VEC_APPEND(&c->cur->metric_values, values, nvalues);
+}
+
+void collector_watch_processes(struct collector *c, process_fn fn, void *arg)
+{
+	c->on_process = fn;
+	c->on_process_arg = arg;
 }
 
 void collector_set_cubin_max(struct collector *c, uint64_t bytes)

@@ -90,6 +90,18 @@ void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t
  */
 bool collector_add_to_counter(struct collector *c, uint32_t name, uint64_t delta);
 
+/*
+ * Metric rows (src/record/metrics.c): new series, in the order of their
+ * ids, then ticks with their values.
+ */
+void collector_add_metrics(struct collector *c, const struct tr_metric *series, size_t nseries,
+			   const struct tr_metric_tick *ticks, size_t nticks,
+			   const struct tr_metric_value *values, size_t nvalues);
+
+/* Told of each process as its first thread appears (alive) and its last exits. */
+typedef void (*process_fn)(void *arg, uint32_t pid, bool alive);
+void collector_watch_processes(struct collector *c, process_fn fn, void *arg);
+
 /* Bytes of GPU code images the recording keeps (--gpu-cubin-max); 0 keeps none. */
 void collector_set_cubin_max(struct collector *c, uint64_t bytes);
 /*

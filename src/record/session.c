@@ -22,6 +22,7 @@
 #include "format/file.h"
 #include "record/cuda-inject.h"
 #include "record/ingest.h"
+#include "record/metrics.h"
 #include "record/queue.h"
 #include "record/writer.h"
 #include "target/wire.h"
@@ -69,6 +70,7 @@ struct session {
 	struct sampler *sampler;
 	struct collector *c;
 	struct ingest *in;	/* the span socket, NULL if it could not be made */
+	struct metrics *metrics;	/* NULL: --no-metrics */
 	struct rec_queue q;
 	struct cuda_inject cuda;
 	int sigfd;
@@ -103,6 +105,8 @@ static int open_output(struct session *se)
 		features |= TR_FEAT_DWARF_STACKS;
 	if (se->o->gpu_pc)
 		features |= TR_FEAT_GPU_PC;
+	if (se->o->metrics_interval_ns)
+		features |= TR_FEAT_METRICS;
 	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
 		size_t len = strlen(path) + sizeof(".old");
 
@@ -475,6 +479,12 @@ static int find_target(struct session *se)
 }
 
 /* Everything up to the exec: the file, the child, its events, the writer. */
+/* A process_fn: the metrics follow the processes of the recording. */
+static void follow_process(void *metrics, uint32_t pid, bool alive)
+{
+	metrics_process(metrics, pid, alive);
+}
+
 static int start(struct session *se)
 {
 	const struct record_opts *o = se->o;
@@ -531,6 +541,12 @@ static int start(struct session *se)
 		return err;
 	if (o->gpu_pc)
 		collector_set_cubin_max(se->c, o->pc.cubin_max);
+	if (o->metrics_interval_ns) {
+		err = metrics_start(&se->metrics, o->metrics_interval_ns);
+		if (err)
+			return err;
+		collector_watch_processes(se->c, follow_process, se->metrics);
+	}
 
 	se->start_ns = now_ns(CLOCK_MONOTONIC);
 	add_start_meta(se);
@@ -639,6 +655,8 @@ static void event_loop(struct session *se)
 		if (se->in)
 			ingest_poll(se->in, false);
 		if (now >= next_chunk) {
+			if (se->metrics)
+				metrics_take(se->metrics, se->c);
 			collector_flush(se->c, false);
 			next_chunk = now + CHUNK_NS;
 		}
@@ -710,6 +728,10 @@ static int finish(struct session *se)
 		take_last_spans(se);
 	se->res->exit_status = se->o->attach ? 0 : exit_status(se);
 	add_end_meta(se, end_ns);
+	if (se->metrics) {
+		metrics_stop(se->metrics);
+		metrics_take(se->metrics, se->c);
+	}
 	collector_finish(se->c);
 	collector_flush(se->c, true);
 	collector_stats(se->c, &se->res->stats);
@@ -728,6 +750,7 @@ static void cleanup(struct session *se)
 	ingest_close(se->in);
 	if (se->cw)
 		chunk_writer_stop(se->cw, false);
+	metrics_free(se->metrics);
 	collector_free(se->c);
 	sampler_close(se->sampler);
 	rec_queue_free(&se->q);

@@ -30,6 +30,7 @@ struct record_opts {
 	uint64_t ring_bytes;		/* per CPU; 0: sized to the rate */
 	int unwind_threads;		/* helpers unwinding beside the recorder; -1: by CPUs */
 	uint64_t duration_ns;		/* 0: until the command exits (attach: ^C) */
+	uint64_t metrics_interval_ns;	/* system and GPU metrics; 0: none */
 	bool no_cuda;			/* do not inject the CUDA agent */
 	bool cuda_api_all;		/* --cuda-api=all: trace the hot queries too */
 	bool gpu_pc;			/* --gpu-pc-sampling */

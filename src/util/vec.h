@@ -43,6 +43,16 @@ static inline void *vec_grow_(void *v, size_t *cap, size_t need, size_t size)
 	 memset(&(vec)->v[(vec)->len], 0, sizeof(*(vec)->v)),                  \
 	 &(vec)->v[(vec)->len++])
 
+/* Appends n elements copied from src. */
+#define VEC_APPEND(vec, src, n)                                                \
+	do {                                                                   \
+		if (n) {                                                       \
+			VEC_RESERVE(vec, n);                                   \
+			memcpy(&(vec)->v[(vec)->len], src, (n) * sizeof(*(vec)->v)); \
+			(vec)->len += (n);                                     \
+		}                                                              \
+	} while (0)
+
 /* qsort of the elements; an empty vector's NULL array is never handed to qsort. */
 #define VEC_SORT(vec, cmp)                                                     \
 	do {                                                                   \
