@@ -164,8 +164,9 @@ ifeq ($(HAVE_CUPTI),1)
 include tests/cuda/cuda.mk
 endif
 include tests/workloads/workloads.mk
+include tests/metrics/metrics.mk
 
-tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS)
+tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS) $(METRICS_TOOLS)
 
 check: tests
 	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) SAN_FLAGS="$(SAN_FLAGS)" sh tests/run.sh $(T)

@@ -15,7 +15,10 @@
 # cuLaunchKernelEx, several launching threads, cudaDeviceReset, exit with
 # a kernel running, a second CUPTI client (three ways), NVTX with a second
 # libcupti preloaded, the agent's overhead against a run without gtrace,
-# the activity buffer delay; and PC sampling of tests/cuda/pc-app.cu:
+# the activity buffer delay; GPU metrics through the driver's NVML (on,
+# gpu.sm.util rising from idle while real-app runs, the NVML names
+# gtrace and its test double use all in the real library); and PC
+# sampling of tests/cuda/pc-app.cu:
 # samples collected, the cubin kept and matched, the hot line found, stall
 # reasons named, the launches linked to their stacks (with kernel time
 # sampled), the stacks through CUPTI's sampling complete, past the stack
@@ -290,6 +293,8 @@ done
 [ -n "$cupti" ] || die "no libcupti.so.13 under '$cuda_home'"
 other=$build/tests/cuda/libother-client.so
 [ -f "$other" ] || die "no '$other': run make tests"
+metrics_dump=$build/tests/metrics/metrics-dump
+[ -x "$metrics_dump" ] || die "no '$metrics_dump': run make tests"
 
 # Built for the GPU found: native first, else its compute capability;
 # without sibling calls, so that a function's last call keeps it on the stack.
@@ -376,6 +381,43 @@ check "second libcupti: NVTX push/pop ranges" \
 	equals "$(lanes_showing nvtx nvtx " $iterations .*  iteration\$")" 1
 check "second libcupti: kernels recorded" equals "$(kernels nvtx 'scale[(]|add[(]|busy[(]')" \
 	$((scale + add + iterations))
+
+# GPU metrics from the driver's NVML, read every 20 ms: real-app's default
+# run, 100 iterations (about 75% of each a kernel running, some 2.5 s),
+# after 1.5 s asleep under gtrace record. NVML's utilization is the share
+# of its own sampling period (1/6 s to 1 s) with a kernel running: idle
+# (the least value of the first 1.2 s, when NVML's period no longer holds
+# the steps before) must be below the most seen while real-app runs.
+# sm_util NAME: "IDLE MAX" of gpu.sm.util, of the GPU whose MAX is highest.
+sm_util() {
+	for gpu in $(awk '$1 == "gpu.sm.util" { sub(/gpu=/, "", $2); print $2 }' "$work/$1.dump"); do
+		"$metrics_dump" "$work/$1.data" gpu.sm.util "$gpu" |
+			awk '$1 < 1200 && (idle == "" || $2 < idle) { idle = $2 }
+				$2 > max { max = $2 }
+				END { print (idle == "" ? -1 : idle), max + 0 }'
+	done | sort -k2,2n | tail -n 1
+}
+unset GTRACE_NVML
+# shellcheck disable=SC2016 # expanded by that shell
+RECORD_OPTS="--metrics-interval 20ms" record metrics sh -c 'sleep 1.5; exec "$0" "$@"' "$app" 100
+"$metrics_dump" "$work/metrics.data" >"$work/metrics.dump" 2>&1
+say "metrics: $(grep -E '^(metrics-nvml|GPU metrics):' "$work/metrics.diag")"
+check "metrics: real-app exits 0" equals "$(cat "$work/metrics.status")" 0
+check "metrics: NVML on" has "$work/metrics.diag" \
+	'^(metrics-nvml|GPU metrics): +on: [1-9][0-9]* GPUs?$'
+for quantity in sm.util mem.used temp; do
+	check "metrics: gpu.$quantity of GPU 0 recorded" has "$work/metrics.dump" \
+		"^gpu\\.$quantity gpu=0 .* n=[1-9]"
+done
+# shellcheck disable=SC2046 # its two numbers, or none
+set -- $(sm_util metrics) -1 -1
+check "metrics: gpu.sm.util rises while real-app runs (idle $1%, max $2%)" \
+	awk -v idle="$1" -v max="$2" 'BEGIN { exit !(idle >= 0 && max > 5 && max > idle) }'
+step metrics-symbols env BUILD="$(cd "$build" && pwd)" GTRACE="$gtrace" \
+	sh "$srcdir/tests/run.sh" e2e/metrics-nvml-symbols
+say "metrics: $(grep -E '^(PASS|SKIP|FAIL) ' "$work/metrics-symbols.txt")"
+check "metrics: gtrace's NVML names are all in the driver's libnvidia-ml" has \
+	"$work/metrics-symbols.txt" '^PASS e2e/metrics-nvml-symbols$'
 
 # Occupancy: gtrace's against cudaOccupancyMaxActiveBlocksPerMultiprocessor.
 record occupancy "$app" occupancy

@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: MIT
+#
+# The metrics' test tools. The NVML test double (tests/metrics/fake-nvml.c):
+# a fake libnvidia-ml.so.1 for the GPU metrics of gtrace record, which loads
+# it through GTRACE_NVML; and the same exporting the clock event reasons
+# under their name before r535, in old-names/. NVML's API is declared in
+# the file itself, so it builds without CUDA or a driver. A target of
+# tests, not code under test: never built with the sanitizers (it is
+# loaded into gtrace, which may be). And metrics-dump, the series of a
+# recording as the model reads them: built like the unit tests, from the
+# core.
+
+METRICS_TEST_DIR = $(BUILD)/tests/metrics
+NVML_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -fvisibility=hidden -MMD -MP
+NVML_FAKES = $(METRICS_TEST_DIR)/libnvidia-ml.so.1 $(METRICS_TEST_DIR)/old-names/libnvidia-ml.so.1
+METRICS_TOOLS = $(NVML_FAKES) $(METRICS_TEST_DIR)/metrics-dump
+
+$(METRICS_TEST_DIR)/libnvidia-ml.so.1: tests/metrics/fake-nvml.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NVML_FAKE_CFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 $< -o $@ -lpthread
+
+$(METRICS_TEST_DIR)/old-names/libnvidia-ml.so.1: tests/metrics/fake-nvml.c
+	$(call say,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(NVML_FAKE_CFLAGS) -DFAKE_NVML_OLD_NAMES -shared -Wl,-soname,libnvidia-ml.so.1 \
+		$< -o $@ -lpthread
+
+$(METRICS_TEST_DIR)/metrics-dump: $(BUILD)/tests/metrics/metrics-dump.o $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS)
+
+nvml-fakes: $(NVML_FAKES)
+
+.PHONY: nvml-fakes
