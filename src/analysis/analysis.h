@@ -165,6 +165,11 @@ void origins_free(struct origin_links *l);
 /* "linked", "bad_tid", ...: the names the views print. */
 const char *origin_outcome_name(enum origin_outcome o);
 
+/* qsort's ascending order of uint64_t values. */
+int u64_cmp(const void *pa, const void *pb);
+/* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
+double u64_quantile(const uint64_t *sorted, size_t n, double q);
+
 /* Lane kinds the views know: what the CUDA agent writes. */
 #define CUDA_LANE_KIND "cuda"		/* a GPU stream: kernels, copies, memsets */
 #define CUDA_API_LANE_KIND "cuda-api"	/* runtime and driver API calls */

@@ -10,6 +10,7 @@
  * confidence.
  */
 #include "analysis/diff.h"
+#include "analysis/metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -23,7 +24,7 @@
 static const char *const kind_names[DIFF_KINDS] = {
 	[DIFF_CPU] = "cpu", [DIFF_KERNEL] = "kernel", [DIFF_COPY] = "copy",
 	[DIFF_API] = "api", [DIFF_WAIT] = "wait", [DIFF_NVTX] = "nvtx",
-	[DIFF_LANE] = "lane", [DIFF_THREAD] = "thread",
+	[DIFF_LANE] = "lane", [DIFF_THREAD] = "thread", [DIFF_METRIC] = "metric",
 };
 
 static const char *const status_names[] = {
@@ -61,6 +62,8 @@ int diff_parse_kinds(const char *list, unsigned *kinds)
 			bits = KIND_BIT(DIFF_LANE);
 		else if (!strcmp(word, "threads"))
 			bits = KIND_BIT(DIFF_THREAD);
+		else if (!strcmp(word, "metrics"))
+			bits = KIND_BIT(DIFF_METRIC);
 		for (int k = 0; !bits && k < DIFF_KINDS; k++)
 			if (!strcmp(word, kind_names[k]))
 				bits = KIND_BIT(k);
@@ -154,8 +157,11 @@ double diff_rank_test(const uint64_t *a, size_t na, const uint64_t *b, size_t nb
 struct entry {
 	enum diff_kind kind;
 	char *name, *where;
-	uint64_t self, children;	/* cpu; threads: threads, on-CPU ns */
+	uint64_t self, children;	/* cpu; threads: threads, on-CPU ns; metrics: values */
 	uint64_t offcpu_ns;		/* threads */
+	double value_sum;		/* metrics: of the values, in unit */
+	char *unit;			/* metrics: a mask's is "%", its share of values with a reason */
+	uint32_t decimals;		/* metrics */
 	uint64_t bytes;			/* copies */
 	VEC(uint64_t) durs;		/* spans */
 };
@@ -239,6 +245,40 @@ static void add_threads(struct joined *j, int side, struct funcs *f)
 	}
 }
 
+/*
+ * Metric series by subject and name; a process by its name, as pids
+ * change from run to run: those of one name pool their values.
+ */
+static void add_metrics(struct joined *j, int side, struct funcs *f)
+{
+	const struct model *m = f->m;
+
+	for (uint32_t id = 1; id <= m->t.metrics.len; id++) {
+		const struct tr_metric *s = &m->t.metrics.v[id - 1];
+		const char *name = model_str(m, s->name), *comm;
+		struct metric_stats st;
+		struct entry *e;
+		char where[64];
+
+		metric_stats(&st, m, id);
+		if (!st.values || !name)
+			continue;
+		if (metric_subject(s) != METRIC_PROCESS)
+			metric_subject_label(where, sizeof(where), m, s);
+		else if ((comm = metric_process_name(m, s->pid)))
+			snprintf(where, sizeof(where), "%s", comm);
+		else
+			snprintf(where, sizeof(where), "pid %" PRIu32, s->pid);
+		e = entry_of(j, side, DIFF_METRIC, where, name);
+		if (!e->unit) {
+			e->unit = xstrdup(st.mask ? "%" : metric_unit(m, s));
+			e->decimals = s->decimals;
+		}
+		e->self += st.values;
+		e->value_sum += st.mask ? 100.0 * (double)st.flagged : st.mean * (double)st.values;
+	}
+}
+
 /* The kind of a lane's spans, or DIFF_KINDS for lanes left out. */
 static enum diff_kind lane_kind(const struct model *m, uint32_t lane, const char *span_name)
 {
@@ -310,28 +350,13 @@ static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kind
 	u64map_free(&by_span);
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* The value at quantile q of sorted v (nearest rank). */
-static double quantile(const uint64_t *v, size_t n, double q)
-{
-	size_t rank = (size_t)ceil(q * (double)n);
-
-	return n ? (double)v[rank ? rank - 1 : 0] : 0;
-}
-
 static void span_side(struct diff_side *d, struct entry *e)
 {
 	uint64_t *v = e->durs.v;
 	size_t n = e->durs.len;
 	double sum = 0;
 
-	qsort(v, n, sizeof(*v), cmp_u64);
+	qsort(v, n, sizeof(*v), u64_cmp);
 	for (size_t i = 0; i < n; i++)
 		sum += (double)v[i];
 	d->count = n;
@@ -339,7 +364,7 @@ static void span_side(struct diff_side *d, struct entry *e)
 	d->mean_ns = n ? sum / (double)n : 0;
 	d->median_ns = n ? (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2)
 			 : 0;
-	d->p95_ns = quantile(v, n, 0.95);
+	d->p95_ns = u64_quantile(v, n, 0.95);
 	d->bytes = e->bytes;
 }
 
@@ -357,6 +382,12 @@ static void thread_side(struct diff_side *d, const struct entry *e)
 	d->count = e->self;
 	d->ms = (double)e->children / 1e6;
 	d->offcpu_ms = (double)e->offcpu_ns / 1e6;
+}
+
+static void metric_side(struct diff_side *d, const struct entry *e)
+{
+	d->count = e->self;
+	d->mean = e->self ? e->value_sum / (double)e->self : 0;
 }
 
 static double relative(double base, double new)
@@ -403,6 +434,15 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 			thread_side(&row->new, b);
 		row->change = relative(row->base.ms * scale, row->new.ms);
 		row->impact_ms = fabs(row->new.ms - row->base.ms * scale);
+	} else if (row->kind == DIFF_METRIC) {
+		/* One figure per recording, not time: shown, not tested. */
+		if (a)
+			metric_side(&row->base, a);
+		if (b)
+			metric_side(&row->new, b);
+		row->unit = xstrdup(any->unit);
+		row->decimals = any->decimals;
+		row->change = relative(row->base.mean, row->new.mean);
 	} else {
 		if (a)
 			span_side(&row->base, a);
@@ -448,12 +488,13 @@ static void holm(struct diff *d, double alpha)
 static int cmp_impact(const void *pa, const void *pb)
 {
 	const struct diff_row *a = pa, *b = pb;
+	int by_name = strcmp(a->name, b->name);
 
 	if (a->impact_ms != b->impact_ms)
 		return a->impact_ms > b->impact_ms ? -1 : 1;
 	if (a->kind != b->kind)
 		return a->kind < b->kind ? -1 : 1;
-	return strcmp(a->name, b->name);
+	return by_name ? by_name : strcmp(a->where, b->where);
 }
 
 static void free_entries(struct joined *j)
@@ -462,6 +503,7 @@ static void free_entries(struct joined *j)
 		for (size_t i = 0; i < j->side[s].len; i++) {
 			free(j->side[s].v[i].name);
 			free(j->side[s].v[i].where);
+			free(j->side[s].v[i].unit);
 			VEC_FREE(&j->side[s].v[i].durs);
 		}
 		VEC_FREE(&j->side[s]);
@@ -491,6 +533,8 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 		add_spans(&j, s, f[s], o->kinds);
 		if (o->kinds & KIND_BIT(DIFF_THREAD))
 			add_threads(&j, s, f[s]);
+		if (o->kinds & KIND_BIT(DIFF_METRIC))
+			add_metrics(&j, s, f[s]);
 	}
 	describe(&d->base, base->m, samples[0]);
 	describe(&d->new, new->m, samples[1]);
@@ -520,6 +564,7 @@ void diff_free(struct diff *d)
 	for (size_t i = 0; i < d->rows.len; i++) {
 		free(d->rows.v[i].name);
 		free(d->rows.v[i].where);
+		free(d->rows.v[i].unit);
 	}
 	VEC_FREE(&d->rows);
 }
@@ -541,6 +586,8 @@ static void figure(char *buf, size_t size, const struct diff_row *row,
 {
 	if (!s->count && !s->ms)
 		snprintf(buf, size, "-");
+	else if (row->kind == DIFF_METRIC)
+		metric_format(buf, size, row->unit, row->decimals, s->mean);
 	else if (row->kind == DIFF_CPU && o->normalize_total)
 		snprintf(buf, size, "%.2f%%", s->share);
 	else if (row->kind == DIFF_CPU || row->kind == DIFF_THREAD)
@@ -652,6 +699,10 @@ static void print_markdown(FILE *out, const struct diff *d, const struct diff_op
 
 static void json_side(FILE *out, const struct diff_row *row, const struct diff_side *s)
 {
+	if (row->kind == DIFF_METRIC) {
+		fprintf(out, "{\"count\": %" PRIu64 ", \"mean\": %.6f}", s->count, s->mean);
+		return;
+	}
 	fprintf(out, "{\"count\": %" PRIu64 ", \"ms\": %.6f", s->count, s->ms);
 	if (row->kind == DIFF_CPU)
 		fprintf(out, ", \"children\": %" PRIu64 ", \"share\": %.6f", s->children, s->share);
@@ -700,6 +751,10 @@ static void print_json(FILE *out, const struct diff *d, const struct diff_opts *
 		utf8_fput_json(out, row->name);
 		fprintf(out, ", \"where\": ");
 		utf8_fput_json(out, row->where);
+		if (row->unit) {
+			fprintf(out, ", \"unit\": ");
+			utf8_fput_json(out, row->unit);
+		}
 		fprintf(out, ", \"status\": \"%s\", \"change\": %.6f, \"p\": %.6g, "
 			"\"tested\": %s, \"significant\": %s, \"impact_ms\": %.6f,\n     \"base\": ",
 			diff_status_name(row->status), row->change, row->p,

@@ -4,12 +4,12 @@
 
 /*
  * gtrace diff: two recordings compared row by row, each row a name that a
- * recording measures: a CPU function's samples, or the durations of the
+ * recording measures: a CPU function's samples, the durations of the
  * spans of one name (kernels, copies and memsets, CUDA calls, CPU waits,
- * NVTX ranges, other lane work). A change counts when it is significant,
- * after Holm's correction over every row compared so that the whole diff
- * keeps the false-alarm rate the confidence asks for, and when it is
- * larger than the threshold.
+ * NVTX ranges, other lane work), or the mean of a metric series. A change
+ * counts when it is significant, after Holm's correction over every row
+ * compared so that the whole diff keeps the false-alarm rate the
+ * confidence asks for, and when it is larger than the threshold.
  */
 
 #include <stdbool.h>
@@ -28,15 +28,16 @@ enum diff_kind {
 	DIFF_NVTX,		/* NVTX ranges */
 	DIFF_LANE,		/* other lane work, by lane and span name */
 	DIFF_THREAD,		/* threads' time on the CPU, by thread name; not tested */
+	DIFF_METRIC,		/* a metric series' mean, by subject and name; not tested */
 	DIFF_KINDS
 };
 
-/* "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane", "thread". */
+/* "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane", "thread", "metric". */
 const char *diff_kind_name(enum diff_kind k);
 /*
  * A comma-separated list of kind names, or of the sections "gpu" (kernel,
- * copy, api, wait), "lanes" (lane) and "threads" (thread), into a bit set
- * of kinds;
+ * copy, api, wait), "lanes" (lane), "threads" (thread) and "metrics"
+ * (metric), into a bit set of kinds;
  * -EINVAL for an unknown name.
  */
 int diff_parse_kinds(const char *list, unsigned *kinds);
@@ -62,18 +63,22 @@ struct diff_side {
 	double offcpu_ms;	/* threads */
 	uint64_t bytes;		/* copies and memsets */
 	double mean_ns, median_ns, p95_ns;	/* spans */
+	double mean;		/* metrics: of the values, in the row's unit */
 };
 
 struct diff_row {
 	enum diff_kind kind;
 	char *name;		/* function, span name (demangled) */
-	char *where;		/* cpu: the dso; nvtx and lane: the lane; else "" */
+	char *where;		/* cpu: the dso; nvtx and lane: the lane; metrics: the
+				   subject ("machine", a process's name, "GPU0"); else "" */
+	char *unit;		/* metrics: of the means; else NULL */
+	uint32_t decimals;	/* metrics: of a count's means */
 	struct diff_side base, new;
 	/*
 	 * The relative change of what is compared: cpu, the self share
 	 * (normalize total) or the self time (none); spans, the median;
 	 * threads, the on-CPU time (scaled to the new recording's length
-	 * with normalize total).
+	 * with normalize total); metrics, the mean.
 	 */
 	double change;
 	double p;		/* the test's p-value; 1 when not tested */

@@ -9,7 +9,9 @@
  * Processes and threads (lanes too, as threads of their process) are
  * named by "M" events; slices are "X" events, instants "i"; a flow is an
  * "s" event on a zero-length "X" at the origin and an "f" bound to the
- * enclosing span; counters are "C" events. A CPU sample is an instant on
+ * enclosing span; counters are "C" events, their one value keyed by its
+ * unit ("value" for a count), the machine's and each GPU's metrics those
+ * of a pseudo process of their own. A CPU sample is an instant on
  * its thread, named after its leaf function, whose "sf" names its stack
  * in "stackFrames" (frame "name" and "category": function and dso, then
  * "parent"). Times are in microseconds with the ns as decimals: exact.
@@ -34,10 +36,25 @@ static void put_name(struct exporter *x, uint32_t name)
 	utf8_fput_json(x->out, funcs_name(x->f, name));
 }
 
+/* value / 10^decimals, exactly: its integer part, then decimals digits. */
+static void put_fixed(FILE *out, uint64_t value, uint32_t decimals)
+{
+	/* 10^19 is the last power of ten a uint64_t holds. */
+	int digits = decimals < 19 ? (int)decimals : 19;
+	uint64_t div = 1;
+
+	for (int i = 0; i < digits; i++)
+		div *= 10;
+	if (digits)
+		fprintf(out, "%" PRIu64 ".%0*" PRIu64, value / div, digits, value % div);
+	else
+		fprintf(out, "%" PRIu64, value);
+}
+
 /* ns as microseconds, exactly. */
 static void put_us(FILE *out, uint64_t ns)
 {
-	fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+	put_fixed(out, ns, 3);
 }
 
 /* Starts the next element of traceEvents. */
@@ -105,6 +122,7 @@ static void chrome_track(struct exporter *x, const struct export_track *t)
 	switch (t->kind) {
 	case TRACK_GLOBAL:
 	case TRACK_PROCESS:
+	case TRACK_DEVICE:
 		what = "process";
 		break;
 	case TRACK_THREAD:
@@ -183,12 +201,19 @@ static void chrome_sample(struct exporter *x, const struct export_track *t,
 }
 
 static void chrome_counter(struct exporter *x, const struct export_track *t, uint64_t ts,
-			   uint64_t value)
+			   uint64_t value, uint32_t decimals)
 {
 	begin_event(x, "C", t->name, t);
 	fputs(",\"ts\":", x->out);
 	put_us(x->out, ts);
-	fprintf(x->out, ",\"args\":{\"value\":%" PRIu64 "}}", value);
+	fputs(",\"args\":{", x->out);
+	if (t->unit)
+		put_name(x, t->unit);
+	else
+		fputs("\"value\"", x->out);
+	fputc(':', x->out);
+	put_fixed(x->out, value, decimals);
+	fputs("}}", x->out);
 }
 
 /* The frames of the stacks the samples used: each node, its function and caller. */

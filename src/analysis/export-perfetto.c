@@ -7,9 +7,11 @@
  * lists them):
  *
  *   TrackDescriptor     a process (ProcessDescriptor), a thread
- *                       (ThreadDescriptor), a group or a lane (a name and
- *                       parent_uuid), a counter (CounterDescriptor)
- *   TrackEvent          slice begin and end, instant, counter value;
+ *                       (ThreadDescriptor), a group, a lane or the machine's
+ *                       or a GPU's metrics (a name, and parent_uuid), a
+ *                       counter (CounterDescriptor: a count, or its unit)
+ *   TrackEvent          slice begin and end, instant, counter value (an
+ *                       integer, or a double for a metric with decimals);
  *                       flow_ids and terminating_flow_ids; attributes as
  *                       debug annotations
  *   PerfSample          a CPU sample: cpu, pid, tid and its callstack
@@ -25,6 +27,7 @@
  */
 #include "analysis/export.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +61,7 @@ enum {
 	THREAD_TID = 2,
 	THREAD_NAME = 5,
 	COUNTER_UNIT = 3,
+	COUNTER_UNIT_NAME = 6,
 	UNIT_COUNT = 2,
 
 	EVENT_CATEGORY_IIDS = 3,
@@ -66,6 +70,7 @@ enum {
 	EVENT_NAME_IID = 10,
 	EVENT_TRACK_UUID = 11,
 	EVENT_COUNTER_VALUE = 30,
+	EVENT_DOUBLE_COUNTER_VALUE = 44,
 	EVENT_FLOW_IDS = 47,
 	EVENT_TERMINATING_FLOW_IDS = 48,
 	TYPE_SLICE_BEGIN = 1,
@@ -218,7 +223,10 @@ static void perfetto_track(struct exporter *x, const struct export_track *t)
 			pb_varint(&p->packet, DESC_PARENT_UUID, t->parent);
 		if (t->kind == TRACK_COUNTER) {
 			desc = pb_begin(&p->packet, DESC_COUNTER);
-			pb_varint(&p->packet, COUNTER_UNIT, UNIT_COUNT);
+			if (t->unit)
+				pb_string(&p->packet, COUNTER_UNIT_NAME, funcs_name(x->f, t->unit));
+			else
+				pb_varint(&p->packet, COUNTER_UNIT, UNIT_COUNT);
 			pb_end(&p->packet, desc);
 		}
 	}
@@ -380,12 +388,15 @@ static void perfetto_sample(struct exporter *x, const struct export_track *t,
 }
 
 static void perfetto_counter(struct exporter *x, const struct export_track *t, uint64_t ts,
-			     uint64_t value)
+			     uint64_t value, uint32_t decimals)
 {
 	struct perfetto *p = x->state;
 	size_t at = begin_event(x, ts, TYPE_COUNTER, t);
 
-	pb_varint(&p->packet, EVENT_COUNTER_VALUE, value);
+	if (decimals)
+		pb_double(&p->packet, EVENT_DOUBLE_COUNTER_VALUE, (double)value / pow(10, decimals));
+	else
+		pb_varint(&p->packet, EVENT_COUNTER_VALUE, value);
 	end_event(x, at);
 }
 

@@ -5,6 +5,8 @@
  *
  *   the recording's track with its metadata and counters;
  *   a track per selected process and thread;
+ *   each selected metric series as a counter track of its process, or of
+ *   the machine's or its GPU's pseudo process;
  *   their off-CPU intervals;
  *   lane by lane, the spans in time order on tracks of their lane, each
  *   linked origin an instant on its thread with a flow to its span;
@@ -16,6 +18,7 @@
  * track of its lane ("NAME #2") that takes it.
  */
 #include "analysis/export.h"
+#include "analysis/metrics.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,6 +30,8 @@
 #define OFFCPU_NAME "off-CPU"
 #define RECORDING_NAME "recording"
 #define GPU_LANE_PREFIX "GPU"	/* "GPU0 stream 7": the CUDA agent's stream lanes */
+/* The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo processes. */
+#define DEVICE_PID_BASE 0xffe00000u
 
 struct walk {
 	struct exporter x;
@@ -39,6 +44,7 @@ struct walk {
 	struct export_track global;
 	struct u64map processes;	/* pid -> track id */
 	struct u64map groups;		/* pid << 32 | GPU number -> track id */
+	struct u64map devices;		/* GPU NVML index + 1, 0 the machine -> track id */
 	struct export_track *threads;	/* by real thread index; id 0: not exported */
 	VEC(struct export_arg) args;
 	uint32_t *key_names;		/* by string id: names id, 0 not made yet */
@@ -125,7 +131,7 @@ static void walk_recording(struct walk *w)
 
 		new_track(w, &t, TRACK_COUNTER, w->global.id, name_id(w, name ? name : "-"));
 		w->e->track(&w->x, &t);
-		w->e->counter(&w->x, &t, w->from - w->zero, m->counters.v[i].value);
+		w->e->counter(&w->x, &t, w->from - w->zero, m->counters.v[i].value, 0);
 	}
 }
 
@@ -168,6 +174,56 @@ static void walk_threads(struct walk *w)
 		w->threads[i].pid = th->pid;
 		w->threads[i].tid = th->tid;
 		w->e->track(&w->x, &w->threads[i]);
+	}
+}
+
+/* The pseudo process of the machine's or a GPU's metrics (s's subject), made on first use. */
+static uint32_t device_track(struct walk *w, const struct tr_metric *s)
+{
+	struct export_track t;
+	uint64_t id;
+	char label[32];
+
+	if (u64map_get(&w->devices, s->gpu, &id))
+		return (uint32_t)id;
+	metric_subject_label(label, sizeof(label), w->x.m, s);
+	new_track(w, &t, TRACK_DEVICE, 0, name_id(w, label));
+	t.pid = DEVICE_PID_BASE + s->gpu;
+	w->e->track(&w->x, &t);
+	u64map_put(&w->devices, s->gpu, t.id);
+	return t.id;
+}
+
+/* Each selected series with a value in the window: a counter track under its subject. */
+static void walk_metrics(struct walk *w)
+{
+	const struct model *m = w->x.m;
+
+	for (uint32_t id = 1; id <= m->t.metrics.len; id++) {
+		const struct tr_metric *s = &m->t.metrics.v[id - 1];
+		const char *name = model_str(m, s->name), *unit = metric_unit(m, s);
+		bool process = metric_subject(s) == METRIC_PROCESS;
+		struct export_track t = {0};
+		const struct model_point *p;
+		size_t n;
+
+		if (!metric_selected(w->x.f, w->o->filter, s))
+			continue;
+		p = model_metric_points(m, id, &n);
+		for (size_t i = 0; i < n; i++) {
+			if (!in_window(w, p[i].ts, 0))
+				continue;
+			if (!t.id) {
+				uint32_t parent = process ? process_track(w, s->pid) : device_track(w, s);
+
+				new_track(w, &t, TRACK_COUNTER, parent,
+					  name_id(w, name && *name ? name : "-"));
+				t.pid = process ? s->pid : DEVICE_PID_BASE + s->gpu;
+				t.unit = *unit ? name_id(w, unit) : 0;
+				w->e->track(&w->x, &t);
+			}
+			w->e->counter(&w->x, &t, p[i].ts - w->zero, p[i].value, s->decimals);
+		}
 	}
 }
 
@@ -505,6 +561,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	w.e->begin(&w.x);
 	walk_recording(&w);
 	walk_threads(&w);
+	walk_metrics(&w);
 	walk_offcpu(&w);
 	walk_lanes(&w);
 	walk_samples(&w);
@@ -513,6 +570,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 
 	u64map_free(&w.processes);
 	u64map_free(&w.groups);
+	u64map_free(&w.devices);
 	free(w.threads);
 	free(w.key_names);
 	VEC_FREE(&w.args);

@@ -27,6 +27,7 @@ enum export_track_kind {
 	TRACK_GROUP,		/* lanes of one GPU, under their process */
 	TRACK_LANE,		/* spans: a lane, or a part of one (an NVTX thread, an overlap) */
 	TRACK_COUNTER,
+	TRACK_DEVICE,		/* the machine's or a GPU's metrics: a pseudo process, pid its own */
 };
 
 struct export_track {
@@ -35,6 +36,7 @@ struct export_track {
 	enum export_track_kind kind;
 	uint32_t pid, tid;	/* process and thread; lanes: a synthetic tid of their own */
 	uint32_t name;
+	uint32_t unit;		/* counters: the values' unit, 0 for a plain count */
 };
 
 /* An attribute of an event: a number, or a text when str is set. */
@@ -69,8 +71,9 @@ struct export_emitter {
 	/* A CPU sample on thread track t, at ts. */
 	void (*sample)(struct exporter *x, const struct export_track *t, const struct tr_sample *s,
 		       uint64_t ts);
+	/* A counter's value at ts: value / 10^decimals. */
 	void (*counter)(struct exporter *x, const struct export_track *t, uint64_t ts,
-			uint64_t value);
+			uint64_t value, uint32_t decimals);
 	void (*end)(struct exporter *x);
 	void (*free)(struct exporter *x);
 };

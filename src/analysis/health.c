@@ -6,6 +6,7 @@
  * recorder still shows.
  */
 #include "analysis/analysis.h"
+#include "analysis/metrics.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -31,6 +32,8 @@ static const struct {
 	{ "duration", NULL },	/* its own line, below */
 	{ "recorder-cpu-ns", NULL },	/* with the counts */
 	{ "recorder-naming-ns", NULL },
+	{ "metrics-interval", NULL },	/* the metrics section */
+	{ "metrics-nvml", NULL },
 };
 
 /* Counters with a line of their own; the rest are listed by name. */
@@ -44,6 +47,14 @@ static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 #define KR_PREFIX "kr."
 #define PYTHON_PREFIX "python."
 #define PYTHON_PROCESS_PREFIX "python.process."
+
+/* The metrics reader's counters, in the words of the metrics section. */
+static const char *const metrics_counter_lines[] = {
+	"metrics.ticks", "metrics.missed", "metrics.processes", "metrics.read-failed",
+};
+static const char *const metrics_counter_words[] = {
+	"made", "missed", "processes read", "reads failed",
+};
 
 /* The Python reader's outcomes, as in src/record/python.h, then its frame count. */
 static const char *const python_counter_lines[] = {
@@ -102,6 +113,7 @@ static const struct {
 	{ TR_FEAT_SYMBOLS, "symbols" },
 	{ TR_FEAT_LANES, "lanes" },
 	{ TR_FEAT_GPU_PC, "gpu-pc" },
+	{ TR_FEAT_METRICS, "metrics" },
 };
 
 /* A label in its column; a longer one keeps a space before its value. */
@@ -247,13 +259,15 @@ static void put_losses(FILE *out, const struct model *m)
 
 /*
  * What the recorder spent of the CPU while recording, in all, naming
- * addresses, and per sample for the rest.
+ * addresses, reading metrics, and per sample for the rest.
  */
 static void put_recorder_cpu(FILE *out, const struct model *m)
 {
 	const char *v = model_meta(m, "recorder-cpu-ns");
 	const char *naming = model_meta(m, "recorder-naming-ns");
 	double ns = v ? strtod(v, NULL) : 0, naming_ns = naming ? strtod(naming, NULL) : 0;
+	uint64_t metrics_ns = 0;
+	bool metrics = model_counter(m, "metrics.cpu-ns", &metrics_ns);
 
 	field(out, "recorder CPU:");
 	if (!v) {
@@ -262,9 +276,14 @@ static void put_recorder_cpu(FILE *out, const struct model *m)
 	}
 	fprintf(out, "%.3f s while recording", ns / 1e9);
 	if (naming)
-		fprintf(out, " (%.3f s naming addresses)", naming_ns / 1e9);
+		fprintf(out, " (%.3f s naming addresses%s", naming_ns / 1e9, metrics ? ", " : ")");
+	else if (metrics)
+		fprintf(out, " (");
+	if (metrics)
+		fprintf(out, "%.3f s reading metrics)", (double)metrics_ns / 1e9);
 	if (m->t.samples.len)
-		fprintf(out, ", %.2f us per sample", (ns - naming_ns) / 1e3 / (double)m->t.samples.len);
+		fprintf(out, ", %.2f us per sample",
+			(ns - naming_ns - (double)metrics_ns) / 1e3 / (double)m->t.samples.len);
 	fprintf(out, "\n");
 }
 
@@ -913,6 +932,83 @@ static void put_python(FILE *out, const struct model *m)
 	}
 }
 
+/* The mean time between two metric ticks; false with fewer than two. */
+static bool tick_spacing(const struct model *m, uint64_t *ns)
+{
+	size_t n = m->t.metric_ticks.len;
+	uint64_t first, last;
+
+	if (n < 2)
+		return false;
+	first = last = m->t.metric_ticks.v[0].ts;
+	for (size_t i = 1; i < n; i++) {
+		uint64_t ts = m->t.metric_ticks.v[i].ts;
+
+		first = ts < first ? ts : first;
+		last = ts > last ? ts : last;
+	}
+	*ns = (last - first) / (n - 1);
+	return true;
+}
+
+/*
+ * The metrics: the interval asked for and the one kept, the series, how
+ * the reading went and what it cost, and what became of GPU metrics. One
+ * line for a recording without them.
+ */
+static void put_metrics(FILE *out, const struct model *m)
+{
+	const char *interval = model_meta(m, "metrics-interval");
+	const char *nvml = model_meta(m, "metrics-nvml");
+	size_t subjects[METRIC_SUBJECTS] = {0}, ticks = m->t.metric_ticks.len;
+	struct metrics_storage stored;
+	uint64_t cpu_ns, made, spacing;
+	char buf[32];
+
+	field(out, "metrics:");
+	if (!interval && !m->t.metrics.len) {
+		fprintf(out, "none (recorded with --no-metrics, or by a gtrace without them)\n");
+		return;
+	}
+	if (interval)
+		fprintf(out, "every %s", duration(buf, sizeof(buf), strtoull(interval, NULL, 10)));
+	else
+		fprintf(out, "every n/a");
+	fprintf(out, ", %zu ticks", ticks);
+	if (tick_spacing(m, &spacing))
+		fprintf(out, " %s apart on average", duration(buf, sizeof(buf), spacing));
+	fputc('\n', out);
+	for (size_t i = 0; i < m->t.metrics.len; i++)
+		subjects[metric_subject(&m->t.metrics.v[i])]++;
+	metrics_storage(m, &stored);
+	field(out, "metric series:");
+	fprintf(out, "%zu: %zu of the machine, %zu of processes, %zu of GPUs; %zu values",
+		m->t.metrics.len, subjects[METRIC_MACHINE], subjects[METRIC_PROCESS],
+		subjects[METRIC_GPU], stored.values);
+	if (stored.values)
+		fprintf(out, ", %.2f bytes each encoded, %.2f compressed",
+			(double)stored.encoded / (double)stored.values,
+			(double)stored.compressed / (double)stored.values);
+	fputc('\n', out);
+	put_counts_line(out, m, "metric readings:", metrics_counter_lines, metrics_counter_words,
+			sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), false);
+	fputc('\n', out);
+	field(out, "metrics CPU:");
+	if (model_counter(m, "metrics.cpu-ns", &cpu_ns)) {
+		/* Per reading the recorder made; the file's ticks when it did not say. */
+		if (!model_counter(m, "metrics.ticks", &made) || !made)
+			made = ticks;
+		fprintf(out, "%.3f ms", (double)cpu_ns / 1e6);
+		if (made)
+			fprintf(out, ", %s per tick", duration(buf, sizeof(buf), cpu_ns / made));
+		fputc('\n', out);
+	} else {
+		fprintf(out, "n/a\n");
+	}
+	field(out, "GPU metrics:");
+	fprintf(out, "%s\n", nvml ? nvml : "n/a");
+}
+
 static bool is_counter_line(const char *name)
 {
 	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX) ||
@@ -922,7 +1018,9 @@ static bool is_counter_line(const char *name)
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
 			return true;
-	return false;
+	return !strcmp(name, "metrics.cpu-ns") ||
+	       is_listed(metrics_counter_lines,
+			 sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), name);
 }
 
 static void put_other_counters(FILE *out, const struct model *m)
@@ -955,6 +1053,7 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_pc(out, m);
 	put_kernel_regions(out, m);
 	put_python(out, m);
+	put_metrics(out, m);
 	put_other_counters(out, m);
 }
 
@@ -968,6 +1067,36 @@ static void json_origin(FILE *out, const char *name, uint64_t count,
 			d->count ? d->min : 0, d->count ? (double)d->sum / (double)d->count : 0.0,
 			d->max);
 	fputc('}', out);
+}
+
+/* The metrics section's figures; the reader's counters are under "counters". */
+static void json_metrics(FILE *out, const struct model *m)
+{
+	const char *interval = model_meta(m, "metrics-interval");
+	const char *nvml = model_meta(m, "metrics-nvml");
+	struct metrics_storage stored;
+	uint64_t spacing;
+
+	metrics_storage(m, &stored);
+	fprintf(out, "  \"metrics\": {\"recorded\": %s, \"interval_ns\": ",
+		interval || m->t.metrics.len ? "true" : "false");
+	if (interval)
+		fprintf(out, "%llu", strtoull(interval, NULL, 10));
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"ticks\": %zu, \"spacing_ns\": ", m->t.metric_ticks.len);
+	if (tick_spacing(m, &spacing))
+		fprintf(out, "%" PRIu64, spacing);
+	else
+		fprintf(out, "null");
+	fprintf(out, ", \"series\": %zu, \"values\": %zu, \"encoded_bytes\": %zu, "
+		"\"compressed_bytes\": %zu, \"nvml\": ", m->t.metrics.len, stored.values,
+		stored.encoded, stored.compressed);
+	if (nvml)
+		utf8_fput_json(out, nvml);
+	else
+		fprintf(out, "null");
+	fprintf(out, "}\n");
 }
 
 void diagnose_print_json(FILE *out, const struct model *m, const char *path,
@@ -1033,5 +1162,7 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 			    o == ORIGIN_TOO_FAR ? &links->too_far : NULL);
 		fprintf(out, o + 1 < ORIGIN_OUTCOMES ? ",\n" : "\n");
 	}
-	fprintf(out, "  }\n}\n");
+	fprintf(out, "  },\n");
+	json_metrics(out, m);
+	fprintf(out, "}\n");
 }

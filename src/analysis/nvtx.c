@@ -42,13 +42,6 @@ static int cmp_ranges(const void *pa, const void *pb)
 	return a->span > b->span ? -1 : a->span < b->span;
 }
 
-static int cmp_u64(const void *pa, const void *pb)
-{
-	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The ranges of spans on "nvtx" lanes with a real origin thread and a length. */
 static struct range *collect_ranges(const struct model *m, size_t *n)
 {
@@ -111,7 +104,7 @@ static void cut_thread(struct nvtx_ranges *r, struct u64map *index,
 
 	for (size_t i = 0; i < n; i++)
 		ends[i] = ranges[i].end;
-	qsort(ends, n, sizeof(*ends), cmp_u64);
+	qsort(ends, n, sizeof(*ends), u64_cmp);
 	while (next_end < n) {
 		uint64_t at = ends[next_end];
 		uint32_t chain = 0;

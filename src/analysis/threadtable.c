@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The threads view: real threads by samples, then the lanes. */
 #include "analysis/analysis.h"
+#include "analysis/metrics.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -65,6 +66,34 @@ static int name_width(const struct model *m, const size_t *idx, size_t n)
 	return width;
 }
 
+/* The processes' peak RSS and CPU from their metrics, busiest first; none without metrics. */
+static void put_processes(FILE *out, const struct model *m)
+{
+	size_t n;
+	struct metric_process *p = metrics_processes(m, &n);
+	int width = 4;
+	char rss[64], cpu[64];
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = metric_process_name(m, p[i].pid);
+		int len = name ? (int)strlen(name) : 1;
+
+		width = len > width ? len : width;
+	}
+	if (n)
+		fprintf(out, "\n%8s  %-*s  %10s  %9s\n", "PID", width, "Name", "Peak RSS", "Mean CPU");
+	for (size_t i = 0; i < n; i++) {
+		const char *name = metric_process_name(m, p[i].pid);
+
+		fprintf(out, "%8" PRIu32 "  %-*s  %10s  %9s\n", p[i].pid, width, name ? name : "-",
+			p[i].rss_known ? metric_format(rss, sizeof(rss), "KiB", 0, p[i].peak_rss_kib)
+				       : "-",
+			p[i].cpu_known ? metric_format(cpu, sizeof(cpu), "%", 1, p[i].cpu_percent)
+				       : "-");
+	}
+	free(p);
+}
+
 /* The threads' indexes, the real ones by samples, then the lanes. Free it. */
 static size_t *threads_in_order(const struct model *m)
 {
@@ -98,6 +127,7 @@ void threads_print(FILE *out, const struct model *m, size_t limit)
 		put_ms(out, offcpu, th->offcpu_ns);
 		put_seen(out, m, th);
 	}
+	put_processes(out, m);
 	if (!lanes) {
 		free(idx);
 		return;
@@ -147,6 +177,30 @@ static void json_seen(FILE *out, const struct model *m, const struct model_threa
 		fprintf(out, ", \"first_s\": null, \"last_s\": null}");
 }
 
+/* The rows of put_processes: null where a figure is not known. */
+static void json_processes(FILE *out, const struct model *m)
+{
+	size_t n;
+	struct metric_process *p = metrics_processes(m, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *name = metric_process_name(m, p[i].pid);
+
+		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"name\": ", i ? "," : "", p[i].pid);
+		utf8_fput_json(out, name ? name : "-");
+		if (p[i].rss_known)
+			fprintf(out, ", \"peak_rss_kib\": %.0f", p[i].peak_rss_kib);
+		else
+			fprintf(out, ", \"peak_rss_kib\": null");
+		if (p[i].cpu_known)
+			fprintf(out, ", \"cpu_percent\": %.3f}", p[i].cpu_percent);
+		else
+			fprintf(out, ", \"cpu_percent\": null}");
+	}
+	fprintf(out, "%s", n ? "\n  " : "");
+	free(p);
+}
+
 void threads_print_json(FILE *out, const struct model *m, const char *path, size_t limit)
 {
 	size_t real = m->real_threads;
@@ -169,7 +223,9 @@ void threads_print_json(FILE *out, const struct model *m, const char *path, size
 		json_ms(out, "offcpu_ms", offcpu, th->offcpu_ns);
 		json_seen(out, m, th);
 	}
-	fprintf(out, "%s],\n  \"lanes\": [", shown ? "\n  " : "");
+	fprintf(out, "%s],\n  \"processes\": [", shown ? "\n  " : "");
+	json_processes(out, m);
+	fprintf(out, "],\n  \"lanes\": [");
 	for (size_t i = real; i < m->threads.len; i++) {
 		const struct model_thread *th = &m->threads.v[i];
 

@@ -17,7 +17,9 @@ static void usage(void)
 	       "their origins linked to CPU samples, and for CUDA programs what became of\n"
 	       "GPU collection: why it did not run, or the CUPTI records it counted, and\n"
 	       "of GPU PC sampling: settings, windows, samples kept and dropped, cubins\n"
-	       "and the share of samples at a source line.\n\n"
+	       "and the share of samples at a source line; then how the metrics were\n"
+	       "read: the interval asked for and kept, readings missed and failed, their\n"
+	       "CPU cost, and what became of GPU metrics.\n\n"
 	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
 	       LINK_WINDOW_USAGE
 	       FORMAT_USAGE

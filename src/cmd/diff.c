@@ -30,13 +30,14 @@ static void usage(void)
 	       "Compares two recordings row by row: CPU functions by their self\n"
 	       "samples, and kernels, copies and memsets, CUDA calls, CPU waits, NVTX\n"
 	       "ranges and other lane work by the durations of their spans, threads by\n"
-	       "their time on the CPU (shown, not tested: one figure a run). A change\n"
-	       "is significant at the confidence over all the rows compared (Holm's\n"
-	       "correction), and a regression when it is also more than the threshold\n"
-	       "worse. Rows are sorted by how much time changed.\n\n"
+	       "their time on the CPU and metric series by their mean (shown, not\n"
+	       "tested: one figure a run). A change is significant at the confidence\n"
+	       "over all the rows compared (Holm's correction), and a regression when\n"
+	       "it is also more than the threshold worse. Rows are sorted by how much\n"
+	       "time changed.\n\n"
 	       "      --by KINDS           sections: cpu, gpu (kernel, copy, api, wait),\n"
-	       "                           nvtx, lanes, threads, or single kinds (default:\n"
-	       "                           all)\n"
+	       "                           nvtx, lanes, threads, metrics, or single kinds\n"
+	       "                           (default: all)\n"
 	       "      --normalize MODE     total: compare shares of each recording\n"
 	       "                           (default); none: absolute time\n"
 	       "      --confidence PCT     of the significance tests (default 99)\n"
@@ -84,7 +85,8 @@ static int diff_option(struct diff_args *da, int c, const char *arg)
 	case OPT_BY:
 	case OPT_FAIL_ON:
 		if (diff_parse_kinds(arg, c == OPT_BY ? &da->o.kinds : &da->fail_on)) {
-			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lanes, threads",
+			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lanes, "
+			       "threads, metrics",
 			       c == OPT_BY ? "--by" : "--fail-on", arg);
 			return EXIT_USAGE;
 		}

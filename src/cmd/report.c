@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "analysis/metrics.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
@@ -17,6 +18,7 @@ enum {
 	OPT_GPU,
 	OPT_GPU_PC,
 	OPT_SASS,
+	OPT_METRICS,
 };
 
 static void usage(void)
@@ -37,6 +39,8 @@ static void usage(void)
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
 	       "                           hottest source lines with their stall reasons\n"
 	       "      --sass               with --gpu-pc: per SASS offset, with its line\n"
+	       "      --metrics            show the metrics instead: each series of the\n"
+	       "                           machine, the processes and the GPUs over time\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all); with\n"
 	       "                           --gpu-pc, N kernels and N lines of each\n"
@@ -110,6 +114,23 @@ static int print_gpu_pc(struct funcs *f, const struct sample_filter *flt, size_t
 	return 0;
 }
 
+/* report --metrics, or why the recording has none. */
+static void print_metrics(struct funcs *f, const struct sample_filter *flt, size_t limit,
+			  const char *path, bool json)
+{
+	struct metrics_report r;
+	char why[256];
+
+	metrics_report_build(&r, f, flt);
+	if (json)
+		metrics_report_print_json(stdout, &r, f->m, path, limit);
+	else if (!metrics_explain(f->m, why, sizeof(why)))
+		metrics_report_print(stdout, &r, f->m, path, limit);
+	else
+		pr_info("no metrics in '%s': %s", path, why);
+	metrics_report_free(&r);
+}
+
 /* report --gpu, or why the recording has no CUDA work. */
 static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
 		      const char *path, bool json)
@@ -145,13 +166,14 @@ int cmd_report(int argc, char **argv)
 		{ "gpu", no_argument, NULL, OPT_GPU },
 		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
 		{ "sass", no_argument, NULL, OPT_SASS },
+		{ "metrics", no_argument, NULL, OPT_METRICS },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
 	};
 	struct offline_args a;
 	struct report_opts o = { .children = true, .filter = &a.filter };
-	bool gpu = false, gpu_pc = false, sass = false;
+	bool gpu = false, gpu_pc = false, sass = false, metrics = false;
 	struct model m;
 	struct funcs f;
 	struct origin_links links;
@@ -190,19 +212,23 @@ int cmd_report(int argc, char **argv)
 		case OPT_SASS:
 			sass = true;
 			break;
+		case OPT_METRICS:
+			metrics = true;
+			break;
 		}
 	}
-	if (!a.status && gpu && gpu_pc) {
-		pr_err("--gpu and --gpu-pc cannot be used together");
+	if (!a.status && gpu + gpu_pc + metrics > 1) {
+		pr_err("only one of --gpu, --gpu-pc and --metrics can be given");
 		a.status = EXIT_USAGE;
 	}
 	if (!a.status && sass && !gpu_pc) {
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
-	/* GPU work has no stack of its own to find a dso in. */
-	if (!a.status && (gpu || gpu_pc) && a.filter.dsos.len) {
-		pr_err("--dso cannot be used with %s", gpu ? "--gpu" : "--gpu-pc");
+	/* GPU work and metrics have no stack of their own to find a dso in. */
+	if (!a.status && (gpu || gpu_pc || metrics) && a.filter.dsos.len) {
+		pr_err("--dso cannot be used with %s",
+		       gpu ? "--gpu" : gpu_pc ? "--gpu-pc" : "--metrics");
 		a.status = EXIT_USAGE;
 	}
 	if (!offline_load_input(&a, &m))
@@ -213,6 +239,8 @@ int cmd_report(int argc, char **argv)
 		print_gpu(&f, &a.filter, o.limit, a.input, a.json);
 	} else if (gpu_pc) {
 		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input, a.json);
+	} else if (metrics) {
+		print_metrics(&f, &a.filter, o.limit, a.input, a.json);
 	} else {
 		offline_link_origins(&links, &m, a.window);
 		if (a.json)

@@ -15,9 +15,10 @@ static void usage(void)
 	       "first and last event (seconds since the recording started).\n"
 	       "On-CPU time is the time between the first and last event less the\n"
 	       "off-CPU time when context switches were recorded, else samples times\n"
-	       "the sampling period. Lanes of GPU or queued work follow, always, with\n"
-	       "their kind (\"cuda\" for a GPU stream), their spans and the sum of the\n"
-	       "spans' durations: GPU time for a stream.\n\n"
+	       "the sampling period. With metrics, each process's peak RSS and mean CPU\n"
+	       "(user and system, 100%% a busy CPU) follow. Lanes of GPU or queued work\n"
+	       "come last, always, with their kind (\"cuda\" for a GPU stream), their\n"
+	       "spans and the sum of the spans' durations: GPU time for a stream.\n\n"
 	       "  -i, --input FILE   the recording (default " DEFAULT_INPUT ")\n"
 	       "  -n, --limit N      list at most N threads (lanes are always listed)\n"
 	       FORMAT_USAGE

@@ -135,6 +135,16 @@ int tr_writer_open(struct tr_writer **wp, const char *path, uint64_t features)
 	return 0;
 }
 
+size_t tr_compressed_size(const void *payload, size_t len)
+{
+	size_t bound = ZSTD_compressBound(len), n;
+	void *frame = xmalloc(bound);
+
+	n = ZSTD_compress(frame, bound, payload, len, ZSTD_LEVEL);
+	free(frame);
+	return ZSTD_isError(n) ? 0 : n;
+}
+
 int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len)
 {
 	size_t bound = ZSTD_compressBound(len), n;

@@ -59,6 +59,8 @@ int tr_writer_open(struct tr_writer **w, const char *path, uint64_t features);
 /* Compresses payload and appends it as one chunk; durable once it returns. */
 int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len);
 uint64_t tr_writer_bytes(const struct tr_writer *w);	/* written so far */
+/* The bytes a chunk's compression makes of a payload; 0 when it fails. */
+size_t tr_compressed_size(const void *payload, size_t len);
 /* Closes the file; does not write an END chunk by itself. */
 int tr_writer_close(struct tr_writer *w);
 

@@ -727,11 +727,11 @@ static int finish(struct session *se)
 	if (se->in)
 		take_last_spans(se);
 	se->res->exit_status = se->o->attach ? 0 : exit_status(se);
+	/* Its last reading in the recorder's CPU, which diagnose takes it out of. */
+	metrics_stop(se->metrics);
 	add_end_meta(se, end_ns);
-	if (se->metrics) {
-		metrics_stop(se->metrics);
+	if (se->metrics)
 		metrics_take(se->metrics, se->c);
-	}
 	collector_finish(se->c);
 	collector_flush(se->c, true);
 	collector_stats(se->c, &se->res->stats);

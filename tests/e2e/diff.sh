@@ -42,6 +42,10 @@ assert set(d["options"]) == {"normalize", "confidence", "threshold"}
 row_keys = {"kind", "name", "where", "status", "change", "p", "tested", "significant",
             "impact_ms", "base", "new"}
 for row in d["rows"]:
+    if row["kind"] == "metric":
+        assert set(row) == row_keys | {"unit"}, row
+        assert all(set(row[side]) == {"count", "mean"} for side in ("base", "new")), row
+        continue
     assert set(row) == row_keys, row
     extra = {"cpu": {"children", "share"}, "thread": {"offcpu_ms"}}.get(
         row["kind"], {"mean_ns", "median_ns", "p95_ns"})
@@ -52,6 +56,13 @@ assert bad == ["target"], bad
 PY
 run_gtrace diff --by threads base.data slow.data >threads.txt
 expect_contains threads.txt '^  thread +1 +1 +[0-9.]+ms +[0-9.]+ms .* same +regress$'
+# Metrics by their means, shown, never tested; the process by its name.
+run_gtrace report -i base.data --metrics --format json >metrics.json
+if grep -q '"name": "proc.rss"' metrics.json; then
+	run_gtrace diff --by metrics base.data slow.data >metrics.txt
+	expect_contains metrics.txt '^  metric +[0-9]+ +[0-9]+ +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB .* 1  same +regress: proc.rss$'
+	expect_contains metrics.txt '^# normalize .*; [0-9]+ rows, 0 tested: 0 regressions, 0 improvements'
+fi
 run_gtrace diff --format markdown base.data slow.data >diff.md
 expect_contains diff.md '^\| \*\*regression\*\* \| cpu \| target \(regress\) \|'
 

@@ -3,7 +3,8 @@
 # against what threads, flame, diagnose and report --gpu say of the same
 # recording: the tracks, the samples per thread and their stacks, the
 # off-CPU time, each lane's spans and target time, a flow per linked
-# origin, the span attributes, NVTX nesting, counters and metadata; then
+# origin, the span attributes, NVTX nesting, counters, the metrics (as
+# report --metrics counts them) and metadata; then
 # the time window, the filters, stdout, and each error.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -105,6 +106,33 @@ export_all() {
 		expect_contains "$sum" '^meta gtrace-version [0-9]'
 		expect_contains "$sum" '^meta start-ns [0-9]+$'
 	done
+	check_metrics "$1" "$2"
+}
+
+# check_metrics DATA NAME: both formats have the same metric counter tracks,
+# each with as many values as report --metrics counts, under its subject.
+check_metrics() {
+	for format in $FORMATS; do
+		grep -E '^(series|device) ' "$2.$format.sum" >"$2.$format.series"
+	done
+	cmp -s "$2.perfetto.series" "$2.chrome.series" ||
+		{ show "$2.perfetto.series"; show "$2.chrome.series"; fail "'$2': the formats' metrics differ"; }
+	run_gtrace report -i "$1" --metrics --format json >"$2.metrics.json"
+	python3 - "$2.metrics.json" "$2.chrome.series" <<'PY' ||
+import collections, json, sys
+want = collections.Counter()
+for r in json.load(open(sys.argv[1]))["series"]:
+    owner = {"machine": "machine", "gpu": "GPU%s" % r["gpu"]}.get(r["subject"], r["comm"])
+    want[(r["name"], r["unit"] or "-", owner)] += r["values"]
+got = collections.Counter()
+for line in open(sys.argv[2]):
+    w = line.rstrip("\n").split(" ", 6)
+    if w[0] == "series":
+        got[(w[1], w[2], w[6])] += int(w[3])
+want = +want
+assert got == want, (sorted((got - want).items()), sorted((want - got).items()))
+PY
+		fail "'$2': the exported metrics are not those of report --metrics"
 }
 
 # The threads workload: samples and stacks of four threads.

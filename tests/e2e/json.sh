@@ -23,15 +23,17 @@ head -c $((size - 100)) lanes.data >cut.data
 python3 - <<'PY' || fail "the JSON documents do not match their man pages (see above)"
 import json
 t = json.load(open("threads.json"))
-assert set(t) == {"version", "path", "threads", "lanes"} and t["version"] == 1, t.keys()
+assert set(t) == {"version", "path", "threads", "processes", "lanes"} and t["version"] == 1, t.keys()
 thread_keys = {"pid", "tid", "name", "samples", "oncpu_ms", "offcpu_ms", "first_s", "last_s"}
 lane_keys = {"pid", "tid", "kind", "name", "spans", "target_ms", "first_s", "last_s"}
 assert all(set(r) == thread_keys for r in t["threads"]), t["threads"]
 assert all(set(r) == lane_keys for r in t["lanes"]), t["lanes"]
+assert all(set(r) == {"pid", "name", "peak_rss_kib", "cpu_percent"} for r in t["processes"])
 assert [r["tid"] for r in t["lanes"]] == [0xfff00000, 0xfff00001], t["lanes"]
 assert sum(r["spans"] for r in t["lanes"]) == 1000, t["lanes"]
 text = [l.split() for l in open("threads.txt") if l.split() and l.split()[0].isdigit()]
-rows = {int(l[1]): int(l[3]) for l in text if not l[1].startswith("0x")}
+# Threads only: a lane's tid is in hex, a process row has a name there.
+rows = {int(l[1]): int(l[3]) for l in text if l[1].isdigit()}
 assert {r["tid"]: r["samples"] for r in t["threads"]} == rows, (rows, t["threads"])
 
 r = json.load(open("report.json"))
@@ -59,7 +61,10 @@ assert all(set(row) == {"self", "children", "self_percent", "children_percent", 
                         "symbol"} for row in s["rows"]), s["rows"]
 
 d = json.load(open("diag.json"))
-assert set(d) == {"version", "file", "meta", "counters", "recorded", "losses", "origins"}, d.keys()
+assert set(d) == {"version", "file", "meta", "counters", "recorded", "losses", "origins",
+                  "metrics"}, d.keys()
+assert set(d["metrics"]) == {"recorded", "interval_ns", "ticks", "spacing_ns", "series", "values",
+                             "encoded_bytes", "compressed_bytes", "nvml"}, d["metrics"]
 assert d["losses"] == [] or set(d["losses"][0]) == {"ts", "cpu", "tid", "count"}, d["losses"]
 assert d["file"]["ended"] == "cleanly" and "lanes" in d["file"]["features"], d["file"]
 assert set(d["recorded"]) == {"samples", "threads", "processes", "lanes", "spans"}

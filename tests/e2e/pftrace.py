@@ -3,6 +3,8 @@
 decode the Perfetto traces gtrace export writes (tests/e2e/pftrace.proto
 lists the messages and field numbers it uses)."""
 
+import struct
+
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 
 
@@ -24,6 +26,11 @@ def varint(buf, pos):
         shift += 7
         if shift >= 70:
             raise DecodeError("varint longer than 10 bytes")
+
+
+def double(bits):
+    """The double whose IEEE 754 bits a fixed64 field held."""
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
 
 
 def fields(buf):

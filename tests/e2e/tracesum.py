@@ -12,6 +12,8 @@ way on each:
                                 has its synthetic tid, 0xfff00000 and up; in
                                 Perfetto none: 2^32 + its track uuid here)
     process PID NAME
+    device NAME                 the metrics of the machine or a GPU (in Chrome
+                                a pseudo process, pid 0xffe00000 and up)
     group NAME PARENT           a group of lane tracks, under the process
                                 PARENT (Perfetto only: "GPU 0")
     grouped LANE GROUP          a lane track in a group (Perfetto only)
@@ -21,7 +23,10 @@ way on each:
     instants TID COUNT          per track
     samples TID COUNT           CPU samples per thread
     flows COUNT                 flows whose two ends are both in the trace
-    counter NAME VALUE
+    counter NAME VALUE          the recording's own counters
+    series NAME UNIT COUNT MIN MAX OWNER   a metric's counter track: its
+                                values in UNIT ("-" for a count), under its
+                                process or device OWNER
     meta KEY VALUE
     range FIRST_NS LAST_NS      of every event's time (slices: start, end)
     sample-range FIRST_NS LAST_NS   of the samples
@@ -55,6 +60,8 @@ class Summary:
         self.flow_out = set()
         self.flow_in = set()
         self.counters = {}
+        self.devices = set()
+        self.series = collections.defaultdict(list)    # (name, unit, owner) -> values
         self.meta = {}
         self.folded = collections.Counter()
         self.first = None
@@ -86,6 +93,11 @@ class Summary:
         print("flows %d" % len(self.flow_out & self.flow_in))
         for name, value in sorted(self.counters.items()):
             print("counter %s %d" % (name, value))
+        for name in sorted(self.devices):
+            print("device %s" % name)
+        for (name, unit, owner), values in sorted(self.series.items()):
+            print("series %s %s %d %.6g %.6g %s" % (name, unit, len(values), min(values),
+                                                    max(values), owner))
         for key, value in sorted(self.meta.items()):
             print("meta %s %s" % (key, value))
         if self.first is not None:
@@ -119,6 +131,9 @@ def ns(us):
     return int(whole) * 1000 + int((frac + "000")[:3])
 
 
+DEVICE_PID_BASE = 0xffe00000
+
+
 def chrome(text, s):
     d = json.loads(text)
     events = d["traceEvents"]
@@ -127,10 +142,14 @@ def chrome(text, s):
     s.meta.update(d.get("metadata", {}))
     names = {}
     for e in events:
-        if e["ph"] == "M" and e["name"] == "process_name":
+        if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] >= DEVICE_PID_BASE:
+            s.devices.add(e["args"]["name"])
+        elif e["ph"] == "M" and e["name"] == "process_name":
             s.processes[e["pid"]] = e["args"]["name"]
         elif e["ph"] == "M" and e["name"] == "thread_name":
             names[(e["pid"], e["tid"])] = e["args"]["name"]
+    devices = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and
+               e["name"] == "process_name" and e["pid"] >= DEVICE_PID_BASE}
     for (pid, tid), name in names.items():
         kind = "lane" if tid >= 0xfff00000 else "thread"
         s.tracks[(pid, tid)] = (tid, kind, name)
@@ -170,8 +189,12 @@ def chrome(text, s):
             s.flow_out.add(e["id"])
         elif ph == "f":
             s.flow_in.add(e["id"])
-        elif ph == "C":
+        elif ph == "C" and e["pid"] == 0:
             s.counters[e["name"]] = e["args"]["value"]
+        elif ph == "C":
+            (unit, value), = e["args"].items()
+            owner = s.processes.get(e["pid"]) or devices.get(e["pid"], str(e["pid"]))
+            s.series[(e["name"], "-" if unit == "value" else unit, owner)].append(value)
         else:
             raise ValueError("unexpected event phase %r" % ph)
 
@@ -189,6 +212,7 @@ def perfetto(data, s):
     events = []         # (ts, order, TrackEvent)
     samples = []        # (ts, PerfSample)
     cleared = False
+    recording = None    # the first track: the recording's own
     for order, pkt in enumerate(pftrace.packets(data)):
         assert pkt.one(P_SEQUENCE_ID) == 1, "a packet off sequence 1"
         flags = pkt.one(P_FLAGS, 0)
@@ -217,12 +241,13 @@ def perfetto(data, s):
                 th = desc.sub(4)
                 t.update(kind="thread", pid=th.one(1), tid=th.one(2), name=th.text(5))
             elif desc.has(8):
-                t.update(kind="counter")
+                t.update(kind="counter", unit=desc.sub(8).text(6, "-"))
             else:
                 t.update(kind="custom")
             if t["parent"] is not None:
                 assert t["parent"] in tracks, "track %d's parent comes later" % uuid
             tracks[uuid] = t
+            recording = uuid if recording is None else recording
         ev = pkt.sub(P_TRACK_EVENT)
         if ev:
             assert pkt.has(P_TIMESTAMP), "a TrackEvent with no time"
@@ -246,6 +271,8 @@ def perfetto(data, s):
         elif t["kind"] == "custom" and t["parent"] is not None and uuid in parents:
             owner = tracks[t["parent"]]
             s.groups.append((t["name"], owner.get("pid", 0)))
+        elif t["kind"] == "custom" and t["parent"] is None and uuid != recording:
+            s.devices.add(t["name"])
         elif t["kind"] == "custom" and t["parent"] is not None:
             keys[uuid] = (1 << 32) + uuid
             s.tracks[uuid] = (keys[uuid], "lane", t["name"])
@@ -277,8 +304,12 @@ def perfetto(data, s):
             s.instants[keys[uuid]] += 1
             if name == "recording":
                 s.meta.update(args)
-        elif kind == COUNTER:
+        elif kind == COUNTER and tracks[uuid]["parent"] == recording:
             s.counters[tracks[uuid]["name"]] = ev.one(30)
+        elif kind == COUNTER:
+            t = tracks[uuid]
+            value = ev.one(30) if ev.has(30) else pftrace.double(ev.one(44))
+            s.series[(t["name"], t["unit"], tracks[t["parent"]]["name"])].append(value)
         else:
             raise ValueError("TrackEvent type %r" % kind)
     for uuid, left in open_slices.items():

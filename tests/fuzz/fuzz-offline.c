@@ -35,6 +35,8 @@ static const char *const runs[][MAX_ARGS] = {
 	{ "report", "-i", "@", "--symfs", "%", "--gpu", "--format", "json" },
 	{ "report", "-i", "@", "--symfs", "%", "--gpu-pc", "--sass" },
 	{ "report", "-i", "@", "--symfs", "%", "--tid", "0xfff00000" },
+	{ "report", "-i", "@", "--metrics" },
+	{ "report", "-i", "@", "--metrics", "--format", "json", "--comm", "sleep" },
 	{ "flame", "-i", "@", "--symfs", "%", "--folded" },
 	{ "flame", "-i", "@", "--symfs", "%", "--svg", "/dev/null" },
 	{ "flame", "-i", "@", "--symfs", "%", "--gpu-pc", "--folded" },
@@ -46,6 +48,7 @@ static const char *const runs[][MAX_ARGS] = {
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "chrome" },
 	{ "diff", "--symfs", "%", "@", "@" },
 	{ "diff", "--symfs", "%", "--format", "json", "--normalize", "none", "@", "@" },
+	{ "diff", "--by", "metrics,threads", "@", "@" },
 	{ "flame", "--diff", "--symfs", "%", "--folded", "@", "@" },
 };
 

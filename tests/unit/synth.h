@@ -30,7 +30,7 @@ struct synth {
 	struct u64map nodes;	/* parent << 32 | loc -> node id */
 	uint64_t ts;		/* of the next sample */
 	/* Rows of id'd tables already written in earlier chunks. */
-	uint32_t strings_out, dsos_out, locs_out, nodes_out, lanes_out, spans_out;
+	uint32_t strings_out, dsos_out, locs_out, nodes_out, lanes_out, spans_out, metrics_out;
 };
 
 #define SYNTH_T0 1000000000ull	/* the first sample's timestamp */
@@ -225,6 +225,36 @@ static inline void synth_span_attr(struct synth *s, const char *key, uint64_t va
 	a->value = value;
 }
 
+/* A metric series: name in unit ("" a count) of pid, GPU gpu - 1 or the machine; its id. */
+static inline uint32_t synth_metric(struct synth *s, const char *name, const char *unit,
+				    uint32_t pid, uint32_t gpu, uint32_t decimals)
+{
+	struct tr_metric *mt = VEC_PUSH(&s->t.metrics);
+
+	mt->name = synth_str(s, name);
+	mt->unit = synth_str(s, unit);
+	mt->pid = pid;
+	mt->gpu = gpu;
+	mt->decimals = decimals;
+	return s->metrics_out + (uint32_t)s->t.metrics.len;
+}
+
+/* A reading at ts: values[i] (times 10^decimals) of series ids[i]. */
+static inline void synth_metric_tick(struct synth *s, uint64_t ts, const uint32_t *ids,
+				     const uint64_t *values, size_t n)
+{
+	struct tr_metric_tick *tick = VEC_PUSH(&s->t.metric_ticks);
+
+	tick->ts = ts;
+	tick->values = (uint32_t)n;
+	for (size_t i = 0; i < n; i++) {
+		struct tr_metric_value *v = VEC_PUSH(&s->t.metric_values);
+
+		v->metric = ids[i];
+		v->value = values[i];
+	}
+}
+
 /* Moves the tables into m and indexes them; s is empty afterwards. */
 static inline void synth_model(struct synth *s, struct model *m, uint64_t features)
 {
@@ -254,6 +284,7 @@ static inline int synth_put_chunk(struct synth *s, struct tr_writer *w)
 	s->nodes_out += (uint32_t)s->t.nodes.len;
 	s->lanes_out += (uint32_t)s->t.lanes.len;
 	s->spans_out += (uint32_t)s->t.spans.len;
+	s->metrics_out += (uint32_t)s->t.metrics.len;
 	tr_tables_clear(&s->t);
 	return err;
 }

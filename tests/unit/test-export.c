@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "exports.h"
 #include "synth.h"
 #include "test.h"
 
@@ -46,32 +47,6 @@ static void make_model(struct model *m)
 	synth_free(&s);
 }
 
-/* The export of m in format with the window [start, end) ns, as a NUL-terminated text. */
-static char *export(struct model *m, enum export_format format, const struct sample_filter *flt,
-		    uint64_t start, uint64_t end, size_t *len)
-{
-	struct sample_filter none = {0};
-	struct origin_links links;
-	struct funcs f;
-	struct export_opts o = {
-		.format = format,
-		.filter = flt ? flt : &none,
-		.links = &links,
-		.start_ns = start,
-		.end_ns = end,
-	};
-	char *text = NULL;
-	FILE *out = open_memstream(&text, len);
-
-	funcs_init(&f, m, 0);
-	origins_link(&links, m, 4 * SYNTH_PERIOD);
-	CHECK(export_write(out, &f, &o) == 0);
-	fclose(out);
-	origins_free(&links);
-	funcs_free(&f);
-	return text;
-}
-
 static size_t count(const char *text, size_t len, const char *what)
 {
 	size_t n = 0, wlen = strlen(what);
@@ -88,7 +63,7 @@ static void test_chrome(void)
 	char *json;
 
 	make_model(&m);
-	json = export(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
 	/* Escaped, and the stray byte replaced: the JSON stays valid UTF-8. */
 	CHECK(count(json, len, "\"name\":\"app\\\"\\\\\\u0001\xef\xbf\xbd\"") == 2);	/* process and thread */
 	CHECK(count(json, len, "\"command\":\"app --flag \\\"x\\\"\"") == 2);	/* instant and metadata */
@@ -126,20 +101,20 @@ static void test_window_and_filter(void)
 
 	make_model(&m);
 	/* From 1.010 s on: the worker's samples only, and no span. */
-	json = export(&m, EXPORT_CHROME, NULL, 10 * SYNTH_PERIOD, UINT64_MAX, &len);
+	json = export_text(&m, EXPORT_CHROME, NULL, 10 * SYNTH_PERIOD, UINT64_MAX, &len);
 	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
 	CHECK(count(json, len, "\"cat\":\"cpu\",\"ts\":10000.000") == 1);
 	CHECK(count(json, len, "\"ph\":\"X\"") == 0);
 	free(json);
 	/* Up to 150 us: the spans that began before, whole. */
-	json = export(&m, EXPORT_CHROME, NULL, 0, 150 * US, &len);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, 150 * US, &len);
 	CHECK(count(json, len, "\"cat\":\"cpu\"") == 1);
 	CHECK(count(json, len, "\"name\":\"a\"") == 2);	/* the span and its origin */
 	CHECK(count(json, len, "\"name\":\"c\"") == 0);
 	free(json);
 	/* The worker: its track, its range and off-CPU time; not the main thread's. */
 	CHECK(filter_add(&flt, FILTER_TID, "11") == 0);
-	json = export(&m, EXPORT_CHROME, &flt, 0, UINT64_MAX, &len);
+	json = export_text(&m, EXPORT_CHROME, &flt, 0, UINT64_MAX, &len);
 	CHECK(count(json, len, "\"thread_name\"") == 2);	/* the worker, its NVTX track */
 	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
 	CHECK(count(json, len, "\"name\":\"worker range\"") == 1);
@@ -159,7 +134,7 @@ static void test_perfetto(void)
 	char *pb;
 
 	make_model(&m);
-	pb = export(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
+	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
 	/* A Trace: TracePacket fields, the first a track descriptor clearing the state. */
 	CHECK(len > 4 && (uint8_t)pb[0] == 0x0a && (uint8_t)pb[2] == 0xe2 && (uint8_t)pb[3] == 0x03);
 	CHECK(count(pb, len, "GPU 1") == 1);		/* the group of the stream */

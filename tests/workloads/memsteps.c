@@ -3,8 +3,9 @@
  * memsteps [STEPS [MIB [SECONDS]]]: grows its resident memory in STEPS
  * steps of MIB MiB (default 4 x 16), every page touched, and after each
  * step burns CPU on two threads for SECONDS (default 0.3). Ends by
- * printing its peak resident size as the kernel counts it (VmHWM), so a
- * test can hold a profiler's figure to it.
+ * printing its peak resident size as the kernel counts it (VmHWM) and the
+ * CPU it had over its run, in % of one CPU (two threads on an idle machine:
+ * about 200), so a test can hold a profiler's figures to them.
  */
 #include <pthread.h>
 #include <string.h>
@@ -51,8 +52,17 @@ static long peak_kib(void)
 	return kib;
 }
 
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
+	double start = workload_now();
 	int steps = (int)workload_arg(argc, argv, 1, 4);
 	double mib = workload_arg(argc, argv, 2, 16);
 	double seconds = workload_arg(argc, argv, 3, 0.3);
@@ -67,5 +77,6 @@ int main(int argc, char **argv)
 		pthread_join(other, NULL);
 	}
 	printf("peak-kib: %ld\n", peak_kib());
+	printf("cpu-percent: %.1f\n", cpu_seconds() / (workload_now() - start) * 100);
 	return 0;
 }
