@@ -88,7 +88,6 @@ struct series_def {
 /* What a process has used so far, as /proc counts it. */
 struct proc_counts {
 	uint64_t utime, stime, minflt, majflt;
-	uint64_t voluntary, involuntary;	/* summed over its threads' changes */
 	uint64_t read_bytes, write_bytes;
 	bool io;				/* /proc/PID/io could be read */
 };
@@ -215,17 +214,15 @@ static void put_value(struct metrics *m, uint32_t *id, const struct quantity *q,
 	*VEC_PUSH(&m->tick_values) = (struct tr_metric_value){ *id, value };
 }
 
-/* A count's rate over dt_ns, per second, times 10^decimals, rounded. */
-static uint64_t rate(uint64_t delta, double unit, uint64_t dt_ns, uint32_t decimals)
-{
-	double scale = decimals == 1 ? 10 : decimals == 2 ? 100 : 1;
-
-	return (uint64_t)((double)delta * unit * 1e9 / (double)dt_ns * scale + 0.5);
-}
-
 static uint64_t since(uint64_t now, uint64_t before)
 {
 	return now > before ? now - before : 0;
+}
+
+/* How much a count grew over dt_ns, per second, times scale, rounded. */
+static uint64_t rate(uint64_t now, uint64_t before, double scale, uint64_t dt_ns)
+{
+	return (uint64_t)((double)since(now, before) * scale * 1e9 / (double)dt_ns + 0.5);
 }
 
 static void read_machine(struct metrics *m)
@@ -318,13 +315,19 @@ static int read_ctxsw(struct proc *p, uint64_t threads, uint64_t *voluntary,
 	return 0;
 }
 
+static void put_proc(struct metrics *m, struct proc *p, enum proc_quantity q, uint64_t value)
+{
+	put_value(m, &p->series[q], &proc_quantities[q], p->pid, 0, value);
+}
+
 /* Reads one process; -ESRCH once it is gone. */
 static int read_proc(struct metrics *m, struct proc *p, uint64_t now)
 {
 	struct proc_counts c = {0}, *b = &p->counts;
 	struct proc_stat st;
 	uint64_t dt = since(now, p->ts), vol, invol;
-	double tick = 1.0 / (double)m->clock_ticks;
+	/* A clock tick of CPU time a second is 100 / CLK_TCK %, stored in tenths. */
+	double tenths = 1000.0 / (double)m->clock_ticks;
 	char buf[4096];
 	ssize_t n;
 
@@ -339,33 +342,19 @@ static int read_proc(struct metrics *m, struct proc *p, uint64_t now)
 	c.stime = st.stime;
 	c.minflt = st.minflt;
 	c.majflt = st.majflt;
-	c.voluntary = b->voluntary + vol;
-	c.involuntary = b->involuntary + invol;
 
-	put_value(m, &p->series[PROC_RSS], &proc_quantities[PROC_RSS], p->pid, 0,
-		  st.rss_pages * m->page_kib);
-	put_value(m, &p->series[PROC_THREADS], &proc_quantities[PROC_THREADS], p->pid, 0,
-		  st.threads);
+	put_proc(m, p, PROC_RSS, st.rss_pages * m->page_kib);
+	put_proc(m, p, PROC_THREADS, st.threads);
 	if (p->seen && dt) {
-		/* Shares of one CPU in %, one decimal: ticks / CLK_TCK over the interval. */
-		put_value(m, &p->series[PROC_CPU_USER], &proc_quantities[PROC_CPU_USER], p->pid, 0,
-			  rate(since(c.utime, b->utime), tick * 100, dt, 1));
-		put_value(m, &p->series[PROC_CPU_SYSTEM], &proc_quantities[PROC_CPU_SYSTEM],
-			  p->pid, 0, rate(since(c.stime, b->stime), tick * 100, dt, 1));
-		put_value(m, &p->series[PROC_FAULTS_MINOR], &proc_quantities[PROC_FAULTS_MINOR],
-			  p->pid, 0, rate(since(c.minflt, b->minflt), 1, dt, 0));
-		put_value(m, &p->series[PROC_FAULTS_MAJOR], &proc_quantities[PROC_FAULTS_MAJOR],
-			  p->pid, 0, rate(since(c.majflt, b->majflt), 1, dt, 0));
-		put_value(m, &p->series[PROC_CTXSW_VOLUNTARY],
-			  &proc_quantities[PROC_CTXSW_VOLUNTARY], p->pid, 0, rate(vol, 1, dt, 0));
-		put_value(m, &p->series[PROC_CTXSW_INVOLUNTARY],
-			  &proc_quantities[PROC_CTXSW_INVOLUNTARY], p->pid, 0, rate(invol, 1, dt, 0));
+		put_proc(m, p, PROC_CPU_USER, rate(c.utime, b->utime, tenths, dt));
+		put_proc(m, p, PROC_CPU_SYSTEM, rate(c.stime, b->stime, tenths, dt));
+		put_proc(m, p, PROC_FAULTS_MINOR, rate(c.minflt, b->minflt, 1, dt));
+		put_proc(m, p, PROC_FAULTS_MAJOR, rate(c.majflt, b->majflt, 1, dt));
+		put_proc(m, p, PROC_CTXSW_VOLUNTARY, rate(vol, 0, 1, dt));
+		put_proc(m, p, PROC_CTXSW_INVOLUNTARY, rate(invol, 0, 1, dt));
 		if (c.io && b->io) {
-			put_value(m, &p->series[PROC_IO_READ], &proc_quantities[PROC_IO_READ],
-				  p->pid, 0, rate(since(c.read_bytes, b->read_bytes), 1.0 / 1024, dt, 0));
-			put_value(m, &p->series[PROC_IO_WRITE], &proc_quantities[PROC_IO_WRITE],
-				  p->pid, 0,
-				  rate(since(c.write_bytes, b->write_bytes), 1.0 / 1024, dt, 0));
+			put_proc(m, p, PROC_IO_READ, rate(c.read_bytes, b->read_bytes, 1.0 / 1024, dt));
+			put_proc(m, p, PROC_IO_WRITE, rate(c.write_bytes, b->write_bytes, 1.0 / 1024, dt));
 		}
 	}
 	*b = c;
