@@ -165,8 +165,9 @@ include tests/cuda/cuda.mk
 endif
 include tests/workloads/workloads.mk
 include tests/metrics/metrics.mk
+include tests/ranks/ranks.mk
 
-tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS) $(METRICS_TOOLS)
+tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS) $(METRICS_TOOLS) $(RANKS_TOOLS)
 
 check: tests
 	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) SAN_FLAGS="$(SAN_FLAGS)" sh tests/run.sh $(T)

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,7 @@
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "format/file.h"
+#include "record/jobrank.h"
 #include "record/metrics.h"
 #include "record/session.h"
 #include "util/log.h"
@@ -43,7 +45,10 @@ static void usage(FILE *out)
 		"  -p, --pid PID            attach to the running process PID instead of\n"
 		"                           running a command, until ^C or --duration\n"
 		"  -o, --output FILE        write to FILE (default " DEFAULT_OUTPUT "); an existing\n"
-		"                           FILE is renamed FILE.old\n"
+		"                           FILE is renamed FILE.old; %%r, %%l, %%h, %%p in FILE:\n"
+		"                           the rank and local rank its launcher gave (RANK,\n"
+		"                           OMPI_COMM_WORLD_RANK, SLURM_PROCID...), the host\n"
+		"                           name, gtrace's pid\n"
 		"  -F, --freq HZ            samples per second per thread (default %d)\n"
 		"  -e, --event EVENT[:u]    cycles, cpu-clock or task-clock (default: cycles\n"
 		"                           where the CPU counts them, else cpu-clock); time\n"
@@ -340,6 +345,30 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 	return -1;
 }
 
+/* -o with %r, %l, %h, %p: this rank's file name. */
+static int expand_output(const struct record_opts *o, char *out, size_t size)
+{
+	char host[HOST_NAME_MAX + 1] = "", bad = 0;
+	struct job_rank r;
+	int err;
+
+	job_rank_from_env(&r);
+	gethostname(host, sizeof(host) - 1);
+	err = job_output_name(o->output, &r, host, getpid(), out, size, &bad);
+	if (err == -ENOENT)
+		pr_err("no rank for the output name '%s': none of %s is set", o->output,
+		       job_rank_variables);
+	else if (err == -EINVAL && bad)
+		pr_err("unknown '%%%c' in the output name '%s': expected %%r, %%l, %%h, %%p or %%%%",
+		       bad, o->output);
+	else if (err == -EINVAL)
+		pr_err("a '%%' ends the output name '%s': expected %%r, %%l, %%h, %%p or %%%%",
+		       o->output);
+	else if (err)
+		pr_err("the output name '%s' is too long", o->output);
+	return err;
+}
+
 /* The refusal of perf_event_open, with the setting to change. */
 static void explain_events_error(int err, const struct record_opts *o)
 {
@@ -471,12 +500,18 @@ int cmd_record(int argc, char **argv)
 		.pc = PC_OPTS_DEFAULT,
 	};
 	struct record_result res;
+	char output[PATH_MAX];
 	long max_rate;
 	int ret, err;
 
 	ret = parse_options(argc, argv, &o);
 	if (ret >= 0)
 		return ret;
+	if (strchr(o.output, '%')) {
+		if (expand_output(&o, output, sizeof(output)))
+			return usage_error();
+		o.output = output;
+	}
 	if (!sampler_read_sysctl("perf_event_max_sample_rate", &max_rate) && o.freq > max_rate) {
 		pr_err("frequency %u is above kernel.perf_event_max_sample_rate (%ld)",
 		       o.freq, max_rate);

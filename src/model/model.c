@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "model/model-internal.h"
 #include "util/xalloc.h"
 
 static void read_chunks(struct model *m, struct tr_reader *r)
@@ -60,6 +61,7 @@ int model_load(struct model *m, const char *path)
 	read_chunks(m, r);
 	tr_reader_close(r);
 	model_index(m);
+	m->ranks.v[0].path = xstrdup(path);
 	return 0;
 }
 
@@ -274,11 +276,52 @@ static void index_metrics(struct model *m)
 	free(fill);
 }
 
+static const char *meta_in(const struct tr_meta *v, size_t n, const char *key)
+{
+	for (size_t i = n; i-- > 0;)
+		if (v[i].key && !strcmp(v[i].key, key))
+			return v[i].value;
+	return NULL;
+}
+
+/* A signed decimal meta value, or fallback when absent or malformed. */
+static int64_t meta_int(const struct tr_meta *v, size_t n, const char *key, int64_t fallback)
+{
+	const char *s = meta_in(v, n, key);
+	char *end;
+	long long x;
+
+	if (!s || !*s)
+		return fallback;
+	x = strtoll(s, &end, 10);
+	return *end ? fallback : (int64_t)x;
+}
+
+void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index)
+{
+	int64_t start = meta_int(meta, n, "start-ns", 0), end = meta_int(meta, n, "end-ns", 0);
+
+	r->rank = meta_int(meta, n, "rank", -1);
+	r->has_rank = r->rank >= 0;
+	if (!r->has_rank)
+		r->rank = (int64_t)index;
+	r->local_rank = meta_int(meta, n, "local-rank", -1);
+	r->world_size = meta_int(meta, n, "world-size", -1);
+	r->start_ns = start > 0 ? (uint64_t)(start + r->shift_ns) : 0;
+	r->end_ns = end > 0 ? (uint64_t)(end + r->shift_ns) : 0;
+}
+
 void model_index(struct model *m)
 {
-	const char *start = model_meta(m, "start-ns");
-	uint64_t start_ns = start ? strtoull(start, NULL, 10) : 0;
+	uint64_t start_ns = 0;
 	struct u64map pids = {0};
+
+	if (!m->ranks.len)
+		model_rank_facts(VEC_PUSH(&m->ranks), m->t.meta.v, m->t.meta.len, 0);
+	/* The recording starts with the earliest of its recordings. */
+	for (size_t i = 0; i < m->ranks.len; i++)
+		if (m->ranks.v[i].start_ns && (!start_ns || m->ranks.v[i].start_ns < start_ns))
+			start_ns = m->ranks.v[i].start_ns;
 
 	index_tasks(m);
 	index_samples(m);
@@ -307,9 +350,9 @@ void model_index(struct model *m)
 	m->start_ts = start_ns && start_ns <= m->first_ts ? start_ns : m->first_ts;
 }
 
-void model_free(struct model *m)
+/* What model_index built, so that it can build it again. */
+static void free_indexes(struct model *m)
 {
-	tr_tables_free(&m->t);
 	VEC_FREE(&m->threads);
 	VEC_FREE(&m->counters);
 	u64map_free(&m->thread_by_tid);
@@ -319,6 +362,38 @@ void model_free(struct model *m)
 	free(m->metric_points);
 	free(m->metric_first);
 	strtab_free(&m->texts);
+	m->loc_syms = NULL;
+	m->span_attrs = NULL;
+	m->text_string_id = NULL;
+	m->metric_points = NULL;
+	m->metric_first = NULL;
+	m->real_threads = 0;
+	m->first_ts = m->last_ts = m->start_ts = 0;
+	m->processes = 0;
+}
+
+void model_reindex(struct model *m)
+{
+	free_indexes(m);
+	model_index(m);
+}
+
+void model_free(struct model *m)
+{
+	tr_tables_free(&m->t);
+	free_indexes(m);
+	for (size_t i = 0; i < m->ranks.len; i++) {
+		struct model_rank *r = &m->ranks.v[i];
+
+		free(r->path);
+		for (size_t k = 0; k < r->meta.len; k++) {
+			free(r->meta.v[k].key);
+			free(r->meta.v[k].value);
+		}
+		VEC_FREE(&r->meta);
+	}
+	VEC_FREE(&m->ranks);
+	u64map_free(&m->rank_of_pid);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -329,10 +404,23 @@ const char *model_str(const struct model *m, uint32_t id)
 
 const char *model_meta(const struct model *m, const char *key)
 {
-	for (size_t i = m->t.meta.len; i-- > 0;)
-		if (m->t.meta.v[i].key && !strcmp(m->t.meta.v[i].key, key))
-			return m->t.meta.v[i].value;
-	return NULL;
+	return meta_in(m->t.meta.v, m->t.meta.len, key);
+}
+
+const char *model_rank_meta(const struct model *m, size_t r, const char *key)
+{
+	if (!r)
+		return model_meta(m, key);
+	return r < m->ranks.len ? meta_in(m->ranks.v[r].meta.v, m->ranks.v[r].meta.len, key)
+				: NULL;
+}
+
+size_t model_rank_of(const struct model *m, uint32_t pid)
+{
+	uint64_t r = 0;
+
+	u64map_get(&m->rank_of_pid, pid, &r);
+	return r ? (size_t)r - 1 : 0;
 }
 
 bool model_counter(const struct model *m, const char *name, uint64_t *value)

@@ -53,6 +53,29 @@ struct model_point {
 	uint64_t value;
 };
 
+/*
+ * One recording of the model: a model read from several recordings (the
+ * ranks of a job) has one per recording, in the order merged; one read
+ * from one file has one. Its timestamps were moved by shift_ns onto the
+ * first recording's CLOCK_MONOTONIC.
+ */
+struct model_rank {
+	char *path;
+	int64_t rank;		/* meta "rank", else its place among the recordings */
+	bool has_rank;		/* the recording said its rank */
+	int64_t local_rank;	/* meta "local-rank", else -1 */
+	int64_t world_size;	/* meta "world-size", else -1 */
+	int64_t shift_ns;	/* added to its timestamps */
+	bool clock_pairs;	/* it and the first had clock pairs: shift_ns is theirs */
+	int64_t drift_ns;	/* the shift its end pairs give minus the start pairs' */
+	uint64_t start_ns, end_ns;	/* meta start-ns, end-ns + shift_ns; 0 unknown */
+	VEC(struct tr_meta) meta;	/* its meta rows; the first's are m->t.meta */
+	/* Its rows in the tables with times, for model_shift_rank (model-internal.h). */
+	struct model_rows {
+		size_t first, n;
+	} rows[6];
+};
+
 struct model {
 	struct tr_tables t;
 	struct tr_header header;
@@ -81,6 +104,9 @@ struct model {
 	uint64_t first_ts, last_ts;	/* of all timestamped rows; 0 if none */
 	uint64_t start_ts;		/* recording start (meta "start-ns"), else first_ts */
 	uint64_t processes;		/* distinct pids of real threads */
+
+	VEC(struct model_rank) ranks;	/* at least one once loaded */
+	struct u64map rank_of_pid;	/* pid -> rank index + 1, for ranks after the first */
 };
 
 /*
@@ -89,6 +115,28 @@ struct model {
  * a negative errno / TR_ERR_* code (tr_strerror) with m empty.
  */
 int model_load(struct model *m, const char *path);
+
+/*
+ * Appends the recording in from (loaded by model_load) to m as one more
+ * rank, and frees from. Its timestamps move onto m's clock by the clock
+ * pairs both recorded (meta clock-start: CLOCK_REALTIME and
+ * CLOCK_MONOTONIC read together), so that recordings from several
+ * machines line up as well as their clocks agree; its pids and tids that m
+ * uses already are renumbered from MODEL_MERGED_PID_BASE up; its counters
+ * add to m's. m's indexes are built again.
+ */
+void model_merge(struct model *m, struct model *from);
+#define MODEL_MERGED_PID_BASE 0x400000u	/* above Linux's largest pid */
+
+/* The index in m->ranks of the recording that process pid is in. */
+size_t model_rank_of(const struct model *m, uint32_t pid);
+/* The last value of key in rank index r's own meta, or NULL. */
+const char *model_rank_meta(const struct model *m, size_t r, const char *key);
+/*
+ * Moves rank index r's timestamps by delta ns more (its shift_ns grows by
+ * it), for a finer alignment than the clock pairs'; indexes are rebuilt.
+ */
+void model_shift_rank(struct model *m, size_t r, int64_t delta);
 
 /* Builds the indexes from m->t, for tables filled by other means (tests). */
 void model_index(struct model *m);

@@ -22,6 +22,7 @@
 #include "format/file.h"
 #include "record/cuda-inject.h"
 #include "record/ingest.h"
+#include "record/jobrank.h"
 #include "record/metrics.h"
 #include "record/queue.h"
 #include "record/writer.h"
@@ -341,6 +342,33 @@ static const char *kernel_time(const struct session *se)
 	return "not sampled: refused; root, CAP_PERFMON or perf_event_paranoid <= 1 allows it";
 }
 
+/* Where this recording stands in a job its launcher started, if it does. */
+static void add_rank_meta(struct collector *c)
+{
+	struct job_rank r;
+
+	job_rank_from_env(&r);
+	if (r.rank < 0)
+		return;
+	meta_u64(c, "rank", (uint64_t)r.rank);
+	if (r.local_rank >= 0)
+		meta_u64(c, "local-rank", (uint64_t)r.local_rank);
+	if (r.world_size >= 0)
+		meta_u64(c, "world-size", (uint64_t)r.world_size);
+	collector_meta(c, "rank-from", r.from);
+}
+
+/* What puts the recordings of several machines on one time axis. */
+static void add_clock_pair(struct collector *c, const char *key)
+{
+	int64_t real, mono;
+	char buf[64];
+
+	job_clock_pair(&real, &mono);
+	snprintf(buf, sizeof(buf), "%lld %lld", (long long)real, (long long)mono);
+	collector_meta(c, key, buf);
+}
+
 static void add_start_meta(struct session *se)
 {
 	const struct record_opts *o = se->o;
@@ -374,6 +402,8 @@ static void add_start_meta(struct session *se)
 		snprintf(buf, sizeof(buf), "%ld", paranoid);
 		collector_meta(c, "paranoid", buf);
 	}
+	add_rank_meta(c);
+	add_clock_pair(c, "clock-start");
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(c, "start-time", buf);
 	meta_u64(c, "start-ns", se->start_ns);
@@ -401,6 +431,7 @@ static void add_end_meta(struct session *se, uint64_t end_ns)
 	meta_u64(se->c, "recorder-cpu-ns", own_cpu_ns());
 	meta_u64(se->c, "recorder-naming-ns", collector_naming_ns(se->c));
 
+	add_clock_pair(se->c, "clock-end");
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
 	collector_meta(se->c, "end-time", buf);
 	meta_u64(se->c, "end-ns", end_ns);

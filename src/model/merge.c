@@ -1,0 +1,371 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Several recordings as one model: the ranks of a job, each recorded on
+ * its own (perhaps on its own machine), read together. Rows are appended
+ * with their ids moved past the rows before them, times moved onto the
+ * first recording's clock, and pids that collide renumbered.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/model-internal.h"
+#include "util/xalloc.h"
+
+_Static_assert(TIMED_TABLES == sizeof(((struct model_rank *)0)->rows) /
+				  sizeof(((struct model_rank *)0)->rows[0]),
+	       "a row range for each timed table");
+
+/* Where the rows of the recording being merged go: what comes before them. */
+struct offsets {
+	uint32_t strings, dsos, locs, nodes, lanes, spans, cubins, metrics;
+	struct u64map pids;	/* its pid or tid -> the one it takes, where they differ */
+	int64_t shift;
+};
+
+/* An id of the recording merged, past m's rows; an id out of its range stays unknown. */
+static uint32_t moved(uint32_t id, uint32_t off, size_t len)
+{
+	return id && id <= len ? id + off : 0;
+}
+
+static uint32_t pid_of(const struct offsets *o, uint32_t pid)
+{
+	uint64_t to;
+
+	return u64map_get(&o->pids, pid, &to) ? (uint32_t)to : pid;
+}
+
+static uint64_t shifted(uint64_t ts, int64_t shift)
+{
+	return ts ? ts + (uint64_t)shift : 0;
+}
+
+/* "REALTIME MONOTONIC" of a clock pair: their difference, the monotonic clock's offset. */
+static bool clock_offset(const char *pair, int64_t *offset)
+{
+	long long real, mono;
+
+	if (!pair || sscanf(pair, "%lld %lld", &real, &mono) != 2)
+		return false;
+	*offset = (int64_t)(real - mono);
+	return true;
+}
+
+/*
+ * How far from's CLOCK_MONOTONIC is from m's: both recordings' realtime
+ * minus monotonic, at start; at end too, for how much that moved.
+ */
+static void clock_shift(struct model_rank *r, const struct model *m, const struct model *from)
+{
+	int64_t mine, theirs, mine_end, theirs_end;
+
+	r->clock_pairs = clock_offset(model_meta(m, "clock-start"), &mine) &&
+			 clock_offset(model_meta(from, "clock-start"), &theirs);
+	if (!r->clock_pairs)
+		return;
+	r->shift_ns = theirs - mine;
+	if (clock_offset(model_meta(m, "clock-end"), &mine_end) &&
+	    clock_offset(model_meta(from, "clock-end"), &theirs_end))
+		r->drift_ns = (theirs_end - mine_end) - r->shift_ns;
+}
+
+static void use_id(struct u64map *used, uint32_t id)
+{
+	if (id && id < TR_SYNTHETIC_TID_BASE)
+		u64map_put(used, id, 0);
+}
+
+/* Every pid and tid the tables name. */
+static void ids_of(const struct tr_tables *t, struct u64map *ids)
+{
+	for (size_t i = 0; i < t->tasks.len; i++) {
+		use_id(ids, t->tasks.v[i].pid);
+		use_id(ids, t->tasks.v[i].tid);
+	}
+	for (size_t i = 0; i < t->samples.len; i++) {
+		use_id(ids, t->samples.v[i].pid);
+		use_id(ids, t->samples.v[i].tid);
+	}
+	for (size_t i = 0; i < t->lanes.len; i++)
+		use_id(ids, t->lanes.v[i].pid);
+	for (size_t i = 0; i < t->metrics.len; i++)
+		use_id(ids, t->metrics.v[i].pid);
+	for (size_t i = 0; i < t->dsos.len; i++)
+		use_id(ids, t->dsos.v[i].pid);
+	for (size_t i = 0; i < t->pc_samples.len; i++)
+		use_id(ids, t->pc_samples.v[i].pid);
+}
+
+/*
+ * from's ids that m has already: each gets the next free one from
+ * MODEL_MERGED_PID_BASE, so that the threads of two machines stay apart.
+ */
+static void renumber(struct offsets *o, const struct tr_tables *mt, const struct tr_tables *ft)
+{
+	struct u64map used = {0}, theirs = {0};
+	uint64_t next = MODEL_MERGED_PID_BASE;
+
+	ids_of(mt, &used);
+	ids_of(ft, &theirs);
+	for (size_t i = 0; i < theirs.cap; i++) {
+		uint64_t id = theirs.keys[i];
+
+		if (id == U64MAP_EMPTY || !u64map_get(&used, id, NULL))
+			continue;
+		while (u64map_get(&used, next, NULL) || u64map_get(&theirs, next, NULL))
+			next++;
+		u64map_put(&o->pids, id, next);
+		u64map_put(&used, next, 0);
+	}
+	u64map_free(&used);
+	u64map_free(&theirs);
+}
+
+/* Moves the rows with times of the ranges given by delta ns. */
+static void shift_rows(struct tr_tables *t, const struct model_rows rows[TIMED_TABLES],
+		       int64_t delta)
+{
+	for (size_t i = rows[TIMED_TASKS].first; i < rows[TIMED_TASKS].first + rows[TIMED_TASKS].n; i++)
+		t->tasks.v[i].ts = shifted(t->tasks.v[i].ts, delta);
+	for (size_t i = rows[TIMED_SAMPLES].first;
+	     i < rows[TIMED_SAMPLES].first + rows[TIMED_SAMPLES].n; i++)
+		t->samples.v[i].ts = shifted(t->samples.v[i].ts, delta);
+	for (size_t i = rows[TIMED_OFFCPU].first;
+	     i < rows[TIMED_OFFCPU].first + rows[TIMED_OFFCPU].n; i++) {
+		t->offcpu.v[i].start = shifted(t->offcpu.v[i].start, delta);
+		t->offcpu.v[i].end = shifted(t->offcpu.v[i].end, delta);
+	}
+	for (size_t i = rows[TIMED_SPANS].first; i < rows[TIMED_SPANS].first + rows[TIMED_SPANS].n;
+	     i++) {
+		t->spans.v[i].start = shifted(t->spans.v[i].start, delta);
+		t->spans.v[i].origin_ts = shifted(t->spans.v[i].origin_ts, delta);
+	}
+	for (size_t i = rows[TIMED_LOSSES].first;
+	     i < rows[TIMED_LOSSES].first + rows[TIMED_LOSSES].n; i++)
+		t->losses.v[i].ts = shifted(t->losses.v[i].ts, delta);
+	for (size_t i = rows[TIMED_METRIC_TICKS].first;
+	     i < rows[TIMED_METRIC_TICKS].first + rows[TIMED_METRIC_TICKS].n; i++)
+		t->metric_ticks.v[i].ts = shifted(t->metric_ticks.v[i].ts, delta);
+}
+
+/* The rows each timed table has now: where a recording appended next starts. */
+static void rows_now(const struct tr_tables *t, struct model_rows rows[TIMED_TABLES])
+{
+	rows[TIMED_TASKS].first = t->tasks.len;
+	rows[TIMED_SAMPLES].first = t->samples.len;
+	rows[TIMED_OFFCPU].first = t->offcpu.len;
+	rows[TIMED_SPANS].first = t->spans.len;
+	rows[TIMED_LOSSES].first = t->losses.len;
+	rows[TIMED_METRIC_TICKS].first = t->metric_ticks.len;
+}
+
+static void rows_count(const struct tr_tables *t, struct model_rows rows[TIMED_TABLES])
+{
+	struct model_rows end[TIMED_TABLES];
+
+	rows_now(t, end);
+	for (int k = 0; k < TIMED_TABLES; k++)
+		rows[k].n = end[k].first - rows[k].first;
+}
+
+/* from's ids and pids moved to where its rows go in m, in place. */
+static void move_ids(struct tr_tables *f, const struct offsets *o)
+{
+	size_t strings = f->strings.len;
+
+	for (size_t i = 0; i < f->tasks.len; i++) {
+		struct tr_task *r = &f->tasks.v[i];
+
+		r->pid = pid_of(o, r->pid);
+		r->tid = pid_of(o, r->tid);
+		if (r->kind == TR_TASK_NEW)
+			r->arg = pid_of(o, r->arg);
+		else if (r->kind == TR_TASK_COMM || r->kind == TR_TASK_EXEC)
+			r->arg = moved(r->arg, o->strings, strings);
+	}
+	for (size_t i = 0; i < f->dsos.len; i++) {
+		f->dsos.v[i].path = moved(f->dsos.v[i].path, o->strings, strings);
+		f->dsos.v[i].pid = pid_of(o, f->dsos.v[i].pid);
+	}
+	for (size_t i = 0; i < f->locs.len; i++)
+		f->locs.v[i].dso = moved(f->locs.v[i].dso, o->dsos, f->dsos.len);
+	for (size_t i = 0; i < f->nodes.len; i++) {
+		f->nodes.v[i].parent = moved(f->nodes.v[i].parent, o->nodes, f->nodes.len);
+		f->nodes.v[i].loc = moved(f->nodes.v[i].loc, o->locs, f->locs.len);
+	}
+	for (size_t i = 0; i < f->samples.len; i++) {
+		struct tr_sample *r = &f->samples.v[i];
+
+		r->pid = pid_of(o, r->pid);
+		r->tid = pid_of(o, r->tid);
+		r->node = moved(r->node, o->nodes, f->nodes.len);
+	}
+	for (size_t i = 0; i < f->offcpu.len; i++)
+		f->offcpu.v[i].tid = pid_of(o, f->offcpu.v[i].tid);
+	for (size_t i = 0; i < f->lanes.len; i++) {
+		struct tr_lane *r = &f->lanes.v[i];
+
+		r->pid = pid_of(o, r->pid);
+		r->kind = moved(r->kind, o->strings, strings);
+		r->name = moved(r->name, o->strings, strings);
+	}
+	for (size_t i = 0; i < f->spans.len; i++) {
+		struct tr_span *r = &f->spans.v[i];
+
+		r->lane = moved(r->lane, o->lanes, f->lanes.len);
+		r->name = moved(r->name, o->strings, strings);
+		r->origin_tid = pid_of(o, r->origin_tid);
+	}
+	for (size_t i = 0; i < f->span_attrs.len; i++) {
+		f->span_attrs.v[i].span = moved(f->span_attrs.v[i].span, o->spans, f->spans.len);
+		f->span_attrs.v[i].key = moved(f->span_attrs.v[i].key, o->strings, strings);
+	}
+	for (size_t i = 0; i < f->symbols.len; i++) {
+		struct tr_symbol *r = &f->symbols.v[i];
+
+		r->loc = moved(r->loc, o->locs, f->locs.len);
+		r->func = moved(r->func, o->strings, strings);
+		r->file = moved(r->file, o->strings, strings);
+	}
+	for (size_t i = 0; i < f->pc_samples.len; i++) {
+		struct tr_pc_sample *r = &f->pc_samples.v[i];
+
+		r->pid = pid_of(o, r->pid);
+		r->cubin = moved(r->cubin, o->cubins, f->cubins.len);
+		r->function = moved(r->function, o->strings, strings);
+		r->stall = moved(r->stall, o->strings, strings);
+	}
+	for (size_t i = 0; i < f->losses.len; i++)
+		f->losses.v[i].tid = pid_of(o, f->losses.v[i].tid);
+	for (size_t i = 0; i < f->metrics.len; i++) {
+		struct tr_metric *r = &f->metrics.v[i];
+
+		r->name = moved(r->name, o->strings, strings);
+		r->unit = moved(r->unit, o->strings, strings);
+		r->pid = pid_of(o, r->pid);
+	}
+	for (size_t i = 0; i < f->metric_values.len; i++)
+		f->metric_values.v[i].metric = moved(f->metric_values.v[i].metric, o->metrics,
+						     f->metrics.len);
+}
+
+/* Appends from's rows to m's, taking the strings and images they own. */
+static void append_tables(struct tr_tables *t, struct tr_tables *f)
+{
+	VEC_APPEND(&t->strings, f->strings.v, f->strings.len);
+	f->strings.len = 0;
+	VEC_APPEND(&t->tasks, f->tasks.v, f->tasks.len);
+	VEC_APPEND(&t->dsos, f->dsos.v, f->dsos.len);
+	VEC_APPEND(&t->locs, f->locs.v, f->locs.len);
+	VEC_APPEND(&t->nodes, f->nodes.v, f->nodes.len);
+	VEC_APPEND(&t->samples, f->samples.v, f->samples.len);
+	VEC_APPEND(&t->offcpu, f->offcpu.v, f->offcpu.len);
+	VEC_APPEND(&t->lanes, f->lanes.v, f->lanes.len);
+	VEC_APPEND(&t->spans, f->spans.v, f->spans.len);
+	VEC_APPEND(&t->span_attrs, f->span_attrs.v, f->span_attrs.len);
+	VEC_APPEND(&t->symbols, f->symbols.v, f->symbols.len);
+	VEC_APPEND(&t->cubins, f->cubins.v, f->cubins.len);
+	f->cubins.len = 0;
+	VEC_APPEND(&t->pc_samples, f->pc_samples.v, f->pc_samples.len);
+	VEC_APPEND(&t->losses, f->losses.v, f->losses.len);
+	VEC_APPEND(&t->metrics, f->metrics.v, f->metrics.len);
+	VEC_APPEND(&t->metric_ticks, f->metric_ticks.v, f->metric_ticks.len);
+	VEC_APPEND(&t->metric_values, f->metric_values.v, f->metric_values.len);
+}
+
+/*
+ * The counters of both, one row a name: a count of the job is the sum of
+ * its recordings'. m's rows (last value per name, as indexed) keep their
+ * string ids; a name only from has its moved one.
+ */
+static void sum_counters(struct model *m, const struct model *from, uint32_t string_off)
+{
+	VEC(struct tr_counter) sums = {0};
+
+	VEC_APPEND(&sums, m->counters.v, m->counters.len);
+	for (size_t i = 0; i < from->counters.len; i++) {
+		const struct tr_counter *c = &from->counters.v[i];
+		const char *name = model_str(from, c->name);
+		size_t k = 0;
+
+		if (!name)
+			continue;
+		while (k < sums.len && (!model_str(m, sums.v[k].name) ||
+					strcmp(model_str(m, sums.v[k].name), name)))
+			k++;
+		if (k < sums.len)
+			sums.v[k].value += c->value;
+		else
+			*VEC_PUSH(&sums) = (struct tr_counter){ c->name + string_off, c->value };
+	}
+	VEC_FREE(&m->t.counters);
+	memcpy(&m->t.counters, &sums, sizeof(sums));
+}
+
+void model_merge(struct model *m, struct model *from)
+{
+	struct model_rank *r = VEC_PUSH(&m->ranks);
+	size_t index = m->ranks.len - 1;
+	struct model_rows all[TIMED_TABLES] = {{0, 0}};
+	struct offsets o = {
+		.strings = (uint32_t)m->t.strings.len,
+		.dsos = (uint32_t)m->t.dsos.len,
+		.locs = (uint32_t)m->t.locs.len,
+		.nodes = (uint32_t)m->t.nodes.len,
+		.lanes = (uint32_t)m->t.lanes.len,
+		.spans = (uint32_t)m->t.spans.len,
+		.cubins = (uint32_t)m->t.cubins.len,
+		.metrics = (uint32_t)m->t.metrics.len,
+	};
+
+	/* The first recording's rows: all there is before the second comes. */
+	if (index == 1)
+		rows_count(&m->t, m->ranks.v[0].rows);
+	clock_shift(r, m, from);
+	/* from's rows, all of them, go after m's, on m's clock. */
+	rows_count(&from->t, all);
+	shift_rows(&from->t, all, r->shift_ns);
+	rows_now(&m->t, r->rows);
+	for (int k = 0; k < TIMED_TABLES; k++)
+		r->rows[k].n = all[k].n;
+	renumber(&o, &m->t, &from->t);
+	move_ids(&from->t, &o);
+	/* Counters before the strings move: names are looked up in both. */
+	sum_counters(m, from, o.strings);
+	append_tables(&m->t, &from->t);
+
+	r->path = from->ranks.len ? from->ranks.v[0].path : NULL;
+	if (from->ranks.len)
+		from->ranks.v[0].path = NULL;
+	memcpy(&r->meta, &from->t.meta, sizeof(r->meta));
+	memset(&from->t.meta, 0, sizeof(from->t.meta));
+	model_rank_facts(r, r->meta.v, r->meta.len, index);
+	for (size_t i = 0; i < from->threads.len; i++)
+		if (from->threads.v[i].pid)
+			u64map_put(&m->rank_of_pid, pid_of(&o, from->threads.v[i].pid), index + 1);
+
+	m->header.features |= from->header.features;
+	m->file_size += from->file_size;
+	m->chunks += from->chunks;
+	m->compressed_bytes += from->compressed_bytes;
+	m->payload_bytes += from->payload_bytes;
+	if (!m->damage)
+		m->damage = from->damage;
+	u64map_free(&o.pids);
+	model_free(from);
+	model_reindex(m);
+}
+
+void model_shift_rank(struct model *m, size_t r, int64_t delta)
+{
+	struct model_rank *rank = &m->ranks.v[r];
+
+	if (m->ranks.len == 1)
+		rows_count(&m->t, rank->rows);
+	shift_rows(&m->t, rank->rows, delta);
+	rank->shift_ns += delta;
+	rank->start_ns = shifted(rank->start_ns, delta);
+	rank->end_ns = shifted(rank->end_ns, delta);
+	model_reindex(m);
+}

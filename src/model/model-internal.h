@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_MODEL_MODEL_INTERNAL_H
+#define GTRACE_MODEL_MODEL_INTERNAL_H
+
+/* Shared by the files of src/model/: not for the commands. */
+
+#include "model/model.h"
+
+/* The tables whose rows carry times, in struct model_rank's rows[]. */
+enum model_timed {
+	TIMED_TASKS, TIMED_SAMPLES, TIMED_OFFCPU, TIMED_SPANS, TIMED_LOSSES,
+	TIMED_METRIC_TICKS, TIMED_TABLES
+};
+
+/* A recording's rank, place and times from its meta rows (shift_ns set first). */
+void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index);
+
+/* Frees the indexes of model_index, keeping the tables, and builds them again. */
+void model_reindex(struct model *m);
+
+#endif
