@@ -7,6 +7,7 @@
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
  *                 [--nvtx-early] [--nvtx-more] [--exit N]
  *        fake-app --kernels N [--names M]
+ *        fake-app --collectives N
  *        fake-app --pc-cubin CUBIN [--launches N]
  *
  * The default run, on one context of device 0 with streams 13 (A) and 14
@@ -55,6 +56,13 @@
  *                    launch loop's time per launch and, once the context
  *                    is destroyed (a profiler has processed every record
  *                    then), the process's CPU time per launch
+ *   --collectives N  instead: N steps of 3 ms of CPU (9 ms on the rank that
+ *                    $FAKE_APP_SLOW_RANK names, $RANK being this one's), each
+ *                    followed by the collective kernel
+ *                    ncclDevKernel_AllReduce_Sum_f32_RING_LL on stream A and
+ *                    a cuStreamSynchronize; the fake driver ends collective
+ *                    kernels on a shared 20 ms grid, so the ranks' collectives
+ *                    end together, as NCCL's do
  *   --pc-cubin CUBIN instead, for PC sampling: loads the cubin file CUBIN
  *                    (pc-app.sm_90.cubin, from pc-app.cu) with
  *                    cuModuleLoadData, from a buffer it frees at once (the
@@ -342,6 +350,31 @@ static void fork_and_wait(void)
 	}
 }
 
+static struct kernel all_reduce = {
+	"ncclDevKernel_AllReduce_Sum_f32_RING_LL", { 32, 1, 1 }, { 512, 1, 1 }, 0,
+	{ .regs = 96, .duration_ns = 100000 }, NULL
+};
+
+/* The compute step of a rank before each collective. */
+FRAME static void compute_step(uint64_t ns)
+{
+	burn(ns);
+}
+
+/* --collectives: a training loop's shape, one collective a step. */
+FRAME static void collective_steps(CUmodule module, CUstream a, long n)
+{
+	const char *rank = getenv("RANK"), *slow = getenv("FAKE_APP_SLOW_RANK");
+	uint64_t step = rank && slow && !strcmp(rank, slow) ? 9000000 : 3000000;
+
+	load(module, &all_reduce);
+	for (long i = 0; i < n; i++) {
+		compute_step(step);
+		launch(&all_reduce, a);
+		CHECK(cuStreamSynchronize(a));
+	}
+}
+
 static int many_launches(CUmodule module, CUstream a, CUstream b, long n, long names)
 {
 	struct kernel *kernels = calloc((size_t)names, sizeof(*kernels));
@@ -512,6 +545,7 @@ static void usage(void)
 			"[--two-contexts]\n"
 			"                [--nvtx-early] [--nvtx-more] [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n"
+			"       fake-app --collectives N\n"
 			"       fake-app --pc-cubin CUBIN [--launches N]\n");
 	exit(2);
 }
@@ -521,7 +555,7 @@ int main(int argc, char **argv)
 	bool fork_child = false, still_running = false, peer = false, optin = false;
 	bool two_contexts = false;
 	bool nvtx_early = false, nvtx_more = false;
-	long kernels = 0, names = 500, launches = 50;
+	long kernels = 0, names = 500, launches = 50, collectives = 0;
 	const char *pc_cubin = NULL;
 	int exit_status = 0;
 	static char host[4000000];
@@ -552,6 +586,8 @@ int main(int argc, char **argv)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
 			kernels = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--collectives") && i + 1 < argc)
+			collectives = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
 			names = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--pc-cubin") && i + 1 < argc)
@@ -574,6 +610,10 @@ int main(int argc, char **argv)
 	CHECK(cuStreamCreate(&b, 0));
 	if (nvtx_early)
 		nvtxRangePop();
+	if (collectives > 0) {
+		collective_steps(module, a, collectives);
+		goto out;
+	}
 	if (kernels > 0) {
 		exit_status = many_launches(module, a, b, kernels, names);
 		goto out;

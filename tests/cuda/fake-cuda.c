@@ -312,7 +312,7 @@ static CUstream stream_of(CUcontext ctx, CUstream s)
  * samples PCs in kernel-serialized mode, also waits for the kernels of
  * every stream of the context. */
 static void queue(CUcontext ctx, CUstream s, const struct call *c, uint64_t length, bool kernel,
-		  uint64_t *start, uint64_t *stop)
+		  bool collective, uint64_t *start, uint64_t *stop)
 {
 	const struct fake_cupti_hooks *t = tool();
 	bool serial = kernel && t && t->serializes(ctx);
@@ -325,6 +325,9 @@ static void queue(CUcontext ctx, CUstream s, const struct call *c, uint64_t leng
 	if (serial && *start < ctx->kernels_until)
 		*start = ctx->kernels_until;
 	*stop = *start + length;
+	if (collective)
+		*stop += FAKE_COLLECTIVE_GRID_NS - 1 - (*stop + FAKE_COLLECTIVE_GRID_NS - 1) %
+							   FAKE_COLLECTIVE_GRID_NS;
 	s->busy_until = *stop;
 	if (ctx->busy_until < *stop)
 		ctx->busy_until = *stop;
@@ -1073,7 +1076,7 @@ static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, size_t bytes
 
 	if (!c->ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	queue(c->ctx, stream, c, bytes / rate, false, &r.start, &r.end);
+	queue(c->ctx, stream, c, bytes / rate, false, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
 	r.streamId = stream_of(c->ctx, stream)->id;
@@ -1161,7 +1164,7 @@ CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr sr
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!dst_ctx || !src_ctx)
 		return end(&c, CUDA_ERROR_INVALID_CONTEXT);
-	queue(src_ctx, NULL, &c, bytes / FAKE_PEER_BYTES_PER_NS, false, &r.start, &r.end);
+	queue(src_ctx, NULL, &c, bytes / FAKE_PEER_BYTES_PER_NS, false, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)src_ctx->device;
 	r.contextId = src_ctx->id;
 	r.streamId = FAKE_NULL_STREAM_ID;
@@ -1190,7 +1193,7 @@ static CUresult memset_bytes(struct call *c, unsigned char value, size_t bytes, 
 
 	if (!c->ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
-	queue(c->ctx, stream, c, bytes / FAKE_MEMSET_BYTES_PER_NS, false, &r.start, &r.end);
+	queue(c->ctx, stream, c, bytes / FAKE_MEMSET_BYTES_PER_NS, false, false, &r.start, &r.end);
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;
 	r.streamId = stream_of(c->ctx, stream)->id;
@@ -1254,7 +1257,8 @@ static void kernel_record(const struct call *c, const CUDA_KERNEL_NODE_PARAMS *k
 	};
 	uint64_t local_total = (uint64_t)a->local_per_thread * SMS * THREADS_PER_SM;
 
-	queue(c->ctx, stream, c, kernel_ns(k->func->name, a->duration_ns), true, &r.start, &r.end);
+	queue(c->ctx, stream, c, kernel_ns(k->func->name, a->duration_ns), true,
+	      !strncmp(k->func->name, "nccl", 4), &r.start, &r.end);
 	r.completed = r.end;
 	r.deviceId = (uint32_t)c->ctx->device;
 	r.contextId = c->ctx->id;

@@ -156,6 +156,13 @@ unsigned fakecuda_violations(void);
 #define FAKE_MEMSET_BYTES_PER_NS 100
 /* From a launch call to its work starting on an idle stream. */
 #define FAKE_LAUNCH_LATENCY_NS 2000
+/*
+ * A kernel whose name starts with "nccl" ends on the next multiple of this
+ * of the GPU clock, as the collective kernels of the ranks of a job end
+ * together, each waiting for the last: those of processes on one machine
+ * end at the same time.
+ */
+#define FAKE_COLLECTIVE_GRID_NS 20000000ull
 
 /*
  * PC sampling. The fake device's SMs and their clock (its
