@@ -14,9 +14,9 @@ set -eu
 # python3 to decode exported timelines).
 required="build-essential make pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev
 	  procps util-linux groff-base python3"
-# For the sanitizer and fuzzing builds and the benchmarks; not every
-# distribution has them under these names.
-optional="clang linux-perf time"
+# For the sanitizer and fuzzing builds, the benchmarks and the tests of
+# several ranks (Open MPI); not every distribution has them under these names.
+optional="clang linux-perf time openmpi-bin libopenmpi-dev"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2
@@ -75,6 +75,6 @@ fi
 for pkg in $missing_optional; do
 	echo "install-deps: installing $pkg"
 	apt_install "$pkg" ||
-		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing)" >&2
+		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing, MPI tests)" >&2
 done
 echo "install-deps: done"

@@ -98,6 +98,7 @@ struct sample_filter {
 	VEC(uint32_t) tids;
 	VEC(char *) comms;
 	VEC(char *) dsos;	/* basename of the sampled (leaf) location's dso */
+	VEC(uint32_t) ranks;	/* of the model's ranks (model_rank.rank) */
 };
 
 enum filter_field {
@@ -105,11 +106,18 @@ enum filter_field {
 	FILTER_TID,
 	FILTER_COMM,
 	FILTER_DSO,
+	FILTER_RANK,
 };
 
 /* Adds a comma-separated list; -EINVAL for an empty item or a bad number. */
 int filter_add(struct sample_filter *flt, enum filter_field field, const char *list);
 void filter_free(struct sample_filter *flt);
+/* Whether rank number rank passes the --rank list; true with no filter. */
+bool filter_rank(const struct sample_filter *flt, int64_t rank);
+/* Whether process pid passes the --pid and --rank lists; true with no filter. */
+bool filter_process(const struct sample_filter *flt, const struct model *m, uint32_t pid);
+/* The rank number (model_rank.rank) of the recording that process pid is in. */
+int64_t pid_rank(const struct model *m, uint32_t pid);
 bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 		   const struct model_thread *th);
 /* Whether a lane's work is selected: as a thread, and only without a dso filter. */
@@ -283,6 +291,7 @@ enum report_key {
 	KEY_TID,
 	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
 	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
+	KEY_RANK,		/* the rank of the sample's recording (model_rank.rank) */
 	REPORT_KEYS
 };
 
@@ -294,7 +303,7 @@ struct report_opts {
 	const struct sample_filter *filter;
 };
 
-/* Parses "comm,dso,symbol,nvtx,pyline"; -EINVAL for an unknown or repeated key. */
+/* Parses "comm,dso,symbol,nvtx,pyline,rank"; -EINVAL for an unknown or repeated key. */
 int report_parse_keys(struct report_opts *o, const char *list);
 
 struct report_row {
@@ -370,7 +379,9 @@ void report_print_json(FILE *out, const struct report *samples, const struct rep
 
 /*
  * The merged call tree: the root holds all samples, its children are thread
- * names, theirs the outermost functions and so on down to the leaves.
+ * names, theirs the outermost functions and so on down to the leaves. With
+ * several ranks loaded, the root's children are the ranks, "rank N", and
+ * all of a rank's work (threads, lanes, kernels) hangs under its own.
  * Lane work is weighed in target time, never in samples: a selected lane is
  * a child "[lane] NAME" of the root with its span names under it, and the
  * lane work queued from a selected thread hangs the same way under the
@@ -384,7 +395,7 @@ void report_print_json(FILE *out, const struct report *samples, const struct rep
 struct calltree_node {
 	uint32_t parent;	/* index; the root is 0 and its own parent */
 	uint32_t name;		/* id in funcs.names */
-	uint32_t depth;		/* root 0, thread names 1 */
+	uint32_t depth;		/* root 0, thread names 1 (2 under a rank's node) */
 	bool lane;		/* a lane or span name node */
 	uint64_t self;		/* samples that ended here */
 	uint64_t total;		/* self plus the children's totals */
@@ -654,6 +665,7 @@ struct pc_entry {
 	bool not_issued;	/* a "_not_issued" bucket: part of its reason's samples */
 	uint32_t span;		/* the launch's kernel span index + 1; 0 not joined */
 	uint32_t origin;	/* the launching CPU sample's index + 1 (origin_links); 0 none */
+	uint32_t pid;		/* the bucket's process */
 	uint64_t count;
 };
 
@@ -726,10 +738,16 @@ void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_
 			  const struct funcs *f, const char *path, size_t limit);
 void pc_report_free(struct pc_report *r);
 
-/* threads: the real threads by samples (at most limit, 0 all), then every lane. */
-void threads_print(FILE *out, const struct model *m, size_t limit);
+/*
+ * threads: the real threads by samples (at most limit, 0 all), then every
+ * lane, of the processes flt selects by pid and rank (NULL: all). With
+ * several ranks loaded, each row leads with its rank.
+ */
+void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
+		   size_t limit);
 /* The same rows as one JSON document (gtrace-threads(1) lists its keys). */
-void threads_print_json(FILE *out, const struct model *m, const char *path, size_t limit);
+void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
+			const char *path, size_t limit);
 
 /*
  * diagnose: the recording's health, from the container, meta and counters,

@@ -8,9 +8,15 @@
 
 #include "util/xalloc.h"
 
-/* Samples of one thread name within one chain of NVTX ranges. */
+/* A thread name under the node it hangs from: the root, or its rank's. */
+struct tree_part {
+	uint32_t root;		/* tree node */
+	uint32_t name;		/* id in funcs.names */
+};
+
+/* Samples of one thread part within one chain of NVTX ranges. */
 struct tree_group {
-	uint32_t thread;	/* id in funcs.names */
+	uint32_t part;		/* by part - 1 in tree_builder.parts */
 	uint32_t chain;		/* nvtx chain id, 0 none */
 	uint32_t node;		/* its tree node, under the thread's: 0 not made yet */
 };
@@ -20,8 +26,11 @@ struct tree_builder {
 	struct u64map kids;	/* parent << 32 | name -> node */
 	struct u64map memo;	/* group << 32 | stack node -> tree node of its leaf frame */
 	VEC(uint32_t) path;	/* stack nodes not yet in the tree, innermost first */
-	struct u64map group_ids; /* thread name << 32 | chain -> group */
+	struct u64map part_ids;	/* root << 32 | thread name -> part */
+	VEC(struct tree_part) parts; /* by part - 1 */
+	struct u64map group_ids; /* part << 32 | chain -> group */
 	VEC(struct tree_group) groups; /* by group - 1 */
+	uint32_t *rank_node;	/* several ranks: by rank index, its node, 0 not made yet */
 	struct nvtx_ranges ranges;
 	uint32_t *chain_label;	/* by chain id: names id of "[nvtx] NAME", 0 not made yet */
 };
@@ -90,13 +99,34 @@ static uint32_t add_ranges(struct tree_builder *b, struct funcs *f, uint32_t par
 	return child_of(b, parent, b->chain_label[chain]);
 }
 
+/*
+ * Where the work of process pid hangs: the root, or with several ranks
+ * loaded its rank's node "rank N" there, so that each rank is a tree of
+ * its own.
+ */
+static uint32_t root_of(struct tree_builder *b, struct funcs *f, uint32_t pid)
+{
+	size_t r;
+	char label[32];
+
+	if (!b->rank_node)
+		return 0;
+	r = model_rank_of(f->m, pid);
+	if (!b->rank_node[r]) {
+		snprintf(label, sizeof(label), "rank %" PRId64, f->m->ranks.v[r].rank);
+		b->rank_node[r] = child_of(b, 0, strtab_intern(&f->names, label));
+	}
+	return b->rank_node[r];
+}
+
 /* The tree node of a group: its thread name's, then its ranges'. */
 static uint32_t group_node(struct tree_builder *b, struct funcs *f, uint32_t group)
 {
 	struct tree_group *g = &b->groups.v[group - 1];
+	const struct tree_part *p = &b->parts.v[g->part - 1];
 
 	if (!g->node)
-		g->node = add_ranges(b, f, child_of(b, 0, g->thread), g->chain);
+		g->node = add_ranges(b, f, child_of(b, p->root, p->name), g->chain);
 	return g->node;
 }
 
@@ -233,16 +263,17 @@ static enum lane_place lane_place(const struct model *m, const struct model_thre
 	return kind && kind == kinds[0] ? LANE_KERNEL_REGIONS : LANE_OWN;
 }
 
-/* The "[kernel] NAME" node of a kernel-regions lane, at the root. */
+/* The "[kernel] NAME" node of a kernel-regions lane, at its root. */
 static uint32_t kernel_regions_node(struct tree_builder *b, struct funcs *f, uint32_t lane)
 {
-	const char *name = model_str(f->m, f->m->t.lanes.v[lane - 1].name);
+	const struct tr_lane *l = &f->m->t.lanes.v[lane - 1];
+	const char *name = model_str(f->m, l->name);
 	uint32_t at;
 
 	if (!name)
 		name = "";
-	at = child_of(b, 0, prefixed_frame(f, KERNEL_FRAME_PREFIX, name,
-					   kregions_kernel_len(name)));
+	at = child_of(b, root_of(b, f, l->pid), prefixed_frame(f, KERNEL_FRAME_PREFIX, name,
+							       kregions_kernel_len(name)));
 	b->t->nodes.v[at].lane = true;
 	return at;
 }
@@ -269,7 +300,7 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 		if (!sp->lane || sp->lane > nlanes || place[sp->lane] == LANE_UNSELECTED)
 			continue;
 		if (place[sp->lane] == LANE_OWN) {
-			add_span(b, f, 0, sp);
+			add_span(b, f, root_of(b, f, m->t.lanes.v[sp->lane - 1].pid), sp);
 			continue;
 		}
 		if (!kernel_node[sp->lane])
@@ -280,44 +311,55 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	free(kernel_node);
 }
 
-static uint32_t group_of(struct tree_builder *b, uint32_t thread, uint32_t chain)
+static uint32_t group_of(struct tree_builder *b, uint32_t part, uint32_t chain)
 {
-	uint32_t id = u64map_pair_id(&b->group_ids, thread, chain);
+	uint32_t id = u64map_pair_id(&b->group_ids, part, chain);
 
 	if (id > b->groups.len) {
 		struct tree_group *g = VEC_PUSH(&b->groups);
 
-		g->thread = thread;
+		g->part = part;
 		g->chain = chain;
 	}
 	return id;
 }
 
-/* By sample index: its group, from its thread's name and, with frames, its NVTX ranges. */
+/* The part of a thread: its name under its root. */
+static uint32_t part_of(struct tree_builder *b, struct funcs *f, const struct model_thread *th)
+{
+	uint32_t root = root_of(b, f, th->pid), name = funcs_thread_name(f, th);
+	uint32_t id = u64map_pair_id(&b->part_ids, root, name);
+
+	if (id > b->parts.len)
+		*VEC_PUSH(&b->parts) = (struct tree_part){ root, name };
+	return id;
+}
+
+/* By sample index: its group, from its thread's part and, with frames, its NVTX ranges. */
 static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
 			       const struct sample_filter *flt, bool nvtx_frames)
 {
 	const struct model *m = f->m;
-	uint32_t *thread_name = xcalloc(m->real_threads + 1, sizeof(*thread_name));
+	uint32_t *thread_part = xcalloc(m->real_threads + 1, sizeof(*thread_part));
 	uint32_t *groups, *chains = NULL;
-	uint32_t last_name = 0, last_chain = 0, last_group = 0;
+	uint32_t last_part = 0, last_chain = 0, last_group = 0;
 
 	for (size_t ti = 0; ti < m->real_threads; ti++)
 		if (!flt || filter_thread(flt, f, &m->threads.v[ti]))
-			thread_name[ti] = funcs_thread_name(f, &m->threads.v[ti]);
-	groups = groups_by_sample(m, thread_name);
-	free(thread_name);
+			thread_part[ti] = part_of(b, f, &m->threads.v[ti]);
+	groups = groups_by_sample(m, thread_part);
+	free(thread_part);
 	if (nvtx_frames)
 		chains = nvtx_sample_chains(&b->ranges, m);
 	for (size_t i = 0; i < m->t.samples.len; i++) {
-		uint32_t name = groups[i], chain = chains ? chains[i] : 0;
+		uint32_t part = groups[i], chain = chains ? chains[i] : 0;
 
-		if (!name)
+		if (!part)
 			continue;
-		if (!last_group || name != last_name || chain != last_chain) {
-			last_name = name;
+		if (!last_group || part != last_part || chain != last_chain) {
+			last_part = part;
 			last_chain = chain;
-			last_group = group_of(b, name, chain);
+			last_group = group_of(b, part, chain);
 		}
 		groups[i] = last_group;
 	}
@@ -333,6 +375,8 @@ static uint32_t *builder_start(struct tree_builder *b, struct calltree *t, struc
 	memset(b, 0, sizeof(*b));
 	b->t = t;
 	VEC_PUSH(&t->nodes)->name = strtab_intern(&f->names, "all");
+	if (f->m->ranks.len > 1)
+		b->rank_node = xcalloc(f->m->ranks.len, sizeof(*b->rank_node));
 	if (nvtx_frames)
 		nvtx_ranges_build(&b->ranges, f->m);
 	b->chain_label = xcalloc(b->ranges.chains.len + 1, sizeof(*b->chain_label));
@@ -346,8 +390,11 @@ static void builder_end(struct tree_builder *b, struct funcs *f, uint32_t *group
 	u64map_free(&b->kids);
 	u64map_free(&b->memo);
 	VEC_FREE(&b->path);
+	u64map_free(&b->part_ids);
+	VEC_FREE(&b->parts);
 	u64map_free(&b->group_ids);
 	VEC_FREE(&b->groups);
+	free(b->rank_node);
 	nvtx_ranges_free(&b->ranges);
 	free(b->chain_label);
 }
@@ -402,7 +449,7 @@ void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_
 
 	for (size_t i = 0; i < v->entries.len; i++) {
 		const struct pc_entry *e = &v->entries.v[i];
-		uint32_t group = e->origin ? groups[e->origin - 1] : 0, at = 0;
+		uint32_t group = e->origin ? groups[e->origin - 1] : 0, at = root_of(&b, f, e->pid);
 
 		if (e->not_issued)	/* samples its reason's bucket counts already */
 			continue;

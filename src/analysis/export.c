@@ -4,7 +4,8 @@
  * handed to the format's emitter (export.h) as it is found:
  *
  *   the recording's track with its metadata and counters;
- *   a track per selected process and thread;
+ *   a track per selected process and thread, by rank when several ranks
+ *   are loaded, each process then named with its rank;
  *   each selected metric series as a counter track of its process, or of
  *   the machine's or its GPU's pseudo process;
  *   their off-CPU intervals;
@@ -30,8 +31,13 @@
 #define OFFCPU_NAME "off-CPU"
 #define RECORDING_NAME "recording"
 #define GPU_LANE_PREFIX "GPU"	/* "GPU0 stream 7": the CUDA agent's stream lanes */
-/* The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo processes. */
+/*
+ * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
+ * processes, DEVICE_PIDS_PER_RANK more for each rank index: room for
+ * 4096 ranks of up to 255 GPUs below the lanes' synthetic tids.
+ */
 #define DEVICE_PID_BASE 0xffe00000u
+#define DEVICE_PIDS_PER_RANK 256u
 
 struct walk {
 	struct exporter x;
@@ -44,7 +50,10 @@ struct walk {
 	struct export_track global;
 	struct u64map processes;	/* pid -> track id */
 	struct u64map groups;		/* pid << 32 | GPU number -> track id */
-	struct u64map devices;		/* GPU NVML index + 1, 0 the machine -> track id */
+	struct u64map devices;		/* rank index << 32 | GPU NVML index + 1 (0 the
+					   machine) -> track id */
+	uint32_t *metric_rank;		/* by metric id: metric_ranks */
+	bool ranks;			/* several ranks loaded */
 	struct export_track *threads;	/* by real thread index; id 0: not exported */
 	VEC(struct export_arg) args;
 	uint32_t *key_names;		/* by string id: names id, 0 not made yet */
@@ -135,6 +144,15 @@ static void walk_recording(struct walk *w)
 	}
 }
 
+/* "rank N: " before a process's name when several ranks are loaded, else "". */
+static const char *rank_prefix(const struct walk *w, char *buf, size_t size, size_t rank)
+{
+	if (!w->ranks)
+		return "";
+	snprintf(buf, size, "rank %" PRId64 ": ", w->x.m->ranks.v[rank].rank);
+	return buf;
+}
+
 /* The track of process pid, made on first use; named after its main thread. */
 static uint32_t process_track(struct walk *w, uint32_t pid)
 {
@@ -142,28 +160,48 @@ static uint32_t process_track(struct walk *w, uint32_t pid)
 	long main_thread = model_real_thread_index(m, pid);
 	struct export_track t;
 	uint64_t id;
-	char label[32];
+	char buf[48], label[512];
+	const char *rank;
 
 	if (u64map_get(&w->processes, pid, &id))
 		return (uint32_t)id;
-	if (main_thread >= 0) {
-		new_track(w, &t, TRACK_PROCESS, 0,
-			  funcs_thread_name(w->x.f, &m->threads.v[main_thread]));
-	} else {
-		snprintf(label, sizeof(label), "process %" PRIu32, pid);
-		new_track(w, &t, TRACK_PROCESS, 0, name_id(w, label));
-	}
+	rank = rank_prefix(w, buf, sizeof(buf), model_rank_of(m, pid));
+	if (main_thread >= 0)
+		snprintf(label, sizeof(label), "%s%s", rank,
+			 funcs_name(w->x.f, funcs_thread_name(w->x.f, &m->threads.v[main_thread])));
+	else
+		snprintf(label, sizeof(label), "%sprocess %" PRIu32, rank, pid);
+	new_track(w, &t, TRACK_PROCESS, 0, name_id(w, label));
 	t.pid = pid;
 	w->e->track(&w->x, &t);
 	u64map_put(&w->processes, pid, t.id);
 	return t.id;
 }
 
+/* Real thread indexes by rank number, then as the model has them. */
+static int cmp_by_rank(const void *pa, const void *pb, void *ctx)
+{
+	const struct model *m = ctx;
+	size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
+	int64_t ra = pid_rank(m, m->threads.v[a].pid), rb = pid_rank(m, m->threads.v[b].pid);
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/* The threads, so that the processes' tracks are made, hence listed, by rank. */
 static void walk_threads(struct walk *w)
 {
 	const struct model *m = w->x.m;
+	size_t *order = xmalloc((m->real_threads + 1) * sizeof(*order));
 
-	for (size_t i = 0; i < m->real_threads; i++) {
+	for (size_t i = 0; i < m->real_threads; i++)
+		order[i] = i;
+	if (w->ranks)
+		qsort_r(order, m->real_threads, sizeof(*order), cmp_by_rank, (void *)m);
+	for (size_t k = 0; k < m->real_threads; k++) {
+		size_t i = order[k];
 		const struct model_thread *th = &m->threads.v[i];
 		uint32_t parent;
 
@@ -175,22 +213,33 @@ static void walk_threads(struct walk *w)
 		w->threads[i].tid = th->tid;
 		w->e->track(&w->x, &w->threads[i]);
 	}
+	free(order);
 }
 
-/* The pseudo process of the machine's or a GPU's metrics (s's subject), made on first use. */
-static uint32_t device_track(struct walk *w, const struct tr_metric *s)
+/* The pid of the pseudo process of series id's machine or GPU. */
+static uint32_t device_pid(const struct walk *w, uint32_t id)
 {
-	struct export_track t;
-	uint64_t id;
-	char label[32];
+	return DEVICE_PID_BASE + w->metric_rank[id] * DEVICE_PIDS_PER_RANK +
+	       w->x.m->t.metrics.v[id - 1].gpu;
+}
 
-	if (u64map_get(&w->devices, s->gpu, &id))
-		return (uint32_t)id;
-	metric_subject_label(label, sizeof(label), w->x.m, s);
+/* The pseudo process of the metrics of series id's machine or GPU, made on first use. */
+static uint32_t device_track(struct walk *w, uint32_t id)
+{
+	const struct tr_metric *s = &w->x.m->t.metrics.v[id - 1];
+	uint64_t key = (uint64_t)w->metric_rank[id] << 32 | s->gpu, track;
+	struct export_track t;
+	char buf[48], subject[32], label[96];
+
+	if (u64map_get(&w->devices, key, &track))
+		return (uint32_t)track;
+	metric_subject_label(subject, sizeof(subject), w->x.m, s);
+	snprintf(label, sizeof(label), "%s%s", rank_prefix(w, buf, sizeof(buf), w->metric_rank[id]),
+		 subject);
 	new_track(w, &t, TRACK_DEVICE, 0, name_id(w, label));
-	t.pid = DEVICE_PID_BASE + s->gpu;
+	t.pid = device_pid(w, id);
 	w->e->track(&w->x, &t);
-	u64map_put(&w->devices, s->gpu, t.id);
+	u64map_put(&w->devices, key, t.id);
 	return t.id;
 }
 
@@ -207,18 +256,18 @@ static void walk_metrics(struct walk *w)
 		const struct model_point *p;
 		size_t n;
 
-		if (!metric_selected(w->x.f, w->o->filter, s))
+		if (!metric_selected(w->x.f, w->o->filter, s, w->metric_rank[id]))
 			continue;
 		p = model_metric_points(m, id, &n);
 		for (size_t i = 0; i < n; i++) {
 			if (!in_window(w, p[i].ts, 0))
 				continue;
 			if (!t.id) {
-				uint32_t parent = process ? process_track(w, s->pid) : device_track(w, s);
+				uint32_t parent = process ? process_track(w, s->pid) : device_track(w, id);
 
 				new_track(w, &t, TRACK_COUNTER, parent,
 					  name_id(w, name && *name ? name : "-"));
-				t.pid = process ? s->pid : DEVICE_PID_BASE + s->gpu;
+				t.pid = process ? s->pid : device_pid(w, id);
 				t.unit = *unit ? name_id(w, unit) : 0;
 				w->e->track(&w->x, &t);
 			}
@@ -553,6 +602,8 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	w.from = w.zero + o->start_ns;
 	w.to = o->end_ns > UINT64_MAX - w.zero ? UINT64_MAX : w.zero + o->end_ns;
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
+	w.metric_rank = metric_ranks(m);
+	w.ranks = m->ranks.len > 1;
 	w.key_names = xcalloc(m->t.strings.len + 1, sizeof(*w.key_names));
 	w.cat_offcpu = name_id(&w, "off-cpu");
 	w.cat_origin = name_id(&w, "origin");
@@ -572,6 +623,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	u64map_free(&w.groups);
 	u64map_free(&w.devices);
 	free(w.threads);
+	free(w.metric_rank);
 	free(w.key_names);
 	VEC_FREE(&w.args);
 	return ferror(out) ? -EIO : 0;

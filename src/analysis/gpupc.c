@@ -317,17 +317,13 @@ static uint32_t launch_span(const struct launches *ls, struct funcs *f,
 	return (uint32_t)first;
 }
 
-/* A bucket joined to no launch has no thread or lane to select it by: --pid only. */
-static bool unjoined_selected(const struct sample_filter *flt, uint32_t pid)
+/* A bucket joined to no launch has no thread or lane to select it by: --pid and --rank only. */
+static bool unjoined_selected(const struct sample_filter *flt, const struct model *m,
+			      uint32_t pid)
 {
-	if (!flt)
-		return true;
-	if (flt->tids.len || flt->comms.len || flt->dsos.len)
+	if (flt && (flt->tids.len || flt->comms.len || flt->dsos.len))
 		return false;
-	for (size_t i = 0; i < flt->pids.len; i++)
-		if (flt->pids.v[i] == pid)
-			return true;
-	return !flt->pids.len;
+	return filter_process(flt, m, pid);
 }
 
 static uint32_t kernel_of(struct pc_view *v, struct u64map *ids, uint32_t name)
@@ -398,7 +394,7 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 		struct pc_entry *e;
 
 		if (span ? !filter_span(flt, f, lane_selected, &m->t.spans.v[span - 1])
-			 : !unjoined_selected(flt, b->pid))
+			 : !unjoined_selected(flt, m, b->pid))
 			continue;
 		e = VEC_PUSH(&v->entries);
 		e->kernel = kernel_of(v, &kernel_ids, name);
@@ -407,6 +403,7 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 		e->not_issued = not_issued_of(m, not_issued, b->stall);
 		e->span = span;
 		e->origin = span && links ? links->sample[span - 1] : 0;
+		e->pid = b->pid;
 		e->count = b->count;
 		add_place(v, f, e);
 		if (e->not_issued)

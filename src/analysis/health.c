@@ -370,6 +370,72 @@ static const char *duration(char *buf, size_t size, uint64_t ns)
 	return buf;
 }
 
+/* A signed duration: "+1.250 ms", "-3.000 s", "0 ns". */
+static const char *signed_duration(char *buf, size_t size, int64_t ns)
+{
+	char abs[32];
+
+	duration(abs, sizeof(abs), ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
+	snprintf(buf, size, "%s%s", ns > 0 ? "+" : ns < 0 ? "-" : "", abs);
+	return buf;
+}
+
+/* Whether rank index r's drift was measured: it and the first have end pairs too. */
+static bool drift_known(const struct model *m, size_t r)
+{
+	return r && m->ranks.v[r].clock_pairs && model_rank_meta(m, 0, "clock-end") &&
+	       model_rank_meta(m, r, "clock-end");
+}
+
+static const char *rank_host(const struct model *m, size_t r)
+{
+	const char *host = model_rank_meta(m, r, "hostname");
+
+	return host && *host ? host : "-";
+}
+
+/*
+ * Several recordings read as one: each one's rank, host and file, and how
+ * its times were moved onto the first's clock. The shift comes from the
+ * clock pairs (CLOCK_REALTIME and CLOCK_MONOTONIC read together) of both,
+ * so it is as good as the machines' time sync; the drift, how much it
+ * changed between their start and end pairs, is how far to trust it.
+ */
+static void put_ranks(FILE *out, const struct model *m)
+{
+	int host_width = 4;
+	char shift[48], drift[48];
+
+	if (m->ranks.len < 2)
+		return;
+	for (size_t r = 0; r < m->ranks.len; r++) {
+		int len = (int)strlen(rank_host(m, r));
+
+		host_width = len > host_width ? len : host_width;
+	}
+	field(out, "ranks:");
+	fprintf(out, "%zu recordings, on the clock of the first; shifted by their clock pairs, "
+		"as good as the machines' time sync\n", m->ranks.len);
+	fprintf(out, "  %6s  %-*s  %14s  %14s  %s\n", "Rank", host_width, "Host", "Shift", "Drift",
+		"File");
+	for (size_t r = 0; r < m->ranks.len; r++) {
+		const struct model_rank *k = &m->ranks.v[r];
+
+		if (!r)
+			snprintf(shift, sizeof(shift), "clock base");
+		else if (!k->clock_pairs)
+			snprintf(shift, sizeof(shift), "no clock pairs");
+		else
+			signed_duration(shift, sizeof(shift), k->shift_ns);
+		if (drift_known(m, r))
+			signed_duration(drift, sizeof(drift), k->drift_ns);
+		else
+			snprintf(drift, sizeof(drift), "-");
+		fprintf(out, "  %6" PRId64 "  %-*s  %14s  %14s  %s\n", k->rank, host_width,
+			rank_host(m, r), shift, drift, k->path ? k->path : "-");
+	}
+}
+
 static void put_target_counters(FILE *out, const struct model *m)
 {
 	uint64_t target_ns = 0, dropped = 0;
@@ -1044,6 +1110,7 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 		    const struct origin_links *links)
 {
 	put_container(out, m, path);
+	put_ranks(out, m);
 	put_meta(out, m);
 	put_counts(out, m);
 	put_unwinding(out, m);
@@ -1067,6 +1134,35 @@ static void json_origin(FILE *out, const char *name, uint64_t count,
 			d->count ? d->min : 0, d->count ? (double)d->sum / (double)d->count : 0.0,
 			d->max);
 	fputc('}', out);
+}
+
+/* The recordings read, as put_ranks shows them; one for a model of one file. */
+static void json_ranks(FILE *out, const struct model *m)
+{
+	fprintf(out, "  \"ranks\": [");
+	for (size_t r = 0; r < m->ranks.len; r++) {
+		const struct model_rank *k = &m->ranks.v[r];
+		const char *host = model_rank_meta(m, r, "hostname");
+
+		fprintf(out, "%s\n    {\"rank\": %" PRId64 ", \"has_rank\": %s, \"host\": ",
+			r ? "," : "", k->rank, k->has_rank ? "true" : "false");
+		if (host)
+			utf8_fput_json(out, host);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"path\": ");
+		if (k->path)
+			utf8_fput_json(out, k->path);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"clock_pairs\": %s, \"shift_ns\": %" PRId64 ", \"drift_ns\": ",
+			k->clock_pairs ? "true" : "false", k->shift_ns);
+		if (drift_known(m, r))
+			fprintf(out, "%" PRId64 "}", k->drift_ns);
+		else
+			fprintf(out, "null}");
+	}
+	fprintf(out, "%s],\n", m->ranks.len ? "\n  " : "");
 }
 
 /* The metrics section's figures; the reader's counters are under "counters". */
@@ -1163,6 +1259,7 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 		fprintf(out, o + 1 < ORIGIN_OUTCOMES ? ",\n" : "\n");
 	}
 	fprintf(out, "  },\n");
+	json_ranks(out, m);
 	json_metrics(out, m);
 	fprintf(out, "}\n");
 }

@@ -223,14 +223,26 @@ const char *metric_sparkline(char *buf, const struct model *m, const struct metr
 	return buf;
 }
 
-bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s)
+uint32_t *metric_ranks(const struct model *m)
+{
+	uint32_t *rank = xcalloc(m->t.metrics.len + 1, sizeof(*rank));
+
+	for (uint32_t id = 1; id <= m->t.metrics.len; id++)
+		rank[id] = (uint32_t)model_metric_rank(m, id);
+	return rank;
+}
+
+bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s,
+		     uint32_t rank)
 {
 	const struct model *m = f->m;
 	struct model_thread stand_in = { .pid = s->pid, .tid = s->pid };
 	long main_thread;
 
-	if (!flt || metric_subject(s) != METRIC_PROCESS)
+	if (!flt)
 		return true;
+	if (metric_subject(s) != METRIC_PROCESS)
+		return rank >= m->ranks.len || filter_rank(flt, m->ranks.v[rank].rank);
 	main_thread = model_real_thread_index(m, s->pid);
 	return filter_thread(flt, f, main_thread >= 0 ? &m->threads.v[main_thread] : &stand_in);
 }
@@ -250,7 +262,10 @@ const char *metrics_explain(const struct model *m, char *buf, size_t size)
 	return buf;
 }
 
-/* The machine first, then each process by pid, then each GPU; each's series as recorded. */
+/*
+ * By recording, then the machine first, then each process by pid, then
+ * each GPU; each's series as recorded.
+ */
 static int cmp_rows(const void *pa, const void *pb, void *ctx)
 {
 	const struct model *m = ctx;
@@ -258,6 +273,8 @@ static int cmp_rows(const void *pa, const void *pb, void *ctx)
 	const struct tr_metric *x = &m->t.metrics.v[a->id - 1], *y = &m->t.metrics.v[b->id - 1];
 	enum metric_subject sx = metric_subject(x), sy = metric_subject(y);
 
+	if (a->rank != b->rank)
+		return a->rank < b->rank ? -1 : 1;
 	if (sx != sy)
 		return sx < sy ? -1 : 1;
 	if (x->pid != y->pid)
@@ -271,11 +288,16 @@ void metrics_report_build(struct metrics_report *r, struct funcs *f,
 			  const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
+	uint32_t *rank = metric_ranks(m);
 
 	memset(r, 0, sizeof(*r));
-	for (uint32_t id = 1; id <= m->t.metrics.len; id++)
-		if (metric_selected(f, flt, &m->t.metrics.v[id - 1]))
-			metric_stats(VEC_PUSH(&r->rows), m, id);
+	for (uint32_t id = 1; id <= m->t.metrics.len; id++) {
+		if (!metric_selected(f, flt, &m->t.metrics.v[id - 1], rank[id]))
+			continue;
+		metric_stats(VEC_PUSH(&r->rows), m, id);
+		r->rows.v[r->rows.len - 1].rank = rank[id];
+	}
+	free(rank);
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, (void *)m);
 	metrics_range(m, &r->from, &r->to);
@@ -294,7 +316,7 @@ static const char *series_name(const struct model *m, const struct metric_stats 
 	return name && *name ? name : "-";
 }
 
-/* Whether row i starts a subject: a pid and a GPU number tell them apart. */
+/* Whether row i starts a subject: a recording, a pid and a GPU number tell them apart. */
 static bool new_subject(const struct metrics_report *r, const struct model *m, size_t i)
 {
 	const struct tr_metric *s, *prev;
@@ -303,7 +325,8 @@ static bool new_subject(const struct metrics_report *r, const struct model *m, s
 		return true;
 	s = &m->t.metrics.v[r->rows.v[i].id - 1];
 	prev = &m->t.metrics.v[r->rows.v[i - 1].id - 1];
-	return s->pid != prev->pid || s->gpu != prev->gpu;
+	return r->rows.v[i].rank != r->rows.v[i - 1].rank || s->pid != prev->pid ||
+	       s->gpu != prev->gpu;
 }
 
 /* The interval asked for, in ms; < 0 when the recording does not say. */
@@ -381,9 +404,12 @@ void metrics_report_print(FILE *out, const struct metrics_report *r, const struc
 	for (size_t i = 0; i < rows; i++) {
 		const struct metric_stats *st = &r->rows.v[i];
 
-		if (new_subject(r, m, i))
+		if (new_subject(r, m, i)) {
+			if (m->ranks.len > 1)
+				fprintf(out, "rank %" PRId64 ": ", m->ranks.v[st->rank].rank);
 			fprintf(out, "%s\n", metric_subject_label(subject, sizeof(subject), m,
 								  &m->t.metrics.v[st->id - 1]));
+		}
 		/* The sparkline is width characters of three bytes: padded by hand. */
 		fprintf(out, "   %-*s  %s%*s", name_width, series_name(m, st),
 			metric_sparkline(spark, m, st, r->from, r->to, r->width),
@@ -411,7 +437,10 @@ static void json_row(FILE *out, const struct model *m, const struct metric_stats
 	const char *comm = subject == METRIC_PROCESS ? metric_process_name(m, s->pid) : NULL;
 	bool stats = st->values && !st->mask;
 
-	fprintf(out, "{\"subject\": \"%s\"", subjects[subject]);
+	fprintf(out, "{");
+	if (m->ranks.len > 1)
+		fprintf(out, "\"rank\": %" PRId64 ", ", m->ranks.v[st->rank].rank);
+	fprintf(out, "\"subject\": \"%s\"", subjects[subject]);
 	if (subject == METRIC_PROCESS)
 		fprintf(out, ", \"pid\": %" PRIu32, s->pid);
 	else

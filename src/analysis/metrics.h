@@ -31,6 +31,7 @@ enum metric_subject {
 /* One series over the whole recording. */
 struct metric_stats {
 	uint32_t id;		/* metric id: row index + 1 in m->t.metrics */
+	uint32_t rank;		/* report --metrics: its metric_ranks */
 	size_t values;
 	double min, mean, p95, max;	/* in the unit; 0 without values */
 	bool mask;		/* its unit is METRIC_UNIT_MASK */
@@ -96,11 +97,19 @@ const char *metric_sparkline(char *buf, const struct model *m, const struct metr
 			     uint64_t from, uint64_t to, unsigned width);
 
 /*
+ * By metric id (index 0 unused), the index in m->ranks of the recording
+ * whose series it is. Free it.
+ */
+uint32_t *metric_ranks(const struct model *m);
+
+/*
  * Whether a series passes the filters: a process's when its main thread
  * would (a stand-in with its pid and tid when the recording has none);
- * the machine's and the GPUs' always.
+ * the machine's and the GPUs' unless --rank leaves out rank index rank,
+ * the series' metric_ranks.
  */
-bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s);
+bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s,
+		     uint32_t rank);
 
 /*
  * Why the recording has no metric values, in buf; NULL when it has some:
@@ -110,7 +119,8 @@ const char *metrics_explain(const struct model *m, char *buf, size_t size);
 
 /* report --metrics: every selected series, by subject. */
 struct metrics_report {
-	VEC(struct metric_stats) rows;	/* the machine's, each process's by pid, each GPU's */
+	VEC(struct metric_stats) rows;	/* by rank index: the machine's, each process's by
+					   pid, each GPU's */
 	uint64_t from, to;		/* metrics_range */
 	unsigned width;			/* of the sparklines */
 };

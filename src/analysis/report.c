@@ -18,6 +18,7 @@ static const char *const key_names[REPORT_KEYS] = {
 	[KEY_TID] = "tid",
 	[KEY_NVTX] = "nvtx",
 	[KEY_PYLINE] = "pyline",
+	[KEY_RANK] = "rank",
 };
 
 static const char *const key_headers[REPORT_KEYS] = {
@@ -28,6 +29,7 @@ static const char *const key_headers[REPORT_KEYS] = {
 	[KEY_TID] = "Tid",
 	[KEY_NVTX] = "NVTX range",
 	[KEY_PYLINE] = "Python line",
+	[KEY_RANK] = "Rank",
 };
 
 #define NO_RANGE "[no range]"
@@ -116,6 +118,9 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 				part = u64map_pair_id(&b->pairs, part, th->pid);
 			else if (o->keys[k] == KEY_TID)
 				part = u64map_pair_id(&b->pairs, part, th->tid);
+			else if (o->keys[k] == KEY_RANK)
+				part = u64map_pair_id(&b->pairs, part,
+						      (uint32_t)pid_rank(m, th->pid));
 		}
 		/* Without thread keys every thread shares one part, unlike any tuple's. */
 		if (!part && !shared)
@@ -448,6 +453,9 @@ static const char *key_text(const struct report_row *row, enum report_key k,
 	case KEY_TID:
 		snprintf(buf, size, "%" PRIu32, th->tid);
 		return buf;
+	case KEY_RANK:
+		snprintf(buf, size, "%" PRId64, pid_rank(f->m, th->pid));
+		return buf;
 	case KEY_NVTX:
 		return range_name(f->m, row->nvtx);
 	case KEY_PYLINE:
@@ -589,7 +597,7 @@ void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 /* The JSON names of the keys: those of --sort. */
 static const char *const key_json[REPORT_KEYS] = {
 	[KEY_COMM] = "comm", [KEY_DSO] = "dso", [KEY_SYMBOL] = "symbol", [KEY_PID] = "pid",
-	[KEY_TID] = "tid", [KEY_NVTX] = "nvtx", [KEY_PYLINE] = "pyline",
+	[KEY_TID] = "tid", [KEY_NVTX] = "nvtx", [KEY_PYLINE] = "pyline", [KEY_RANK] = "rank",
 };
 
 /* The rows shown of r, each with its values and its keys. */
@@ -619,7 +627,7 @@ static void json_rows(FILE *out, const struct report *r, struct funcs *f,
 			const char *text = key_text(row, o->keys[k], f, buf, sizeof(buf));
 
 			fprintf(out, ", \"%s\": ", key_json[o->keys[k]]);
-			if (o->keys[k] == KEY_PID || o->keys[k] == KEY_TID)
+			if (o->keys[k] == KEY_PID || o->keys[k] == KEY_TID || o->keys[k] == KEY_RANK)
 				fputs(text, out);
 			else
 				utf8_fput_json(out, text);

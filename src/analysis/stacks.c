@@ -237,7 +237,7 @@ int filter_add(struct sample_filter *flt, enum filter_field field, const char *l
 
 		if (!len)
 			return -EINVAL;
-		if (field == FILTER_PID || field == FILTER_TID) {
+		if (field == FILTER_PID || field == FILTER_TID || field == FILTER_RANK) {
 			/* Hex too, as threads shows the synthetic tids of lanes. */
 			bool hex = !strncasecmp(p, "0x", 2);
 			const char *digits = hex ? p + 2 : p;
@@ -253,8 +253,10 @@ int filter_add(struct sample_filter *flt, enum filter_field field, const char *l
 				return -EINVAL;
 			if (field == FILTER_PID)
 				*VEC_PUSH(&flt->pids) = (uint32_t)v;
-			else
+			else if (field == FILTER_TID)
 				*VEC_PUSH(&flt->tids) = (uint32_t)v;
+			else
+				*VEC_PUSH(&flt->ranks) = (uint32_t)v;
 		} else if (field == FILTER_COMM) {
 			*VEC_PUSH(&flt->comms) = xstrndup(p, len);
 		} else {
@@ -276,6 +278,7 @@ void filter_free(struct sample_filter *flt)
 	VEC_FREE(&flt->tids);
 	VEC_FREE(&flt->comms);
 	VEC_FREE(&flt->dsos);
+	VEC_FREE(&flt->ranks);
 }
 
 static bool has_id(const uint32_t *ids, size_t n, uint32_t id)
@@ -294,10 +297,27 @@ static bool has_str(char *const *strs, size_t n, const char *s)
 	return false;
 }
 
+int64_t pid_rank(const struct model *m, uint32_t pid)
+{
+	return m->ranks.v[model_rank_of(m, pid)].rank;
+}
+
+bool filter_rank(const struct sample_filter *flt, int64_t rank)
+{
+	return !flt || !flt->ranks.len || has_id(flt->ranks.v, flt->ranks.len, (uint32_t)rank);
+}
+
+bool filter_process(const struct sample_filter *flt, const struct model *m, uint32_t pid)
+{
+	if (flt && flt->pids.len && !has_id(flt->pids.v, flt->pids.len, pid))
+		return false;
+	return filter_rank(flt, pid_rank(m, pid));
+}
+
 bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 		   const struct model_thread *th)
 {
-	if (flt->pids.len && !has_id(flt->pids.v, flt->pids.len, th->pid))
+	if (!filter_process(flt, f->m, th->pid))
 		return false;
 	if (flt->tids.len && !has_id(flt->tids.v, flt->tids.len, th->tid))
 		return false;

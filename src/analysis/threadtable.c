@@ -66,11 +66,72 @@ static int name_width(const struct model *m, const size_t *idx, size_t n)
 	return width;
 }
 
-/* The processes' peak RSS and CPU from their metrics, busiest first; none without metrics. */
-static void put_processes(FILE *out, const struct model *m)
+/* What the view shows: threads, lanes and processes selected, and whether ranks. */
+struct thread_rows {
+	size_t *idx;		/* in m->threads: the real threads by samples, then the lanes */
+	size_t real, lanes;	/* how many of each */
+	struct metric_process *procs;	/* with metrics, busiest first */
+	size_t nprocs;
+	bool ranks;		/* several ranks loaded: a rank leads each row */
+};
+
+static void thread_rows(struct thread_rows *r, const struct model *m,
+			const struct sample_filter *flt)
 {
-	size_t n;
+	size_t n = 0;
 	struct metric_process *p = metrics_processes(m, &n);
+
+	r->idx = xmalloc((m->threads.len + 1) * sizeof(*r->idx));
+	r->real = r->lanes = r->nprocs = 0;
+	for (size_t i = 0; i < m->threads.len; i++) {
+		if (!filter_process(flt, m, m->threads.v[i].pid))
+			continue;
+		r->idx[r->real + r->lanes] = i;
+		if (i < m->real_threads)
+			r->real++;
+		else
+			r->lanes++;
+	}
+	if (r->real)
+		qsort_r(r->idx, r->real, sizeof(*r->idx), cmp_by_samples, (void *)m);
+	for (size_t i = 0; i < n; i++)
+		if (filter_process(flt, m, p[i].pid))
+			p[r->nprocs++] = p[i];
+	r->procs = p;
+	r->ranks = m->ranks.len > 1;
+}
+
+static void thread_rows_free(struct thread_rows *r)
+{
+	free(r->idx);
+	free(r->procs);
+}
+
+/* The Rank column of process pid's row, or its header when header is set. */
+static void put_rank(FILE *out, const struct thread_rows *r, const struct model *m,
+		     uint32_t pid, bool header)
+{
+	if (!r->ranks)
+		return;
+	if (header)
+		fprintf(out, "%5s ", "Rank");
+	else
+		fprintf(out, "%5" PRId64 " ", pid_rank(m, pid));
+}
+
+/* The same as a JSON member. */
+static void json_rank(FILE *out, const struct thread_rows *r, const struct model *m,
+		      uint32_t pid)
+{
+	if (r->ranks)
+		fprintf(out, "\"rank\": %" PRId64 ", ", pid_rank(m, pid));
+}
+
+/* The processes' peak RSS and CPU from their metrics, busiest first; none without metrics. */
+static void put_processes(FILE *out, const struct model *m, const struct thread_rows *r)
+{
+	size_t n = r->nprocs;
+	const struct metric_process *p = r->procs;
 	int width = 4;
 	char rss[64], cpu[64];
 
@@ -80,81 +141,82 @@ static void put_processes(FILE *out, const struct model *m)
 
 		width = len > width ? len : width;
 	}
-	if (n)
-		fprintf(out, "\n%8s  %-*s  %10s  %9s\n", "PID", width, "Name", "Peak RSS", "Mean CPU");
+	if (n) {
+		fputc('\n', out);
+		put_rank(out, r, m, 0, true);
+		fprintf(out, "%8s  %-*s  %10s  %9s\n", "PID", width, "Name", "Peak RSS", "Mean CPU");
+	}
 	for (size_t i = 0; i < n; i++) {
 		const char *name = metric_process_name(m, p[i].pid);
 
+		put_rank(out, r, m, p[i].pid, false);
 		fprintf(out, "%8" PRIu32 "  %-*s  %10s  %9s\n", p[i].pid, width, name ? name : "-",
 			p[i].rss_known ? metric_format(rss, sizeof(rss), "KiB", 0, p[i].peak_rss_kib)
 				       : "-",
 			p[i].cpu_known ? metric_format(cpu, sizeof(cpu), "%", 1, p[i].cpu_percent)
 				       : "-");
 	}
-	free(p);
 }
 
-/* The threads' indexes, the real ones by samples, then the lanes. Free it. */
-static size_t *threads_in_order(const struct model *m)
+void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
+		   size_t limit)
 {
-	size_t *idx = xmalloc((m->threads.len + 1) * sizeof(*idx));
-
-	for (size_t i = 0; i < m->threads.len; i++)
-		idx[i] = i;
-	if (m->real_threads)
-		qsort_r(idx, m->real_threads, sizeof(*idx), cmp_by_samples, (void *)m);
-	return idx;
-}
-
-void threads_print(FILE *out, const struct model *m, size_t limit)
-{
-	size_t real = m->real_threads, lanes = m->threads.len - real;
-	size_t shown = limit && limit < real ? limit : real;
-	size_t *idx = threads_in_order(m);
+	struct thread_rows r;
+	size_t real, lanes, shown, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
 	int width, kind_width;
 
+	thread_rows(&r, m, flt);
+	real = r.real;
+	lanes = r.lanes;
+	shown = limit && limit < real ? limit : real;
+	idx = r.idx;
 	width = name_width(m, idx, shown);
+	put_rank(out, &r, m, 0, true);
 	fprintf(out, "%8s %10s  %-*s  %8s  %10s  %10s  %9s  %9s\n", "PID", "TID",
 		width, "Name", "Samples", "On-CPU ms", "Off-CPU ms", "First s", "Last s");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
 
+		put_rank(out, &r, m, th->pid, false);
 		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %8" PRIu64, th->pid, th->tid,
 			width, thread_name(m, th), th->samples);
 		put_ms(out, oncpu, model_thread_oncpu_ns(m, th));
 		put_ms(out, offcpu, th->offcpu_ns);
 		put_seen(out, m, th);
 	}
-	put_processes(out, m);
+	put_processes(out, m, &r);
 	if (!lanes) {
-		free(idx);
+		thread_rows_free(&r);
 		return;
 	}
 
 	width = name_width(m, idx + real, lanes);
 	kind_width = 4;
-	for (size_t i = real; i < m->threads.len; i++) {
-		int len = (int)strlen(lane_kind(m, &m->threads.v[i]));
+	for (size_t i = real; i < real + lanes; i++) {
+		int len = (int)strlen(lane_kind(m, &m->threads.v[idx[i]]));
 
 		if (len > kind_width)
 			kind_width = len;
 	}
-	fprintf(out, "\n%8s %10s  %-*s  %-*s  %8s  %10s  %9s  %9s\n", "PID", "TID",
+	fputc('\n', out);
+	put_rank(out, &r, m, 0, true);
+	fprintf(out, "%8s %10s  %-*s  %-*s  %8s  %10s  %9s  %9s\n", "PID", "TID",
 		kind_width, "Kind", width, "Name", "Spans", "Target ms", "First s", "Last s");
-	for (size_t i = real; i < m->threads.len; i++) {
-		const struct model_thread *th = &m->threads.v[i];
+	for (size_t i = real; i < real + lanes; i++) {
+		const struct model_thread *th = &m->threads.v[idx[i]];
 		char tid[16];
 
 		/* In hex, so that a synthetic tid reads as one: 0xfff00000 and up. */
 		snprintf(tid, sizeof(tid), "%#" PRIx32, th->tid);
+		put_rank(out, &r, m, th->pid, false);
 		fprintf(out, "%8" PRIu32 " %10s  %-*s  %-*s  %8" PRIu64, th->pid, tid,
 			kind_width, lane_kind(m, th), width, thread_name(m, th), th->spans);
 		put_ms(out, true, th->span_ns);
 		put_seen(out, m, th);
 	}
-	free(idx);
+	thread_rows_free(&r);
 }
 
 /* ns as milliseconds, or null when not known. */
@@ -178,15 +240,17 @@ static void json_seen(FILE *out, const struct model *m, const struct model_threa
 }
 
 /* The rows of put_processes: null where a figure is not known. */
-static void json_processes(FILE *out, const struct model *m)
+static void json_processes(FILE *out, const struct model *m, const struct thread_rows *r)
 {
-	size_t n;
-	struct metric_process *p = metrics_processes(m, &n);
+	size_t n = r->nprocs;
+	const struct metric_process *p = r->procs;
 
 	for (size_t i = 0; i < n; i++) {
 		const char *name = metric_process_name(m, p[i].pid);
 
-		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"name\": ", i ? "," : "", p[i].pid);
+		fprintf(out, "%s\n    {", i ? "," : "");
+		json_rank(out, r, m, p[i].pid);
+		fprintf(out, "\"pid\": %" PRIu32 ", \"name\": ", p[i].pid);
 		utf8_fput_json(out, name ? name : "-");
 		if (p[i].rss_known)
 			fprintf(out, ", \"peak_rss_kib\": %.0f", p[i].peak_rss_kib);
@@ -198,16 +262,20 @@ static void json_processes(FILE *out, const struct model *m)
 			fprintf(out, ", \"cpu_percent\": null}");
 	}
 	fprintf(out, "%s", n ? "\n  " : "");
-	free(p);
 }
 
-void threads_print_json(FILE *out, const struct model *m, const char *path, size_t limit)
+void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
+			const char *path, size_t limit)
 {
-	size_t real = m->real_threads;
-	size_t shown = limit && limit < real ? limit : real;
-	size_t *idx = threads_in_order(m);
+	struct thread_rows r;
+	size_t real, shown, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
+
+	thread_rows(&r, m, flt);
+	real = r.real;
+	shown = limit && limit < real ? limit : real;
+	idx = r.idx;
 
 	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
 	utf8_fput_json(out, path);
@@ -215,8 +283,10 @@ void threads_print_json(FILE *out, const struct model *m, const char *path, size
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
 
-		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ",
-			i ? "," : "", th->pid, th->tid);
+		fprintf(out, "%s\n    {", i ? "," : "");
+		json_rank(out, &r, m, th->pid);
+		fprintf(out, "\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ",
+			th->pid, th->tid);
 		utf8_fput_json(out, thread_name(m, th));
 		fprintf(out, ", \"samples\": %" PRIu64, th->samples);
 		json_ms(out, "oncpu_ms", oncpu, model_thread_oncpu_ns(m, th));
@@ -224,13 +294,15 @@ void threads_print_json(FILE *out, const struct model *m, const char *path, size
 		json_seen(out, m, th);
 	}
 	fprintf(out, "%s],\n  \"processes\": [", shown ? "\n  " : "");
-	json_processes(out, m);
+	json_processes(out, m, &r);
 	fprintf(out, "],\n  \"lanes\": [");
-	for (size_t i = real; i < m->threads.len; i++) {
-		const struct model_thread *th = &m->threads.v[i];
+	for (size_t i = real; i < real + r.lanes; i++) {
+		const struct model_thread *th = &m->threads.v[idx[i]];
 
-		fprintf(out, "%s\n    {\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"kind\": ",
-			i > real ? "," : "", th->pid, th->tid);
+		fprintf(out, "%s\n    {", i > real ? "," : "");
+		json_rank(out, &r, m, th->pid);
+		fprintf(out, "\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"kind\": ",
+			th->pid, th->tid);
 		utf8_fput_json(out, lane_kind(m, th));
 		fprintf(out, ", \"name\": ");
 		utf8_fput_json(out, thread_name(m, th));
@@ -238,6 +310,6 @@ void threads_print_json(FILE *out, const struct model *m, const char *path, size
 		json_ms(out, "target_ms", true, th->span_ns);
 		json_seen(out, m, th);
 	}
-	fprintf(out, "%s]\n}\n", m->threads.len > real ? "\n  " : "");
-	free(idx);
+	fprintf(out, "%s]\n}\n", r.lanes ? "\n  " : "");
+	thread_rows_free(&r);
 }

@@ -20,7 +20,7 @@ static void usage(void)
 	       "and the share of samples at a source line; then how the metrics were\n"
 	       "read: the interval asked for and kept, readings missed and failed, their\n"
 	       "CPU cost, and what became of GPU metrics.\n\n"
-	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       INPUT_USAGE
 	       LINK_WINDOW_USAGE
 	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");

@@ -38,7 +38,7 @@ static void usage(void)
 	       "origin that linked, each metric series as a counter track (of its\n"
 	       "process, the machine or its GPU), the counters and the recording's\n"
 	       "metadata. Times are from the recording's start.\n\n"
-	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       INPUT_USAGE
 	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.pftrace,\n"
 	       "                           or gtrace.json for chrome)\n"
 	       "      --format FORMAT      perfetto (default): Perfetto's protobuf trace, for\n"
@@ -52,6 +52,7 @@ static void usage(void)
 	       "                           the lane work these threads queued\n"
 	       "  -c, --comm NAME[,NAME..] only threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
+	       RANK_USAGE
 	       PYTHON_USAGE
 	       SYMFS_USAGE
 	       LINK_WINDOW_USAGE

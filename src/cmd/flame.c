@@ -40,8 +40,9 @@ static void usage(void)
 	       "frame coloured by how its own share changed from BASE: red grew, blue\n"
 	       "shrank; --folded prints each stack's count in BASE, then in NEW.\n"
 	       "The NVTX ranges open at a sample are frames \"[nvtx] NAME\" between the\n"
-	       "thread and its outermost function.\n\n"
-	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       "thread and its outermost function. With several ranks read, each rank is\n"
+	       "a frame \"rank N\" at the root, with all its work under it.\n\n"
+	       INPUT_USAGE
 	       "      --folded             print collapsed stacks: \"thread;outer;...;leaf count\"\n"
 	       "      --svg FILE           write an interactive SVG flame graph ('-': stdout)\n"
 	       "      --title TEXT         the SVG's title (default: the input file)\n"

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: MIT */
 #include "cmd/offline.h"
 
+#include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cmd/cmds.h"
 #include "util/log.h"
+#include "util/xalloc.h"
+
+typedef VEC(char *) path_vec;
 
 /*
  * A recording whose recorder died before naming all its addresses (it
@@ -187,6 +194,7 @@ static int filter_option(struct sample_filter *flt, int c, const char *arg, int 
 		{ 't', FILTER_TID, "--tid" },
 		{ 'c', FILTER_COMM, "--comm" },
 		{ 'd', FILTER_DSO, "--dso" },
+		{ OPT_RANK, FILTER_RANK, "--rank" },
 	};
 
 	for (size_t i = 0; i < sizeof(opts) / sizeof(opts[0]); i++) {
@@ -232,6 +240,7 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 				a->status = extra_arg(a->cmd, a->argv[optind]);
 			return -1;
 		case 'i':
+			*VEC_PUSH(&a->inputs) = optarg;
 			a->input = optarg;
 			break;
 		case 'h':
@@ -269,15 +278,178 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 	return -1;
 }
 
-bool offline_load_input(struct offline_args *a, struct model *m)
+/*
+ * Compares names with their runs of digits as numbers, so that rank9
+ * comes before rank10; names equal so (rank01, rank1) by their bytes.
+ */
+static int natural_cmp(const void *pa, const void *pb)
 {
-	return offline_load(a, a->input, m);
+	const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+	const char *x = a, *y = b;
+
+	while (*x || *y) {
+		if (isdigit((unsigned char)*x) && isdigit((unsigned char)*y)) {
+			size_t nx, ny;
+			int c;
+
+			x += strspn(x, "0");
+			y += strspn(y, "0");
+			nx = strspn(x, "0123456789");
+			ny = strspn(y, "0123456789");
+			if (nx != ny)
+				return nx < ny ? -1 : 1;
+			if ((c = strncmp(x, y, nx)))
+				return c;
+			x += nx;
+			y += ny;
+		} else if (*x != *y) {
+			return (unsigned char)*x < (unsigned char)*y ? -1 : 1;
+		} else {
+			x++;
+			y++;
+		}
+	}
+	return strcmp(a, b);
 }
 
-bool offline_load(struct offline_args *a, const char *path, struct model *m)
+/*
+ * Adds the recordings in directory dir to paths, by name: the regular
+ * files that start with the gtrace magic, anything else left out. On
+ * failure prints why and returns EXIT_FAIL.
+ */
+static int add_dir(path_vec *paths, const char *dir)
 {
-	if (!a->status)
-		a->status = load(m, path, a->symfs);
+	DIR *d = opendir(dir);
+	size_t first = paths->len, dir_len = strlen(dir);
+	const char *sep = dir_len && dir[dir_len - 1] == '/' ? "" : "/";
+	struct dirent *e;
+	int status = 0;
+
+	if (!d) {
+		pr_err("cannot read '%s': %s", dir, strerror(errno));
+		return EXIT_FAIL;
+	}
+	while (!status && (e = readdir(d))) {
+		size_t len = dir_len + strlen(e->d_name) + 2;
+		char *path = xmalloc(len);
+		struct stat st;
+		int is_trace = 0;
+
+		snprintf(path, len, "%s%s%s", dir, sep, e->d_name);
+		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+			is_trace = tr_file_is_trace(path);
+		if (is_trace < 0) {
+			pr_err("cannot read '%s': %s", path, strerror(-is_trace));
+			status = EXIT_FAIL;
+		}
+		if (is_trace > 0)
+			*VEC_PUSH(paths) = path;
+		else
+			free(path);
+	}
+	closedir(d);
+	if (!status && paths->len == first) {
+		pr_err("no gtrace recordings in '%s'", dir);
+		status = EXIT_FAIL;
+	}
+	if (!status)
+		qsort(paths->v + first, paths->len - first, sizeof(*paths->v), natural_cmp);
+	return status;
+}
+
+/* The recordings the -i options name, in order: a directory's in its place. */
+static int input_paths(const struct offline_args *a, path_vec *paths)
+{
+	struct stat st;
+
+	if (!a->inputs.len) {
+		*VEC_PUSH(paths) = xstrdup(DEFAULT_INPUT);
+		return 0;
+	}
+	for (size_t i = 0; i < a->inputs.len; i++) {
+		const char *in = a->inputs.v[i];
+		int status;
+
+		if (stat(in, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if ((status = add_dir(paths, in)))
+				return status;
+		} else {
+			*VEC_PUSH(paths) = xstrdup(in);
+		}
+	}
+	return 0;
+}
+
+/* What messages call several -i: their values joined by ", ". */
+static void join_inputs(struct offline_args *a)
+{
+	size_t len = 1;
+
+	if (a->inputs.len < 2)
+		return;
+	for (size_t i = 0; i < a->inputs.len; i++)
+		len += strlen(a->inputs.v[i]) + 2;
+	a->inputs_label = xmalloc(len);
+	a->inputs_label[0] = '\0';
+	for (size_t i = 0; i < a->inputs.len; i++) {
+		if (i)
+			strcat(a->inputs_label, ", ");
+		strcat(a->inputs_label, a->inputs.v[i]);
+	}
+	a->input = a->inputs_label;
+}
+
+/* A --rank that names no rank of m fails: it would select nothing, silently. */
+static int check_ranks(const struct sample_filter *flt, const struct model *m)
+{
+	for (size_t i = 0; i < flt->ranks.len; i++) {
+		size_t r = 0;
+
+		while (r < m->ranks.len && m->ranks.v[r].rank != flt->ranks.v[i])
+			r++;
+		if (r == m->ranks.len) {
+			pr_err("no rank %" PRIu32 " in the recordings", flt->ranks.v[i]);
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+/*
+ * Loads the recordings of the -i options into m, each after the first
+ * merged into it: one at a time, so that memory holds the model and one
+ * recording.
+ */
+static int load_inputs(struct offline_args *a, struct model *m)
+{
+	path_vec paths = {0};
+	int status = input_paths(a, &paths);
+
+	join_inputs(a);
+	for (size_t i = 0; !status && i < paths.len; i++) {
+		struct model other;
+
+		if (!i) {
+			status = load(m, paths.v[i], a->symfs);
+			continue;
+		}
+		status = load(&other, paths.v[i], a->symfs);
+		if (status)
+			model_free(m);
+		else
+			model_merge(m, &other);
+	}
+	if (!status && (status = check_ranks(&a->filter, m)))
+		model_free(m);
+	for (size_t i = 0; i < paths.len; i++)
+		free(paths.v[i]);
+	VEC_FREE(&paths);
+	return status;
+}
+
+/* After a load that set a->status: m in the --python view, or a freed and false. */
+static bool loaded(struct offline_args *a, struct model *m)
+{
 	if (!a->status) {
 		model_python_view(m, a->python);
 		return true;
@@ -286,6 +458,20 @@ bool offline_load(struct offline_args *a, const char *path, struct model *m)
 		a->status = 0;
 	offline_args_free(a);
 	return false;
+}
+
+bool offline_load_input(struct offline_args *a, struct model *m)
+{
+	if (!a->status)
+		a->status = load_inputs(a, m);
+	return loaded(a, m);
+}
+
+bool offline_load(struct offline_args *a, const char *path, struct model *m)
+{
+	if (!a->status)
+		a->status = load(m, path, a->symfs);
+	return loaded(a, m);
 }
 
 bool offline_load_pair(struct offline_args *a, struct model m[2])
@@ -302,4 +488,7 @@ bool offline_load_pair(struct offline_args *a, struct model m[2])
 void offline_args_free(struct offline_args *a)
 {
 	filter_free(&a->filter);
+	VEC_FREE(&a->inputs);
+	free(a->inputs_label);
+	a->inputs_label = NULL;
 }

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "model/model.h"
+#include "util/vec.h"
 
 #define DEFAULT_INPUT "gtrace.data"
 
@@ -20,8 +21,20 @@
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
 	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_COMMAND
+	OPT_RANK, OPT_COMMAND
 };
+
+/* -i: what every offline command that reads recordings says of it. */
+#define INPUT_USAGE                                                            \
+	"  -i, --input PATH         a recording (default " DEFAULT_INPUT "), or a\n" \
+	"                           directory: all the recordings in it; repeat -i\n" \
+	"                           to read several (the ranks of a job) as one\n"
+
+/* --rank, for the commands that select threads. */
+#define RANK_LONG_OPTION                                                       \
+	{ "rank", required_argument, NULL, OPT_RANK }
+#define RANK_USAGE                                                             \
+	"      --rank N[,N..]       only the processes of these ranks\n"
 
 /* --symfs, for the commands that name functions. */
 #define SYMFS_LONG_OPTION                                                      \
@@ -58,18 +71,20 @@ enum {
 /* A --link-window not given: origins_default_window. */
 #define LINK_WINDOW_DEFAULT UINT64_MAX
 
-/* The --pid/--tid/--comm/--dso options report and flame share. */
+/* The --pid/--tid/--comm/--dso/--rank options report, flame and export share. */
 #define FILTER_LONG_OPTIONS                                                    \
 	{ "pid", required_argument, NULL, 'p' },                               \
 	{ "tid", required_argument, NULL, 't' },                               \
 	{ "comm", required_argument, NULL, 'c' },                              \
-	{ "dso", required_argument, NULL, 'd' }
+	{ "dso", required_argument, NULL, 'd' },                               \
+	RANK_LONG_OPTION
 #define FILTER_SHORT_OPTIONS "p:t:c:d:"
 #define FILTER_USAGE                                                           \
 	"  -p, --pid PID[,PID..]    only these processes\n"                     \
 	"  -t, --tid TID[,TID..]    only these threads, or lanes (0xfff00000..)\n" \
 	"  -c, --comm NAME[,NAME..] only threads with these names\n"            \
-	"  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
+	"  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n" \
+	RANK_USAGE
 
 /* a->status after --help: the command ends there, with exit status 0. */
 #define OFFLINE_HELP (-1)
@@ -80,12 +95,15 @@ struct offline_args {
 	void (*usage)(void);		/* prints the command's --help */
 	int argc;
 	char **argv;
-	const char *input;		/* -i, --input */
+	VEC(const char *) inputs;	/* each -i, in the order given */
+	const char *input;		/* what messages name: DEFAULT_INPUT, the -i,
+					   or once loaded, the -i joined by ", " */
+	char *inputs_label;		/* the joined -i */
 	uint64_t window;		/* --link-window, or LINK_WINDOW_DEFAULT */
 	enum model_python_view python;	/* --python: MODEL_PYTHON_ON unless given */
 	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
 					   --no-python-lines; commands add theirs */
-	struct sample_filter filter;	/* --pid, --tid, --comm, --dso */
+	struct sample_filter filter;	/* --pid, --tid, --comm, --dso, --rank */
 	bool json;			/* --format json */
 	const char *symfs;		/* --symfs */
 	struct {
@@ -110,13 +128,15 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 			const struct option *longopts);
 
 /*
- * Once the options are read: loads the input into m, its stacks in the
+ * Once the options are read: loads the inputs into m, its stacks in the
  * --python view, and returns true, or frees a and returns false with the
  * command's exit status in a->status. A truncated or damaged file only
- * gets a warning.
+ * gets a warning. Several recordings (-i repeated, or a directory's, by
+ * name in natural order: rank9 before rank10) are merged into one model
+ * in that order, one rank each; a --rank that none of them has fails.
  */
 bool offline_load_input(struct offline_args *a, struct model *m);
-/* The same for the recording at path. */
+/* The same for the one recording at path. */
 bool offline_load(struct offline_args *a, const char *path, struct model *m);
 /* The same for the two operands, BASE into m[0] and NEW into m[1]. */
 bool offline_load_pair(struct offline_args *a, struct model m[2]);

@@ -6,11 +6,13 @@
 
 #include "analysis/analysis.h"
 #include "analysis/metrics.h"
+#include "analysis/ranks.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
 
 #define DEFAULT_SORT "comm,dso,symbol"
+#define DEFAULT_SORT_RANKS "rank," DEFAULT_SORT	/* with several ranks loaded */
 
 enum {
 	OPT_NO_CHILDREN = OPT_COMMAND,
@@ -19,6 +21,7 @@ enum {
 	OPT_GPU_PC,
 	OPT_SASS,
 	OPT_METRICS,
+	OPT_RANKS,
 };
 
 static void usage(void)
@@ -28,12 +31,13 @@ static void usage(void)
 	       "lane work queued from those stacks, by span name and the functions that\n"
 	       "queued it, and the selected lanes' spans by name, in target time of\n"
 	       "their own (select a lane by its tid from gtrace threads).\n\n"
-	       "  -i, --input FILE         the recording (default " DEFAULT_INPUT ")\n"
+	       INPUT_USAGE
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"
 	       "                           innermost NVTX range), pyline (the innermost\n"
-	       "                           Python frame's file.py:line)\n"
-	       "                           (default " DEFAULT_SORT ")\n"
+	       "                           Python frame's file.py:line), rank\n"
+	       "                           (default " DEFAULT_SORT ", with several\n"
+	       "                           ranks " DEFAULT_SORT_RANKS ")\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits, and kernel regions\n"
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
@@ -41,6 +45,9 @@ static void usage(void)
 	       "      --sass               with --gpu-pc: per SASS offset, with its line\n"
 	       "      --metrics            show the metrics instead: each series of the\n"
 	       "                           machine, the processes and the GPUs over time\n"
+	       "      --ranks              show one row per rank instead: its wall, CPU,\n"
+	       "                           GPU, collective and GPU wait time, and the\n"
+	       "                           straggler, the rank the others waited for\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all); with\n"
 	       "                           --gpu-pc, N kernels and N lines of each\n"
@@ -131,6 +138,20 @@ static void print_metrics(struct funcs *f, const struct sample_filter *flt, size
 	metrics_report_free(&r);
 }
 
+/* report --ranks: a row per rank of the recordings loaded, and the straggler. */
+static void print_ranks(struct funcs *f, const struct sample_filter *flt, size_t limit,
+			const char *path, bool json)
+{
+	struct rank_report r;
+
+	rank_report_build(&r, f, flt);
+	if (json)
+		rank_report_print_json(stdout, &r, f->m, path, limit);
+	else
+		rank_report_print(stdout, &r, f->m, path, limit);
+	rank_report_free(&r);
+}
+
 /* report --gpu, or why the recording has no CUDA work. */
 static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
 		      const char *path, bool json)
@@ -167,13 +188,15 @@ int cmd_report(int argc, char **argv)
 		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
 		{ "sass", no_argument, NULL, OPT_SASS },
 		{ "metrics", no_argument, NULL, OPT_METRICS },
+		{ "ranks", no_argument, NULL, OPT_RANKS },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
 	};
 	struct offline_args a;
 	struct report_opts o = { .children = true, .filter = &a.filter };
-	bool gpu = false, gpu_pc = false, sass = false, metrics = false;
+	bool gpu = false, gpu_pc = false, sass = false, metrics = false, ranks = false;
+	bool sorted = false;
 	struct model m;
 	struct funcs f;
 	struct origin_links links;
@@ -188,9 +211,10 @@ int cmd_report(int argc, char **argv)
 			o.children = false;
 			break;
 		case 's':
+			sorted = true;
 			if (report_parse_keys(&o, optarg)) {
 				pr_err("invalid --sort keys '%s'; "
-				       "use comm, dso, symbol, pid, tid, nvtx, pyline", optarg);
+				       "use comm, dso, symbol, pid, tid, nvtx, pyline, rank", optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;
@@ -215,24 +239,29 @@ int cmd_report(int argc, char **argv)
 		case OPT_METRICS:
 			metrics = true;
 			break;
+		case OPT_RANKS:
+			ranks = true;
+			break;
 		}
 	}
-	if (!a.status && gpu + gpu_pc + metrics > 1) {
-		pr_err("only one of --gpu, --gpu-pc and --metrics can be given");
+	if (!a.status && gpu + gpu_pc + metrics + ranks > 1) {
+		pr_err("only one of --gpu, --gpu-pc, --metrics and --ranks can be given");
 		a.status = EXIT_USAGE;
 	}
 	if (!a.status && sass && !gpu_pc) {
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
-	/* GPU work and metrics have no stack of their own to find a dso in. */
-	if (!a.status && (gpu || gpu_pc || metrics) && a.filter.dsos.len) {
-		pr_err("--dso cannot be used with %s",
-		       gpu ? "--gpu" : gpu_pc ? "--gpu-pc" : "--metrics");
+	/* GPU work, metrics and ranks' times have no stack of their own to find a dso in. */
+	if (!a.status && (gpu || gpu_pc || metrics || ranks) && a.filter.dsos.len) {
+		pr_err("--dso cannot be used with %s", gpu ? "--gpu" : gpu_pc ? "--gpu-pc"
+		       : metrics ? "--metrics" : "--ranks");
 		a.status = EXIT_USAGE;
 	}
 	if (!offline_load_input(&a, &m))
 		return a.status;
+	if (!sorted && m.ranks.len > 1)
+		report_parse_keys(&o, DEFAULT_SORT_RANKS);
 
 	funcs_init(&f, &m, a.funcs_flags);
 	if (gpu) {
@@ -241,6 +270,8 @@ int cmd_report(int argc, char **argv)
 		status = print_gpu_pc(&f, &a.filter, o.limit, sass, a.input, a.json);
 	} else if (metrics) {
 		print_metrics(&f, &a.filter, o.limit, a.input, a.json);
+	} else if (ranks) {
+		print_ranks(&f, &a.filter, o.limit, a.input, a.json);
 	} else {
 		offline_link_origins(&links, &m, a.window);
 		if (a.json)

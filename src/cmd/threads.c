@@ -18,11 +18,13 @@ static void usage(void)
 	       "the sampling period. With metrics, each process's peak RSS and mean CPU\n"
 	       "(user and system, 100%% a busy CPU) follow. Lanes of GPU or queued work\n"
 	       "come last, always, with their kind (\"cuda\" for a GPU stream), their\n"
-	       "spans and the sum of the spans' durations: GPU time for a stream.\n\n"
-	       "  -i, --input FILE   the recording (default " DEFAULT_INPUT ")\n"
-	       "  -n, --limit N      list at most N threads (lanes are always listed)\n"
+	       "spans and the sum of the spans' durations: GPU time for a stream.\n"
+	       "With several ranks read, each row starts with its rank.\n\n"
+	       INPUT_USAGE
+	       "  -n, --limit N            list at most N threads (lanes are always listed)\n"
+	       RANK_USAGE
 	       FORMAT_USAGE
-	       "  -h, --help         show this help\n");
+	       "  -h, --help               show this help\n");
 }
 
 int cmd_threads(int argc, char **argv)
@@ -30,6 +32,7 @@ int cmd_threads(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "input", required_argument, NULL, 'i' },
 		{ "limit", required_argument, NULL, 'n' },
+		RANK_LONG_OPTION,
 		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -39,7 +42,7 @@ int cmd_threads(int argc, char **argv)
 	struct model m;
 
 	offline_args_init(&a, "threads", usage, argc, argv);
-	/* -n is the only option of its own. */
+	/* -n is the only option of its own; --rank is a shared filter. */
 	while (offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts) != -1) {
 		if (offline_parse_count(optarg, &limit)) {
 			pr_err("invalid thread count '%s'", optarg);
@@ -49,9 +52,9 @@ int cmd_threads(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 	if (a.json)
-		threads_print_json(stdout, &m, a.input, limit);
+		threads_print_json(stdout, &m, &a.filter, a.input, limit);
 	else
-		threads_print(stdout, &m, limit);
+		threads_print(stdout, &m, &a.filter, limit);
 	model_free(&m);
 	offline_args_free(&a);
 	return 0;

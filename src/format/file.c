@@ -259,6 +259,23 @@ static int open_reader(struct tr_reader *r, struct tr_reader **rp, struct tr_hea
 	return 0;
 }
 
+int tr_file_is_trace(const char *path)
+{
+	char magic[sizeof(TR_MAGIC) - 1];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = pread(fd, magic, sizeof(magic), 0);
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	if (n < 0)
+		return (int)n;
+	return n == (ssize_t)sizeof(magic) && !memcmp(magic, TR_MAGIC, sizeof(magic));
+}
+
 int tr_reader_open(struct tr_reader **rp, const char *path, struct tr_header *hdr)
 {
 	struct tr_reader *r;

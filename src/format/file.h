@@ -80,6 +80,9 @@ struct tr_chunk {
 
 struct tr_reader;
 
+/* Whether the file at path starts with TR_MAGIC: 1, 0 (shorter too), or a negative errno. */
+int tr_file_is_trace(const char *path);
+
 /*
  * Opens path and checks the header: TR_ERR_NOT_TRACE, TR_ERR_VERSION, ...
  * *hdr is filled as far as it was read (with TR_ERR_VERSION, the versions).

@@ -18,7 +18,8 @@ _Static_assert(TIMED_TABLES == sizeof(((struct model_rank *)0)->rows) /
 
 /* Where the rows of the recording being merged go: what comes before them. */
 struct offsets {
-	uint32_t strings, dsos, locs, nodes, lanes, spans, cubins, metrics;
+	uint32_t *strings;	/* by its string id: the id in m, of the same text */
+	uint32_t dsos, locs, nodes, lanes, spans, cubins, metrics;
 	struct u64map pids;	/* its pid or tid -> the one it takes, where they differ */
 	int64_t shift;
 };
@@ -27,6 +28,11 @@ struct offsets {
 static uint32_t moved(uint32_t id, uint32_t off, size_t len)
 {
 	return id && id <= len ? id + off : 0;
+}
+
+static uint32_t string_of(const struct offsets *o, uint32_t id, size_t len)
+{
+	return id && id <= len ? o->strings[id] : 0;
 }
 
 static uint32_t pid_of(const struct offsets *o, uint32_t pid)
@@ -169,6 +175,36 @@ static void rows_count(const struct tr_tables *t, struct model_rows rows[TIMED_T
 		rows[k].n = end[k].first - rows[k].first;
 }
 
+/*
+ * The ids of from's strings in m: m's of the same text, else a new one,
+ * taken from from. The views find kinds and names by their id
+ * (model_string_id), so a text must keep one.
+ */
+static void merge_strings(struct offsets *o, struct model *m, struct tr_tables *f)
+{
+	struct strtab added = {0};	/* the texts m did not have, in the order added */
+	VEC(uint32_t) added_ids = {0};	/* their ids in m */
+
+	o->strings = xcalloc(f->strings.len + 1, sizeof(*o->strings));
+	for (size_t i = 0; i < f->strings.len; i++) {
+		const char *text = f->strings.v[i] ? f->strings.v[i] : "";
+		uint32_t id = model_string_id(m, text), k;
+
+		if (!id) {
+			k = strtab_intern(&added, text);
+			if (k > added_ids.len) {
+				*VEC_PUSH(&m->t.strings) = f->strings.v[i];
+				f->strings.v[i] = NULL;
+				*VEC_PUSH(&added_ids) = (uint32_t)m->t.strings.len;
+			}
+			id = added_ids.v[k - 1];
+		}
+		o->strings[i + 1] = id;
+	}
+	strtab_free(&added);
+	VEC_FREE(&added_ids);
+}
+
 /* from's ids and pids moved to where its rows go in m, in place. */
 static void move_ids(struct tr_tables *f, const struct offsets *o)
 {
@@ -182,10 +218,10 @@ static void move_ids(struct tr_tables *f, const struct offsets *o)
 		if (r->kind == TR_TASK_NEW)
 			r->arg = pid_of(o, r->arg);
 		else if (r->kind == TR_TASK_COMM || r->kind == TR_TASK_EXEC)
-			r->arg = moved(r->arg, o->strings, strings);
+			r->arg = string_of(o, r->arg, strings);
 	}
 	for (size_t i = 0; i < f->dsos.len; i++) {
-		f->dsos.v[i].path = moved(f->dsos.v[i].path, o->strings, strings);
+		f->dsos.v[i].path = string_of(o, f->dsos.v[i].path, strings);
 		f->dsos.v[i].pid = pid_of(o, f->dsos.v[i].pid);
 	}
 	for (size_t i = 0; i < f->locs.len; i++)
@@ -207,42 +243,42 @@ static void move_ids(struct tr_tables *f, const struct offsets *o)
 		struct tr_lane *r = &f->lanes.v[i];
 
 		r->pid = pid_of(o, r->pid);
-		r->kind = moved(r->kind, o->strings, strings);
-		r->name = moved(r->name, o->strings, strings);
+		r->kind = string_of(o, r->kind, strings);
+		r->name = string_of(o, r->name, strings);
 	}
 	for (size_t i = 0; i < f->spans.len; i++) {
 		struct tr_span *r = &f->spans.v[i];
 
 		r->lane = moved(r->lane, o->lanes, f->lanes.len);
-		r->name = moved(r->name, o->strings, strings);
+		r->name = string_of(o, r->name, strings);
 		r->origin_tid = pid_of(o, r->origin_tid);
 	}
 	for (size_t i = 0; i < f->span_attrs.len; i++) {
 		f->span_attrs.v[i].span = moved(f->span_attrs.v[i].span, o->spans, f->spans.len);
-		f->span_attrs.v[i].key = moved(f->span_attrs.v[i].key, o->strings, strings);
+		f->span_attrs.v[i].key = string_of(o, f->span_attrs.v[i].key, strings);
 	}
 	for (size_t i = 0; i < f->symbols.len; i++) {
 		struct tr_symbol *r = &f->symbols.v[i];
 
 		r->loc = moved(r->loc, o->locs, f->locs.len);
-		r->func = moved(r->func, o->strings, strings);
-		r->file = moved(r->file, o->strings, strings);
+		r->func = string_of(o, r->func, strings);
+		r->file = string_of(o, r->file, strings);
 	}
 	for (size_t i = 0; i < f->pc_samples.len; i++) {
 		struct tr_pc_sample *r = &f->pc_samples.v[i];
 
 		r->pid = pid_of(o, r->pid);
 		r->cubin = moved(r->cubin, o->cubins, f->cubins.len);
-		r->function = moved(r->function, o->strings, strings);
-		r->stall = moved(r->stall, o->strings, strings);
+		r->function = string_of(o, r->function, strings);
+		r->stall = string_of(o, r->stall, strings);
 	}
 	for (size_t i = 0; i < f->losses.len; i++)
 		f->losses.v[i].tid = pid_of(o, f->losses.v[i].tid);
 	for (size_t i = 0; i < f->metrics.len; i++) {
 		struct tr_metric *r = &f->metrics.v[i];
 
-		r->name = moved(r->name, o->strings, strings);
-		r->unit = moved(r->unit, o->strings, strings);
+		r->name = string_of(o, r->name, strings);
+		r->unit = string_of(o, r->unit, strings);
 		r->pid = pid_of(o, r->pid);
 	}
 	for (size_t i = 0; i < f->metric_values.len; i++)
@@ -253,8 +289,6 @@ static void move_ids(struct tr_tables *f, const struct offsets *o)
 /* Appends from's rows to m's, taking the strings and images they own. */
 static void append_tables(struct tr_tables *t, struct tr_tables *f)
 {
-	VEC_APPEND(&t->strings, f->strings.v, f->strings.len);
-	f->strings.len = 0;
 	VEC_APPEND(&t->tasks, f->tasks.v, f->tasks.len);
 	VEC_APPEND(&t->dsos, f->dsos.v, f->dsos.len);
 	VEC_APPEND(&t->locs, f->locs.v, f->locs.len);
@@ -276,28 +310,26 @@ static void append_tables(struct tr_tables *t, struct tr_tables *f)
 
 /*
  * The counters of both, one row a name: a count of the job is the sum of
- * its recordings'. m's rows (last value per name, as indexed) keep their
- * string ids; a name only from has its moved one.
+ * its recordings'. Once from's strings are m's: names are m's texts.
  */
-static void sum_counters(struct model *m, const struct model *from, uint32_t string_off)
+static void sum_counters(struct model *m, const struct model *from, const struct offsets *o)
 {
 	VEC(struct tr_counter) sums = {0};
 
 	VEC_APPEND(&sums, m->counters.v, m->counters.len);
 	for (size_t i = 0; i < from->counters.len; i++) {
 		const struct tr_counter *c = &from->counters.v[i];
-		const char *name = model_str(from, c->name);
+		uint32_t name = string_of(o, c->name, from->t.strings.len);
 		size_t k = 0;
 
 		if (!name)
 			continue;
-		while (k < sums.len && (!model_str(m, sums.v[k].name) ||
-					strcmp(model_str(m, sums.v[k].name), name)))
+		while (k < sums.len && sums.v[k].name != name)
 			k++;
 		if (k < sums.len)
 			sums.v[k].value += c->value;
 		else
-			*VEC_PUSH(&sums) = (struct tr_counter){ c->name + string_off, c->value };
+			*VEC_PUSH(&sums) = (struct tr_counter){ name, c->value };
 	}
 	VEC_FREE(&m->t.counters);
 	memcpy(&m->t.counters, &sums, sizeof(sums));
@@ -309,7 +341,6 @@ void model_merge(struct model *m, struct model *from)
 	size_t index = m->ranks.len - 1;
 	struct model_rows all[TIMED_TABLES] = {{0, 0}};
 	struct offsets o = {
-		.strings = (uint32_t)m->t.strings.len,
 		.dsos = (uint32_t)m->t.dsos.len,
 		.locs = (uint32_t)m->t.locs.len,
 		.nodes = (uint32_t)m->t.nodes.len,
@@ -330,10 +361,11 @@ void model_merge(struct model *m, struct model *from)
 	for (int k = 0; k < TIMED_TABLES; k++)
 		r->rows[k].n = all[k].n;
 	renumber(&o, &m->t, &from->t);
+	merge_strings(&o, m, &from->t);
 	move_ids(&from->t, &o);
-	/* Counters before the strings move: names are looked up in both. */
-	sum_counters(m, from, o.strings);
+	sum_counters(m, from, &o);
 	append_tables(&m->t, &from->t);
+	r->first_metric = o.metrics + 1;
 
 	r->path = from->ranks.len ? from->ranks.v[0].path : NULL;
 	if (from->ranks.len)
@@ -353,6 +385,7 @@ void model_merge(struct model *m, struct model *from)
 	if (!m->damage)
 		m->damage = from->damage;
 	u64map_free(&o.pids);
+	free(o.strings);
 	model_free(from);
 	model_reindex(m);
 }

@@ -415,6 +415,15 @@ const char *model_rank_meta(const struct model *m, size_t r, const char *key)
 				: NULL;
 }
 
+size_t model_metric_rank(const struct model *m, uint32_t metric)
+{
+	size_t r = m->ranks.len;
+
+	while (r > 1 && metric < m->ranks.v[r - 1].first_metric)
+		r--;
+	return r ? r - 1 : 0;
+}
+
 size_t model_rank_of(const struct model *m, uint32_t pid)
 {
 	uint64_t r = 0;

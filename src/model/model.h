@@ -70,6 +70,7 @@ struct model_rank {
 	int64_t drift_ns;	/* the shift its end pairs give minus the start pairs' */
 	uint64_t start_ns, end_ns;	/* meta start-ns, end-ns + shift_ns; 0 unknown */
 	VEC(struct tr_meta) meta;	/* its meta rows; the first's are m->t.meta */
+	uint32_t first_metric;		/* the id of its first metric series; its are up to the next's */
 	/* Its rows in the tables with times, for model_shift_rank (model-internal.h). */
 	struct model_rows {
 		size_t first, n;
@@ -122,14 +123,17 @@ int model_load(struct model *m, const char *path);
  * pairs both recorded (meta clock-start: CLOCK_REALTIME and
  * CLOCK_MONOTONIC read together), so that recordings from several
  * machines line up as well as their clocks agree; its pids and tids that m
- * uses already are renumbered from MODEL_MERGED_PID_BASE up; its counters
- * add to m's. m's indexes are built again.
+ * uses already are renumbered from MODEL_MERGED_PID_BASE up; its strings
+ * take the ids of m's of the same text; its counters add to m's. m's
+ * indexes are built again.
  */
 void model_merge(struct model *m, struct model *from);
 #define MODEL_MERGED_PID_BASE 0x400000u	/* above Linux's largest pid */
 
 /* The index in m->ranks of the recording that process pid is in. */
 size_t model_rank_of(const struct model *m, uint32_t pid);
+/* The index in m->ranks of the recording whose series metric id is. */
+size_t model_metric_rank(const struct model *m, uint32_t metric);
 /* The last value of key in rank index r's own meta, or NULL. */
 const char *model_rank_meta(const struct model *m, size_t r, const char *key);
 /*

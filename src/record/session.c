@@ -572,14 +572,14 @@ static int start(struct session *se)
 		return err;
 	if (o->gpu_pc)
 		collector_set_cubin_max(se->c, o->pc.cubin_max);
+	/* Before the metrics: their first reading belongs to the recording. */
+	se->start_ns = now_ns(CLOCK_MONOTONIC);
 	if (o->metrics_interval_ns) {
 		err = metrics_start(&se->metrics, o->metrics_interval_ns);
 		if (err)
 			return err;
 		collector_watch_processes(se->c, follow_process, se->metrics);
 	}
-
-	se->start_ns = now_ns(CLOCK_MONOTONIC);
 	add_start_meta(se);
 	if (o->attach) {
 		se->res->stage = RECORD_STAGE_ATTACH;

@@ -62,7 +62,10 @@ assert all(set(row) == {"self", "children", "self_percent", "children_percent", 
 
 d = json.load(open("diag.json"))
 assert set(d) == {"version", "file", "meta", "counters", "recorded", "losses", "origins",
-                  "metrics"}, d.keys()
+                  "ranks", "metrics"}, d.keys()
+assert [set(r) for r in d["ranks"]] == [{"rank", "has_rank", "host", "path", "clock_pairs",
+                                         "shift_ns", "drift_ns"}], d["ranks"]
+assert d["ranks"][0]["path"] == "lanes.data" and d["ranks"][0]["shift_ns"] == 0, d["ranks"]
 assert set(d["metrics"]) == {"recorded", "interval_ns", "ticks", "spacing_ns", "series", "values",
                              "encoded_bytes", "compressed_bytes", "nvml"}, d["metrics"]
 assert d["losses"] == [] or set(d["losses"][0]) == {"ts", "cpu", "tid", "count"}, d["losses"]

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Recordings read together (src/model/merge.c): ids moved past the rows
- * before them, pids that collide renumbered, times moved by the clock
- * pairs, counters summed; and the recorder's rank and output names
+ * before them, strings shared by text, pids that collide renumbered, times
+ * moved by the clock pairs, counters summed; and the recorder's rank and output names
  * (src/record/jobrank.c).
  */
 #include <errno.h>
@@ -94,6 +94,10 @@ static void test_merge(void)
 	CHECK_EQ_U64(m.t.lanes.v[1].pid, renamed);
 	CHECK_EQ_U64(m.t.spans.v[1].start, SYNTH_T0 + 5000000000ull);
 	CHECK(model_counter(&m, "samples", &counter) && counter == 30);
+	/* A text keeps one id: the views find lane kinds and names by it. */
+	CHECK_EQ_U64(m.t.lanes.v[1].kind, m.t.lanes.v[0].kind);
+	CHECK_EQ_U64(m.t.spans.v[1].name, m.t.spans.v[0].name);
+	CHECK_EQ_U64(m.counters.len, 1);
 
 	/* A finer alignment moves the rank's rows, and only them. */
 	model_shift_rank(&m, 1, -1000);

@@ -58,6 +58,18 @@ $(WORKLOAD_DIR)/hot-stripped: $(WORKLOAD_DIR)/hot-nofp
 	$(call say,STRIP,$@)
 	$(Q)strip --strip-all -o $@ $<
 
+# mpi-unbalanced is built where Open MPI's (or another MPI's) compiler
+# wrapper is; without one, the tests that run it skip.
+MPICC := $(shell command -v mpicc 2>/dev/null)
+ifneq ($(MPICC),)
+WORKLOADS += $(WORKLOAD_DIR)/mpi-unbalanced
+
+$(WORKLOAD_DIR)/mpi-unbalanced: tests/workloads/mpi-unbalanced.c tests/workloads/workload.h
+	$(call say,MPICC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(MPICC) $(WORKLOAD_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer $< -o $@
+endif
+
 workloads: $(WORKLOADS)
 
 .PHONY: workloads
