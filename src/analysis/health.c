@@ -404,7 +404,8 @@ static const char *rank_host(const struct model *m, size_t r)
 static void put_ranks(FILE *out, const struct model *m)
 {
 	int host_width = 4;
-	char shift[48], drift[48];
+	char shift[48], drift[48], residual[48];
+	size_t aligned = 0;
 
 	if (m->ranks.len < 2)
 		return;
@@ -415,9 +416,16 @@ static void put_ranks(FILE *out, const struct model *m)
 	}
 	field(out, "ranks:");
 	fprintf(out, "%zu recordings, on the clock of the first; shifted by their clock pairs, "
-		"as good as the machines' time sync\n", m->ranks.len);
-	fprintf(out, "  %6s  %-*s  %14s  %14s  %s\n", "Rank", host_width, "Host", "Shift", "Drift",
-		"File");
+		"as good as the machines' time sync", m->ranks.len);
+	for (size_t r = 1; r < m->ranks.len; r++)
+		aligned += m->ranks.v[r].aligned_by != 0;
+	if (aligned)
+		fprintf(out, ", then by their collective kernels' ends (--align collectives)");
+	fputc('\n', out);
+	fprintf(out, "  %6s  %-*s  %14s  %14s  ", "Rank", host_width, "Host", "Shift", "Drift");
+	if (aligned)
+		fprintf(out, "%14s  %14s  ", "Collectives", "Residual");
+	fprintf(out, "File\n");
 	for (size_t r = 0; r < m->ranks.len; r++) {
 		const struct model_rank *k = &m->ranks.v[r];
 
@@ -431,8 +439,15 @@ static void put_ranks(FILE *out, const struct model *m)
 			signed_duration(drift, sizeof(drift), k->drift_ns);
 		else
 			snprintf(drift, sizeof(drift), "-");
-		fprintf(out, "  %6" PRId64 "  %-*s  %14s  %14s  %s\n", k->rank, host_width,
-			rank_host(m, r), shift, drift, k->path ? k->path : "-");
+		fprintf(out, "  %6" PRId64 "  %-*s  %14s  %14s  ", k->rank, host_width,
+			rank_host(m, r), shift, drift);
+		if (aligned && k->aligned_by) {
+			signed_duration(residual, sizeof(residual), k->residual_ns);
+			fprintf(out, "%14zu  %14s  ", k->aligned_by, residual);
+		} else if (aligned) {
+			fprintf(out, "%14s  %14s  ", "-", "-");
+		}
+		fprintf(out, "%s\n", k->path ? k->path : "-");
 	}
 }
 
@@ -1158,7 +1173,12 @@ static void json_ranks(FILE *out, const struct model *m)
 		fprintf(out, ", \"clock_pairs\": %s, \"shift_ns\": %" PRId64 ", \"drift_ns\": ",
 			k->clock_pairs ? "true" : "false", k->shift_ns);
 		if (drift_known(m, r))
-			fprintf(out, "%" PRId64 "}", k->drift_ns);
+			fprintf(out, "%" PRId64, k->drift_ns);
+		else
+			fprintf(out, "null");
+		fprintf(out, ", \"aligned_by\": %zu, \"residual_ns\": ", k->aligned_by);
+		if (k->aligned_by)
+			fprintf(out, "%" PRId64 "}", k->residual_ns);
 		else
 			fprintf(out, "null}");
 	}

@@ -134,17 +134,10 @@ static void count_samples(struct rank_report *r, struct funcs *f, const struct s
 	free(sample_group);
 }
 
-/* A kernel span of a rank; name is its collective name's first string id, 0 for another. */
-struct kernel {
-	uint32_t rank;		/* index in m->ranks */
-	uint32_t name;
-	uint32_t nth;		/* of its name on its rank, by start */
-	uint64_t start, end;
-};
 
 static int cmp_by_rank(const void *pa, const void *pb)
 {
-	const struct kernel *a = pa, *b = pb;
+	const struct collective_kernel *a = pa, *b = pb;
 
 	if (a->rank != b->rank)
 		return a->rank < b->rank ? -1 : 1;
@@ -153,7 +146,7 @@ static int cmp_by_rank(const void *pa, const void *pb)
 
 static int cmp_by_name_rank(const void *pa, const void *pb)
 {
-	const struct kernel *a = pa, *b = pb;
+	const struct collective_kernel *a = pa, *b = pb;
 
 	if (a->name != b->name)
 		return a->name < b->name ? -1 : 1;
@@ -162,7 +155,7 @@ static int cmp_by_name_rank(const void *pa, const void *pb)
 
 static int cmp_by_collective(const void *pa, const void *pb)
 {
-	const struct kernel *a = pa, *b = pb;
+	const struct collective_kernel *a = pa, *b = pb;
 
 	if (a->name != b->name)
 		return a->name < b->name ? -1 : 1;
@@ -183,7 +176,7 @@ static void add_union(uint64_t *total, uint64_t *covered, uint64_t start, uint64
 }
 
 /* GPU busy and collective time per rank: the union of its kernels' spans. */
-static void sum_kernels(struct rank_report *r, struct kernel *k, size_t n)
+static void sum_kernels(struct rank_report *r, struct collective_kernel *k, size_t n)
 {
 	uint64_t all = 0, coll = 0;
 
@@ -202,10 +195,11 @@ static void sum_kernels(struct rank_report *r, struct kernel *k, size_t n)
 }
 
 /*
- * The k-th collective kernel of a name on each rank is one collective: the
- * rank that started it last kept the others waiting.
+ * Keeps the collective kernels of k, numbered by name on each rank, in the
+ * order of the collectives (name, then nth), each collective's by start;
+ * returns how many.
  */
-static void match_collectives(struct rank_report *r, struct kernel *k, size_t n)
+static size_t group_collectives(struct collective_kernel *k, size_t n)
 {
 	size_t colls = 0;
 
@@ -213,16 +207,34 @@ static void match_collectives(struct rank_report *r, struct kernel *k, size_t n)
 		if (k[i].name)
 			k[colls++] = k[i];
 	if (!colls)
-		return;
+		return 0;
 	qsort(k, colls, sizeof(*k), cmp_by_name_rank);
 	for (size_t i = 1; i < colls; i++)
 		if (k[i].name == k[i - 1].name && k[i].rank == k[i - 1].rank)
 			k[i].nth = k[i - 1].nth + 1;
 	qsort(k, colls, sizeof(*k), cmp_by_collective);
+	return colls;
+}
+
+size_t collective_end(const struct collective_kernel *k, size_t n, size_t i)
+{
+	size_t end = i + 1;
+
+	while (end < n && k[end].name == k[i].name && k[end].nth == k[i].nth)
+		end++;
+	return end;
+}
+
+/*
+ * The k-th collective kernel of a name on each rank is one collective: the
+ * rank that started it last kept the others waiting.
+ */
+static void match_collectives(struct rank_report *r, struct collective_kernel *k, size_t n)
+{
+	size_t colls = group_collectives(k, n);
+
 	for (size_t i = 0, end; i < colls; i = end) {
-		for (end = i + 1; end < colls && k[end].name == k[i].name &&
-				  k[end].nth == k[i].nth; end++)
-			;
+		end = collective_end(k, colls, i);
 		if (end - i < 2)
 			continue;
 		r->rows.v[k[end - 1].rank].started_last++;
@@ -261,7 +273,12 @@ static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
 enum lane_use { LANE_OTHER, LANE_STREAM, LANE_WAIT };
 
 /* The kernels and waits of the selected lanes. */
-static void count_spans(struct rank_report *r, struct funcs *f, const struct sample_filter *flt)
+/*
+ * The kernels of the selected stream lanes (copies left out), in *kernels,
+ * and the selected waits on the GPU, by rank index, in wait_ns (NULL: none).
+ */
+static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
+			   struct collective_kernel **kernels, uint64_t *wait_ns)
 {
 	const struct model *m = f->m;
 	size_t nlanes = m->t.lanes.len;
@@ -269,11 +286,10 @@ static void count_spans(struct rank_report *r, struct funcs *f, const struct sam
 	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
 	uint32_t *rank = xcalloc(nlanes + 1, sizeof(*rank));
 	uint32_t *names = xcalloc(m->t.strings.len + 1, sizeof(*names));
-	VEC(struct kernel) kernels = {0};
+	VEC(struct collective_kernel) found = {0};
 
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
-		/* By text: merged recordings each bring their own string ids. */
 		const char *kind = model_str(m, m->t.lanes.v[th->lane - 1].kind);
 
 		use[th->lane] = !kind ? LANE_OTHER : !strcmp(kind, CUDA_LANE_KIND) ? LANE_STREAM
@@ -284,31 +300,54 @@ static void count_spans(struct rank_report *r, struct funcs *f, const struct sam
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		uint32_t name;
-		struct kernel *k;
+		struct collective_kernel *k;
 
 		if (!sp->lane || sp->lane > nlanes || use[sp->lane] == LANE_OTHER ||
 		    !filter_span(flt, f, selected, sp))
 			continue;
 		if (use[sp->lane] == LANE_WAIT) {
-			r->rows.v[rank[sp->lane]].gpu_wait_ns += sp->dur;
+			if (wait_ns)
+				wait_ns[rank[sp->lane]] += sp->dur;
 			continue;
 		}
 		name = sp->name <= m->t.strings.len ? kernel_name(f, names, sp->name) : 0;
 		if (name == KERNEL_COPY)
 			continue;
-		k = VEC_PUSH(&kernels);
+		k = VEC_PUSH(&found);
 		k->rank = rank[sp->lane];
 		k->name = name;
 		k->start = sp->start;
 		k->end = sp->start + sp->dur;
 	}
-	sum_kernels(r, kernels.v, kernels.len);
-	match_collectives(r, kernels.v, kernels.len);
-	VEC_FREE(&kernels);
 	free(names);
 	free(rank);
 	free(selected);
 	free(use);
+	*kernels = found.v;
+	return found.len;
+}
+
+/* The kernels and waits of the selected lanes. */
+static void count_spans(struct rank_report *r, struct funcs *f, const struct sample_filter *flt)
+{
+	uint64_t *wait_ns = xcalloc(r->rows.len + 1, sizeof(*wait_ns));
+	struct collective_kernel *kernels;
+	size_t n = gather_spans(f, flt, &kernels, wait_ns);
+
+	for (size_t i = 0; i < r->rows.len; i++)
+		r->rows.v[i].gpu_wait_ns += wait_ns[i];
+	sum_kernels(r, kernels, n);
+	match_collectives(r, kernels, n);
+	free(kernels);
+	free(wait_ns);
+}
+
+size_t collective_kernels(struct funcs *f, struct collective_kernel **out)
+{
+	struct sample_filter all = {0};
+	size_t n = gather_spans(f, &all, out, NULL);
+
+	return group_collectives(*out, n);
 }
 
 /* CPU time and, for recordings without their start and end, the span of their events. */

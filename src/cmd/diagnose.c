@@ -29,7 +29,7 @@ static void usage(void)
 int cmd_diagnose(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },

@@ -103,7 +103,7 @@ static int write_export(struct funcs *f, const struct export_opts *o, const char
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "start", required_argument, NULL, OPT_START },

@@ -178,7 +178,7 @@ static int flame_diff(struct offline_args *a, const struct tree_opts *o, const c
 int cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_LONG_OPTIONS,
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "title", required_argument, NULL, OPT_TITLE },

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "analysis/ranks.h"
 #include "cmd/cmds.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -259,6 +260,13 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 		case OPT_SYMFS:
 			a->symfs = optarg;
 			break;
+		case OPT_ALIGN:
+			a->align_collectives = !strcmp(optarg, "collectives");
+			if (!a->align_collectives && strcmp(optarg, "clocks")) {
+				pr_err("invalid --align '%s'; use clocks or collectives", optarg);
+				a->status = EXIT_USAGE;
+			}
+			break;
 		case OPT_JSON_FORMAT:
 			a->json = !strcmp(optarg, "json");
 			if (!a->json && strcmp(optarg, "text")) {
@@ -415,6 +423,20 @@ static int check_ranks(const struct sample_filter *flt, const struct model *m)
 	return 0;
 }
 
+/* --align collectives, saying so when there was nothing to align by. */
+static void align_by_collectives(struct model *m)
+{
+	struct funcs f;
+
+	if (m->ranks.len < 2)
+		return;
+	funcs_init(&f, m, 0);
+	if (!align_collectives(m, &f))
+		pr_warn("no collective kernel ran on the first rank and another: the ranks stay "
+			"aligned by their clock pairs");
+	funcs_free(&f);
+}
+
 /*
  * Loads the recordings of the -i options into m, each after the first
  * merged into it: one at a time, so that memory holds the model and one
@@ -439,6 +461,8 @@ static int load_inputs(struct offline_args *a, struct model *m)
 		else
 			model_merge(m, &other);
 	}
+	if (!status && a->align_collectives)
+		align_by_collectives(m);
 	if (!status && (status = check_ranks(&a->filter, m)))
 		model_free(m);
 	for (size_t i = 0; i < paths.len; i++)

@@ -21,14 +21,21 @@
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
 	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_RANK, OPT_COMMAND
+	OPT_RANK, OPT_ALIGN, OPT_COMMAND
 };
 
 /* -i: what every offline command that reads recordings says of it. */
 #define INPUT_USAGE                                                            \
 	"  -i, --input PATH         a recording (default " DEFAULT_INPUT "), or a\n" \
 	"                           directory: all the recordings in it; repeat -i\n" \
-	"                           to read several (the ranks of a job) as one\n"
+	"                           to read several (the ranks of a job) as one\n" \
+	"      --align MODE         several recordings on one clock by: clocks, the\n" \
+	"                           clock pairs each recorded (default); collectives,\n" \
+	"                           then the ends of their collective kernels\n"
+/* -i's long forms: --input, and --align for several. */
+#define INPUT_LONG_OPTIONS                                                     \
+	{ "input", required_argument, NULL, 'i' },                             \
+	{ "align", required_argument, NULL, OPT_ALIGN }
 
 /* --rank, for the commands that select threads. */
 #define RANK_LONG_OPTION                                                       \
@@ -104,6 +111,7 @@ struct offline_args {
 	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
 					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso, --rank */
+	bool align_collectives;		/* --align collectives */
 	bool json;			/* --format json */
 	const char *symfs;		/* --symfs */
 	struct {

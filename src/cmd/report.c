@@ -175,7 +175,7 @@ static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t l
 int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_LONG_OPTIONS,
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },

@@ -30,7 +30,7 @@ static void usage(void)
 int cmd_threads(int argc, char **argv)
 {
 	static const struct option longopts[] = {
-		{ "input", required_argument, NULL, 'i' },
+		INPUT_LONG_OPTIONS,
 		{ "limit", required_argument, NULL, 'n' },
 		RANK_LONG_OPTION,
 		FORMAT_LONG_OPTION,

@@ -71,6 +71,9 @@ struct model_rank {
 	uint64_t start_ns, end_ns;	/* meta start-ns, end-ns + shift_ns; 0 unknown */
 	VEC(struct tr_meta) meta;	/* its meta rows; the first's are m->t.meta */
 	uint32_t first_metric;		/* the id of its first metric series; its are up to the next's */
+	/* --align collectives: the collectives it was aligned by (0: not), and how far off they stay. */
+	size_t aligned_by;
+	int64_t residual_ns;
 	/* Its rows in the tables with times, for model_shift_rank (model-internal.h). */
 	struct model_rows {
 		size_t first, n;

@@ -64,7 +64,8 @@ d = json.load(open("diag.json"))
 assert set(d) == {"version", "file", "meta", "counters", "recorded", "losses", "origins",
                   "ranks", "metrics"}, d.keys()
 assert [set(r) for r in d["ranks"]] == [{"rank", "has_rank", "host", "path", "clock_pairs",
-                                         "shift_ns", "drift_ns"}], d["ranks"]
+                                         "shift_ns", "drift_ns", "aligned_by",
+                                         "residual_ns"}], d["ranks"]
 assert d["ranks"][0]["path"] == "lanes.data" and d["ranks"][0]["shift_ns"] == 0, d["ranks"]
 assert set(d["metrics"]) == {"recorded", "interval_ns", "ticks", "spacing_ns", "series", "values",
                              "encoded_bytes", "compressed_bytes", "nvml"}, d["metrics"]

@@ -282,7 +282,8 @@ static void test_diagnose(void)
 	text = capture_end(&cap);
 	CHECK(strstr(text, "{\"rank\": 7, \"has_rank\": true, \"host\": \"beta\", "
 			   "\"path\": \"job/r.7.data\", \"clock_pairs\": true, "
-			   "\"shift_ns\": 1000000000, \"drift_ns\": 300}"));
+			   "\"shift_ns\": 1000000000, \"drift_ns\": 300, \"aligned_by\": 0, "
+			   "\"residual_ns\": null}"));
 	free(cap.text);
 	origins_free(&links);
 	model_free(&m);
