@@ -180,7 +180,8 @@ static void sum_kernels(struct rank_report *r, struct collective_kernel *k, size
 {
 	uint64_t all = 0, coll = 0;
 
-	qsort(k, n, sizeof(*k), cmp_by_rank);
+	if (n)	/* k is NULL without kernels, which qsort must not get */
+		qsort(k, n, sizeof(*k), cmp_by_rank);
 	for (size_t i = 0; i < n; i++) {
 		struct rank_row *row = &r->rows.v[k[i].rank];
 
