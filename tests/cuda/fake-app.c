@@ -62,7 +62,11 @@
  *                    ncclDevKernel_AllReduce_Sum_f32_RING_LL on stream A and
  *                    a cuStreamSynchronize; the fake driver ends collective
  *                    kernels on a shared 20 ms grid, so the ranks' collectives
- *                    end together, as NCCL's do
+ *                    end together, as NCCL's do. With $FAKE_APP_BARRIER, a
+ *                    directory, the $WORLD_SIZE ranks first meet there (each
+ *                    leaves a file with its arrival time) and start the loop
+ *                    in the same 20 ms, so that their k-th collectives are
+ *                    one collective
  *   --pc-cubin CUBIN instead, for PC sampling: loads the cubin file CUBIN
  *                    (pc-app.sm_90.cubin, from pc-app.cu) with
  *                    cuModuleLoadData, from a buffer it frees at once (the
@@ -361,6 +365,44 @@ FRAME static void compute_step(uint64_t ns)
 	burn(ns);
 }
 
+/*
+ * The ranks of --collectives meet in $FAKE_APP_BARRIER: each writes its
+ * arrival time to a file named after its rank, waits for all $WORLD_SIZE
+ * files, and sleeps until the same moment as the others: a few ms into the
+ * grid period after the last arrival.
+ */
+static void start_together(const char *dir, const char *rank)
+{
+	const char *world = getenv("WORLD_SIZE");
+	long ranks = world ? atol(world) : 1;
+	char path[4096], mine[4096];
+	uint64_t last = 0, start;
+	FILE *f;
+
+	/* Written, then renamed whole: a reader never sees half a time. */
+	snprintf(path, sizeof(path), "%s/%s.tmp", dir, rank ? rank : "0");
+	snprintf(mine, sizeof(mine), "%s/%s", dir, rank ? rank : "0");
+	f = fopen(path, "w");
+	if (!f || fprintf(f, "%llu\n", (unsigned long long)now_ns()) < 0 || fclose(f) ||
+	    rename(path, mine)) {
+		perror(path);
+		exit(2);
+	}
+	for (long r = 0; r < ranks; r++) {
+		unsigned long long t;
+
+		snprintf(path, sizeof(path), "%s/%ld", dir, r);
+		while (!(f = fopen(path, "r")))
+			idle(1000000);
+		if (fscanf(f, "%llu", &t) == 1 && t > last)
+			last = t;
+		fclose(f);
+	}
+	start = (last / FAKE_COLLECTIVE_GRID_NS + 2) * FAKE_COLLECTIVE_GRID_NS + 2000000;
+	for (uint64_t now = now_ns(); now < start; now = now_ns())
+		idle((long)(start - now));
+}
+
 /* --collectives: a training loop's shape, one collective a step. */
 FRAME static void collective_steps(CUmodule module, CUstream a, long n)
 {
@@ -368,6 +410,8 @@ FRAME static void collective_steps(CUmodule module, CUstream a, long n)
 	uint64_t step = rank && slow && !strcmp(rank, slow) ? 9000000 : 3000000;
 
 	load(module, &all_reduce);
+	if (getenv("FAKE_APP_BARRIER"))
+		start_together(getenv("FAKE_APP_BARRIER"), rank);
 	for (long i = 0; i < n; i++) {
 		compute_step(step);
 		launch(&all_reduce, a);

@@ -15,9 +15,12 @@ command -v python3 >/dev/null || skip "python3 is not installed"
 retime=$BUILD/tests/ranks/retime
 [ -x "$retime" ] || skip "the ranks test tools are not built ($retime): run make tests"
 
-mkdir job
+# The ranks meet in barrier/ before their loop, as a job's do at start, so
+# that their k-th collectives are one collective.
+mkdir job barrier
 for rank in 0 1; do
-	RANK=$rank WORLD_SIZE=2 FAKE_APP_SLOW_RANK=1 "$GTRACE" record -q -o 'job/g.%r.data' -- \
+	RANK=$rank WORLD_SIZE=2 FAKE_APP_SLOW_RANK=1 FAKE_APP_BARRIER=$TESTDIR/barrier \
+		"$GTRACE" record -q -o 'job/g.%r.data' -- \
 		"$CUDA_DIR/fake-app" --collectives 20 >rank$rank.out 2>&1 &
 done
 wait
