@@ -71,7 +71,14 @@ run_gtrace flame --diff --folded base.data slow.data >diff.folded
 awk '/;run_workload;target [0-9]+ [0-9]+$/ { found = 1; if ($(NF) <= $(NF - 1)) exit 1 }
      END { exit !found }' diff.folded || { show diff.folded; fail "target did not grow in flame --diff"; }
 run_gtrace flame --diff --svg diff.svg base.data slow.data
-grep -q '<title>target ([0-9]* samples, [0-9.]*%; self [0-9.]*% -> [0-9.]*%)</title><rect [^>]*fill="rgb(255,55,55)"' diff.svg ||
+# The reddest: red at full, the least of green of all frames (how red
+# depends on how much it grew, which a busy machine moves).
+awk 'match($0, /<title>[^ <]*/) { name = substr($0, RSTART + 7, RLENGTH - 7) }
+     match($0, /fill="rgb\(255,[0-9]+,/) {
+	     g = substr($0, RSTART + 14, RLENGTH - 15) + 0
+	     if (best == "" || g < best) { best = g; reddest = name }
+     }
+     END { exit reddest != "target" }' diff.svg ||
 	fail "target is not the reddest frame of flame --diff --svg"
 expect_exit 2 "$GTRACE" flame --diff base.data slow.data
 expect_contains stderr '^gtrace: --diff takes two recordings, BASE and NEW, and --svg or --folded$'
