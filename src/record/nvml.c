@@ -7,36 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "record/nvml-abi.h"
 #include "util/xalloc.h"
-
-/*
- * The part of NVML's API gtrace calls, declared here from NVIDIA's
- * documentation: the ABI of these functions and types has been stable
- * since the _v2 names appeared.
- */
-typedef int nvml_return;	/* nvmlReturn_t */
-typedef void *nvml_device;	/* nvmlDevice_t */
-
-enum {
-	NVML_SUCCESS = 0,
-	NVML_ERROR_GPU_IS_LOST = 15,
-	NVML_TEMPERATURE_GPU = 0,
-	NVML_CLOCK_SM = 1,
-	NVML_CLOCK_MEM = 2,
-	NVML_PCIE_UTIL_TX_BYTES = 0,
-	NVML_PCIE_UTIL_RX_BYTES = 1,
-};
-
-struct nvml_utilization {	/* nvmlUtilization_t */
-	unsigned int gpu;
-	unsigned int memory;
-};
-
-struct nvml_memory {		/* nvmlMemory_t */
-	unsigned long long total;
-	unsigned long long free;
-	unsigned long long used;
-};
 
 /* X(member, symbol, prototype's parameters): every function used. */
 #define NVML_FUNCTIONS(X)                                                      \

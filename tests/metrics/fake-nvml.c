@@ -50,8 +50,9 @@
  * file to which each nvmlInit_v2 and nvmlShutdown appends a line: the
  * function's name and what it returned ("nvmlInit_v2 0").
  *
- * The API is declared here, as in src/record/nvml.c, not from NVIDIA's
- * header; one lock keeps the state whole for a reading thread or several.
+ * Its types are gtrace's (src/record/nvml-abi.h), its functions declared
+ * here, not from NVIDIA's header; one lock keeps the state whole for a
+ * reading thread or several.
  * Built with -DFAKE_NVML_OLD_NAMES, it exports the clock event reasons
  * under their name before r535, nvmlDeviceGetCurrentClocksThrottleReasons,
  * instead of nvmlDeviceGetCurrentClocksEventReasons.
@@ -66,37 +67,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "record/nvml-abi.h"
+
 #define EXPORT __attribute__((visibility("default")))
-
-typedef int nvml_return;	/* nvmlReturn_t */
-typedef void *nvml_device;	/* nvmlDevice_t */
-
-enum {
-	NVML_SUCCESS = 0,
-	NVML_ERROR_UNINITIALIZED = 1,
-	NVML_ERROR_INVALID_ARGUMENT = 2,
-	NVML_ERROR_NOT_SUPPORTED = 3,
-	NVML_ERROR_DRIVER_NOT_LOADED = 9,
-	NVML_ERROR_GPU_IS_LOST = 15,
-	NVML_ERROR_UNKNOWN = 999,
-	NVML_TEMPERATURE_GPU = 0,
-	NVML_CLOCK_GRAPHICS = 0,
-	NVML_CLOCK_SM = 1,
-	NVML_CLOCK_MEM = 2,
-	NVML_PCIE_UTIL_TX_BYTES = 0,
-	NVML_PCIE_UTIL_RX_BYTES = 1,
-};
-
-struct nvml_utilization {	/* nvmlUtilization_t */
-	unsigned int gpu;
-	unsigned int memory;
-};
-
-struct nvml_memory {		/* nvmlMemory_t */
-	unsigned long long total;
-	unsigned long long free;
-	unsigned long long used;
-};
 
 EXPORT nvml_return nvmlInit_v2(void);
 EXPORT nvml_return nvmlShutdown(void);

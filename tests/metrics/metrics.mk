@@ -3,15 +3,15 @@
 # The metrics' test tools. The NVML test double (tests/metrics/fake-nvml.c):
 # a fake libnvidia-ml.so.1 for the GPU metrics of gtrace record, which loads
 # it through GTRACE_NVML; and the same exporting the clock event reasons
-# under their name before r535, in old-names/. NVML's API is declared in
-# the file itself, so it builds without CUDA or a driver. A target of
+# under their name before r535, in old-names/. NVML's API is declared by
+# gtrace (src/record/nvml-abi.h), so it builds without CUDA or a driver. A target of
 # tests, not code under test: never built with the sanitizers (it is
 # loaded into gtrace, which may be). And metrics-dump, the series of a
 # recording as the model reads them: built like the unit tests, from the
 # core.
 
 METRICS_TEST_DIR = $(BUILD)/tests/metrics
-NVML_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -fvisibility=hidden -MMD -MP
+NVML_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fPIC -fvisibility=hidden -MMD -MP -Isrc
 NVML_FAKES = $(METRICS_TEST_DIR)/libnvidia-ml.so.1 $(METRICS_TEST_DIR)/old-names/libnvidia-ml.so.1
 METRICS_TOOLS = $(NVML_FAKES) $(METRICS_TEST_DIR)/metrics-dump
 
