@@ -489,7 +489,7 @@ void flame_diff_free(struct flame_diff *d);
 void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
 			const char *title, enum calltree_weight w, const struct flame_diff *diff);
 
-/* report --gpu: a summary of each CUDA table by span name. */
+/* report --gpu: a summary of each CUDA table by span name, per rank with several. */
 struct gpu_stats {
 	uint64_t count;
 	uint64_t total_ns, min_ns, max_ns;	/* exact */
@@ -508,6 +508,7 @@ struct kernel_config {
 };
 
 struct gpu_row {
+	uint32_t rank;		/* index in m->ranks of its lanes' recording */
 	uint32_t name;		/* string id of the span name */
 	struct gpu_stats st;
 	struct kernel_config config;	/* kernels: the most frequent one */
@@ -517,7 +518,7 @@ struct gpu_row {
 };
 
 struct gpu_table {
-	VEC(struct gpu_row) rows;	/* by total time, descending */
+	VEC(struct gpu_row) rows;	/* by rank, then total time, descending */
 	uint64_t count, total_ns, bytes;
 };
 
@@ -533,6 +534,7 @@ struct gpu_table {
 
 /* One region of one kernel, over the collects of its summary spans. */
 struct kregion_row {
+	uint32_t rank;		/* index in m->ranks of its lanes' recording */
 	uint32_t lane_name;	/* string id of its summary lane's name */
 	uint32_t region;	/* string id of the region's name */
 	uint64_t collects;
@@ -541,7 +543,7 @@ struct kregion_row {
 	double block_median_ns;	/* likewise, of the time per block */
 	uint64_t block_max_ns;	/* exact: the largest */
 	double lane_ns;		/* per collect, sum_ns over its (block, group) lanes, summed */
-	uint64_t kernel_ns;	/* GPU time of the kernel's spans of that name; 0 none known */
+	uint64_t kernel_ns;	/* GPU time of its rank's kernel spans of that name; 0 none */
 };
 
 struct gpu_report {
@@ -550,8 +552,8 @@ struct gpu_report {
 	struct gpu_table api;		/* calls on the "cuda-api" lanes, by function */
 	struct gpu_table waits;		/* spans of the "cuda-wait" lanes, by function */
 	size_t lanes;			/* lanes of those kinds in the recording */
-	VEC(struct kregion_row) regions; /* by kernel, then region, in order of appearance */
-	size_t region_kernels;		/* distinct kernels of the regions */
+	VEC(struct kregion_row) regions; /* by rank, kernel, region; in order of appearance */
+	size_t region_kernels;		/* distinct kernels of the regions, per rank */
 	uint64_t region_collects;	/* per kernel, the most collects of one region, summed */
 };
 

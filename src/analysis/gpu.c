@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * report --gpu: the kernels, copies and memsets of the CUDA lanes and the
- * API calls and waits of the CPU threads, each summed by name. Every group
+ * API calls and waits of the CPU threads, each summed by name (and by rank
+ * when several recordings are loaded, as ranks are told apart). Every group
  * sorts its durations once, so medians are exact and the work is
  * O(spans log spans).
  */
@@ -50,19 +51,23 @@ static const char *const limiter_names[] = {
 	[1] = "warps", [2] = "registers", [3] = "shared-memory", [4] = "blocks",
 };
 
-/* One selected span of a table: its group (by name) and duration. */
+/* One selected span of a table: its group (by rank and name) and duration. */
 struct entry {
 	uint32_t group;
 	uint32_t span;		/* index in m->t.spans */
 	uint64_t dur;
 };
 
+struct gpu_group {
+	uint32_t rank, name;
+};
+
 struct gpu_builder {
 	const struct model *m;
 	struct gpu_report *r;
 	VEC(struct entry) entries[GPU_TABLES];
-	struct u64map groups;	/* table << 32 | name -> group index + 1 */
-	VEC(uint32_t) group_name; /* by group index: string id */
+	struct u64map groups;	/* (rank * GPU_TABLES + table) << 32 | name -> group index + 1 */
+	VEC(struct gpu_group) group_key;	/* by group index */
 	uint32_t config_key[CONFIG_ATTRS];	/* string ids of config_keys */
 	uint32_t bytes_key;
 	VEC(uint32_t) summaries;	/* indexes in m->t.spans of the regions' summaries */
@@ -89,14 +94,31 @@ static enum gpu_table_id lane_table(const struct model *m, uint32_t lane, const 
 	return GPU_TABLES;
 }
 
+/* The index in m->ranks of the recording a span's lane is of. */
+static uint32_t lane_rank(const struct model *m, uint32_t lane)
+{
+	return (uint32_t)model_rank_of(m, m->t.lanes.v[lane - 1].pid);
+}
+
+/* By rank number, then by recording for ranks that share a number. */
+static int cmp_ranks(const struct model *m, uint32_t a, uint32_t b)
+{
+	int64_t ra = m->ranks.v[a].rank, rb = m->ranks.v[b].rank;
+
+	if (ra != rb)
+		return ra < rb ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
 static void add_entry(struct gpu_builder *b, enum gpu_table_id table, uint32_t span)
 {
 	const struct tr_span *sp = &b->m->t.spans.v[span];
-	uint32_t group = u64map_pair_id(&b->groups, table, sp->name);
+	uint32_t rank = lane_rank(b->m, sp->lane);
+	uint32_t group = u64map_pair_id(&b->groups, rank * GPU_TABLES + table, sp->name);
 	struct entry *e;
 
-	if (group > b->group_name.len)
-		*VEC_PUSH(&b->group_name) = sp->name;
+	if (group > b->group_key.len)
+		*VEC_PUSH(&b->group_key) = (struct gpu_group){ .rank = rank, .name = sp->name };
 	e = VEC_PUSH(&b->entries[table]);
 	e->group = group - 1;
 	e->span = span;
@@ -261,6 +283,8 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	const char *na = model_str(m, a->name), *nb = model_str(m, b->name);
 	int c;
 
+	if ((c = cmp_ranks(m, a->rank, b->rank)))
+		return c;
 	if (a->st.total_ns != b->st.total_ns)
 		return a->st.total_ns > b->st.total_ns ? -1 : 1;
 	if ((c = strcmp(na ? na : "", nb ? nb : "")))
@@ -282,7 +306,8 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 		for (end = i + 1; end < n && e[end].group == e[i].group; end++)
 			;
 		row = VEC_PUSH(&t->rows);
-		row->name = b->group_name.v[e[i].group];
+		row->rank = b->group_key.v[e[i].group].rank;
+		row->name = b->group_key.v[e[i].group].name;
 		run_stats(&row->st, e + i, end - i);
 		if (id == TABLE_KERNELS)
 			run_config(b, row, e + i, end - i);
@@ -310,16 +335,20 @@ static const char *const summary_keys[SUMMARY_ATTRS] = {
 
 /* One collect's summary of one region of one kernel. */
 struct summary {
-	uint32_t kernel;	/* kernels in order of appearance */
+	uint32_t rank;		/* index in m->ranks */
+	uint32_t kernel;	/* (kernel, rank) in order of appearance */
 	uint32_t group;		/* (kernel, region) in order of appearance */
 	uint32_t span;		/* index in m->t.spans */
 	uint64_t v[SUMMARY_ATTRS];
 };
 
-static int cmp_summaries(const void *pa, const void *pb)
+static int cmp_summaries(const void *pa, const void *pb, void *pctx)
 {
 	const struct summary *a = pa, *b = pb;
+	int c;
 
+	if ((c = cmp_ranks(pctx, a->rank, b->rank)))
+		return c;
 	if (a->kernel != b->kernel)
 		return a->kernel < b->kernel ? -1 : 1;
 	if (a->group != b->group)
@@ -397,7 +426,7 @@ static bool kernel_named(const char *name, const char *plain, const char *kernel
 	return plain && !strncmp(plain, kernel, len) && (!plain[len] || plain[len] == '(');
 }
 
-/* Each region row's kernel time: the kernels table's rows of its kernel's name. */
+/* Each region row's kernel time: the kernels table's rows of its kernel's name and rank. */
 static void kernel_times(struct gpu_report *r, const struct model *m)
 {
 	struct demangler d = {0};
@@ -417,7 +446,8 @@ static void kernel_times(struct gpu_report *r, const struct model *m)
 		for (size_t k = 0; k < nk; k++) {
 			const char *name = model_str(m, r->kernels.rows.v[k].name);
 
-			if (name && kernel_named(name, plain[k], kernel, len))
+			if (name && r->kernels.rows.v[k].rank == row->rank &&
+			    kernel_named(name, plain[k], kernel, len))
 				row->kernel_ns += r->kernels.rows.v[k].st.total_ns;
 		}
 	}
@@ -456,21 +486,23 @@ static void build_regions(struct gpu_builder *b)
 		if (!e->v[SUM_INSTANCES])
 			continue;
 		e->span = b->summaries.v[i];
-		e->kernel = u64map_pair_id(&kernels, lane_name, 0);
-		e->group = u64map_pair_id(&groups, lane_name, region);
+		e->rank = lane_rank(m, sp->lane);
+		e->kernel = u64map_pair_id(&kernels, lane_name, e->rank);
+		e->group = u64map_pair_id(&groups, e->kernel, region);
 		if (e->group > group_name.len / 2) {
 			*VEC_PUSH(&group_name) = lane_name;
 			*VEC_PUSH(&group_name) = region;
 		}
 		kept++;
 	}
-	qsort(s, kept, sizeof(*s), cmp_summaries);
+	qsort_r(s, kept, sizeof(*s), cmp_summaries, (void *)m);
 	for (size_t i = 0, end; i < kept; i = end) {
 		struct kregion_row *row = VEC_PUSH(&r->regions);
 
 		for (end = i + 1; end < kept && s[end].group == s[i].group; end++)
 			;
 		memset(row, 0, sizeof(*row));
+		row->rank = s[i].rank;
 		row->lane_name = group_name.v[2 * (s[i].group - 1)];
 		row->region = group_name.v[2 * (s[i].group - 1) + 1];
 		combine(row, s + i, end - i, values);
@@ -480,7 +512,8 @@ static void build_regions(struct gpu_builder *b)
 		const struct kregion_row *row = &r->regions.v[i];
 
 		most = row->collects > most ? row->collects : most;
-		if (i + 1 == r->regions.len || row[1].lane_name != row->lane_name) {
+		if (i + 1 == r->regions.len || row[1].lane_name != row->lane_name ||
+		    row[1].rank != row->rank) {
 			r->region_collects += most;
 			most = 0;
 		}
@@ -514,7 +547,7 @@ void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample
 	build_regions(&b);
 	VEC_FREE(&b.summaries);
 	u64map_free(&b.groups);
-	VEC_FREE(&b.group_name);
+	VEC_FREE(&b.group_key);
 }
 
 void gpu_report_free(struct gpu_report *r)
@@ -566,10 +599,25 @@ static void format_occupancy(char *buf, size_t size, const struct kernel_config 
 		snprintf(buf, size, "%.1f%%", (double)c->occupancy / 10);
 }
 
+/* A header's start: its "#", then with several ranks the Rank column's title. */
+static void put_rank_header(FILE *out, const struct model *m)
+{
+	fputc('#', out);
+	if (m->ranks.len > 1)
+		fprintf(out, "%5s ", "Rank");
+}
+
+/* A row's Rank column with several ranks, as wide as put_rank_header's. */
+static void put_rank(FILE *out, const struct model *m, uint32_t rank)
+{
+	if (m->ranks.len > 1)
+		fprintf(out, "%6" PRId64, m->ranks.v[rank].rank);
+}
+
 /* The time columns shared by the kernel, API and wait tables. */
 static void put_stats_header(FILE *out, const char *count)
 {
-	fprintf(out, "#%8s %10s %9s %10s %10s %10s %10s %10s", "Time(%)", "Total ms", count,
+	fprintf(out, "%8s %10s %9s %10s %10s %10s %10s %10s", "Time(%)", "Total ms", count,
 		"Avg us", "Med us", "Min us", "Max us", "StdDev us");
 }
 
@@ -627,6 +675,7 @@ static void put_kernels(FILE *out, const struct gpu_table *t, const struct model
 		wo = max_int(wo, (int)strlen(k.occupancy));
 		varies |= t->rows.v[i].configs > 1;
 	}
+	put_rank_header(out, m);
 	put_stats_header(out, "Instances");
 	fprintf(out, "  %-*s  %-*s  %*s  %-*s  %s\n#\n", wg, "GridXYZ", wb, "BlockXYZ", wr, "Regs",
 		wo, "Occupancy", "Name");
@@ -636,6 +685,7 @@ static void put_kernels(FILE *out, const struct gpu_table *t, const struct model
 		char *plain = demangle(&d, name);
 
 		kernel_text(&k, row);
+		put_rank(out, m, row->rank);
 		put_stats(out, &row->st, t->total_ns);
 		fprintf(out, "  %-*s  %-*s  %*s  %-*s  %s\n", wg, k.grid, wb, k.block, wr, k.regs,
 			wo, k.occupancy, plain ? plain : name);
@@ -690,13 +740,15 @@ static void put_copies(FILE *out, const struct gpu_table *t, const struct model 
 	fprintf(out, "#\n# CUDA copies: %" PRIu64 " copies and memsets, %s, "
 		"%.3f ms of GPU time\n#\n",
 		t->count, bytes, (double)t->total_ns / 1e6);
-	fprintf(out, "#%8s %10s %9s %12s %10s %10s %10s %10s  %s\n#\n", "Time(%)", "Total ms",
+	put_rank_header(out, m);
+	fprintf(out, "%8s %10s %9s %12s %10s %10s %10s %10s  %s\n#\n", "Time(%)", "Total ms",
 		"Count", "Bytes", "Avg us", "GB/s", "Min GB/s", "Max GB/s", "Kind");
 	for (size_t i = 0; i < rows; i++) {
 		const struct gpu_row *row = &t->rows.v[i];
 
 		format_bytes(bytes, sizeof(bytes), row->bytes);
 		copy_kind(kind, sizeof(kind), m, row->name);
+		put_rank(out, m, row->rank);
 		fprintf(out, " %7.2f%% %10.3f %9" PRIu64 " %12s %10.3f %10.3f %10.3f %10.3f  %s\n",
 			percent(row->st.total_ns, t->total_ns), (double)row->st.total_ns / 1e6,
 			row->st.count, bytes,
@@ -713,9 +765,11 @@ static void put_calls(FILE *out, const struct gpu_table *t, const struct model *
 
 	fprintf(out, "#\n# %s: %" PRIu64 " call%s, %.3f ms\n#\n", title, t->count,
 		t->count == 1 ? "" : "s", (double)t->total_ns / 1e6);
+	put_rank_header(out, m);
 	put_stats_header(out, "Calls");
 	fprintf(out, "  %s\n#\n", "Name");
 	for (size_t i = 0; i < rows; i++) {
+		put_rank(out, m, t->rows.v[i].rank);
 		put_stats(out, &t->rows.v[i].st, t->total_ns);
 		fprintf(out, "  %s\n", name_or_dash(m, t->rows.v[i].name));
 	}
@@ -737,7 +791,8 @@ static void put_regions(FILE *out, const struct gpu_report *r, const struct mode
 		r->regions.len, r->regions.len == 1 ? "" : "s", r->region_kernels,
 		r->region_kernels == 1 ? "" : "s", r->region_collects,
 		r->region_collects == 1 ? "" : "s");
-	fprintf(out, "#%10s %10s %10s %10s %10s %8s %9s  %-*s  %s\n#\n", "Instances", "Avg us",
+	put_rank_header(out, m);
+	fprintf(out, "%10s %10s %10s %10s %10s %8s %9s  %-*s  %s\n#\n", "Instances", "Avg us",
 		"Med us", "Min us", "Max us", "Kernel%", "Imbalance", wk, "Kernel", "Region");
 	for (size_t i = 0; i < rows; i++) {
 		const struct kregion_row *row = &r->regions.v[i];
@@ -750,6 +805,7 @@ static void put_regions(FILE *out, const struct gpu_report *r, const struct mode
 		if (row->block_median_ns > 0)
 			snprintf(imbalance, sizeof(imbalance), "%.2fx",
 				 (double)row->block_max_ns / row->block_median_ns);
+		put_rank(out, m, row->rank);
 		fprintf(out, " %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %8s %9s  %-*.*s  %s\n",
 			row->instances, (double)row->sum_ns / (double)row->instances / 1e3,
 			row->median_ns / 1e3, (double)row->min_ns / 1e3, (double)row->max_ns / 1e3,
@@ -767,6 +823,13 @@ void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model 
 	put_copies(out, &r->copies, m, limit);
 	put_calls(out, &r->api, m, "CUDA API", limit);
 	put_calls(out, &r->waits, m, "CPU waiting on the GPU (synchronizing calls)", limit);
+}
+
+/* A row's rank as its first JSON member, with several ranks only. */
+static void json_rank(FILE *out, const struct model *m, uint32_t rank)
+{
+	if (m->ranks.len > 1)
+		fprintf(out, "\"rank\": %" PRId64 ", ", m->ranks.v[rank].rank);
 }
 
 /* The statistics of a row's durations, as JSON members. */
@@ -818,7 +881,9 @@ static void json_table(FILE *out, const char *key, const struct gpu_table *t,
 		const char *name = name_or_dash(m, row->name);
 		char *plain = kernels ? demangle(&d, name) : NULL;
 
-		fprintf(out, "%s\n    {\"name\": ", i ? "," : "");
+		fprintf(out, "%s\n    {", i ? "," : "");
+		json_rank(out, m, row->rank);
+		fprintf(out, "\"name\": ");
 		if (copies) {
 			copy_kind(kind, sizeof(kind), m, row->name);
 			utf8_fput_json(out, kind);
@@ -857,7 +922,9 @@ static void json_regions(FILE *out, const struct gpu_report *r, const struct mod
 		const char *lane = name_or_dash(m, row->lane_name);
 		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
 
-		fprintf(out, "%s\n    {\"kernel\": ", i ? "," : "");
+		fprintf(out, "%s\n    {", i ? "," : "");
+		json_rank(out, m, row->rank);
+		fprintf(out, "\"kernel\": ");
 		utf8_fput_json(out, kernel);
 		free(kernel);
 		fprintf(out, ", \"region\": ");

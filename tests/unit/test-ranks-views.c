@@ -3,8 +3,8 @@
  * The views of several recordings merged into one model (model_merge):
  * the rank key and --rank in report, the Rank column of threads, a
  * "rank N" frame per rank in flame, a process and a metrics pseudo process
- * per rank in export, the ranks in diagnose, and which recording each
- * metric series is of.
+ * per rank in export, the ranks in diagnose, report --gpu's rows per rank,
+ * and which recording each metric series is of.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -151,6 +151,79 @@ static void test_report(void)
 	model_free(&m);
 }
 
+/*
+ * Two recordings without a rank of their own (ranks 0 and 1), each with
+ * kernel "k" on a stream and cudaLaunchKernel calls: rank 0 runs k twice
+ * for 1 and 2 us, rank 1 three times for 10 us, so that rank comes before
+ * time.
+ */
+static void gpu_rank_model(struct model *m, size_t i)
+{
+	struct synth s = {0};
+	uint32_t stream, api;
+
+	synth_comm(&s, 100, 100, "app");
+	stream = synth_lane(&s, 100, "GPU0 stream 7");
+	api = synth_lane_kind(&s, 100, CUDA_API_LANE_KIND, "CUDA API");
+	for (uint64_t k = 1; k <= 2 + i; k++) {
+		synth_span(&s, stream, "k", SYNTH_T0 + k * 100000, i ? 10000 : k * 1000);
+		synth_span(&s, api, "cudaLaunchKernel", SYNTH_T0 + k * 100000, 5000);
+	}
+	synth_model(&s, m, TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+static void test_gpu(void)
+{
+	struct gpu_report r;
+	struct capture cap;
+	struct model m, other;
+	struct funcs f;
+	const char *text;
+
+	gpu_rank_model(&m, 0);
+	gpu_rank_model(&other, 1);
+	model_merge(&m, &other);
+	funcs_init(&f, &m, 0);
+	gpu_report_build(&r, &f, NULL);
+	CHECK_EQ_U64(r.kernels.rows.len, 2);
+	CHECK_EQ_U64(r.kernels.count, 5);
+	if (r.kernels.rows.len == 2) {
+		CHECK_EQ_U64(r.kernels.rows.v[0].rank, 0);
+		CHECK_EQ_U64(r.kernels.rows.v[0].st.count, 2);
+		CHECK_EQ_U64(r.kernels.rows.v[0].st.total_ns, 3000);
+		CHECK_EQ_U64(r.kernels.rows.v[1].rank, 1);
+		CHECK_EQ_U64(r.kernels.rows.v[1].st.count, 3);
+		CHECK_EQ_U64(r.kernels.rows.v[1].st.total_ns, 30000);
+	}
+	CHECK_EQ_U64(r.api.rows.len, 2);
+
+	gpu_report_print(capture_start(&cap), &r, &m, "job", 0);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "# Rank  Time(%)   Total ms Instances     Avg us     Med us"
+			     "     Min us     Max us  StdDev us  GridXYZ  BlockXYZ  Regs"
+			     "  Occupancy  Name"));
+	CHECK(has_line(text, "     0    9.09%      0.003         2      1.500      1.500"
+			     "      1.000      2.000      0.707  -        -            -"
+			     "  -          k"));
+	CHECK(has_line(text, "     1   90.91%      0.030         3     10.000     10.000"
+			     "     10.000     10.000      0.000  -        -            -"
+			     "  -          k"));
+	CHECK(has_line(text, "     0   40.00%      0.010         2      5.000      5.000"
+			     "      5.000      5.000      0.000  cudaLaunchKernel"));
+	free(cap.text);
+
+	gpu_report_print_json(capture_start(&cap), &r, &m, "job", 0);
+	text = capture_end(&cap);
+	CHECK(strstr(text, "{\"rank\": 0, \"name\": \"k\", \"count\": 2, "));
+	CHECK(strstr(text, "{\"rank\": 1, \"name\": \"k\", \"count\": 3, "));
+	CHECK(strstr(text, "{\"rank\": 1, \"name\": \"cudaLaunchKernel\", \"count\": 3, "));
+	free(cap.text);
+	gpu_report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 static void test_threads(void)
 {
 	struct sample_filter flt = {0};
@@ -293,6 +366,7 @@ int main(void)
 {
 	RUN(test_filter);
 	RUN(test_report);
+	RUN(test_gpu);
 	RUN(test_threads);
 	RUN(test_flame);
 	RUN(test_metric_ranks);
