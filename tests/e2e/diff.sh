@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # gtrace diff on two recordings of the regress workload: with target made
-# 30% slower, target alone is a regression and --fail exits 3; the same
+# 60% slower (its share from 30% to 41%: well past what this shared
+# machine's noise moves a share, a few points), target alone is a regression and --fail exits 3; the same
 # run recorded twice shows no significant row and exits 0. The JSON has
 # the keys gtrace-diff(1) documents; flame --diff colours target red; bad
 # input is one line and the usual status.
@@ -9,11 +10,11 @@ need_perf_events
 
 record base.data -F 1999 -- "$WORKLOADS/regress" 2
 record again.data -F 1999 -- "$WORKLOADS/regress" 2
-record slow.data -F 1999 -- "$WORKLOADS/regress" 2 30
+record slow.data -F 1999 -- "$WORKLOADS/regress" 2 60
 
 expect_exit 3 "$GTRACE" diff --fail base.data slow.data
 cp stdout slow.txt
-expect_contains stderr "^gtrace: warning: the recordings ran different commands: '.*regress 2' and '.*regress 2 30'\$"
+expect_contains stderr "^gtrace: warning: the recordings ran different commands: '.*regress 2' and '.*regress 2 60'\$"
 expect_contains slow.txt '^# normalize total, confidence 99%, threshold 5%; .*: 1 regression, '
 expect_contains slow.txt '^  cpu .* regression +target \(regress\)$'
 [ "$(grep -c ' regression ' slow.txt)" -eq 1 ] || { show slow.txt; fail "more than target regressed"; }
@@ -21,7 +22,7 @@ expect_contains slow.txt '^  cpu .* regression +target \(regress\)$'
 expect_exit 3 "$GTRACE" diff --fail --fail-on cpu base.data slow.data
 expect_exit 0 "$GTRACE" diff --fail --fail-on kernel base.data slow.data
 # A threshold above target's change: significant, not a regression.
-expect_exit 0 "$GTRACE" diff --fail --threshold 60 base.data slow.data
+expect_exit 0 "$GTRACE" diff --fail --threshold 90 base.data slow.data
 expect_contains stdout '^  cpu .*\* same +target \(regress\)$'
 
 # At 99.9%: the chance of any significant row in an unchanged pair is 0.1%
