@@ -5,6 +5,7 @@
 /* What gtrace export writes of a synthetic model, for the tests to look into. */
 
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/analysis.h"
 #include "analysis/export.h"
@@ -35,6 +36,16 @@ static inline char *export_text(struct model *m, enum export_format format, cons
 	origins_free(&links);
 	funcs_free(&f);
 	return text;
+}
+
+/* How many times what stands in the len bytes of text, which may hold NULs. */
+static inline size_t export_count(const char *text, size_t len, const char *what)
+{
+	size_t n = 0, wlen = strlen(what);
+
+	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), what, wlen)); p += wlen)
+		n++;
+	return n;
 }
 
 #endif

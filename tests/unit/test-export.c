@@ -47,15 +47,6 @@ static void make_model(struct model *m)
 	synth_free(&s);
 }
 
-static size_t count(const char *text, size_t len, const char *what)
-{
-	size_t n = 0, wlen = strlen(what);
-
-	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), what, wlen)); p += wlen)
-		n++;
-	return n;
-}
-
 static void test_chrome(void)
 {
 	struct model m;
@@ -65,28 +56,28 @@ static void test_chrome(void)
 	make_model(&m);
 	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
 	/* Escaped, and the stray byte replaced: the JSON stays valid UTF-8. */
-	CHECK(count(json, len, "\"name\":\"app\\\"\\\\\\u0001\xef\xbf\xbd\"") == 2);	/* process and thread */
-	CHECK(count(json, len, "\"command\":\"app --flag \\\"x\\\"\"") == 2);	/* instant and metadata */
+	CHECK(export_count(json, len, "\"name\":\"app\\\"\\\\\\u0001\xef\xbf\xbd\"") == 2);	/* process and thread */
+	CHECK(export_count(json, len, "\"command\":\"app --flag \\\"x\\\"\"") == 2);	/* instant and metadata */
 	/* b nests in a; c overlaps a, so it goes to a second track of the lane. */
-	CHECK(count(json, len, "\"args\":{\"name\":\"GPU1 stream 3\"}") == 1);
-	CHECK(count(json, len, "\"args\":{\"name\":\"GPU1 stream 3 #2\"}") == 1);
-	CHECK(count(json, len, "\"name\":\"a\",\"pid\":10,\"tid\":4293918720,") == 1);
-	CHECK(count(json, len, "\"name\":\"b\",\"pid\":10,\"tid\":4293918720,") == 1);
-	CHECK(count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918722,") == 1);
-	CHECK(count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
+	CHECK(export_count(json, len, "\"args\":{\"name\":\"GPU1 stream 3\"}") == 1);
+	CHECK(export_count(json, len, "\"args\":{\"name\":\"GPU1 stream 3 #2\"}") == 1);
+	CHECK(export_count(json, len, "\"name\":\"a\",\"pid\":10,\"tid\":4293918720,") == 1);
+	CHECK(export_count(json, len, "\"name\":\"b\",\"pid\":10,\"tid\":4293918720,") == 1);
+	CHECK(export_count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918722,") == 1);
+	CHECK(export_count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
 			       "\"origin.tid\":10,\"origin\":\"linked\"}") == 1);
 	/* c's origin names a thread the recording never saw: an attribute, no flow. */
-	CHECK(count(json, len, "\"origin.tid\":12345,\"origin\":\"no_thread\"") == 1);
+	CHECK(export_count(json, len, "\"origin.tid\":12345,\"origin\":\"no_thread\"") == 1);
 	/* a and the main thread's range; the worker's range began too far from its samples. */
-	CHECK(count(json, len, "\"ph\":\"s\"") == 2);
-	CHECK(count(json, len, "\"ph\":\"f\"") == 2);
-	CHECK(count(json, len, "\"origin.tid\":11,\"origin\":\"too_far\"") == 1);
+	CHECK(export_count(json, len, "\"ph\":\"s\"") == 2);
+	CHECK(export_count(json, len, "\"ph\":\"f\"") == 2);
+	CHECK(export_count(json, len, "\"origin.tid\":11,\"origin\":\"too_far\"") == 1);
 	/* NVTX ranges: a track per thread. */
-	CHECK(count(json, len, "\"args\":{\"name\":\"NVTX worker 11\"}") == 1);
-	CHECK(count(json, len, "\"name\":\"off-CPU\",\"pid\":10,\"tid\":11,\"cat\":\"off-cpu\","
+	CHECK(export_count(json, len, "\"args\":{\"name\":\"NVTX worker 11\"}") == 1);
+	CHECK(export_count(json, len, "\"name\":\"off-CPU\",\"pid\":10,\"tid\":11,\"cat\":\"off-cpu\","
 			       "\"ts\":0.000,\"dur\":5000.000}") == 1);
-	CHECK(count(json, len, "\"cat\":\"cpu\"") == 20);
-	CHECK(count(json, len, "\"stackFrames\":{\n\"1\":{\"name\":\"main\",\"category\":\"app\"},"
+	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 20);
+	CHECK(export_count(json, len, "\"stackFrames\":{\n\"1\":{\"name\":\"main\",\"category\":\"app\"},"
 			       "\n\"2\":{\"name\":\"launch\",\"category\":\"app\",\"parent\":\"1\"}}") == 1);
 	free(json);
 	model_free(&m);
@@ -102,23 +93,23 @@ static void test_window_and_filter(void)
 	make_model(&m);
 	/* From 1.010 s on: the worker's samples only, and no span. */
 	json = export_text(&m, EXPORT_CHROME, NULL, 10 * SYNTH_PERIOD, UINT64_MAX, &len);
-	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
-	CHECK(count(json, len, "\"cat\":\"cpu\",\"ts\":10000.000") == 1);
-	CHECK(count(json, len, "\"ph\":\"X\"") == 0);
+	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 10);
+	CHECK(export_count(json, len, "\"cat\":\"cpu\",\"ts\":10000.000") == 1);
+	CHECK(export_count(json, len, "\"ph\":\"X\"") == 0);
 	free(json);
 	/* Up to 150 us: the spans that began before, whole. */
 	json = export_text(&m, EXPORT_CHROME, NULL, 0, 150 * US, &len);
-	CHECK(count(json, len, "\"cat\":\"cpu\"") == 1);
-	CHECK(count(json, len, "\"name\":\"a\"") == 2);	/* the span and its origin */
-	CHECK(count(json, len, "\"name\":\"c\"") == 0);
+	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 1);
+	CHECK(export_count(json, len, "\"name\":\"a\"") == 2);	/* the span and its origin */
+	CHECK(export_count(json, len, "\"name\":\"c\"") == 0);
 	free(json);
 	/* The worker: its track, its range and off-CPU time; not the main thread's. */
 	CHECK(filter_add(&flt, FILTER_TID, "11") == 0);
 	json = export_text(&m, EXPORT_CHROME, &flt, 0, UINT64_MAX, &len);
-	CHECK(count(json, len, "\"thread_name\"") == 2);	/* the worker, its NVTX track */
-	CHECK(count(json, len, "\"cat\":\"cpu\"") == 10);
-	CHECK(count(json, len, "\"name\":\"worker range\"") == 1);
-	CHECK(count(json, len, "\"name\":\"main range\"") == 0);
+	CHECK(export_count(json, len, "\"thread_name\"") == 2);	/* the worker, its NVTX track */
+	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 10);
+	CHECK(export_count(json, len, "\"name\":\"worker range\"") == 1);
+	CHECK(export_count(json, len, "\"name\":\"main range\"") == 0);
 	free(json);
 	filter_free(&flt);
 	CHECK(export_window_has_events(&m, 0, 1));
@@ -137,10 +128,10 @@ static void test_perfetto(void)
 	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
 	/* A Trace: TracePacket fields, the first a track descriptor clearing the state. */
 	CHECK(len > 4 && (uint8_t)pb[0] == 0x0a && (uint8_t)pb[2] == 0xe2 && (uint8_t)pb[3] == 0x03);
-	CHECK(count(pb, len, "GPU 1") == 1);		/* the group of the stream */
-	CHECK(count(pb, len, "GPU1 stream 3 #2") == 1);
-	CHECK(count(pb, len, "grid.x") == 1);		/* interned once */
-	CHECK(count(pb, len, "launch") == 1);
+	CHECK(export_count(pb, len, "GPU 1") == 1);		/* the group of the stream */
+	CHECK(export_count(pb, len, "GPU1 stream 3 #2") == 1);
+	CHECK(export_count(pb, len, "grid.x") == 1);		/* interned once */
+	CHECK(export_count(pb, len, "launch") == 1);
 	free(pb);
 	model_free(&m);
 }

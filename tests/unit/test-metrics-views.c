@@ -361,16 +361,6 @@ static void test_diagnose(void)
 	model_free(&m);
 }
 
-/* How many times what stands in the len bytes of text, which may hold NULs. */
-static size_t count_bytes(const char *text, size_t len, const char *what)
-{
-	size_t n = 0, wlen = strlen(what);
-
-	for (const char *p = text; (p = memmem(p, len - (size_t)(p - text), what, wlen)); p += wlen)
-		n++;
-	return n;
-}
-
 static void test_export(void)
 {
 	struct sample_filter flt = {0};
@@ -408,11 +398,11 @@ static void test_export(void)
 	filter_free(&flt);
 
 	text = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
-	CHECK_EQ_U64(count_bytes(text, len, "machine"), 1);	/* its track's name */
-	CHECK_EQ_U64(count_bytes(text, len, "GPU0"), 1);
-	CHECK_EQ_U64(count_bytes(text, len, "sys.cpu.user"), 1);
+	CHECK_EQ_U64(export_count(text, len, "machine"), 1);	/* its track's name */
+	CHECK_EQ_U64(export_count(text, len, "GPU0"), 1);
+	CHECK_EQ_U64(export_count(text, len, "sys.cpu.user"), 1);
 	/* A counter descriptor's unit name, "KiB", for each proc.rss and sys.mem.used. */
-	CHECK_EQ_U64(count_bytes(text, len, "\x32\x03KiB"), 3);
+	CHECK_EQ_U64(export_count(text, len, "\x32\x03KiB"), 3);
 	free(text);
 	model_free(&m);
 }
