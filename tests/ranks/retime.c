@@ -49,28 +49,13 @@ static void move_meta(struct tr_meta *row, int64_t ns, bool realtime)
 	row->value = strdup(buf);
 }
 
-static void retime(struct tr_tables *t, int64_t ns, bool realtime)
+/* Its rows' times move as the model moves a rank's; its meta here. */
+static void retime(struct model *m, int64_t ns, bool realtime)
 {
-	for (size_t i = 0; i < t->meta.len; i++)
-		move_meta(&t->meta.v[i], ns, realtime);
-	if (realtime)
-		return;
-	for (size_t i = 0; i < t->tasks.len; i++)
-		t->tasks.v[i].ts = moved(t->tasks.v[i].ts, ns);
-	for (size_t i = 0; i < t->samples.len; i++)
-		t->samples.v[i].ts = moved(t->samples.v[i].ts, ns);
-	for (size_t i = 0; i < t->offcpu.len; i++) {
-		t->offcpu.v[i].start = moved(t->offcpu.v[i].start, ns);
-		t->offcpu.v[i].end = moved(t->offcpu.v[i].end, ns);
-	}
-	for (size_t i = 0; i < t->spans.len; i++) {
-		t->spans.v[i].start = moved(t->spans.v[i].start, ns);
-		t->spans.v[i].origin_ts = moved(t->spans.v[i].origin_ts, ns);
-	}
-	for (size_t i = 0; i < t->losses.len; i++)
-		t->losses.v[i].ts = moved(t->losses.v[i].ts, ns);
-	for (size_t i = 0; i < t->metric_ticks.len; i++)
-		t->metric_ticks.v[i].ts = moved(t->metric_ticks.v[i].ts, ns);
+	for (size_t i = 0; i < m->t.meta.len; i++)
+		move_meta(&m->t.meta.v[i], ns, realtime);
+	if (!realtime)
+		model_shift_rank(m, 0, ns);
 }
 
 int main(int argc, char **argv)
@@ -90,7 +75,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "retime: cannot read '%s': %s\n", argv[1], tr_strerror(err));
 		return 1;
 	}
-	retime(&m.t, strtoll(argv[3], NULL, 10), realtime);
+	retime(&m, strtoll(argv[3], NULL, 10), realtime);
 	tr_tables_encode(&m.t, &payload);
 	err = tr_writer_open(&w, argv[2], m.header.features);
 	if (!err)
