@@ -82,38 +82,36 @@ static void use_id(struct u64map *used, uint32_t id)
 		u64map_put(used, id, 0);
 }
 
-/* Every pid and tid the tables name. */
-static void ids_of(const struct tr_tables *t, struct u64map *ids)
+/*
+ * Every pid and tid a model names: its threads index has those of its
+ * tasks, samples and off-CPU rows, so that only the tables without
+ * threads are read row by row.
+ */
+static void ids_of(const struct model *m, struct u64map *ids)
 {
-	for (size_t i = 0; i < t->tasks.len; i++) {
-		use_id(ids, t->tasks.v[i].pid);
-		use_id(ids, t->tasks.v[i].tid);
+	for (size_t i = 0; i < m->threads.len; i++) {
+		use_id(ids, m->threads.v[i].pid);
+		use_id(ids, m->threads.v[i].tid);
 	}
-	for (size_t i = 0; i < t->samples.len; i++) {
-		use_id(ids, t->samples.v[i].pid);
-		use_id(ids, t->samples.v[i].tid);
-	}
-	for (size_t i = 0; i < t->lanes.len; i++)
-		use_id(ids, t->lanes.v[i].pid);
-	for (size_t i = 0; i < t->metrics.len; i++)
-		use_id(ids, t->metrics.v[i].pid);
-	for (size_t i = 0; i < t->dsos.len; i++)
-		use_id(ids, t->dsos.v[i].pid);
-	for (size_t i = 0; i < t->pc_samples.len; i++)
-		use_id(ids, t->pc_samples.v[i].pid);
+	for (size_t i = 0; i < m->t.metrics.len; i++)
+		use_id(ids, m->t.metrics.v[i].pid);
+	for (size_t i = 0; i < m->t.dsos.len; i++)
+		use_id(ids, m->t.dsos.v[i].pid);
+	for (size_t i = 0; i < m->t.pc_samples.len; i++)
+		use_id(ids, m->t.pc_samples.v[i].pid);
 }
 
 /*
  * from's ids that m has already: each gets the next free one from
  * MODEL_MERGED_PID_BASE, so that the threads of two machines stay apart.
  */
-static void renumber(struct offsets *o, const struct tr_tables *mt, const struct tr_tables *ft)
+static void renumber(struct offsets *o, const struct model *m, const struct model *from)
 {
 	struct u64map used = {0}, theirs = {0};
 	uint64_t next = MODEL_MERGED_PID_BASE;
 
-	ids_of(mt, &used);
-	ids_of(ft, &theirs);
+	ids_of(m, &used);
+	ids_of(from, &theirs);
 	for (size_t i = 0; i < theirs.cap; i++) {
 		uint64_t id = theirs.keys[i];
 
@@ -360,7 +358,7 @@ void model_merge(struct model *m, struct model *from)
 	rows_now(&m->t, r->rows);
 	for (int k = 0; k < TIMED_TABLES; k++)
 		r->rows[k].n = all[k].n;
-	renumber(&o, &m->t, &from->t);
+	renumber(&o, m, from);
 	merge_strings(&o, m, &from->t);
 	move_ids(&from->t, &o);
 	sum_counters(m, from, &o);
