@@ -52,7 +52,6 @@ struct walk {
 	struct u64map groups;		/* pid << 32 | GPU number -> track id */
 	struct u64map devices;		/* rank index << 32 | GPU NVML index + 1 (0 the
 					   machine) -> track id */
-	uint32_t *metric_rank;		/* by metric id: metric_ranks */
 	bool ranks;			/* several ranks loaded */
 	struct export_track *threads;	/* by real thread index; id 0: not exported */
 	VEC(struct export_arg) args;
@@ -216,10 +215,16 @@ static void walk_threads(struct walk *w)
 	free(order);
 }
 
+/* The index in m->ranks of series id's recording. */
+static uint32_t series_rank(const struct walk *w, uint32_t id)
+{
+	return (uint32_t)model_metric_rank(w->x.m, id);
+}
+
 /* The pid of the pseudo process of series id's machine or GPU. */
 static uint32_t device_pid(const struct walk *w, uint32_t id)
 {
-	return DEVICE_PID_BASE + w->metric_rank[id] * DEVICE_PIDS_PER_RANK +
+	return DEVICE_PID_BASE + series_rank(w, id) * DEVICE_PIDS_PER_RANK +
 	       w->x.m->t.metrics.v[id - 1].gpu;
 }
 
@@ -227,14 +232,14 @@ static uint32_t device_pid(const struct walk *w, uint32_t id)
 static uint32_t device_track(struct walk *w, uint32_t id)
 {
 	const struct tr_metric *s = &w->x.m->t.metrics.v[id - 1];
-	uint64_t key = (uint64_t)w->metric_rank[id] << 32 | s->gpu, track;
+	uint64_t key = (uint64_t)series_rank(w, id) << 32 | s->gpu, track;
 	struct export_track t;
 	char buf[48], subject[32], label[96];
 
 	if (u64map_get(&w->devices, key, &track))
 		return (uint32_t)track;
 	metric_subject_label(subject, sizeof(subject), w->x.m, s);
-	snprintf(label, sizeof(label), "%s%s", rank_prefix(w, buf, sizeof(buf), w->metric_rank[id]),
+	snprintf(label, sizeof(label), "%s%s", rank_prefix(w, buf, sizeof(buf), series_rank(w, id)),
 		 subject);
 	new_track(w, &t, TRACK_DEVICE, 0, name_id(w, label));
 	t.pid = device_pid(w, id);
@@ -256,7 +261,7 @@ static void walk_metrics(struct walk *w)
 		const struct model_point *p;
 		size_t n;
 
-		if (!metric_selected(w->x.f, w->o->filter, s, w->metric_rank[id]))
+		if (!metric_selected(w->x.f, w->o->filter, s, series_rank(w, id)))
 			continue;
 		p = model_metric_points(m, id, &n);
 		for (size_t i = 0; i < n; i++) {
@@ -602,7 +607,6 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	w.from = w.zero + o->start_ns;
 	w.to = o->end_ns > UINT64_MAX - w.zero ? UINT64_MAX : w.zero + o->end_ns;
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
-	w.metric_rank = metric_ranks(m);
 	w.ranks = m->ranks.len > 1;
 	w.key_names = xcalloc(m->t.strings.len + 1, sizeof(*w.key_names));
 	w.cat_offcpu = name_id(&w, "off-cpu");
@@ -623,7 +627,6 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	u64map_free(&w.groups);
 	u64map_free(&w.devices);
 	free(w.threads);
-	free(w.metric_rank);
 	free(w.key_names);
 	VEC_FREE(&w.args);
 	return ferror(out) ? -EIO : 0;

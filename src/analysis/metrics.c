@@ -223,15 +223,6 @@ const char *metric_sparkline(char *buf, const struct model *m, const struct metr
 	return buf;
 }
 
-uint32_t *metric_ranks(const struct model *m)
-{
-	uint32_t *rank = xcalloc(m->t.metrics.len + 1, sizeof(*rank));
-
-	for (uint32_t id = 1; id <= m->t.metrics.len; id++)
-		rank[id] = (uint32_t)model_metric_rank(m, id);
-	return rank;
-}
-
 bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s,
 		     uint32_t rank)
 {
@@ -288,16 +279,16 @@ void metrics_report_build(struct metrics_report *r, struct funcs *f,
 			  const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
-	uint32_t *rank = metric_ranks(m);
 
 	memset(r, 0, sizeof(*r));
 	for (uint32_t id = 1; id <= m->t.metrics.len; id++) {
-		if (!metric_selected(f, flt, &m->t.metrics.v[id - 1], rank[id]))
+		uint32_t rank = (uint32_t)model_metric_rank(m, id);
+
+		if (!metric_selected(f, flt, &m->t.metrics.v[id - 1], rank))
 			continue;
 		metric_stats(VEC_PUSH(&r->rows), m, id);
-		r->rows.v[r->rows.len - 1].rank = rank[id];
+		r->rows.v[r->rows.len - 1].rank = rank;
 	}
-	free(rank);
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, (void *)m);
 	metrics_range(m, &r->from, &r->to);

@@ -31,7 +31,7 @@ enum metric_subject {
 /* One series over the whole recording. */
 struct metric_stats {
 	uint32_t id;		/* metric id: row index + 1 in m->t.metrics */
-	uint32_t rank;		/* report --metrics: its metric_ranks */
+	uint32_t rank;		/* report --metrics: its model_metric_rank */
 	size_t values;
 	double min, mean, p95, max;	/* in the unit; 0 without values */
 	bool mask;		/* its unit is METRIC_UNIT_MASK */
@@ -97,16 +97,10 @@ const char *metric_sparkline(char *buf, const struct model *m, const struct metr
 			     uint64_t from, uint64_t to, unsigned width);
 
 /*
- * By metric id (index 0 unused), the index in m->ranks of the recording
- * whose series it is. Free it.
- */
-uint32_t *metric_ranks(const struct model *m);
-
-/*
  * Whether a series passes the filters: a process's when its main thread
  * would (a stand-in with its pid and tid when the recording has none);
  * the machine's and the GPUs' unless --rank leaves out rank index rank,
- * the series' metric_ranks.
+ * the series' model_metric_rank.
  */
 bool metric_selected(struct funcs *f, const struct sample_filter *flt, const struct tr_metric *s,
 		     uint32_t rank);
