@@ -256,6 +256,20 @@ static void read_machine(struct metrics *m)
 		put_value(m, &ma->series[SYS_LOAD1], &sys_quantities[SYS_LOAD1], 0, 0, load);
 }
 
+/* One thread's status: its switches since p's last reading, added to the sums. */
+static void count_ctxsw(const struct proc *p, uint64_t tid, const char *buf, ssize_t n,
+			struct u64map *now, uint64_t *voluntary, uint64_t *involuntary)
+{
+	uint64_t v, iv, before = 0;
+
+	if (n <= 0 || procstat_parse_ctxsw(buf, (size_t)n, &v, &iv))
+		return;
+	u64map_get(&p->ctxsw, tid, &before);
+	*voluntary += since(v, before >> 32);
+	*involuntary += since(iv, before & UINT32_MAX);
+	u64map_put(now, tid, v << 32 | (iv & UINT32_MAX));
+}
+
 /*
  * Adds up the context switches of p's threads since its last reading,
  * thread by thread, so that a thread exiting meanwhile takes away nothing
@@ -265,51 +279,36 @@ static void read_machine(struct metrics *m)
 static int read_ctxsw(struct proc *p, uint64_t threads, uint64_t *voluntary,
 		      uint64_t *involuntary)
 {
-	struct u64map now = {0};
 	char buf[4096], name[sizeof(((struct dirent *)0)->d_name) + 8];
+	struct u64map now = {0};
 	struct dirent *e;
-	uint64_t v, iv;
-	ssize_t n;
-	DIR *d = NULL;
+	DIR *d;
 	int task;
 
 	*voluntary = *involuntary = 0;
-	if (threads > 1) {
+	if (threads <= 1) {
+		count_ctxsw(p, p->pid, buf, read_at_start(p->status, buf, sizeof(buf)), &now,
+			    voluntary, involuntary);
+	} else {
 		task = openat(p->dir, "task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		d = task >= 0 ? fdopendir(task) : NULL;
 		if (!d) {
+			int err = -errno;
+
 			if (task >= 0)
 				close(task);
-			return -errno;
+			return err;
 		}
-	}
-	for (;;) {
-		uint64_t tid, before = 0;
-
-		if (d) {
-			e = readdir(d);
-			if (!e)
-				break;
+		while ((e = readdir(d))) {
 			if (e->d_name[0] < '0' || e->d_name[0] > '9')
 				continue;
-			tid = strtoull(e->d_name, NULL, 10);
 			snprintf(name, sizeof(name), "%s/status", e->d_name);
-			n = read_under(dirfd(d), name, buf, sizeof(buf));
-		} else {
-			tid = p->pid;
-			n = read_at_start(p->status, buf, sizeof(buf));
+			count_ctxsw(p, strtoull(e->d_name, NULL, 10), buf,
+				    read_under(dirfd(d), name, buf, sizeof(buf)), &now, voluntary,
+				    involuntary);
 		}
-		if (n > 0 && !procstat_parse_ctxsw(buf, (size_t)n, &v, &iv)) {
-			u64map_get(&p->ctxsw, tid, &before);
-			*voluntary += since(v, before >> 32);
-			*involuntary += since(iv, before & UINT32_MAX);
-			u64map_put(&now, tid, v << 32 | (iv & UINT32_MAX));
-		}
-		if (!d)
-			break;
-	}
-	if (d)
 		closedir(d);
+	}
 	u64map_free(&p->ctxsw);
 	p->ctxsw = now;
 	return 0;
