@@ -11,12 +11,13 @@
 set -eu
 
 # To build, and to run the tests (setpriv, groff for the man page check,
-# python3 to decode exported timelines).
+# python3 to decode exported timelines, GNU time for the peak memory of the
+# robustness tests).
 required="build-essential make pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev
-	  procps util-linux groff-base python3"
+	  procps util-linux groff-base python3 time"
 # For the sanitizer and fuzzing builds, the benchmarks and the tests of
 # several ranks (Open MPI); not every distribution has them under these names.
-optional="clang linux-perf time openmpi-bin libopenmpi-dev"
+optional="clang linux-perf openmpi-bin libopenmpi-dev"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2

@@ -234,3 +234,39 @@ need_python311() {
 	done
 	[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
 }
+
+# bounded MIB SECONDS CMD...: runs CMD on a hostile input with its memory
+# and time capped: it must neither hang nor exhaust the machine. Its stdout
+# and stderr go to $TESTDIR/stdout and $TESTDIR/stderr, stdin is /dev/null.
+# Fails the test when CMD runs past SECONDS or its peak RSS (the largest of
+# CMD and the processes it waited for) passes MIB MiB; else sets
+# $bounded_status to CMD's exit status, $bounded_mib to its peak RSS and
+# $bounded_seconds to its wall time. ulimit -v is a safety net well above
+# the ceiling (threads reserve address space they never touch); built with
+# the sanitizers, whose shadow memory rules ulimit -v out, ASan's
+# hard_rss_limit_mb is the net instead and the ceiling is 3 times as high.
+bounded() {
+	mib=$1
+	seconds=$2
+	shift 2
+	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	if [ -n "${SAN_FLAGS:-}" ]; then
+		mib=$((mib * 3))
+		net="export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$((mib * 2))"
+	else
+		net="ulimit -v $(((mib + 2048) * 1024))"
+	fi
+	(eval "$net" && exec /usr/bin/time -f '%M %e' -o "$TESTDIR/bounded.peak" \
+		timeout -k 5 "$seconds" "$@") >"$TESTDIR/stdout" 2>"$TESTDIR/stderr" </dev/null
+	bounded_status=$?
+	if [ "$bounded_status" -eq 124 ] || [ "$bounded_status" -eq 137 ]; then
+		show "$TESTDIR/stderr"
+		fail "'$*' ran past $seconds s"
+	fi
+	bounded_mib=$(awk 'END { printf "%d", $1 / 1024 }' "$TESTDIR/bounded.peak")
+	bounded_seconds=$(awk 'END { print $2 }' "$TESTDIR/bounded.peak")
+	if [ "$bounded_mib" -gt "$mib" ]; then
+		show "$TESTDIR/stderr"
+		fail "'$*' peaked at $bounded_mib MiB, more than $mib MiB"
+	fi
+}
