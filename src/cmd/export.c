@@ -81,23 +81,15 @@ static int time_option(const char *opt, const char *arg, uint64_t *ns)
 static int write_export(struct funcs *f, const struct export_opts *o, const char *file,
 			const char *viewers)
 {
-	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
-	int err, failed;
+	struct offline_output out;
+	int status;
 
-	if (!out) {
-		pr_err("cannot create '%s': %s", file, strerror(errno));
+	if (!offline_output_open(&out, file))
 		return EXIT_FAIL;
-	}
-	err = export_write(out, f, o);
-	if (out == stdout)
-		return err ? EXIT_FAIL : 0;	/* main reports stdout's failure */
-	failed = ferror(out) || err;
-	if (fclose(out) || failed) {
-		pr_err("cannot write '%s': %s", file, strerror(errno ? errno : EIO));
-		return EXIT_FAIL;
-	}
-	pr_info("wrote '%s'; open it in %s", file, viewers);
-	return 0;
+	status = offline_output_close(&out, export_write(out.out, f, o) != 0);
+	if (!status && strcmp(file, "-"))
+		pr_info("wrote '%s'; open it in %s", file, viewers);
+	return status;
 }
 
 int cmd_export(int argc, char **argv)

@@ -88,22 +88,12 @@ static int parse_weight(const char *s, enum calltree_weight *w, bool *given)
 static int write_svg(const struct calltree *t, const struct funcs *f, const char *file,
 		     const char *title, enum calltree_weight w, const struct flame_diff *diff)
 {
-	FILE *out = strcmp(file, "-") ? fopen(file, "w") : stdout;
-	int failed;
+	struct offline_output out;
 
-	if (!out) {
-		pr_err("cannot create '%s': %s", file, strerror(errno));
+	if (!offline_output_open(&out, file))
 		return EXIT_FAIL;
-	}
-	calltree_write_svg(out, t, f, title, w, diff);
-	if (out == stdout)
-		return 0;
-	failed = ferror(out);
-	if (fclose(out) || failed) {
-		pr_err("cannot write '%s': %s", file, strerror(errno));
-		return EXIT_FAIL;
-	}
-	return 0;
+	calltree_write_svg(out.out, t, f, title, w, diff);
+	return offline_output_close(&out, false);
 }
 
 /* The tree of the PC samples, each under the stack that launched its kernel. */

@@ -516,3 +516,44 @@ void offline_args_free(struct offline_args *a)
 	free(a->inputs_label);
 	a->inputs_label = NULL;
 }
+
+FILE *offline_output_open(struct offline_output *o, const char *path)
+{
+	int err;
+
+	o->path = path;
+	o->out = stdout;
+	if (!strcmp(path, "-"))
+		return o->out;
+	err = outfile_create(&o->file, path, 0666, false);
+	o->out = err ? NULL : fdopen(o->file.fd, "w");
+	if (!err && !o->out)
+		err = -errno;
+	if (err) {
+		pr_err("cannot create '%s': %s", path, outfile_strerror(err));
+		outfile_close(&o->file);
+	}
+	return o->out;
+}
+
+int offline_output_close(struct offline_output *o, bool failed)
+{
+	int err = 0;
+
+	if (o->out == stdout)
+		return failed ? EXIT_FAIL : 0;
+	if (fflush(o->out) || ferror(o->out) || failed)
+		err = errno ? -errno : -EIO;
+	if (!err)
+		err = outfile_place(&o->file);
+	/* The stream owns the descriptor: a close that fails undoes the file. */
+	o->file.fd = -1;
+	if (fclose(o->out) && !err)
+		err = errno ? -errno : -EIO;
+	if (err) {
+		pr_err("cannot write '%s': %s", o->path, outfile_strerror(err));
+		outfile_discard(&o->file);
+	}
+	outfile_close(&o->file);
+	return err ? EXIT_FAIL : 0;
+}

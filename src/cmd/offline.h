@@ -8,9 +8,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "analysis/analysis.h"
 #include "model/model.h"
+#include "util/outfile.h"
 #include "util/vec.h"
 
 #define DEFAULT_INPUT "gtrace.data"
@@ -169,5 +171,24 @@ bool offline_has_pc_samples(const struct model *m, const char *path);
 
 /* Whether the --tid list names lanes (synthetic tids) only. */
 bool offline_only_lanes(const struct sample_filter *flt);
+
+/*
+ * A file export or flame --svg writes: stdout for "-", else a temporary
+ * beside path that takes its name once whole (src/util/outfile.h), so that
+ * a failed write leaves what was at path as it was.
+ */
+struct offline_output {
+	FILE *out;
+	const char *path;
+	struct outfile file;
+};
+/* Opens it: out, or NULL after saying why not. */
+FILE *offline_output_open(struct offline_output *o, const char *path);
+/*
+ * Finishes it: 0, or EXIT_FAIL after saying why when the writing failed
+ * (failed: the writer saw its error already) and removing what was written.
+ * For stdout, main reports a failure.
+ */
+int offline_output_close(struct offline_output *o, bool failed);
 
 #endif

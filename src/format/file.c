@@ -11,6 +11,7 @@
 #include <zstd.h>
 
 #include "format/crc32c.h"
+#include "util/outfile.h"
 #include "util/xalloc.h"
 
 /*
@@ -24,7 +25,7 @@
 #define ZSTD_LEVEL 3
 
 struct tr_writer {
-	int fd;
+	struct outfile out;
 	uint64_t bytes;
 	ZSTD_CCtx *cctx;
 	struct gbuf chunk;	/* header and frame of the chunk being written */
@@ -53,7 +54,7 @@ const char *tr_strerror(int err)
 	case TR_ERR_TRUNCATED:
 		return "file is truncated";
 	default:
-		return strerror(-err);
+		return outfile_strerror(err);
 	}
 }
 
@@ -89,11 +90,11 @@ static int pwrite_all(int fd, const uint8_t *p, size_t len, uint64_t off)
 /* Writes the buffer at the end of the file, or leaves the file as it was. */
 static int append(struct tr_writer *w, const struct gbuf *b)
 {
-	int err = pwrite_all(w->fd, b->data, b->len, w->bytes);
+	int err = pwrite_all(w->out.fd, b->data, b->len, w->bytes);
 
 	if (err) {
 		/* Cut a partial chunk so the file stays readable to its end. */
-		if (ftruncate(w->fd, (off_t)w->bytes) < 0)
+		if (ftruncate(w->out.fd, (off_t)w->bytes) < 0)
 			return -errno;
 		return err;
 	}
@@ -101,16 +102,16 @@ static int append(struct tr_writer *w, const struct gbuf *b)
 	return 0;
 }
 
-int tr_writer_open(struct tr_writer **wp, const char *path, uint64_t features)
+int tr_writer_create(struct tr_writer **wp, const char *path, uint64_t features,
+		     bool keep_old)
 {
 	struct tr_writer *w;
 	int err;
 
 	*wp = NULL;
 	w = xcalloc(1, sizeof(*w));
-	w->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (w->fd < 0) {
-		err = -errno;
+	err = outfile_create(&w->out, path, 0644, keep_old);
+	if (err) {
 		free(w);
 		return err;
 	}
@@ -127,12 +128,20 @@ int tr_writer_open(struct tr_writer **wp, const char *path, uint64_t features)
 	gbuf_put_le32(&w->chunk, 0);
 	gbuf_put_le32(&w->chunk, crc32c(w->chunk.data, w->chunk.len));
 	err = append(w, &w->chunk);
+	/* A file whose header is whole reads: from now on it has its name. */
+	if (!err)
+		err = outfile_place(&w->out);
 	if (err) {
 		tr_writer_close(w);
 		return err;
 	}
 	*wp = w;
 	return 0;
+}
+
+int tr_writer_open(struct tr_writer **wp, const char *path, uint64_t features)
+{
+	return tr_writer_create(wp, path, features, false);
 }
 
 size_t tr_compressed_size(const void *payload, size_t len)
@@ -175,16 +184,23 @@ uint64_t tr_writer_bytes(const struct tr_writer *w)
 
 int tr_writer_close(struct tr_writer *w)
 {
-	int err = 0;
+	int err;
 
 	if (!w)
 		return 0;
-	if (close(w->fd) < 0)
-		err = -errno;
+	err = outfile_close(&w->out);
 	ZSTD_freeCCtx(w->cctx);
 	gbuf_free(&w->chunk);
 	free(w);
 	return err;
+}
+
+void tr_writer_discard(struct tr_writer *w)
+{
+	if (!w)
+		return;
+	outfile_discard(&w->out);
+	tr_writer_close(w);
 }
 
 /*

@@ -54,7 +54,16 @@ const char *tr_strerror(int err);
 
 struct tr_writer;
 
-/* Creates path (truncating it) and writes the header. */
+/*
+ * Writes the header to a new file beside path and renames it to path
+ * (src/util/outfile.h: never through a symbolic link, never into another's
+ * file), so that path reads, as a recording of no chunks, from the start.
+ * keep_old: a previous path is moved to path.old then, not replaced.
+ * Errors: a negative errno or OUTFILE_ERR_*, both worded by tr_strerror.
+ */
+int tr_writer_create(struct tr_writer **w, const char *path, uint64_t features,
+		     bool keep_old);
+/* tr_writer_create replacing what is at path. */
 int tr_writer_open(struct tr_writer **w, const char *path, uint64_t features);
 /* Compresses payload and appends it as one chunk; durable once it returns. */
 int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len);
@@ -63,6 +72,8 @@ uint64_t tr_writer_bytes(const struct tr_writer *w);	/* written so far */
 size_t tr_compressed_size(const void *payload, size_t len);
 /* Closes the file; does not write an END chunk by itself. */
 int tr_writer_close(struct tr_writer *w);
+/* Closes and removes the file, putting back the path.old it moved there. */
+void tr_writer_discard(struct tr_writer *w);
 
 struct tr_header {
 	uint32_t version;

@@ -11,7 +11,6 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
-#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
@@ -65,7 +64,6 @@
 struct session {
 	const struct record_opts *o;
 	struct record_result *res;
-	char *old_path;		/* where a previous output was moved, or NULL */
 	struct tr_writer *w;
 	struct chunk_writer *cw;
 	struct sampler *sampler;
@@ -96,11 +94,8 @@ static void close_fd(int *fd)
 
 static int open_output(struct session *se)
 {
-	const char *path = se->o->output;
 	uint64_t features = TR_FEAT_CPU_SAMPLES | TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS |
 			    TR_FEAT_LANES;
-	struct stat st;
-	int err;
 
 	if (se->o->method == UNWIND_DWARF)
 		features |= TR_FEAT_DWARF_STACKS;
@@ -108,34 +103,14 @@ static int open_output(struct session *se)
 		features |= TR_FEAT_GPU_PC;
 	if (se->o->metrics_interval_ns)
 		features |= TR_FEAT_METRICS;
-	if (!lstat(path, &st) && S_ISREG(st.st_mode)) {
-		size_t len = strlen(path) + sizeof(".old");
-
-		se->old_path = xmalloc(len);
-		snprintf(se->old_path, len, "%s.old", path);
-		if (rename(path, se->old_path)) {
-			err = -errno;
-			free(se->old_path);
-			se->old_path = NULL;
-			return err;
-		}
-	}
-	err = tr_writer_open(&se->w, path, features);
-	if (err)
-		se->w = NULL;
-	return err;
+	return tr_writer_create(&se->w, se->o->output, features, true);
 }
 
-/* Undoes open_output when the command never ran: no file, the old one back. */
+/* Undoes open_output when nothing was recorded: no file, the old one back. */
 static void discard_output(struct session *se)
 {
-	if (se->w) {
-		tr_writer_close(se->w);
-		se->w = NULL;
-		unlink(se->o->output);
-	}
-	if (se->old_path)
-		rename(se->old_path, se->o->output);
+	tr_writer_discard(se->w);
+	se->w = NULL;
 }
 
 /* In the child between fork and exec: async-signal-safe calls only. */
@@ -771,6 +746,12 @@ static int finish(struct session *se)
 	err = chunk_writer_stop(se->cw, true);
 	se->cw = NULL;
 	se->res->file_bytes = tr_writer_bytes(se->w);
+	/* A file that holds no chunk is no recording: the previous one stays. */
+	if (err && se->res->file_bytes <= TR_HEADER_SIZE) {
+		se->res->file_bytes = 0;
+		discard_output(se);
+		return err;
+	}
 	close_err = tr_writer_close(se->w);
 	se->w = NULL;
 	return err ? err : close_err;
@@ -798,7 +779,6 @@ static void cleanup(struct session *se)
 		close(se->sigfd);
 		sigprocmask(SIG_SETMASK, &se->old_mask, NULL);
 	}
-	free(se->old_path);
 }
 
 int record_run(const struct record_opts *o, struct record_result *res)
