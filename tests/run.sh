@@ -9,9 +9,9 @@
 #   end to end   tests/e2e/*.sh, run with GTRACE, BUILD, WORKLOADS, SRCDIR,
 #                SAN_FLAGS (the build's sanitizer flags, may be empty) and a
 #                fresh TESTDIR each; XDG_RUNTIME_DIR is $TESTDIR/run, so the
-#                span sockets of recorders go with TESTDIR (a killed one
-#                cannot remove its own), and one left after a test that
-#                passed fails it
+#                span sockets of recorders go with TESTDIR (should one be
+#                left, by a recorder and its remover both killed), and one
+#                left after a test that passed fails it
 #
 # usage: BUILD=build GTRACE=build/gtrace sh tests/run.sh [PATTERN]
 # PATTERN keeps the tests whose name contains it, e.g. "e2e/hot" or "fuzz".

@@ -17,6 +17,7 @@
 #include "target/wire.h"
 #include "util/clock.h"
 #include "util/hashmap.h"
+#include "util/remover.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -191,6 +192,7 @@ static int listen_at(struct ingest *in)
 	if (bind(in->listen_fd, (struct sockaddr *)&sa, sizeof(sa)))
 		return -errno;
 	in->bound = true;
+	remover_add(in->path);
 	if (listen(in->listen_fd, SOMAXCONN))
 		return -errno;
 	in->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -203,14 +205,18 @@ static int listen_at(struct ingest *in)
 
 static void remove_socket(struct ingest *in)
 {
-	if (in->bound)
+	if (in->bound) {
 		unlink(in->path);
+		remover_forget(in->path);
+	}
 	if (in->listen_fd >= 0)
 		close(in->listen_fd);
 	in->bound = false;
 	in->listen_fd = -1;
-	if (in->dir)
+	if (in->dir) {
 		rmdir(in->dir);
+		remover_forget(in->dir);
+	}
 }
 
 int ingest_open(struct ingest **out, pid_t attach)
@@ -235,6 +241,8 @@ int ingest_open(struct ingest **out, pid_t attach)
 		char *templ = path_join(runtime_dir(), "gtrace-XXXXXX");
 
 		if (mkdtemp(templ)) {
+			/* Removed however gtrace ends: no stale sockets in /tmp. */
+			remover_add(templ);
 			in->dir = templ;
 			in->path = path_join(in->dir, "target.sock");
 			err = 0;

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/remover.h"
 #include "util/xalloc.h"
 
 /* Random names to try before giving up: each taken one is another's file. */
@@ -43,6 +44,19 @@ static uint64_t random_bits(void)
 	return (uint64_t)time(NULL) * 2654435761u ^ (uint64_t)getpid() << 32 ^ (uintptr_t)&r;
 }
 
+/* The temporary is listed for removal should gtrace die before placing it. */
+static void list_temp(const struct outfile *f, bool add)
+{
+	char path[PATH_MAX];
+
+	if (snprintf(path, sizeof(path), "%s/%s", f->dir, f->temp) >= (int)sizeof(path))
+		return;
+	if (add)
+		remover_add(path);
+	else
+		remover_forget(path);
+}
+
 /* ".NAME.XXXXXX" beside NAME, NAME cut short where the whole would be too long. */
 static int create_temp(struct outfile *f, mode_t mode)
 {
@@ -64,6 +78,7 @@ static int create_temp(struct outfile *f, mode_t mode)
 			       O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
 		if (f->fd >= 0) {
 			f->temp = xstrdup(temp);
+			list_temp(f, true);
 			return fstat(f->fd, &f->made) ? -errno : 0;
 		}
 		if (errno != EEXIST)
@@ -89,11 +104,10 @@ static int check_name(const struct outfile *f)
 static int open_dir(struct outfile *f, const char *path)
 {
 	const char *slash = strrchr(path, '/');
-	char *dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : NULL;
 	struct stat st;
 
-	f->dir_fd = open(dir ? dir : ".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-	free(dir);
+	f->dir = slash ? xstrndup(path, slash == path ? 1 : (size_t)(slash - path)) : xstrdup(".");
+	f->dir_fd = open(f->dir, O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (f->dir_fd < 0 || fstat(f->dir_fd, &st))
 		return -errno;
 	if ((st.st_mode & S_IWOTH) && !(st.st_mode & S_ISVTX))
@@ -147,6 +161,7 @@ int outfile_place(struct outfile *f)
 			f->rotated = false;
 		return err;
 	}
+	list_temp(f, false);
 	free(f->temp);
 	f->temp = NULL;
 	f->placed = true;
@@ -166,6 +181,7 @@ void outfile_discard(struct outfile *f)
 {
 	if (f->temp) {
 		unlinkat(f->dir_fd, f->temp, 0);
+		list_temp(f, false);
 		free(f->temp);
 		f->temp = NULL;
 	} else if (f->rotated) {
@@ -187,6 +203,7 @@ int outfile_close(struct outfile *f)
 		err = -errno;
 	if (f->dir_fd >= 0)
 		close(f->dir_fd);
+	free(f->dir);
 	free(f->name);
 	free(f->old);
 	memset(f, 0, sizeof(*f));

@@ -12,6 +12,8 @@
  * path above it changes meanwhile. Refused: a NAME that is a symbolic link
  * or not a regular file, and a directory that anyone may write to without
  * the sticky bit (anyone could swap the file for another under its name).
+ * Should gtrace die before the temporary is placed, src/util/remover.h
+ * removes it.
  */
 
 #include <stdbool.h>
@@ -27,7 +29,8 @@ enum {
 
 struct outfile {
 	int fd;			/* the file, open for writing; the caller may take it (-1) */
-	int dir_fd;		/* the directory NAME is in */
+	char *dir;		/* the directory NAME is in, as path names it */
+	int dir_fd;		/* ... opened */
 	char *name;		/* NAME, in dir_fd */
 	char *temp;		/* the temporary name, until placed */
 	char *old;		/* where a previous NAME goes when placed; NULL: replaced */
