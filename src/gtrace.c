@@ -53,6 +53,8 @@ int main(int argc, char **argv)
 
 	/* A reader that goes away (gtrace report | head) is not an error. */
 	signal(SIGPIPE, SIG_IGN);
+	/* Past ulimit -f, a write fails (EFBIG) and is reported like a full disk. */
+	signal(SIGXFSZ, SIG_IGN);
 
 	for (i = 1; i < argc && argv[i][0] == '-'; i++) {
 		const char *opt = argv[i];

@@ -453,7 +453,9 @@ static int explain_failure(int err, const struct record_result *res,
 		pr_err("cannot execute '%s': %s", cmd, strerror(-err));
 		return err == -ENOENT || err == -ENOTDIR ? EXIT_NOT_FOUND : EXIT_NOT_EXECUTABLE;
 	case RECORD_STAGE_WRITE:
-		pr_err("cannot write '%s': %s", o->output, tr_strerror(err));
+		pr_err("cannot write '%s': %s; %s", o->output, tr_strerror(err),
+		       res->file_bytes ? "it reads up to its last whole chunk"
+				       : "no recording was kept");
 		return EXIT_FAIL;
 	}
 	return EXIT_FAIL;

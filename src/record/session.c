@@ -124,8 +124,9 @@ static void __attribute__((noreturn)) child_main(char **argv, int ready_fd, int 
 	if (read(ready_fd, &go, 1) != 1)
 		_exit(127);	/* gtrace gave up before the events were ready */
 	close(ready_fd);
-	/* gtrace ignores SIGPIPE and blocks the signals it waits for. */
+	/* gtrace ignores SIGPIPE and SIGXFSZ and blocks the signals it waits for. */
 	sigaction(SIGPIPE, &dfl, NULL);
+	sigaction(SIGXFSZ, &dfl, NULL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	execvp(argv[0], argv);
@@ -136,18 +137,30 @@ static void __attribute__((noreturn)) child_main(char **argv, int ready_fd, int 
 	_exit(127);
 }
 
-/* The signals the event loop waits for come through se->sigfd. */
+/*
+ * The signals the event loop waits for come through se->sigfd: SIGCHLD and
+ * every signal that would end gtrace, each taken as SIGTERM is, so that the
+ * file gets its end and the command is not left running unrecorded. Not the
+ * signals of a fault (SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGSYS): a
+ * fault of gtrace's own must stop it, with its core dump and sanitizer
+ * report (the remover still takes the span socket away).
+ */
 static int catch_signals(struct session *se)
 {
+	static const int ending[] = {
+		SIGHUP, SIGINT, SIGQUIT, SIGABRT, SIGUSR1, SIGUSR2, SIGALRM, SIGTERM,
+		SIGSTKFLT, SIGXCPU, SIGVTALRM, SIGPROF, SIGIO, SIGPWR,
+	};
 	sigset_t mask;
 
 	/* An inherited SIG_IGN would reap the child before gtrace saw its status. */
 	signal(SIGCHLD, SIG_DFL);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGCHLD);
-	sigaddset(&mask, SIGINT);
-	sigaddset(&mask, SIGTERM);
-	sigaddset(&mask, SIGHUP);
+	for (size_t i = 0; i < sizeof(ending) / sizeof(ending[0]); i++)
+		sigaddset(&mask, ending[i]);
+	for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+		sigaddset(&mask, sig);
 	if (sigprocmask(SIG_BLOCK, &mask, &se->old_mask))
 		return -errno;
 	se->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -578,9 +591,10 @@ static void forward_signal(struct session *se, const struct signalfd_siginfo *si
 {
 	/*
 	 * A terminal's ^C reaches the whole foreground group, the command
-	 * included; only signals sent to gtrace alone need passing on.
+	 * included; only signals sent to gtrace alone need passing on, and
+	 * not back to the command that sent one.
 	 */
-	if (si->ssi_code != SI_KERNEL && !se->exited)
+	if (si->ssi_code != SI_KERNEL && !se->exited && (pid_t)si->ssi_pid != se->child)
 		kill(se->child, (int)si->ssi_signo);
 }
 

@@ -54,7 +54,7 @@ struct record_result {
 	const char *event;		/* what was sampled */
 	bool event_fell_back;		/* cycles was not available */
 	size_t ring_bytes;
-	uint64_t file_bytes;
+	uint64_t file_bytes;		/* 0: no file was kept (RECORD_STAGE_WRITE) */
 	int spans_err;			/* the span socket could not be made: no spans */
 	struct collect_stats stats;
 };
@@ -62,7 +62,11 @@ struct record_result {
 /*
  * Returns 0 once the command has run and the file is complete (or a
  * RECORD_STAGE_WRITE error after it ran), or a negative errno with
- * res->stage. No file is left behind when the command did not start.
+ * res->stage. No file is left behind when the command did not start or no
+ * chunk could be written, and a previous output is back in its place.
+ * Every signal that would end gtrace (but those of a fault) ends the
+ * recording as SIGTERM does: passed on to the command, or, attached, the
+ * end. SIGXFSZ must be ignored: a file past ulimit -f fails as a full disk.
  */
 int record_run(const struct record_opts *o, struct record_result *res);
 
