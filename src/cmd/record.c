@@ -529,5 +529,8 @@ int cmd_record(int argc, char **argv)
 			: res.spans_err == -EADDRINUSE ? "another gtrace is attached to this process"
 			: strerror(-res.spans_err));
 	print_summary(&res, &o);
+	if (res.sampling_stopped)
+		pr_warn("the kernel stopped sampling '%s' %s; root can attach to it with -p",
+			o.argv[0], res.sampling_stopped);
 	return res.exit_status;
 }

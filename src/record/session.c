@@ -24,6 +24,7 @@
 #include "record/jobrank.h"
 #include "record/metrics.h"
 #include "record/queue.h"
+#include "record/secure-exec.h"
 #include "record/writer.h"
 #include "target/wire.h"
 #include "util/clock.h"
@@ -389,6 +390,11 @@ static void add_start_meta(struct session *se)
 	if (!sampler_read_sysctl("perf_event_paranoid", &paranoid)) {
 		snprintf(buf, sizeof(buf), "%ld", paranoid);
 		collector_meta(c, "paranoid", buf);
+	}
+	if (!o->attach) {
+		se->res->sampling_stopped = secure_exec_why(o->argv[0]);
+		if (se->res->sampling_stopped)
+			collector_meta(c, "sampling-stopped", se->res->sampling_stopped);
 	}
 	add_rank_meta(c);
 	add_clock_pair(c, "clock-start");

@@ -56,6 +56,7 @@ struct record_result {
 	size_t ring_bytes;
 	uint64_t file_bytes;		/* 0: no file was kept (RECORD_STAGE_WRITE) */
 	int spans_err;			/* the span socket could not be made: no spans */
+	const char *sampling_stopped;	/* why the kernel stops sampling the command, or NULL */
 	struct collect_stats stats;
 };
 
