@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "analysis/ranks.h"
 #include "cmd/cmds.h"
@@ -542,7 +543,8 @@ int offline_output_close(struct offline_output *o, bool failed)
 
 	if (o->out == stdout)
 		return failed ? EXIT_FAIL : 0;
-	if (fflush(o->out) || ferror(o->out) || failed)
+	/* On disk before it takes the name: a crash leaves the old file or the new. */
+	if (fflush(o->out) || ferror(o->out) || failed || fsync(o->file.fd))
 		err = errno ? -errno : -EIO;
 	if (!err)
 		err = outfile_place(&o->file);

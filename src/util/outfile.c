@@ -146,8 +146,6 @@ int outfile_place(struct outfile *f)
 	struct stat st;
 	int err;
 
-	if (f->fd >= 0 && fsync(f->fd))
-		return -errno;
 	if (f->old && !fstatat(f->dir_fd, f->name, &st, AT_SYMLINK_NOFOLLOW) &&
 	    S_ISREG(st.st_mode)) {
 		if (renameat(f->dir_fd, f->name, f->dir_fd, f->old))

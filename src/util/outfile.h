@@ -49,7 +49,10 @@ const char *outfile_strerror(int err);
  */
 int outfile_create(struct outfile *f, const char *path, mode_t mode, bool keep_old);
 
-/* Flushes the file to disk and renames it to NAME; it is written on in place. */
+/*
+ * Renames the file to NAME, where it may be written on. To replace NAME
+ * with a whole file that survives a crash, fsync it first.
+ */
 int outfile_place(struct outfile *f);
 
 /*
