@@ -917,9 +917,7 @@ uint32_t collector_add_lane(struct collector *c, uint32_t pid, uint32_t kind, ui
 void collector_add_spans(struct collector *c, const struct tr_span *rows, size_t n,
 			 const struct tr_span_attr *attrs, size_t nattrs)
 {
-	VEC_RESERVE(&c->cur->spans, n);
-	memcpy(c->cur->spans.v + c->cur->spans.len, rows, n * sizeof(*rows));
-	c->cur->spans.len += n;
+	VEC_APPEND(&c->cur->spans, rows, n);
 	VEC_RESERVE(&c->cur->span_attrs, nattrs);
 	for (size_t i = 0; i < nattrs; i++) {
 		struct tr_span_attr *a = &c->cur->span_attrs.v[c->cur->span_attrs.len++];
@@ -1026,9 +1024,7 @@ uint32_t collector_cubin_id(const struct collector *c, uint64_t crc)
 
 void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n)
 {
-	VEC_RESERVE(&c->cur->pc_samples, n);
-	memcpy(c->cur->pc_samples.v + c->cur->pc_samples.len, rows, n * sizeof(*rows));
-	c->cur->pc_samples.len += n;
+	VEC_APPEND(&c->cur->pc_samples, rows, n);
 	c->pc_buckets += n;
 	flush_if_large(c);
 }
