@@ -29,6 +29,10 @@
  */
 #define CUBIN_ROW_BYTES 16
 #define CUBIN_MAX_ONE (TR_CHUNK_MAX_RAW / 4)
+/* What an image counts against the cap at least, so that the cap bounds their number too. */
+#define CUBIN_MIN_BYTES 4096
+/* Images over the cap remembered, each to be counted once; past them every refusal counts. */
+#define CUBIN_REFUSED_KEPT 65536
 
 enum counter {
 	CNT_SAMPLES,
@@ -73,6 +77,12 @@ static const char *const target_counter_names[TARGET_COUNTERS] = {
 	[TARGET_DROPPED_NO_RUN] = "target.dropped.no-run",
 	[TARGET_DROPPED_WRONG_PID] = "target.dropped.wrong-pid",
 	[TARGET_DROPPED_BAD_MESSAGE] = "target.dropped.bad-message",
+	[TARGET_DROPPED_LIMIT] = "target.dropped.limit",
+	[TARGET_REFUSED_CONNECTIONS] = "target.refused.connections",
+	[TARGET_REFUSED_INSTANCES] = "target.refused.instances",
+	[TARGET_REFUSED_STRINGS] = "target.refused.strings",
+	[TARGET_REFUSED_LANES] = "target.refused.lanes",
+	[TARGET_REFUSED_META] = "target.refused.meta",
 };
 
 /*
@@ -126,9 +136,11 @@ struct collector {
 	uint32_t lanes;
 	uint32_t spans;			/* span ids up to this are taken */
 	struct u64map cubin_ids;	/* crc -> cubin id, 0 when over the cap */
-	uint32_t cubins;
+	VEC(uint64_t) cubins_coming;	/* crcs of the images wanted and on their way */
+	uint32_t cubins, cubins_refused;
 	uint64_t pc_buckets;
-	uint64_t cubin_max, cubin_bytes;
+	uint64_t cubin_max;
+	uint64_t cubin_bytes;		/* kept, and on their way: held against the cap */
 	uint64_t cubin_bytes_pending;	/* in the chunk being filled */
 	uint32_t over_cap_name;		/* string id of cuda.pc.cubins-over-cap */
 	uint32_t cut_short_name;	/* ... of cuda.pc.cubins-cut-short */
@@ -836,6 +848,7 @@ void collector_free(struct collector *c)
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
 	u64map_free(&c->cubin_ids);
+	VEC_FREE(&c->cubins_coming);
 	VEC_FREE(&c->target_sums);
 	u64map_free(&c->target_sum_index);
 	free(c);
@@ -976,40 +989,67 @@ static void count_cubin_loss(struct collector *c, uint32_t *id, const char *name
 	collector_add_to_counter(c, *id, 1);
 }
 
+/* What an image of size bytes holds of the cap. */
+static uint64_t cubin_charge(uint64_t size)
+{
+	return size > CUBIN_MIN_BYTES ? size : CUBIN_MIN_BYTES;
+}
+
+/* The index of crc in cubins_coming, or its length. */
+static size_t cubin_coming(const struct collector *c, uint64_t crc)
+{
+	size_t i = 0;
+
+	while (i < c->cubins_coming.len && c->cubins_coming.v[i] != crc)
+		i++;
+	return i;
+}
+
+/* An image is no longer on its way. */
+static void cubin_came(struct collector *c, uint64_t crc)
+{
+	size_t i = cubin_coming(c, crc);
+
+	if (i < c->cubins_coming.len)
+		c->cubins_coming.v[i] = c->cubins_coming.v[--c->cubins_coming.len];
+}
+
 bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 {
-	uint64_t id;
+	uint64_t charge = cubin_charge(size);
 
-	if (u64map_get(&c->cubin_ids, crc, &id))
+	if (u64map_get(&c->cubin_ids, crc, NULL) || cubin_coming(c, crc) < c->cubins_coming.len)
 		return false;
-	if (size <= c->cubin_max - c->cubin_bytes && c->cubin_bytes <= c->cubin_max &&
-	    size <= CUBIN_MAX_ONE)
+	/* What is held never passes the cap: the room left is cubin_max - cubin_bytes. */
+	if (charge <= c->cubin_max - c->cubin_bytes && size <= CUBIN_MAX_ONE) {
+		c->cubin_bytes += charge;
+		*VEC_PUSH(&c->cubins_coming) = crc;
 		return true;
-	u64map_put(&c->cubin_ids, crc, 0);
+	}
+	if (c->cubins_refused < CUBIN_REFUSED_KEPT) {
+		c->cubins_refused++;
+		u64map_put(&c->cubin_ids, crc, 0);
+	}
 	count_cubin_loss(c, &c->over_cap_name, "cuda.pc.cubins-over-cap");
 	return false;
 }
 
-void collector_cubin_cut_short(struct collector *c)
+void collector_cubin_cut_short(struct collector *c, uint64_t crc, uint64_t size)
 {
+	cubin_came(c, crc);
+	c->cubin_bytes -= cubin_charge(size);
 	count_cubin_loss(c, &c->cut_short_name, "cuda.pc.cubins-cut-short");
 }
 
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size)
 {
-	struct tr_cubin *row;
+	struct tr_cubin *row = VEC_PUSH(&c->cur->cubins);
 
-	/* Processes send the same image at once: the first whole one is kept. */
-	if (!collector_cubin_wanted(c, crc, size)) {
-		free(image);
-		return;
-	}
-	row = VEC_PUSH(&c->cur->cubins);
 	row->crc = crc;
 	row->image.data = image;
 	row->image.len = size;
+	cubin_came(c, crc);
 	u64map_put(&c->cubin_ids, crc, ++c->cubins);
-	c->cubin_bytes += size;
 	c->cubin_bytes_pending += size;
 	flush_if_large(c);
 }
@@ -1154,6 +1194,6 @@ void collector_stats(const struct collector *c, struct collect_stats *st)
 	st->pc_buckets = c->pc_buckets;
 	st->cubins = c->cubins;
 	st->spans_dropped = 0;
-	for (int k = TARGET_DROPPED_QUEUE_FULL; k <= TARGET_DROPPED_BAD_MESSAGE; k++)
+	for (int k = TARGET_DROPPED_QUEUE_FULL; k <= TARGET_DROPPED_LIMIT; k++)
 		st->spans_dropped += c->counters[CNT_TARGET + k];
 }

@@ -47,6 +47,13 @@ enum target_counter {
 	TARGET_DROPPED_NO_RUN,		/* arrived after the run */
 	TARGET_DROPPED_WRONG_PID,	/* from a process not in the recording */
 	TARGET_DROPPED_BAD_MESSAGE,	/* malformed, or naming an unknown lane or string */
+	TARGET_DROPPED_LIMIT,		/* their lane, names or copy of the library refused */
+	/* What the recorder refused past its limits (src/record/ingest.c). */
+	TARGET_REFUSED_CONNECTIONS,	/* closed at once: too many open */
+	TARGET_REFUSED_INSTANCES,	/* HELLOs: too many copies in one process */
+	TARGET_REFUSED_STRINGS,		/* string definitions */
+	TARGET_REFUSED_LANES,		/* lane definitions, and lanes */
+	TARGET_REFUSED_META,		/* meta changes */
 	TARGET_COUNTERS
 };
 
@@ -106,17 +113,19 @@ void collector_watch_processes(struct collector *c, process_fn fn, void *arg);
 void collector_set_cubin_max(struct collector *c, uint64_t bytes);
 /*
  * Whether an image of size bytes named crc is wanted: false when one is
- * kept already, or when it would pass the cap (counted, once per crc).
+ * kept already or on its way from another process (the first whole one is
+ * kept), or when it would pass the cap (counted, once per crc). A wanted
+ * image's bytes count against the cap from now on, until it is kept or
+ * cut short, so that images on their way never hold more than the cap.
  */
 bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size);
-/*
- * Keeps a whole image that collector_cubin_wanted wanted, unless it wants
- * it no more (another process's copy kept meanwhile, or the cap reached);
- * takes image.
- */
+/* Keeps a whole image that collector_cubin_wanted wanted; takes image. */
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size);
-/* An image whose parts stopped coming (its process died sending it): counted. */
-void collector_cubin_cut_short(struct collector *c);
+/*
+ * An image it wanted whose parts stopped coming (its process died sending
+ * it, or started another): counted, its bytes given back to the cap.
+ */
+void collector_cubin_cut_short(struct collector *c, uint64_t crc, uint64_t size);
 /* The cubin id of crc, 0 when its image is not kept. */
 uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);
 void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n);

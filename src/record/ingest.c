@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -28,21 +29,40 @@
 #define PEER_WAIT_NS (250 * NSEC_PER_MSEC)
 /* Packets read from one connection per poll, so that the rings get drained too. */
 #define READ_BUDGET 64
-/* Wire ids above this are refused: they index arrays. */
-#define MAX_WIRE_ID (1u << 22)
+/* ... and at the end, at most: more than its socket holds, less than a peer sending on. */
+#define CLOSE_READ_BUDGET (64 * READ_BUDGET)
 #define MAX_ANCESTRY 64
 
-/* What the process's ids stand for, kept across its reconnections. */
-struct id_map {
-	VEC(uint32_t) ids;	/* ids.v[wire id]: trace id, 0 undefined */
-};
+/*
+ * What the processes of a recording may make the recorder keep, all
+ * together (gtrace-target(3), LIMITS); past a limit, what they send is
+ * refused and counted. Connections open at once are also at most a
+ * quarter of the descriptors: the rest are the recorder's own.
+ */
+#define MAX_CONNS 1024
+#define MAX_INSTANCES 8			/* copies of the library in one process */
+#define MAX_DEFINITIONS (1u << 19)	/* of processes, strings and lanes */
+#define MAX_STRING_BYTES (16u << 20)	/* of the strings defined, each STRING_COST more */
+#define MAX_LANES (1u << 18)		/* each is a thread in every view */
+#define MAX_META 16384			/* meta changes */
+/* What a string costs beyond its text: its copies' headers, its entries. */
+#define STRING_COST 64
+/* Out of descriptors, accepting waits this long: the pending peer would wake us at once. */
+#define ACCEPT_PAUSE_NS (100 * NSEC_PER_MSEC)
+/* A lanes entry of a wire lane refused past MAX_LANES. */
+#define LANE_REFUSED UINT32_MAX
 
+/* What a copy of the library in a process said its ids stand for, kept across reconnections. */
 struct target_proc {
 	uint32_t pid;
-	struct id_map strings;
-	struct id_map lanes;		/* a tr_lane row is made for the first span */
-	struct id_map lane_kinds;	/* trace string ids of the lanes' definitions */
-	struct id_map lane_names;
+	bool refused;		/* a definition was refused: its unknown ids are not its fault */
+	struct u64map strings;	/* wire id -> trace string id */
+	/*
+	 * wire id -> its definition's trace string ids, kind << 32 | name,
+	 * until its first span makes its trace lane: then that lane's id
+	 * (LANE_REFUSED past MAX_LANES), the high half 0.
+	 */
+	struct u64map lanes;
 	uint64_t queue_full;	/* the last WIRE_DROPS */
 	uint64_t unsent;
 	struct u64map counters;	/* trace string id of a name -> its last value */
@@ -55,13 +75,14 @@ struct target_proc {
 enum conn_state {
 	CONN_CHECKING,	/* peer not placed yet: not read */
 	CONN_OPEN,	/* a process of the recording */
-	CONN_REJECTED,	/* read only to count its spans as wrong-pid */
+	CONN_REJECTED,	/* read only to count its spans as dropped_as */
 };
 
 struct conn {
 	int fd;
 	uint32_t pid;			/* SO_PEERCRED */
 	enum conn_state state;
+	enum target_counter dropped_as;	/* when rejected: wrong-pid, or limit */
 	uint64_t accepted_ns;
 	struct target_proc *proc;	/* once HELLO came */
 };
@@ -76,9 +97,14 @@ struct ingest {
 	uint32_t root;
 
 	VEC(struct conn *) conns;
+	size_t max_conns;
+	bool accepting;		/* the listening socket is in the epoll set */
+	uint64_t accept_again_ns;	/* when not: when it goes back */
 	VEC(struct target_proc *) procs;
 	struct u64map proc_index;	/* pid << 32 | instance -> index in procs */
-	struct u64map pids;		/* the pids of procs */
+	struct u64map pids;		/* the pids of procs -> their copies */
+	/* What the limits bound, so far. */
+	uint32_t definitions, string_bytes, lanes, meta;
 
 	/* One packet, 8-byte aligned, with room for a string's NUL. */
 	uint64_t packet[WIRE_MAX_PACKET / 8 + 1];
@@ -87,21 +113,13 @@ struct ingest {
 	struct tr_span_attr attrs[WIRE_SPANS_PER_PACKET * WIRE_ATTRS_PER_ENTRY];
 };
 
-static void id_map_set(struct id_map *m, uint32_t id, uint32_t value)
+/* What wire id stands for in map m, 0 when undefined. */
+static uint64_t lookup(const struct u64map *m, uint32_t id)
 {
-	size_t old = m->ids.len;
+	uint64_t value = 0;
 
-	if (id >= old) {
-		VEC_RESERVE(&m->ids, id + 1 - old);
-		memset(m->ids.v + old, 0, (id + 1 - old) * sizeof(*m->ids.v));
-		m->ids.len = id + 1;
-	}
-	m->ids.v[id] = value;
-}
-
-static uint32_t id_map_get(const struct id_map *m, uint32_t id)
-{
-	return id < m->ids.len ? m->ids.v[id] : 0;
+	u64map_get(m, id, &value);
+	return value;
 }
 
 /* The runtime directory for sockets: $XDG_RUNTIME_DIR, else /tmp. */
@@ -273,8 +291,14 @@ int ingest_fd(const struct ingest *in)
 
 void ingest_start(struct ingest *in, struct collector *c, uint32_t root)
 {
+	struct rlimit rl;
+
 	in->c = c;
 	in->root = root;
+	in->accepting = true;
+	in->max_conns = MAX_CONNS;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur / 4 < MAX_CONNS)
+		in->max_conns = rl.rlim_cur / 4 ? rl.rlim_cur / 4 : 1;
 }
 
 bool ingest_idle(const struct ingest *in)
@@ -325,13 +349,47 @@ static void count(struct ingest *in, enum target_counter k, uint64_t n)
 	collector_count_target(in->c, k, n);
 }
 
+/* The image p was receiving, if any, stopped coming: its parts go. */
+static void cut_cubin_short(struct ingest *in, struct target_proc *p)
+{
+	if (!p->cubin.data)
+		return;
+	collector_cubin_cut_short(in->c, p->cubin.crc, p->cubin.size);
+	free(p->cubin.data);
+	p->cubin.data = NULL;
+}
+
 static void close_conn(struct ingest *in, size_t i)
 {
 	struct conn *k = in->conns.v[i];
 
+	/* Its parts come over one connection: an image left unfinished never ends. */
+	if (k->proc)
+		cut_cubin_short(in, k->proc);
 	close(k->fd);	/* also takes it out of the epoll set */
 	free(k);
 	in->conns.v[i] = in->conns.v[--in->conns.len];
+}
+
+/*
+ * Out of descriptors, the peer that waits keeps the listening socket
+ * readable: it leaves the epoll set for a while, so that polls wait.
+ */
+static void pause_accepting(struct ingest *in)
+{
+	epoll_ctl(in->epoll_fd, EPOLL_CTL_DEL, in->listen_fd, NULL);
+	in->accepting = false;
+	in->accept_again_ns = now_ns(CLOCK_MONOTONIC) + ACCEPT_PAUSE_NS;
+}
+
+static void resume_accepting(struct ingest *in)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.ptr = NULL };
+
+	if (in->accepting || now_ns(CLOCK_MONOTONIC) < in->accept_again_ns)
+		return;
+	epoll_ctl(in->epoll_fd, EPOLL_CTL_ADD, in->listen_fd, &ev);
+	in->accepting = true;
 }
 
 static void accept_all(struct ingest *in)
@@ -341,8 +399,21 @@ static void accept_all(struct ingest *in)
 	socklen_t len;
 	int fd;
 
-	while ((fd = accept4(in->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	for (;;) {
+		fd = accept4(in->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0 && (errno == EINTR || errno == ECONNABORTED))
+			continue;
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				pause_accepting(in);
+			return;
+		}
 		len = sizeof(cred);
+		if (in->conns.len >= in->max_conns) {
+			close(fd);
+			count(in, TARGET_REFUSED_CONNECTIONS, 1);
+			continue;
+		}
 		if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len)) {
 			close(fd);
 			continue;
@@ -351,6 +422,7 @@ static void accept_all(struct ingest *in)
 		k->fd = fd;
 		k->pid = (uint32_t)cred.pid;
 		k->state = CONN_CHECKING;
+		k->dropped_as = TARGET_DROPPED_WRONG_PID;	/* should it be rejected */
 		k->accepted_ns = now_ns(CLOCK_MONOTONIC);
 		*VEC_PUSH(&in->conns) = k;
 	}
@@ -381,23 +453,55 @@ static void check_peers(struct ingest *in, bool settle)
 	}
 }
 
-/* The ids of one copy of the library in process pid, kept across its reconnections. */
+/*
+ * The ids of one copy of the library in process pid, kept across its
+ * reconnections; NULL, counted, past the limits.
+ */
 static struct target_proc *proc_of(struct ingest *in, uint32_t pid, uint32_t instance)
 {
-	uint64_t key = (uint64_t)pid << 32 | instance, i;
+	uint64_t key = (uint64_t)pid << 32 | instance, i, copies = 0;
 	struct target_proc *p;
 
 	if (u64map_get(&in->proc_index, key, &i))
 		return in->procs.v[i];
+	u64map_get(&in->pids, pid, &copies);
+	if (copies >= MAX_INSTANCES || in->definitions >= MAX_DEFINITIONS) {
+		count(in, TARGET_REFUSED_INSTANCES, 1);
+		return NULL;
+	}
+	in->definitions++;
 	p = xcalloc(1, sizeof(*p));
 	p->pid = pid;
 	u64map_put(&in->proc_index, key, in->procs.len);
 	*VEC_PUSH(&in->procs) = p;
-	if (!u64map_get(&in->pids, pid, &i)) {
-		u64map_put(&in->pids, pid, 1);
+	u64map_put(&in->pids, pid, copies + 1);
+	if (!copies)
 		count(in, TARGET_PROCESSES, 1);
-	}
 	return p;
+}
+
+/* A definition of p's is refused for a limit, counted as refusal. */
+static void refuse(struct ingest *in, struct target_proc *p, enum target_counter refusal)
+{
+	count(in, refusal, 1);
+	p->refused = true;
+}
+
+/*
+ * Whether wire id may be set in one of p's maps: a new id only within
+ * MAX_DEFINITIONS, else refused.
+ */
+static bool may_define(struct ingest *in, struct target_proc *p, const struct u64map *m,
+		       uint32_t id, enum target_counter refusal)
+{
+	if (u64map_get(m, id, NULL))
+		return true;
+	if (in->definitions < MAX_DEFINITIONS) {
+		in->definitions++;
+		return true;
+	}
+	refuse(in, p, refusal);
+	return false;
 }
 
 /* The spans a packet carries, whatever else is wrong with it. */
@@ -417,59 +521,84 @@ static uint64_t spans_in(const struct wire_header *h, size_t len)
 	return spans;
 }
 
+static void reject(struct conn *k, enum target_counter dropped_as)
+{
+	k->state = CONN_REJECTED;
+	k->dropped_as = dropped_as;
+}
+
 static void on_hello(struct ingest *in, struct conn *k, const struct wire_hello *m)
 {
 	if (m->pid != k->pid || k->proc) {
 		/* Speaking for another process: nothing it sends is believed. */
-		k->state = CONN_REJECTED;
+		reject(k, TARGET_DROPPED_WRONG_PID);
 		return;
 	}
 	k->proc = proc_of(in, k->pid, m->instance);
+	if (!k->proc)
+		reject(k, TARGET_DROPPED_LIMIT);
 }
 
 static bool on_string(struct ingest *in, struct conn *k, const struct wire_string *m,
 		      size_t len)
 {
+	struct target_proc *p = k->proc;
 	char *s = (char *)(m + 1);
+	uint32_t was;
 
-	if (!m->id || m->id > MAX_WIRE_ID || m->len != len - sizeof(*m))
+	if (!m->id || m->len > WIRE_MAX_STRING || m->len != len - sizeof(*m))
 		return false;
 	s[m->len] = '\0';	/* the packet buffer has room after the packet */
-	id_map_set(&k->proc->strings, m->id, collector_intern(in->c, s));
+	/* A reconnecting process defines its strings again: that costs nothing more. */
+	was = (uint32_t)lookup(&p->strings, m->id);
+	if (was && !strcmp(collector_string(in->c, was), s))
+		return true;
+	if (in->string_bytes + m->len + STRING_COST > MAX_STRING_BYTES) {
+		refuse(in, p, TARGET_REFUSED_STRINGS);
+		return true;
+	}
+	if (may_define(in, p, &p->strings, m->id, TARGET_REFUSED_STRINGS)) {
+		u64map_put(&p->strings, m->id, collector_intern(in->c, s));
+		in->string_bytes += m->len + STRING_COST;
+	}
 	return true;
 }
 
 static bool on_lane(struct ingest *in, struct conn *k, const struct wire_lane *m)
 {
 	struct target_proc *p = k->proc;
-	uint32_t kind = id_map_get(&p->strings, m->kind);
-	uint32_t name = id_map_get(&p->strings, m->name);
+	uint64_t kind = lookup(&p->strings, m->kind);
+	uint64_t name = lookup(&p->strings, m->name);
+	uint64_t was = lookup(&p->lanes, m->id);
 
-	if (!m->id || m->id > MAX_WIRE_ID || !kind || !name)
+	if (!m->id || !kind || !name)
 		return false;
-	id_map_set(&p->lane_kinds, m->id, kind);
-	id_map_set(&p->lane_names, m->id, name);
+	/* A reconnecting process defines its lanes again: they stay the same. */
+	if ((!was || was >> 32) && may_define(in, p, &p->lanes, m->id, TARGET_REFUSED_LANES))
+		u64map_put(&p->lanes, m->id, kind << 32 | name);
 	return true;
 }
 
 /*
- * The trace lane of a wire lane, made on its first span: a forked child
- * defines again every lane its parent had, most of which it never uses.
- * A reconnecting process defines its lanes again too: they stay the same.
+ * The trace lane of a wire lane, made on its first span (a forked child
+ * defines again every lane its parent had, most of which it never uses);
+ * LANE_REFUSED past MAX_LANES, counted once; 0 when undefined.
  */
 static uint32_t lane_of(struct ingest *in, struct target_proc *p, uint32_t id)
 {
-	uint32_t lane = id_map_get(&p->lanes, id);
-	uint32_t kind, name;
+	uint64_t def = lookup(&p->lanes, id);
+	uint32_t lane;
 
-	if (lane)
-		return lane;
-	kind = id_map_get(&p->lane_kinds, id);
-	name = id_map_get(&p->lane_names, id);
-	if (!kind || !name)
-		return 0;
-	lane = collector_add_lane(in->c, p->pid, kind, name);
-	id_map_set(&p->lanes, id, lane);
+	if (!(def >> 32))
+		return (uint32_t)def;
+	if (in->lanes < MAX_LANES) {
+		lane = collector_add_lane(in->c, p->pid, (uint32_t)(def >> 32), (uint32_t)def);
+		in->lanes++;
+	} else {
+		refuse(in, p, TARGET_REFUSED_LANES);
+		lane = LANE_REFUSED;
+	}
+	u64map_put(&p->lanes, id, lane);
 	return lane;
 }
 
@@ -490,7 +619,7 @@ static bool take_attrs(struct ingest *in, const struct target_proc *p, uint32_t 
 		if (!slot)
 			memcpy(&entry, &e[i / WIRE_ATTRS_PER_ENTRY], sizeof(entry));
 		row->span = span;
-		row->key = id_map_get(&p->strings, entry.key[slot]);
+		row->key = (uint32_t)lookup(&p->strings, entry.key[slot]);
 		row->value = entry.value[slot];
 		if (!row->key) {
 			*nrows = first;
@@ -501,26 +630,38 @@ static bool take_attrs(struct ingest *in, const struct target_proc *p, uint32_t 
 	return true;
 }
 
-/* A packet of n entries: spans, or with attrs spans and their attribute entries. */
+/*
+ * A packet of n entries: spans, or with attrs spans and their attribute
+ * entries. A span naming what was refused, or undefined in a process that
+ * had definitions refused, is dropped for the limit; else for a bad message.
+ */
 static bool on_spans(struct ingest *in, struct conn *k, const struct wire_span *s, uint32_t n,
 		     bool attrs)
 {
 	struct target_proc *p = k->proc;
-	uint32_t spans = 0, extra;
+	uint32_t spans = 0, limited = 0, extra;
 	size_t ok = 0, nattrs = 0;
 
 	for (uint32_t i = 0; i < n; i += 1 + extra, spans++) {
 		struct tr_span *row = &in->rows[ok];
+		bool unknown;
 
 		extra = attrs ? wire_attr_entries(s[i].nattrs) : 0;
 		if (attrs && (s[i].nattrs > WIRE_MAX_ATTRS || extra > n - i - 1))
 			return false;
 		row->lane = lane_of(in, p, s[i].lane);
-		row->name = id_map_get(&p->strings, s[i].name);
-		if (!row->lane || !row->name || s[i].end_ns < s[i].start_ns)
+		row->name = (uint32_t)lookup(&p->strings, s[i].name);
+		unknown = !row->lane || !row->name;
+		if (row->lane == LANE_REFUSED || (unknown && p->refused)) {
+			limited++;
 			continue;
-		if (extra && !take_attrs(in, p, (uint32_t)ok, &s[i + 1], s[i].nattrs, &nattrs))
+		}
+		if (unknown || s[i].end_ns < s[i].start_ns)
 			continue;
+		if (extra && !take_attrs(in, p, (uint32_t)ok, &s[i + 1], s[i].nattrs, &nattrs)) {
+			limited += p->refused;
+			continue;
+		}
 		row->start = s[i].start_ns;
 		row->dur = s[i].end_ns - s[i].start_ns;
 		row->origin_tid = s[i].origin_tid;
@@ -529,7 +670,8 @@ static bool on_spans(struct ingest *in, struct conn *k, const struct wire_span *
 		ok++;
 	}
 	count(in, TARGET_BATCHES, 1);
-	count(in, TARGET_DROPPED_BAD_MESSAGE, spans - ok);
+	count(in, TARGET_DROPPED_LIMIT, limited);
+	count(in, TARGET_DROPPED_BAD_MESSAGE, spans - ok - limited);
 	collector_add_spans(in->c, in->rows, ok, in->attrs, nattrs);
 	return true;
 }
@@ -546,7 +688,7 @@ static bool on_counters(struct ingest *in, struct conn *k, const struct wire_cou
 	struct target_proc *p = k->proc;
 
 	for (uint32_t i = 0; i < n; i++) {
-		uint32_t name = id_map_get(&p->strings, m[i].name);
+		uint32_t name = (uint32_t)lookup(&p->strings, m[i].name);
 		const char *text = collector_string(in->c, name);
 		uint64_t last = 0;
 
@@ -568,10 +710,17 @@ static bool on_meta(struct ingest *in, const struct wire_meta *m, size_t len)
 	char *key, *value;
 
 	if ((uint64_t)m->key_len + m->value_len != len - sizeof(*m) || !m->key_len ||
+	    m->key_len > WIRE_MAX_STRING || m->value_len > WIRE_MAX_STRING ||
 	    memchr(text, '\0', m->key_len + m->value_len))
 		return false;
 	if (!namespaced(text, m->key_len))
 		return true;
+	/* Each change is a row of the chunk until it is written: they are bounded too. */
+	if (in->meta >= MAX_META) {
+		count(in, TARGET_REFUSED_META, 1);
+		return true;
+	}
+	in->meta++;
 	key = xstrndup(text, m->key_len);
 	value = xstrndup(text + m->key_len, m->value_len);
 	collector_meta(in->c, key, value);
@@ -607,9 +756,7 @@ static bool on_cubin(struct ingest *in, struct conn *k, const struct wire_cubin 
 	if (m->offset > m->size || part > m->size - m->offset)
 		return false;
 	if (m->offset == 0) {
-		if (p->cubin.data)
-			collector_cubin_cut_short(in->c);
-		free(p->cubin.data);
+		cut_cubin_short(in, p);
 		p->cubin.crc = m->crc;
 		p->cubin.size = m->size;
 		p->cubin.got = 0;
@@ -640,9 +787,9 @@ static bool on_pc_samples(struct ingest *in, struct conn *k, const struct wire_p
 		row->pid = p->pid;
 		row->correlation = m[i].correlation;
 		row->cubin = collector_cubin_id(in->c, m[i].cubin_crc);
-		row->function = id_map_get(&p->strings, m[i].function);
+		row->function = (uint32_t)lookup(&p->strings, m[i].function);
 		row->pc = m[i].pc;
-		row->stall = id_map_get(&p->strings, m[i].stall);
+		row->stall = (uint32_t)lookup(&p->strings, m[i].stall);
 		row->count = m[i].count;
 		if (!row->function || !row->stall)
 			return false;
@@ -733,7 +880,7 @@ static enum read_result read_conn(struct ingest *in, size_t i, int budget, bool 
 		else if (no_run)
 			count(in, TARGET_DROPPED_NO_RUN, spans_in(h, len));
 		else if (k->state == CONN_REJECTED)
-			count(in, TARGET_DROPPED_WRONG_PID, spans_in(h, len));
+			count(in, k->dropped_as, spans_in(h, len));
 		else if (!on_packet(in, k, h, len))
 			count(in, TARGET_DROPPED_BAD_MESSAGE, spans_in(h, len));
 	}
@@ -745,6 +892,7 @@ void ingest_poll(struct ingest *in, bool settle)
 	struct epoll_event ev[32];
 	int n;
 
+	resume_accepting(in);
 	n = epoll_wait(in->epoll_fd, ev, sizeof(ev) / sizeof(ev[0]), 0);
 	for (int e = 0; e < n; e++) {
 		if (!ev[e].data.ptr) {
@@ -773,8 +921,7 @@ void ingest_close(struct ingest *in)
 			bool no_run = in->conns.v[i]->state != CONN_REJECTED;
 			enum read_result r;
 
-			while ((r = read_conn(in, i, READ_BUDGET, no_run)) == READ_MORE)
-				;
+			r = read_conn(in, i, CLOSE_READ_BUDGET, no_run);
 			if (r != READ_CLOSED)
 				close_conn(in, i);
 		}
@@ -783,14 +930,9 @@ void ingest_close(struct ingest *in)
 	while (in->conns.len)
 		close_conn(in, in->conns.len - 1);
 	for (size_t i = 0; i < in->procs.len; i++) {
-		VEC_FREE(&in->procs.v[i]->strings.ids);
-		VEC_FREE(&in->procs.v[i]->lanes.ids);
-		VEC_FREE(&in->procs.v[i]->lane_kinds.ids);
-		VEC_FREE(&in->procs.v[i]->lane_names.ids);
+		u64map_free(&in->procs.v[i]->strings);
+		u64map_free(&in->procs.v[i]->lanes);
 		u64map_free(&in->procs.v[i]->counters);
-		if (in->c && in->procs.v[i]->cubin.data)
-			collector_cubin_cut_short(in->c);
-		free(in->procs.v[i]->cubin.data);
 		free(in->procs.v[i]);
 	}
 	VEC_FREE(&in->procs);

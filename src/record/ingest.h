@@ -8,7 +8,9 @@
  * read only once its peer (SO_PEERCRED) is known to be part of the
  * recording; then its strings, lanes and spans become rows through the
  * collector. Spans that cannot be recorded are counted by reason in the
- * collector's target.* counters.
+ * collector's target.* counters. A target may be hostile: what it can make
+ * the recorder keep is bounded (gtrace-target(3), LIMITS), and what is
+ * refused is counted too (target.refused.*).
  *
  * All of it is polled through one descriptor from the recorder's event
  * loop, and nothing here blocks: a slow or dead peer costs nothing.

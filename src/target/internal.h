@@ -24,7 +24,7 @@
 #include "gtrace/target.h"
 #include "target/wire.h"
 
-#define TGT_NAME_MAX 1024		/* longer names are cut */
+#define TGT_NAME_MAX WIRE_MAX_STRING	/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
 #define TGT_QUEUE_DEFAULT 16384		/* spans per reporting thread */
 #define TGT_CACHE_BITS 12		/* hundreds of kernel names, few collisions */

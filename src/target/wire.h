@@ -10,7 +10,9 @@
  *
  * A connection starts with HELLO. Strings and lanes are defined before the
  * first span that names them; their ids are per process and dense from 1.
- * The recorder checks the sender's pid with SO_PEERCRED.
+ * The recorder checks the sender's pid with SO_PEERCRED, and bounds what
+ * the senders of one recording make it keep (src/record/ingest.c, the
+ * LIMITS of gtrace-target(3)): past a limit it refuses and counts.
  *
  * Where the socket is:
  *  - gtrace record -- cmd: the path in $GTRACE_TARGET_SOCKET, inherited by
@@ -29,6 +31,8 @@
 #define WIRE_VERSION 1
 #define WIRE_SOCKET_ENV "GTRACE_TARGET_SOCKET"
 #define WIRE_MAX_PACKET (64 * 1024)
+/* Bytes of a string, a meta key or a meta value: the library cuts longer names. */
+#define WIRE_MAX_STRING 1024
 
 enum wire_type {
 	WIRE_HELLO = 1,		/* struct wire_hello */

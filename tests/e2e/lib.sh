@@ -203,6 +203,17 @@ target_counter() {
 		END { if (!found) print -1 }' "$1"
 }
 
+# expect_counters DIAGNOSE-FILE NAME=VALUE...: target counters in diagnose output.
+expect_counters() {
+	file=$1
+	shift
+	for pair in "$@"; do
+		got=$(target_counter "$file" "${pair%%=*}")
+		[ "$got" = "${pair#*=}" ] ||
+			{ show "$file"; fail "target.${pair%%=*} is $got, expected ${pair#*=}"; }
+	done
+}
+
 # lanes_result FILE pid|reported|dropped: from the last "lanes: pid P
 # reported N spans, dropped D" line the lanes example printed; -1 if none.
 lanes_result() {

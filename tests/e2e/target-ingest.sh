@@ -15,17 +15,6 @@ expect_equal() {
 	[ "$2" = "$3" ] || fail "$1 is $2, expected $3"
 }
 
-# expect_counters DIAGNOSE-FILE NAME=VALUE...: target counters in diagnose output.
-expect_counters() {
-	file=$1
-	shift
-	for pair in "$@"; do
-		got=$(target_counter "$file" "${pair%%=*}")
-		[ "$got" = "${pair#*=}" ] ||
-			{ show "$file"; fail "target.${pair%%=*} is $got, expected ${pair#*=}"; }
-	done
-}
-
 # lane_spans THREADS-FILE PID NAME: the Spans of lane NAME of process PID in
 # gtrace threads output; -1 when there is no such lane.
 lane_spans() {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -21,7 +22,7 @@
 #include "record/ingest.h"
 #include "record/writer.h"
 #include "target/wire.h"
-#include "readback.h"
+#include "recorder.h"
 #include "test.h"
 
 static int connect_to(const char *path)
@@ -126,17 +127,9 @@ static void send_meta(int fd, const char *key, const char *value, uint32_t extra
 	send_packet(fd, WIRE_META, WIRE_VERSION, 1, buf, sizeof(m) + strlen(key) + m.value_len);
 }
 
-/* Polls until every connection is closed (the peers closed theirs first). */
 static void drain(struct ingest *in)
 {
-	struct pollfd p = { .fd = ingest_fd(in), .events = POLLIN };
-
-	ingest_poll(in, true);
-	for (int i = 0; i < 100 && !ingest_idle(in); i++) {
-		poll(&p, 1, 10);
-		ingest_poll(in, true);
-	}
-	CHECK(ingest_idle(in));
+	CHECK(recorder_drain(in));
 }
 
 /*
@@ -222,53 +215,13 @@ static void lying_peer(const char *path)
 	close(fd);
 }
 
-/* A recorder's collector and span socket, writing a temporary file. */
-struct session {
-	char path[sizeof("/tmp/gtrace-test-ingest.XXXXXX")];
-	struct tr_writer *w;
-	struct chunk_writer *cw;
-	struct collector *c;
-	struct ingest *in;
-};
-
-static void session_start(struct session *s)
-{
-	static const struct rec_layout layout = {
-		.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME,
-	};
-	int fd;
-
-	strcpy(s->path, "/tmp/gtrace-test-ingest.XXXXXX");
-	fd = mkstemp(s->path);
-	CHECK(fd >= 0);
-	close(fd);
-	CHECK(tr_writer_open(&s->w, s->path, TR_FEAT_LANES) == 0);
-	CHECK(chunk_writer_start(&s->cw, s->w) == 0);
-	CHECK(collector_new(&s->c, UNWIND_FP, &layout, s->cw) == 0);
-	CHECK(ingest_open(&s->in, 0) == 0);
-	ingest_start(s->in, s->c, (uint32_t)getpid());
-}
-
-/* Ends the recording, its span socket closed before, and reads the file back into t. */
-static void session_finish(struct session *s, struct tr_tables *t)
-{
-	bool ended;
-
-	collector_flush(s->c, true);
-	CHECK(chunk_writer_stop(s->cw, true) == 0);
-	CHECK(tr_writer_close(s->w) == 0);
-	collector_free(s->c);
-	CHECK(readback_tables(s->path, t, &ended) == 0);
-	unlink(s->path);
-}
-
 static void test_packets_to_rows(void)
 {
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	char *sock;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	sock = strdup(ingest_socket_path(s.in));
 	good_peer(sock);
 	lying_peer(sock);
@@ -276,7 +229,7 @@ static void test_packets_to_rows(void)
 	ingest_close(s.in);
 	CHECK(access(sock, F_OK) && errno == ENOENT);
 	free(sock);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 
 	CHECK_EQ_U64(t.lanes.len, 1);
 	CHECK_EQ_U64(t.spans.len, 2);
@@ -369,17 +322,17 @@ static void counters_child(const char *path)
 static void test_attrs_counters_meta(void)
 {
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	const char *meta = NULL;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	attrs_peer(ingest_socket_path(s.in), 10, true);
 	drain(s.in);
 	/* a first chunk: the counters are written again in the next */
 	collector_flush(s.c, true);
 	child_peer(s.in, counters_child);
 	ingest_close(s.in);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 
 	CHECK_EQ_U64(t.spans.len, 3);
 	CHECK_EQ_U64(t.span_attrs.len, 6);
@@ -415,17 +368,17 @@ static void test_late_spans(void)
 {
 	struct wire_span spans[2] = { span(1, 1, 10, 20), span(1, 1, 30, 40) };
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	int peer;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	peer = connect_to(ingest_socket_path(s.in));
 	CHECK(peer >= 0);
 	send_hello(peer, (uint32_t)getpid());
 	send_packet(peer, WIRE_SPANS, WIRE_VERSION, 2, spans, sizeof(spans));
 	ingest_close(s.in);
 	close(peer);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 	CHECK_EQ_U64(t.spans.len, 0);
 	CHECK_EQ_U64(readback_counter(&t, "target.dropped.no-run"), 2);
 	tr_tables_free(&t);
@@ -460,13 +413,13 @@ static void two_copies(const char *path)
 static void test_library_copies(void)
 {
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	two_copies(ingest_socket_path(s.in));
 	drain(s.in);
 	ingest_close(s.in);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 	CHECK_EQ_U64(t.lanes.len, 2);
 	CHECK_EQ_U64(t.spans.len, 2);
 	if (t.lanes.len == 2 && t.spans.len == 2) {
@@ -542,15 +495,15 @@ static void pc_peer(const char *path)
 static void test_cubins_and_pc_samples(void)
 {
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	bool image_ok = true;
 	pid_t child;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	collector_set_cubin_max(s.c, 100000);
 	child = child_peer(s.in, pc_peer);
 	ingest_close(s.in);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 
 	CHECK_EQ_U64(t.cubins.len, 1);
 	if (t.cubins.len == 1) {
@@ -598,13 +551,13 @@ static void settle(struct ingest *in)
 static void test_cubins_at_once(void)
 {
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	struct wire_cubin huge = { .crc = CUBIN_B, .size = (64u << 20) + 1 };
 	int go[2], sent[2], status, fd;
 	char byte = 0;
 	pid_t child;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	collector_set_cubin_max(s.c, 1ull << 30);
 	CHECK(pipe(go) == 0 && pipe(sent) == 0);
 	fflush(stdout);
@@ -639,7 +592,7 @@ static void test_cubins_at_once(void)
 	close(go[1]);
 	close(sent[0]);
 	ingest_close(s.in);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 
 	CHECK_EQ_U64(t.cubins.len, 1);
 	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-over-cap"), 1);
@@ -655,10 +608,10 @@ static void test_cubin_cut_short(void)
 	static uint8_t part[sizeof(struct wire_cubin) + 1000];
 	struct wire_cubin m = { .crc = CUBIN_A, .size = 3000 };
 	struct tr_tables t = {0};
-	struct session s;
+	struct recorder s;
 	int fd;
 
-	session_start(&s);
+	CHECK(recorder_start(&s) == 0);
 	collector_set_cubin_max(s.c, 1 << 20);
 	fd = connect_to(ingest_socket_path(s.in));
 	CHECK(fd >= 0);
@@ -672,11 +625,88 @@ static void test_cubin_cut_short(void)
 	close(fd);				/* so is this one */
 	drain(s.in);
 	ingest_close(s.in);
-	session_finish(&s, &t);
+	CHECK(recorder_finish(&s, &t) == 0);
 	CHECK_EQ_U64(t.cubins.len, 1);
 	if (t.cubins.len == 1)
 		CHECK_EQ_U64(t.cubins.v[0].crc, CUBIN_B);
 	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-cut-short"), 2);
+	tr_tables_free(&t);
+}
+
+/*
+ * Images on their way count against the cap: while one is unfinished,
+ * another that would pass the cap with it is over it; once the first is
+ * cut short with its connection, its bytes are free for the next.
+ */
+static void test_cubins_on_their_way(void)
+{
+	struct tr_tables t = {0};
+	struct recorder s;
+	int first, second;
+
+	CHECK(recorder_start(&s) == 0);
+	collector_set_cubin_max(s.c, 100000);
+	first = connect_to(ingest_socket_path(s.in));
+	second = connect_to(ingest_socket_path(s.in));
+	CHECK(first >= 0 && second >= 0);
+	send_hello_instance(first, (uint32_t)getpid(), 1);
+	send_hello_instance(second, (uint32_t)getpid(), 2);
+	send_cubin_part(first, CUBIN_A, 70000, 0, 3);	/* its second part never comes */
+	settle(s.in);
+	send_cubin(second, CUBIN_B, 50000, 5);		/* 120000 with A's: over */
+	settle(s.in);
+	close(first);					/* A is cut short */
+	settle(s.in);
+	send_cubin(second, 0xc0ffee, 50000, 7);		/* room again */
+	close(second);
+	drain(s.in);
+	ingest_close(s.in);
+	CHECK(recorder_finish(&s, &t) == 0);
+	CHECK_EQ_U64(t.cubins.len, 1);
+	if (t.cubins.len == 1)
+		CHECK_EQ_U64(t.cubins.v[0].crc, 0xc0ffee);
+	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-over-cap"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "cuda.pc.cubins-cut-short"), 1);
+	tr_tables_free(&t);
+}
+
+/*
+ * Out of descriptors, the recorder cannot take a peer that waits: its
+ * socket must not poll as readable meanwhile (the event loop would spin),
+ * and the peer is taken once descriptors are back.
+ */
+static void test_out_of_descriptors(void)
+{
+	struct pollfd p;
+	struct rlimit old, low;
+	struct tr_tables t = {0};
+	struct recorder s;
+	int fds[64], n = 0, peer;
+
+	CHECK(recorder_start(&s) == 0);
+	p = (struct pollfd){ .fd = ingest_fd(s.in), .events = POLLIN };
+	peer = connect_to(ingest_socket_path(s.in));
+	CHECK(peer >= 0 && getrlimit(RLIMIT_NOFILE, &old) == 0);
+	low = old;
+	low.rlim_cur = (rlim_t)peer + 8;
+	CHECK(setrlimit(RLIMIT_NOFILE, &low) == 0);
+	while (n < 64 && (fds[n] = dup(0)) >= 0)
+		n++;
+	ingest_poll(s.in, true);
+	CHECK(ingest_idle(s.in));
+	CHECK_EQ_U64(poll(&p, 1, 0), 0);
+	while (n)
+		close(fds[--n]);
+	CHECK(setrlimit(RLIMIT_NOFILE, &old) == 0);
+	for (int i = 0; i < 200 && ingest_idle(s.in); i++) {
+		poll(&p, 1, 10);
+		ingest_poll(s.in, true);
+	}
+	CHECK(!ingest_idle(s.in));
+	close(peer);
+	drain(s.in);
+	ingest_close(s.in);
+	CHECK(recorder_finish(&s, &t) == 0);
 	tr_tables_free(&t);
 }
 
@@ -689,5 +719,7 @@ int main(void)
 	RUN(test_library_copies);
 	RUN(test_cubin_cut_short);
 	RUN(test_cubins_at_once);
+	RUN(test_cubins_on_their_way);
+	RUN(test_out_of_descriptors);
 	return test_summary();
 }
