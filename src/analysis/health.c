@@ -478,6 +478,11 @@ static void put_target_counters(FILE *out, const struct model *m)
 	field(out, "spans dropped:");
 	fprintf(out, "%" PRIu64 " (%.2f%% of %" PRIu64 " reported)\n", dropped,
 		percent(dropped, m->t.spans.len + dropped), m->t.spans.len + dropped);
+	if (m->lanes_past_limit) {
+		field(out, "lanes not shown:");
+		fprintf(out, "%" PRIu64 " (past the %u that have a thread id)\n", m->lanes_past_limit,
+			TR_MAX_LANES);
+	}
 }
 
 static void put_distances(FILE *out, const struct distance_stats *d)

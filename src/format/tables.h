@@ -21,6 +21,8 @@
 
 /* Thread ids at or above this are synthetic: lanes of non-CPU work. */
 #define TR_SYNTHETIC_TID_BASE 0xFFF00000u
+/* The lanes that have a synthetic tid: readers show no more. */
+#define TR_MAX_LANES (UINT32_MAX - TR_SYNTHETIC_TID_BASE + 1)
 
 /* A key/value pair about the recording: "command", "event", ... */
 struct tr_meta {

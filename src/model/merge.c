@@ -380,6 +380,7 @@ void model_merge(struct model *m, struct model *from)
 	m->chunks += from->chunks;
 	m->compressed_bytes += from->compressed_bytes;
 	m->payload_bytes += from->payload_bytes;
+	m->lanes_past_limit += from->lanes_past_limit;
 	if (!m->damage)
 		m->damage = from->damage;
 	u64map_free(&o.pids);

@@ -75,6 +75,18 @@ static void see_ts(uint64_t *first, uint64_t *last, uint64_t ts)
 		*last = ts;
 }
 
+/* A new thread that tid finds from now on. */
+static struct model_thread *new_thread(struct model *m, uint32_t tid, uint32_t pid)
+{
+	struct model_thread *th;
+
+	u64map_put(&m->thread_by_tid, tid, m->threads.len);
+	th = VEC_PUSH(&m->threads);
+	th->tid = tid;
+	th->pid = pid;
+	return th;
+}
+
 /* The thread of tid, created on first sight. */
 static struct model_thread *thread_of(struct model *m, uint32_t tid, uint32_t pid)
 {
@@ -87,11 +99,7 @@ static struct model_thread *thread_of(struct model *m, uint32_t tid, uint32_t pi
 			th->pid = pid;
 		return th;
 	}
-	u64map_put(&m->thread_by_tid, tid, m->threads.len);
-	th = VEC_PUSH(&m->threads);
-	th->tid = tid;
-	th->pid = pid;
-	return th;
+	return new_thread(m, tid, pid);
 }
 
 static void index_tasks(struct model *m)
@@ -135,15 +143,25 @@ static void index_offcpu(struct model *m)
 	}
 }
 
+/*
+ * Each lane a thread of its own, whatever the file says: lanes past the
+ * synthetic tids are cut off, and a real row's tid among them (no kernel
+ * gives one) finds the lane from now on, never renames it.
+ */
 static void index_lanes(struct model *m)
 {
-	size_t *lane_thread = xcalloc(m->t.lanes.len + 1, sizeof(*lane_thread));
+	size_t *lane_thread;
 
+	if (m->t.lanes.len > TR_MAX_LANES) {
+		m->lanes_past_limit += m->t.lanes.len - TR_MAX_LANES;
+		m->t.lanes.len = TR_MAX_LANES;
+	}
+	lane_thread = xcalloc(m->t.lanes.len + 1, sizeof(*lane_thread));
 	for (size_t i = 0; i < m->t.lanes.len; i++) {
 		const struct tr_lane *lane = &m->t.lanes.v[i];
 		struct model_thread *th;
 
-		th = thread_of(m, TR_SYNTHETIC_TID_BASE + (uint32_t)i, lane->pid);
+		th = new_thread(m, TR_SYNTHETIC_TID_BASE + (uint32_t)i, lane->pid);
 		th->lane = (uint32_t)i + 1;
 		th->name = lane->name;
 		lane_thread[i + 1] = (size_t)(th - m->threads.v);

@@ -96,6 +96,7 @@ struct model {
 	/* Indexes built from the tables. */
 	VEC(struct model_thread) threads; /* real threads by first appearance, then lanes */
 	size_t real_threads;		/* threads.v[0 .. real_threads) are real */
+	uint64_t lanes_past_limit;	/* lane rows past TR_MAX_LANES: cut off t.lanes */
 	struct u64map thread_by_tid;	/* tid -> index in threads */
 	struct model_loc_syms *loc_syms; /* by loc id; [0] unused */
 	VEC(struct tr_counter) counters; /* one per name, last value wins */

@@ -3,11 +3,13 @@
 # speaks the wire protocol the way no libgtrace-target would. Each attack
 # runs under memory and time ceilings; the recorder must keep within its
 # limits (gtrace-target(3), LIMITS), write a whole recording, and count
-# what it refused.
+# what it refused. And a recording with more lanes than there are lane
+# thread ids must not rename real threads.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 CLIENT=$BUILD/tests/hostile/span-client
-[ -x "$CLIENT" ] || skip "the hostile tools are not built ($CLIENT)"
+LANE_FILE=$BUILD/tests/hostile/lane-file
+[ -x "$CLIENT" ] && [ -x "$LANE_FILE" ] || skip "the hostile tools are not built ($CLIENT)"
 need_perf_events
 
 # attack NAME MIB SECONDS [RECORD-OPTIONS] -- ATTACK...: records span-client
@@ -69,3 +71,22 @@ awk -v cpu="$cpu" 'BEGIN { exit !(cpu != "" && cpu < 0.5) }' ||
 attack invalid 100 60 -- "$CLIENT" invalid
 expect_counters invalid.txt spans=0 dropped.bad-message=8
 
+# The reader: 2^20 + 5000 lanes in a file of a few hundred bytes, and a real
+# thread with the first lane's tid. Lanes past the lane thread ids are not
+# shown, and counted; no real thread takes a lane's name.
+"$LANE_FILE" lanes.gt $((1048576 + 5000)) || fail "lane-file could not write lanes.gt"
+bounded 800 60 "$GTRACE" threads -i lanes.gt
+[ "$bounded_status" -eq 0 ] || { show "$TESTDIR/stderr"; fail "gtrace threads exited with $bounded_status"; }
+cp "$TESTDIR/stdout" lanes-threads.txt
+for name in victim squatter; do
+	[ "$(thread_column lanes-threads.txt "$name" 2)" != "" ] ||
+		{ show lanes-threads.txt; fail "the real thread '$name' is not shown as itself"; }
+done
+real=$(awk '$1 !~ /^#/ && $3 == "lane" && $2 !~ /^0x/' lanes-threads.txt | wc -l)
+[ "$real" -eq 0 ] || fail "$real real threads took a lane's name"
+bounded 800 60 "$GTRACE" diagnose -i lanes.gt
+expect_contains "$TESTDIR/stdout" '^lanes not shown: +5000 '
+# Two such recordings as ranks of one: what the merge leaves past the lane
+# thread ids is cut off too, and counted with what each had.
+bounded 800 60 "$GTRACE" diagnose -i lanes.gt -i lanes.gt
+expect_contains "$TESTDIR/stdout" '^lanes not shown: +1058576 '
