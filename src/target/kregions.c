@@ -122,66 +122,97 @@ static void add_span(struct tgt_kr_decoded *out, const struct event *begin, cons
 	};
 }
 
+#define NO_EVENT SIZE_MAX
+
+/* Where the open begins of the regions are: each region's a stack. */
+struct open_begins {
+	size_t *top;		/* by region: the index in ev of its latest open begin */
+	size_t *below;		/* by index in ev: the begin of its region opened before */
+	size_t floor;		/* begins below this index are closed: another lane's, or finished */
+	size_t n;		/* open begins */
+};
+
+/* The latest open begin of region, taken off its stack; NO_EVENT when none. */
+static size_t close_latest(struct open_begins *o, uint32_t region)
+{
+	size_t k = o->top[region];
+
+	if (k == NO_EVENT || k < o->floor)
+		return NO_EVENT;
+	o->top[region] = o->below[k];
+	o->n--;
+	return k;
+}
+
 /*
- * The n events of one leader's lane, in its order: an end closes the
- * latest open begin of its region (so a region nested in itself closes
- * from the inside out); a finish leaves no region open.
+ * The events ev[from .. to) of one leader's lane, in its order: an end
+ * closes the latest open begin of its region (so a region nested in itself
+ * closes from the inside out); a finish leaves no region open. Each event
+ * costs the same, however many begins are open.
  */
-static void match_lane(const struct event *ev, size_t n, const struct event **open,
+static void match_lane(const struct event *ev, size_t from, size_t to, struct open_begins *o,
 		       struct tgt_kr_decoded *out)
 {
-	size_t n_open = 0, o;
 	bool finished = false;
+	size_t begin;
 
-	for (size_t k = 0; k < n; k++) {
+	o->floor = from;
+	o->n = 0;
+	for (size_t k = from; k < to; k++) {
 		switch (ev[k].kind) {
 		case GTRACE_KR_BEGIN:
-			open[n_open++] = &ev[k];
+			o->below[k] = o->top[ev[k].region];
+			o->top[ev[k].region] = k;
+			o->n++;
 			break;
 		case GTRACE_KR_END:
-			for (o = n_open; o > 0 && open[o - 1]->region != ev[k].region; o--)
-				;
-			if (!o) {
+			begin = close_latest(o, ev[k].region);
+			if (begin == NO_EVENT)
 				out->unmatched++;
-				break;
-			}
-			add_span(out, open[o - 1], &ev[k]);
-			memmove(&open[o - 1], &open[o], (n_open - o) * sizeof(*open));
-			n_open--;
+			else
+				add_span(out, &ev[begin], &ev[k]);
 			break;
 		case GTRACE_KR_FINISH:
 			finished = true;
-			out->unmatched += n_open;
-			n_open = 0;
+			out->unmatched += o->n;
+			o->n = 0;
+			o->floor = k + 1;
 			break;
 		}
 	}
-	out->unmatched += n_open;
+	out->unmatched += o->n;
 	out->finished += finished;
 }
 
-/* The n > 0 events, sorted by lane and slot, into spans and counts. */
-static int match(const struct event *ev, size_t n, struct tgt_kr_decoded *out)
+/* The n > 0 events, sorted by lane and slot, of regions below n_regions, into spans and counts. */
+static int match(const struct event *ev, size_t n, unsigned n_regions, struct tgt_kr_decoded *out)
 {
-	const struct event **open = malloc(n * sizeof(*open));
+	struct open_begins o = {
+		.top = malloc((n_regions ? n_regions : 1) * sizeof(*o.top)),
+		.below = malloc(n * sizeof(*o.below)),
+	};
 	size_t i, j;
 
 	/* a span takes two events */
 	out->spans = malloc((n / 2 + 1) * sizeof(*out->spans));
-	if (!open || !out->spans) {
-		free(open);
+	if (!o.top || !o.below || !out->spans) {
+		free(o.top);
+		free(o.below);
 		return -ENOMEM;
 	}
+	for (unsigned r = 0; r < n_regions; r++)
+		o.top[r] = NO_EVENT;
 	for (i = 0; i < n; i = j) {
 		for (j = i + 1; j < n && ev[j].lane == ev[i].lane; j++)
 			;
 		out->lanes++;
 		if (one_leader(ev + i, j - i))
-			match_lane(ev + i, j - i, open, out);
+			match_lane(ev, i, j, &o, out);
 		else
 			out->collisions++;
 	}
-	free(open);
+	free(o.top);
+	free(o.below);
 	qsort(out->spans, out->n_spans, sizeof(*out->spans), by_lane_begin);
 	return 0;
 }
@@ -222,7 +253,7 @@ int tgt_kr_decode(const uint64_t *words, size_t n_words, unsigned n_regions,
 			out->bad++;
 	}
 	qsort(ev, n, sizeof(*ev), by_lane_slot);
-	err = n ? match(ev, n, out) : 0;
+	err = n ? match(ev, n, n_regions, out) : 0;
 	free(ev);
 	if (err)
 		tgt_kr_decoded_free(out);

@@ -13,3 +13,8 @@ HOSTILE_TOOLS = $(HOSTILE_SRCS:tests/hostile/%.c=$(HOSTILE_TEST_DIR)/%)
 $(HOSTILE_TEST_DIR)/%: $(BUILD)/tests/hostile/%.o $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS) -lpthread
+
+# A tool that drives libgtrace-target links the library instead.
+$(HOSTILE_TEST_DIR)/kr-flood: $(BUILD)/tests/hostile/kr-flood.o $(TARGET_A)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(TARGET_LIBS)

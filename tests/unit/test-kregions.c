@@ -146,12 +146,13 @@ static void test_unmatched(void)
 	begin(&a, 1, 20);
 	end(&a, 0, 30);		/* 1 never ends */
 	finish(&a, 40);
-	begin(&b, 2, 10);	/* no end, no finish */
+	end(&a, 1, 50);		/* its begin was before the finish */
+	begin(&b, 1, 10);	/* no end, no finish: c's are not its */
 	end(&c, 1, 5);		/* no begin */
 	begin(&c, 1, 10);
 	end(&c, 1, 15);
 	d = decode(buf, 0);
-	CHECK_EQ_U64(d.unmatched, 3);
+	CHECK_EQ_U64(d.unmatched, 4);
 	CHECK_EQ_U64(d.finished, 1);
 	CHECK_EQ_U64(d.lanes, 3);
 	CHECK_EQ_U64(d.n_spans, 2);
