@@ -8,7 +8,8 @@
 #   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
 #   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
 #                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
-#                   (default), reader or tables; new inputs in build-fuzz/corpus-*
+#                   (default), reader, tables, ingest or kregions; new inputs
+#                   in build-fuzz/corpus-*
 #   make V=1        show the commands
 
 ifeq ($(wildcard config.mk),)
@@ -140,6 +141,12 @@ $(BUILD)/tests/fuzz-offline: $(BUILD)/tests/fuzz/fuzz-offline.o $(BUILD)/tests/f
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
 
+# The kernel-regions decoder is libgtrace-target's.
+$(BUILD)/tests/fuzz-kregions: $(BUILD)/tests/fuzz/fuzz-kregions.o $(BUILD)/tests/fuzz/replay.o \
+		$(TARGET_A) $(CORE_LIB)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS) $(TARGET_LIBS)
+
 # libFuzzer's own main, for make fuzz.
 $(BUILD)/tests/libfuzzer-%: $(BUILD)/tests/fuzz/fuzz-%.o $(CORE_LIB)
 	$(call say,LINK,$@)
@@ -149,6 +156,10 @@ $(BUILD)/tests/libfuzzer-offline: $(BUILD)/tests/fuzz/fuzz-offline.o \
 		$(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(LIBS)
+
+$(BUILD)/tests/libfuzzer-kregions: $(BUILD)/tests/fuzz/fuzz-kregions.o $(TARGET_A)
+	$(call say,LINK,$@)
+	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(TARGET_LIBS)
 
 FUZZ_TARGET ?= offline
 FUZZ_SECONDS ?= 600
