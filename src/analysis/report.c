@@ -86,7 +86,6 @@ struct row_builder {
 	uint32_t *sample_group;	/* by sample index; 0 filtered out */
 	uint32_t *cache_group;	/* by func id: group cache_row is for */
 	uint32_t *cache_row;	/* by func id */
-	VEC(uint32_t) seen;	/* by row: the last stack that counted it */
 	bool queued_from;	/* span name rows are per func queued from */
 };
 
@@ -247,7 +246,6 @@ static uint32_t row_at(struct row_builder *b, uint32_t group, uint32_t part, uin
 		row->func = func;
 		row->span = from != NULL;
 		row->from = from ? *from : 0;
-		*VEC_PUSH(&b->seen) = 0;
 	}
 	return (uint32_t)at;
 }
@@ -279,47 +277,222 @@ static uint32_t span_row_of(struct row_builder *b, uint32_t group, uint32_t span
 	return row_at(b, group, u64map_pair_id(&b->pairs, part, SPAN_PART), span, &from);
 }
 
-/* Counts a distinct stack's entry in a row's children, once per entry. */
-static void add_children(struct row_builder *b, uint32_t row, const struct stack_count *sc,
-			 uint32_t stamp)
+/*
+ * The tree of one group's stacks: their leaf nodes and the nodes above,
+ * each reached once, so that the children pass is linear in the nodes of
+ * the distinct stacks, not in their depths added up.
+ */
+struct group_tree {
+	VEC(uint32_t) nodes;	/* stack nodes, in the order reached */
+	uint32_t *reached;	/* by stack node: the last group that reached it */
+	uint32_t *at;		/* by stack node: its index in nodes */
+	VEC(size_t) stacks;	/* by index in nodes: its first stack count + 1, 0 none */
+	VEC(uint32_t) leaf_row;	/* by stack count: its innermost row */
+	VEC(uint64_t) count;	/* by index in nodes: samples (spans) at it and under it */
+	VEC(uint64_t) target;	/* the same, target ns */
+	VEC(uint32_t) kid_start; /* by index in nodes: its kids are kids[kid_start[i] ..] */
+	VEC(uint32_t) kids;
+	VEC(uint32_t) walk;	/* the nodes from a root down to the current one */
+	VEC(uint32_t) next_kid;	/* by index in nodes: where its walk goes on */
+	VEC(uint32_t) on_path;	/* by row: how many frames of the walk's path are the row's */
+};
+
+/*
+ * A stack node's caller: 0 for an outermost frame, and where a corrupt
+ * file's parent does not come first.
+ */
+static uint32_t caller_of(const struct model *m, uint32_t node)
 {
-	if (b->seen.v[row] != stamp) {
-		b->seen.v[row] = stamp;
-		b->r->rows.v[row].children += sc->count;
-		b->r->rows.v[row].target_children += sc->target_ns;
+	return node && m->t.nodes.v[node - 1].parent < node ? m->t.nodes.v[node - 1].parent : 0;
+}
+
+/*
+ * Makes the rows of a stack's frames, innermost first, up to a node the
+ * group reached already (whose callers' rows exist then), and adds the
+ * nodes on the way to the group's tree.
+ */
+static void reach_stack(struct row_builder *b, struct group_tree *gt, const struct funcs *f,
+			uint32_t group, uint32_t node)
+{
+	for (;;) {
+		uint32_t n;
+		const uint32_t *fn;
+
+		if (gt->reached[node] == group)
+			return;
+		gt->reached[node] = group;
+		gt->at[node] = (uint32_t)gt->nodes.len;
+		*VEC_PUSH(&gt->nodes) = node;
+		fn = funcs_of_node(f, node, &n);
+		for (uint32_t i = 0; i < n; i++)
+			row_of(b, group, fn[i]);
+		if (!(node = caller_of(f->m, node)))
+			return;
+	}
+}
+
+/* Each node's kids in the group's tree, and its own stacks' weight. */
+static void link_group_tree(struct group_tree *gt, const struct model *m,
+			    const struct stack_count *c, size_t first, size_t end)
+{
+	size_t n = gt->nodes.len;
+
+	VEC_ZEROED(&gt->stacks, n);
+	VEC_ZEROED(&gt->count, n);
+	VEC_ZEROED(&gt->target, n);
+	VEC_ZEROED(&gt->kid_start, n + 1);
+	VEC_ZEROED(&gt->next_kid, n);
+	VEC_ZEROED(&gt->kids, n);
+	for (size_t i = end; i-- > first;) {
+		uint32_t at = gt->at[c[i].node];
+
+		gt->stacks.v[at] = i + 1;
+		gt->count.v[at] += c[i].count;
+		gt->target.v[at] += c[i].target_ns;
+	}
+	/* Counted into kid_start[parent + 1]: the prefix sum leaves kid_start[i] as i's first. */
+	for (size_t i = 0; i < n; i++) {
+		uint32_t caller = caller_of(m, gt->nodes.v[i]);
+
+		if (caller)
+			gt->kid_start.v[gt->at[caller] + 1]++;
+	}
+	for (size_t i = 0; i < n; i++)
+		gt->kid_start.v[i + 1] += gt->kid_start.v[i];
+	for (size_t i = 0; i < n; i++) {
+		uint32_t caller = caller_of(m, gt->nodes.v[i]);
+
+		if (caller) {
+			uint32_t at = gt->at[caller];
+
+			gt->kids.v[gt->kid_start.v[at] + gt->next_kid.v[at]++] = (uint32_t)i;
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		gt->next_kid.v[i] = gt->kid_start.v[i];
+}
+
+/* The walk enters node i: its frames' rows are on the path once more. */
+static void enter_node(struct row_builder *b, struct group_tree *gt, const struct funcs *f,
+		       uint32_t group, uint32_t i)
+{
+	uint32_t n;
+	const uint32_t *fn = funcs_of_node(f, gt->nodes.v[i], &n);
+
+	*VEC_PUSH(&gt->walk) = i;
+	for (uint32_t k = 0; k < n; k++)
+		gt->on_path.v[row_of(b, group, fn[k])]++;
+}
+
+/*
+ * The walk leaves node i, whose subtree is summed up: a span name row not
+ * on the path counts its stacks; a row that leaves the path here was put
+ * on it here, by its topmost frame, and counts the whole subtree.
+ */
+static void leave_node(struct row_builder *b, struct group_tree *gt, const struct funcs *f,
+		       const struct stack_counts *sc, uint32_t group, uint32_t i)
+{
+	struct report_row *rows = b->r->rows.v;	/* all made: row_of only finds them */
+	uint32_t node = gt->nodes.v[i], caller = caller_of(f->m, node), n;
+	const uint32_t *fn = funcs_of_node(f, node, &n);
+
+	/* A node's stack counts are consecutive: its group's, sorted by node. */
+	for (size_t s = gt->stacks.v[i]; s && s <= sc->c.len && sc->c.v[s - 1].node == node &&
+	     sc->c.v[s - 1].group == group; s++) {
+		const struct stack_count *c = &sc->c.v[s - 1];
+		uint32_t leaf = gt->leaf_row.v[s - 1];
+
+		if (c->span && !gt->on_path.v[leaf]) {
+			rows[leaf].children += c->count;
+			rows[leaf].target_children += c->target_ns;
+		}
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t row = row_of(b, group, fn[k]);
+
+		if (!--gt->on_path.v[row]) {
+			rows[row].children += gt->count.v[i];
+			rows[row].target_children += gt->target.v[i];
+		}
+	}
+	gt->walk.len--;
+	if (caller) {
+		gt->count.v[gt->at[caller]] += gt->count.v[i];
+		gt->target.v[gt->at[caller]] += gt->target.v[i];
+	}
+}
+
+/* Children of the group's rows: a walk down its tree from each outermost node. */
+static void add_group_children(struct row_builder *b, struct group_tree *gt,
+			       const struct funcs *f, const struct stack_counts *sc,
+			       uint32_t group, size_t first, size_t end)
+{
+	link_group_tree(gt, f->m, sc->c.v, first, end);
+	while (gt->on_path.len < b->r->rows.len)
+		*VEC_PUSH(&gt->on_path) = 0;
+	for (uint32_t root = 0; root < gt->nodes.len; root++) {
+		if (caller_of(f->m, gt->nodes.v[root]))
+			continue;
+		enter_node(b, gt, f, group, root);
+		while (gt->walk.len) {
+			uint32_t i = gt->walk.v[gt->walk.len - 1];
+
+			if (gt->next_kid.v[i] < gt->kid_start.v[i + 1])
+				enter_node(b, gt, f, group, gt->kids.v[gt->next_kid.v[i]++]);
+			else
+				leave_node(b, gt, f, sc, group, i);
+		}
 	}
 }
 
 /*
- * Adds one distinct stack: self to its innermost frame, children once per
- * row. Lane work's innermost frame is its span name, called from the stack.
+ * Self to each distinct stack's innermost frame, and with children, each
+ * row's stacks with it anywhere on their path, once each. Lane work's
+ * innermost frame is its span name, called from the stack.
  */
-static void add_stack(struct row_builder *b, const struct funcs *f,
-		      const struct stack_count *sc, uint32_t stamp, bool children)
+static void add_stacks(struct row_builder *b, const struct funcs *f,
+		       const struct stack_counts *sc, bool children)
 {
-	const struct tr_node *nodes = f->m->t.nodes.v;
-	uint32_t node = sc->node, n;
-	const uint32_t *fn = funcs_of_node(f, node, &n);
-	/* May grow rows: look up first. */
-	uint32_t leaf = sc->span ? span_row_of(b, sc->group, sc->span, fn[0])
-				 : row_of(b, sc->group, fn[0]);
+	struct group_tree gt = {0};
+	size_t nodes = f->m->t.nodes.len + 1;
 
-	b->r->rows.v[leaf].self += sc->count;
-	b->r->rows.v[leaf].target_self += sc->target_ns;
-	if (!children)
-		return;
-	add_children(b, leaf, sc, stamp);
-	for (;;) {
-		for (uint32_t i = 0; i < n; i++)
-			add_children(b, row_of(b, sc->group, fn[i]), sc, stamp);
-		/* Parents precede their children: a parent id not below its child is corrupt. */
-		if (!node || nodes[node - 1].parent >= node)
-			break;
-		node = nodes[node - 1].parent;
-		if (!node)
-			break;
-		fn = funcs_of_node(f, node, &n);
+	gt.reached = xcalloc(nodes, sizeof(*gt.reached));
+	gt.at = xcalloc(nodes, sizeof(*gt.at));
+	VEC_ZEROED(&gt.leaf_row, sc->c.len);
+	/* Stack counts come sorted by group: one group's tree at a time. */
+	for (size_t first = 0, end; first < sc->c.len; first = end) {
+		uint32_t group = sc->c.v[first].group;
+
+		gt.nodes.len = 0;
+		for (end = first; end < sc->c.len && sc->c.v[end].group == group; end++) {
+			const struct stack_count *c = &sc->c.v[end];
+			uint32_t n;
+			const uint32_t *fn = funcs_of_node(f, c->node, &n);
+			/* Rows are made in the order of the stacks and their frames. */
+			uint32_t leaf = c->span ? span_row_of(b, group, c->span, fn[0])
+						: row_of(b, group, fn[0]);
+
+			b->r->rows.v[leaf].self += c->count;
+			b->r->rows.v[leaf].target_self += c->target_ns;
+			gt.leaf_row.v[end] = leaf;
+			if (children)
+				reach_stack(b, &gt, f, group, c->node);
+		}
+		if (children)
+			add_group_children(b, &gt, f, sc, group, first, end);
 	}
+	free(gt.reached);
+	free(gt.at);
+	VEC_FREE(&gt.nodes);
+	VEC_FREE(&gt.stacks);
+	VEC_FREE(&gt.leaf_row);
+	VEC_FREE(&gt.count);
+	VEC_FREE(&gt.target);
+	VEC_FREE(&gt.kid_start);
+	VEC_FREE(&gt.kids);
+	VEC_FREE(&gt.walk);
+	VEC_FREE(&gt.next_kid);
+	VEC_FREE(&gt.on_path);
 }
 
 static const char *range_name(const struct model *m, uint32_t nvtx)
@@ -399,8 +572,7 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	b.queued_from = r->queued_from = links && has_key(o, KEY_SYMBOL);
 	r->total = sc.total;
 	r->target_ns = sc.target_ns;
-	for (size_t i = 0; i < sc.c.len; i++)
-		add_stack(&b, f, &sc.c.v[i], (uint32_t)i + 1, o->children);
+	add_stacks(&b, f, &sc, o->children);
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, &ctx);
 
@@ -415,7 +587,6 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	free(b.sample_group);
 	free(b.cache_group);
 	free(b.cache_row);
-	VEC_FREE(&b.seen);
 }
 
 void report_build(struct report *r, struct funcs *f, const struct report_opts *o)

@@ -43,6 +43,16 @@ static inline void *vec_grow_(void *v, size_t *cap, size_t need, size_t size)
 	 memset(&(vec)->v[(vec)->len], 0, sizeof(*(vec)->v)),                  \
 	 &(vec)->v[(vec)->len++])
 
+/* Makes the vector n zeroed elements long. */
+#define VEC_ZEROED(vec, n)                                                     \
+	do {                                                                   \
+		(vec)->len = 0;                                                \
+		VEC_RESERVE(vec, n);                                           \
+		if (n)                                                         \
+			memset((vec)->v, 0, (n) * sizeof(*(vec)->v));          \
+		(vec)->len = (n);                                              \
+	} while (0)
+
 /* Appends n elements copied from src. */
 #define VEC_APPEND(vec, src, n)                                                \
 	do {                                                                   \
