@@ -251,30 +251,37 @@ const char *pc_lines_describe(char *buf, size_t size, const uint64_t samples[PC_
 }
 
 /*
- * The kernel spans of the "cuda" lanes by launch: (pid, correlation) ->
- * its first span's index + 1, the launch's other spans chained in next (a
- * graph's kernels share their launch's correlation).
+ * The kernel spans of the "cuda" lanes by launch, (pid, correlation), and
+ * by kernel: a graph's kernels share their launch's correlation, and a
+ * launch of many is looked up as fast as a launch of one.
  */
 struct launches {
-	struct u64map first;
-	uint32_t *next;		/* by span index: the launch's next span index + 1, 0 none */
+	struct u64map ids;	/* pid << 32 | correlation -> launch id, from 1 */
+	struct u64map spans;	/* launch id << 32 | kernel's names id -> the launch's first
+				   span of that kernel, index + 1; names id 0: its first span */
 };
 
-static void launches_build(struct launches *ls, const struct model *m)
+/* Adds key -> span unless key has a span already. */
+static void first_span(struct u64map *spans, uint64_t key, size_t span)
 {
+	uint64_t known;
+
+	if (!u64map_get(spans, key, &known))
+		u64map_put(spans, key, span + 1);
+}
+
+static void launches_build(struct launches *ls, struct funcs *f)
+{
+	const struct model *m = f->m;
 	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
 	uint32_t key = model_string_id(m, "correlation");
-	uint32_t *tail;		/* by first span index: the launch's last span index + 1 */
 
 	memset(ls, 0, sizeof(*ls));
-	ls->next = xcalloc(m->t.spans.len + 1, sizeof(*ls->next));
 	if (!kind || !key)
 		return;
-	tail = xcalloc(m->t.spans.len + 1, sizeof(*tail));
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
-		uint64_t correlation, first;
-		uint64_t launch;
+		uint64_t correlation, launch, id;
 
 		if (!sp->lane || sp->lane > m->t.lanes.len ||
 		    m->t.lanes.v[sp->lane - 1].kind != kind ||
@@ -282,39 +289,35 @@ static void launches_build(struct launches *ls, const struct model *m)
 		    !correlation || correlation > UINT32_MAX)
 			continue;
 		launch = (uint64_t)m->t.lanes.v[sp->lane - 1].pid << 32 | correlation;
-		if (u64map_get(&ls->first, launch, &first)) {
-			ls->next[tail[first - 1] - 1] = (uint32_t)i + 1;
-			tail[first - 1] = (uint32_t)i + 1;
-		} else {
-			u64map_put(&ls->first, launch, i + 1);
-			tail[i] = (uint32_t)i + 1;
+		if (!u64map_get(&ls->ids, launch, &id)) {
+			id = ls->ids.len + 1;
+			u64map_put(&ls->ids, launch, id);
 		}
+		first_span(&ls->spans, id << 32, i);
+		first_span(&ls->spans, id << 32 | funcs_span_frame(f, sp->name), i);
 	}
-	free(tail);
 }
 
 static void launches_free(struct launches *ls)
 {
-	u64map_free(&ls->first);
-	free(ls->next);
+	u64map_free(&ls->ids);
+	u64map_free(&ls->spans);
 }
 
 /*
- * The span index + 1 of a bucket's launch: of the launch's spans, the one
- * of its kernel's name (names id), else the first; 0 for none.
+ * The span index + 1 of a bucket's launch: of the launch's spans, the
+ * first of its kernel's name (names id), else the first; 0 for none.
  */
-static uint32_t launch_span(const struct launches *ls, struct funcs *f,
-			    const struct tr_pc_sample *b, uint32_t kernel_name)
+static uint32_t launch_span(const struct launches *ls, const struct tr_pc_sample *b,
+			    uint32_t kernel_name)
 {
-	uint64_t first;
+	uint64_t id, span;
 
-	if (!b->correlation || !u64map_get(&ls->first, (uint64_t)b->pid << 32 | b->correlation,
-					   &first))
+	if (!b->correlation || !u64map_get(&ls->ids, (uint64_t)b->pid << 32 | b->correlation, &id))
 		return 0;
-	for (uint32_t s = (uint32_t)first; s; s = ls->next[s - 1])
-		if (funcs_span_frame(f, f->m->t.spans.v[s - 1].name) == kernel_name)
-			return s;
-	return (uint32_t)first;
+	if (!u64map_get(&ls->spans, id << 32 | kernel_name, &span))
+		u64map_get(&ls->spans, id << 32, &span);
+	return (uint32_t)span;
 }
 
 /* A bucket joined to no launch has no thread or lane to select it by: --pid and --rank only. */
@@ -384,13 +387,13 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 
 	memset(v, 0, sizeof(*v));
 	pc_lines_init(&v->lines, m);
-	launches_build(&ls, m);
+	launches_build(&ls, f);
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++)
 		lane_selected[m->threads.v[ti].lane] = filter_lane(flt, f, &m->threads.v[ti]);
 	for (size_t i = 0; i < m->t.pc_samples.len; i++) {
 		const struct tr_pc_sample *b = &m->t.pc_samples.v[i];
 		uint32_t name = funcs_span_frame(f, b->function);
-		uint32_t span = launch_span(&ls, f, b, name);
+		uint32_t span = launch_span(&ls, b, name);
 		struct pc_entry *e;
 
 		if (span ? !filter_span(flt, f, lane_selected, &m->t.spans.v[span - 1])
