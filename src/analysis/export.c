@@ -93,10 +93,9 @@ bool export_window_has_events(const struct model *m, uint64_t start_ns, uint64_t
 
 bool export_meta_last(const struct model *m, size_t i)
 {
-	for (size_t j = i + 1; j < m->t.meta.len; j++)
-		if (!strcmp(m->t.meta.v[j].key, m->t.meta.v[i].key))
-			return false;
-	return true;
+	const struct tr_meta *kv = &m->t.meta.v[i];
+
+	return kv->key && model_meta(m, kv->key) == kv->value;
 }
 
 /* Whether [start, start + dur) meets the window; an instant when it is in it. */

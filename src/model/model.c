@@ -233,6 +233,15 @@ static void index_strings(struct model *m)
 	}
 }
 
+/* Each meta key's last row, so that model_meta is one lookup, not a scan of them all. */
+static void index_meta(struct model *m)
+{
+	m->meta_last = xcalloc(m->t.meta.len + 1, sizeof(*m->meta_last));
+	for (size_t i = 0; i < m->t.meta.len; i++)
+		if (m->t.meta.v[i].key)
+			m->meta_last[strtab_intern(&m->meta_keys, m->t.meta.v[i].key) - 1] = i;
+}
+
 static void index_counters(struct model *m)
 {
 	struct strtab names = {0};
@@ -363,6 +372,7 @@ void model_index(struct model *m)
 	model_index_symbols(m);
 	index_span_attrs(m);
 	index_strings(m);
+	index_meta(m);
 	index_counters(m);
 	index_metrics(m);
 	m->start_ts = start_ns && start_ns <= m->first_ts ? start_ns : m->first_ts;
@@ -377,12 +387,15 @@ static void free_indexes(struct model *m)
 	free(m->loc_syms);
 	free(m->span_attrs);
 	free(m->text_string_id);
+	free(m->meta_last);
 	free(m->metric_points);
 	free(m->metric_first);
 	strtab_free(&m->texts);
+	strtab_free(&m->meta_keys);
 	m->loc_syms = NULL;
 	m->span_attrs = NULL;
 	m->text_string_id = NULL;
+	m->meta_last = NULL;
 	m->metric_points = NULL;
 	m->metric_first = NULL;
 	m->real_threads = 0;
@@ -422,7 +435,9 @@ const char *model_str(const struct model *m, uint32_t id)
 
 const char *model_meta(const struct model *m, const char *key)
 {
-	return meta_in(m->t.meta.v, m->t.meta.len, key);
+	uint32_t id = strtab_find(&m->meta_keys, key);
+
+	return id ? m->t.meta.v[m->meta_last[id - 1]].value : NULL;
 }
 
 const char *model_rank_meta(const struct model *m, size_t r, const char *key)

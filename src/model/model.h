@@ -102,6 +102,8 @@ struct model {
 	VEC(struct tr_counter) counters; /* one per name, last value wins */
 	struct strtab texts;		/* distinct string texts, for model_string_id */
 	uint32_t *text_string_id;	/* by texts id - 1: the first string id with it */
+	struct strtab meta_keys;	/* distinct meta keys */
+	size_t *meta_last;		/* by meta_keys id - 1: the index of its last row */
 	struct model_span_attrs *span_attrs; /* by span id; [0] unused */
 	/* The values of metric id i: metric_points[metric_first[i] .. metric_first[i + 1]), by time. */
 	struct model_point *metric_points;
