@@ -445,7 +445,8 @@ void calltree_print_folded(FILE *out, const struct calltree *t, const struct fun
 /*
  * Calls fn for each node of some weight but the root, parents first in the
  * folded stacks' order, with its path: the names from the thread down to
- * it, joined by ';', and its own weight.
+ * it, each escaped as text_escape_folded does (util/text.h), joined by
+ * ';', and its own weight.
  */
 typedef void calltree_path_fn(void *ctx, uint32_t node, const char *path, uint64_t self);
 void calltree_walk_paths(const struct calltree *t, const struct funcs *f, enum calltree_weight w,

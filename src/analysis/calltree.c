@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* A thread name under the node it hangs from: the root, or its rank's. */
@@ -507,7 +508,7 @@ static void print_node(FILE *out, const struct calltree *t, const struct funcs *
 		fprintf(out, "%7.3fms %8" PRIu64, (double)n->target_total / 1e6, n->spans_total);
 	else
 		fprintf(out, "%7.2f%% %9" PRIu64, share(n->total, all), n->total);
-	fprintf(out, "  %*s%s\n", (int)(2 * n->depth), "", funcs_name(f, n->name));
+	fprintf(out, "  %*s%s\n", (int)(2 * n->depth), "", text_escape(funcs_name(f, n->name)));
 	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
 		if (shown(t, t->kids[k], min_percent))
 			print_node(out, t, f, t->kids[k], min_percent);
@@ -546,7 +547,7 @@ static void walk_paths(struct path_walk *pw, uint32_t i)
 	if (!calltree_weight_total(n, pw->w))
 		return;
 	if (n->depth) {
-		const char *name = funcs_name(pw->f, n->name);
+		const char *name = text_escape_folded(funcs_name(pw->f, n->name));
 		size_t name_len = strlen(name);
 
 		VEC_RESERVE(&pw->path, name_len + 2);	/* ';', the name, its NUL */

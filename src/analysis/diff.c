@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -609,7 +610,8 @@ static void change_text(char *buf, size_t size, const struct diff_row *row)
 static void print_header(FILE *out, const struct diff *d, const struct diff_opts *o,
 			 const char *base_path, const char *new_path, const char *lead)
 {
-	fprintf(out, "%sgtrace diff: '%s' -> '%s'\n", lead, base_path, new_path);
+	fprintf(out, "%sgtrace diff: '%s' -> '%s'\n", lead, text_escape(base_path),
+		text_escape(new_path));
 	fprintf(out, "%snormalize %s, confidence %g%%, threshold %g%%; %zu rows, %zu tested: "
 		"%zu regression%s, %zu improvement%s, %zu added, %zu removed\n",
 		lead, o->normalize_total ? "total" : "none", 100 * o->confidence,
@@ -657,9 +659,10 @@ static void print_text(FILE *out, const struct diff *d, const struct diff_opts *
 
 		row_cells(&c, row, o);
 		fprintf(out, "  %-6s %10" PRIu64 " %10" PRIu64 " %12s %12s %9s %10.3f %9.2g%s %-11s  %s\n",
-			diff_kind_name(row->kind), row->base.count, row->new.count, c.base, c.new,
-			c.change, row->impact_ms, row->p, row->significant ? "*" : " ",
-			diff_status_name(row->status), c.name);
+			diff_kind_name(row->kind), row->base.count, row->new.count,
+			text_escape(c.base), text_escape(c.new), c.change, row->impact_ms, row->p,
+			row->significant ? "*" : " ", diff_status_name(row->status),
+			text_escape(c.name));
 	}
 	if (n < d->rows.len)
 		fprintf(out, "# ... %zu more rows (-n)\n", d->rows.len - n);
@@ -689,8 +692,9 @@ static void print_markdown(FILE *out, const struct diff *d, const struct diff_op
 		row_cells(&c, row, o);
 		fprintf(out, "| %s%s%s | %s | ", bold, diff_status_name(row->status), bold,
 			diff_kind_name(row->kind));
-		utf8_fput(out, c.name, put_md_ascii);
-		fprintf(out, " | %s | %s | %s | %.3f | %.2g%s |\n", c.base, c.new, c.change,
+		utf8_fput(out, text_escape(c.name), put_md_ascii);
+		fprintf(out, " | %s | %s | %s | %.3f | %.2g%s |\n", text_escape(c.base),
+			text_escape(c.new), c.change,
 			row->impact_ms, row->p, row->significant ? " \\*" : "");
 	}
 	if (n < d->rows.len)

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -688,7 +689,7 @@ static void put_kernels(FILE *out, const struct gpu_table *t, const struct model
 		put_rank(out, m, row->rank);
 		put_stats(out, &row->st, t->total_ns);
 		fprintf(out, "  %-*s  %-*s  %*s  %-*s  %s\n", wg, k.grid, wb, k.block, wr, k.regs,
-			wo, k.occupancy, plain ? plain : name);
+			wo, k.occupancy, text_escape(plain ? plain : name));
 		free(plain);
 	}
 	if (varies)
@@ -754,7 +755,7 @@ static void put_copies(FILE *out, const struct gpu_table *t, const struct model 
 			row->st.count, bytes,
 			(double)row->st.total_ns / (double)row->st.count / 1e3,
 			row->st.total_ns ? (double)row->bytes / (double)row->st.total_ns : 0.0,
-			row->min_gbps, row->max_gbps, kind);
+			row->min_gbps, row->max_gbps, text_escape(kind));
 	}
 }
 
@@ -771,8 +772,19 @@ static void put_calls(FILE *out, const struct gpu_table *t, const struct model *
 	for (size_t i = 0; i < rows; i++) {
 		put_rank(out, m, t->rows.v[i].rank);
 		put_stats(out, &t->rows.v[i].st, t->total_ns);
-		fprintf(out, "  %s\n", name_or_dash(m, t->rows.v[i].name));
+		fprintf(out, "  %s\n", text_escape(name_or_dash(m, t->rows.v[i].name)));
 	}
+}
+
+/* The kernel's name that starts a kernel-regions lane's name, as the text shows it. */
+static const char *region_kernel(const struct model *m, const struct kregion_row *row,
+				 char **copy)
+{
+	const char *lane = model_str(m, row->lane_name);
+
+	free(*copy);
+	*copy = xstrndup(lane, kregions_kernel_len(lane));
+	return text_escape(*copy);
 }
 
 static void put_regions(FILE *out, const struct gpu_report *r, const struct model *m,
@@ -780,11 +792,12 @@ static void put_regions(FILE *out, const struct gpu_report *r, const struct mode
 {
 	size_t rows = limit && limit < r->regions.len ? limit : r->regions.len;
 	int wk = 6;	/* "Kernel" */
+	char *kernel = NULL;
 
 	if (!r->regions.len)
 		return;
 	for (size_t i = 0; i < rows; i++)
-		wk = max_int(wk, (int)kregions_kernel_len(model_str(m, r->regions.v[i].lane_name)));
+		wk = max_int(wk, (int)strlen(region_kernel(m, &r->regions.v[i], &kernel)));
 	fprintf(out, "#\n# Kernel regions: %zu region%s of %zu kernel%s, %" PRIu64 " collect%s\n"
 		"# Kernel%%: the region's time per (block, group) lane over its kernel's GPU time;"
 		" Imbalance: its slowest block over its median block\n#\n",
@@ -796,7 +809,6 @@ static void put_regions(FILE *out, const struct gpu_report *r, const struct mode
 		"Med us", "Min us", "Max us", "Kernel%", "Imbalance", wk, "Kernel", "Region");
 	for (size_t i = 0; i < rows; i++) {
 		const struct kregion_row *row = &r->regions.v[i];
-		const char *kernel = model_str(m, row->lane_name);
 		char share[16] = "-", imbalance[16] = "-";
 
 		if (row->kernel_ns)
@@ -806,18 +818,19 @@ static void put_regions(FILE *out, const struct gpu_report *r, const struct mode
 			snprintf(imbalance, sizeof(imbalance), "%.2fx",
 				 (double)row->block_max_ns / row->block_median_ns);
 		put_rank(out, m, row->rank);
-		fprintf(out, " %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %8s %9s  %-*.*s  %s\n",
+		fprintf(out, " %10" PRIu64 " %10.3f %10.3f %10.3f %10.3f %8s %9s  %-*s  %s\n",
 			row->instances, (double)row->sum_ns / (double)row->instances / 1e3,
 			row->median_ns / 1e3, (double)row->min_ns / 1e3, (double)row->max_ns / 1e3,
-			share, imbalance, wk, (int)kregions_kernel_len(kernel), kernel,
-			name_or_dash(m, row->region));
+			share, imbalance, wk, region_kernel(m, row, &kernel),
+			text_escape(name_or_dash(m, row->region)));
 	}
+	free(kernel);
 }
 
 void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
 		      const char *path, size_t limit)
 {
-	fprintf(out, "# File: %s\n", path);
+	fprintf(out, "# File: %s\n", text_escape(path));
 	put_kernels(out, &r->kernels, m, limit);
 	put_regions(out, r, m, limit);
 	put_copies(out, &r->copies, m, limit);

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "symbols/cubin.h"
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -653,13 +654,13 @@ static void put_header(FILE *out, const struct pc_report *r, const struct pc_vie
 	const char *period = model_meta(v->lines.m, "cuda.pc.period");
 	char lines[256];
 
-	fprintf(out, "# File: %s\n", path);
+	fprintf(out, "# File: %s\n", text_escape(path));
 	fprintf(out, "# GPU PC samples: %" PRIu64 " in %zu kernel%s", r->samples,
 		r->kernels.len, r->kernels.len == 1 ? "" : "s");
 	if (mode)
-		fprintf(out, ", %s", mode);
+		fprintf(out, ", %s", text_escape(mode));
 	if (period)
-		fprintf(out, ", a sample every 2^%s cycles", period);
+		fprintf(out, ", a sample every 2^%s cycles", text_escape(period));
 	fprintf(out, "\n# %s\n", pc_lines_describe(lines, sizeof(lines), v->by_outcome));
 	fprintf(out, "# Share: a kernel's of all samples; a %s's of its kernel's\n#\n",
 		r->sass ? "SASS offset" : "line");
@@ -671,15 +672,15 @@ static void put_explanations(FILE *out, const struct funcs *f, const struct show
 	int width = sr->not_issued ? (int)strlen(not_issued) : 0;
 
 	for (size_t i = 0; i < sr->names.len; i++)
-		if ((int)strlen(funcs_name(f, sr->names.v[i])) > width)
-			width = (int)strlen(funcs_name(f, sr->names.v[i]));
+		if ((int)strlen(text_escape(funcs_name(f, sr->names.v[i]))) > width)
+			width = (int)strlen(text_escape(funcs_name(f, sr->names.v[i])));
 	if (sr->names.len)
 		fprintf(out, "#\n# Stall reasons:\n");
 	for (size_t i = 0; i < sr->names.len; i++) {
 		const char *name = funcs_name(f, sr->names.v[i]);
 		const char *means = pc_stall_explain(name);
 
-		fprintf(out, "#   %-*s  %s\n", width, name,
+		fprintf(out, "#   %-*s  %s\n", width, text_escape(name),
 			means ? means : "(not known to gtrace)");
 	}
 	if (sr->not_issued)
@@ -701,7 +702,8 @@ void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view 
 
 		for (size_t i = 0; i < shown(kr->rows, limit); i++) {
 			const struct pc_row *row = &r->rows.v[kr->row_first + i];
-			int len = 2 + (int)strlen(row_label(label, sizeof(label), r, v, f, row));
+			int len = 2 + (int)strlen(text_escape(row_label(label, sizeof(label), r, v,
+									 f, row)));
 
 			if (len > width && len <= PLACE_WIDTH_MAX)
 				width = len;
@@ -713,14 +715,15 @@ void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view 
 
 		fprintf(out, "%10" PRIu64 " %7.2f%%  %s\n", kr->samples,
 			percent(kr->samples, r->samples),
-			funcs_name(f, v->kernels.v[kr->kernel].name));
+			text_escape(funcs_name(f, v->kernels.v[kr->kernel].name)));
 		for (size_t i = 0; i < shown(kr->rows, limit); i++) {
 			const struct pc_row *row = &r->rows.v[kr->row_first + i];
 
 			stall_text(stalls, sizeof(stalls), r, f, row);
 			fprintf(out, "%10" PRIu64 " %7.2f%%    %-*s  %s\n", row->samples,
 				percent(row->samples, kr->samples), width - 2,
-				row_label(label, sizeof(label), r, v, f, row), stalls);
+				text_escape(row_label(label, sizeof(label), r, v, f, row)),
+				text_escape(stalls));
 			note_reasons(&reasons, r, row);
 		}
 	}

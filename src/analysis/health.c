@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -119,7 +120,14 @@ static const struct {
 /* A label in its column; a longer one keeps a space before its value. */
 static void field(FILE *out, const char *label)
 {
+	label = text_escape(label);
 	fprintf(out, strlen(label) < 22 ? "%-22s" : "%s ", label);
+}
+
+/* A value from the recording, then the end of its line. */
+static void put_value(FILE *out, const char *value)
+{
+	fprintf(out, "%s\n", text_escape(value));
 }
 
 static double percent(uint64_t part, uint64_t all)
@@ -142,7 +150,7 @@ static void put_counter(FILE *out, const struct model *m, const char *label,
 static void put_container(FILE *out, const struct model *m, const char *path)
 {
 	field(out, "file:");
-	fprintf(out, "%s\n", path);
+	put_value(out, path);
 	field(out, "size:");
 	fprintf(out, "%" PRIu64 " bytes\n", m->file_size);
 	field(out, "format version:");
@@ -199,11 +207,11 @@ static void put_meta(FILE *out, const struct model *m)
 			continue;
 		snprintf(label, sizeof(label), "%s:", meta_lines[i].label);
 		field(out, label);
-		fprintf(out, "%s\n", v ? v : "n/a");
+		put_value(out, v ? v : "n/a");
 	}
 	field(out, "duration:");
 	if (model_meta(m, "duration"))
-		fprintf(out, "%s s\n", model_meta(m, "duration"));
+		fprintf(out, "%s s\n", text_escape(model_meta(m, "duration")));
 	else	/* the recorder was stopped before it could write it */
 		fprintf(out, "%.3f s (from the events read)\n", recording_seconds(m));
 	/* Keys this version has no line for, once each with their last value. */
@@ -215,7 +223,7 @@ static void put_meta(FILE *out, const struct model *m)
 			continue;
 		snprintf(label, sizeof(label), "%s:", kv->key);
 		field(out, label);
-		fprintf(out, "%s\n", kv->value ? kv->value : "");
+		put_value(out, kv->value ? kv->value : "");
 	}
 }
 
@@ -248,8 +256,8 @@ static void put_losses(FILE *out, const struct model *m)
 			rows[i].count,
 			(double)(rows[i].ts > m->start_ts ? rows[i].ts - m->start_ts : 0) / 1e9,
 			rows[i].cpu, rows[i].tid);
-		if (th >= 0)
-			fprintf(out, " (%s)", model_str(m, m->threads.v[th].name));
+		if (th >= 0 && model_str(m, m->threads.v[th].name))
+			fprintf(out, " (%s)", text_escape(model_str(m, m->threads.v[th].name)));
 		fprintf(out, "\n");
 	}
 	if (n > LOSSES_SHOWN)
@@ -331,7 +339,7 @@ static void put_unwinding(FILE *out, const struct model *m)
 		uint64_t v = m->counters.v[i].value;
 
 		if (!strncmp(name, UNWIND_PREFIX, plen))
-			fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%\n", name + plen, v,
+			fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%\n", text_escape(name + plen), v,
 				percent(v, all));
 	}
 }
@@ -410,7 +418,7 @@ static void put_ranks(FILE *out, const struct model *m)
 	if (m->ranks.len < 2)
 		return;
 	for (size_t r = 0; r < m->ranks.len; r++) {
-		int len = (int)strlen(rank_host(m, r));
+		int len = (int)strlen(text_escape(rank_host(m, r)));
 
 		host_width = len > host_width ? len : host_width;
 	}
@@ -440,14 +448,14 @@ static void put_ranks(FILE *out, const struct model *m)
 		else
 			snprintf(drift, sizeof(drift), "-");
 		fprintf(out, "  %6" PRId64 "  %-*s  %14s  %14s  ", k->rank, host_width,
-			rank_host(m, r), shift, drift);
+			text_escape(rank_host(m, r)), shift, drift);
 		if (aligned && k->aligned_by) {
 			signed_duration(residual, sizeof(residual), k->residual_ns);
 			fprintf(out, "%14zu  %14s  ", k->aligned_by, residual);
 		} else if (aligned) {
 			fprintf(out, "%14s  %14s  ", "-", "-");
 		}
-		fprintf(out, "%s\n", k->path ? k->path : "-");
+		put_value(out, k->path ? k->path : "-");
 	}
 }
 
@@ -471,7 +479,7 @@ static void put_target_counters(FILE *out, const struct model *m)
 
 		if (!has_prefix(name, TARGET_PREFIX))
 			continue;
-		fprintf(out, "  %-28s%12" PRIu64 "\n", name + strlen(TARGET_PREFIX), v);
+		fprintf(out, "  %-28s%12" PRIu64 "\n", text_escape(name + strlen(TARGET_PREFIX)), v);
 		if (has_prefix(name, DROPPED_PREFIX))
 			dropped += v;
 	}
@@ -538,7 +546,7 @@ static void put_lanes(FILE *out, const struct model *m, const struct origin_link
 
 		fprintf(out, "  %8" PRIu32 " %#10" PRIx32 " %10" PRIu64 " %12.3f %7.2f%%  %s\n",
 			th->pid, th->tid, th->spans, (double)th->span_ns / 1e6,
-			percent(linked[th->lane], th->spans), name && *name ? name : "-");
+			percent(linked[th->lane], th->spans), text_escape(name && *name ? name : "-"));
 	}
 	free(linked);
 }
@@ -570,7 +578,7 @@ static void put_lane_origins(FILE *out, const struct model *m, const struct orig
 		fprintf(out, "  %8" PRIu32 " %#10" PRIx32, th->pid, th->tid);
 		for (size_t k = 0; k < norder; k++)
 			fprintf(out, " %9" PRIu64, counts[th->lane][order[k]]);
-		fprintf(out, "  %s\n", name && *name ? name : "-");
+		fprintf(out, "  %s\n", text_escape(name && *name ? name : "-"));
 	}
 	free(counts);
 }
@@ -642,7 +650,7 @@ static void put_meta_line(FILE *out, const char *key, const char *value)
 
 	snprintf(label, sizeof(label), "%s:", key);
 	field(out, label);
-	fprintf(out, "%s\n", value ? value : "n/a");
+	put_value(out, value ? value : "n/a");
 }
 
 /* The last value of each key with prefix (or only others: none of is_cuda_meta_line's). */
@@ -719,7 +727,8 @@ static void put_cuda_counters(FILE *out, const struct model *m)
 		const char *name = model_str(m, m->counters.v[i].name);
 
 		if (has_prefix(name, CUDA_PREFIX) && !is_cuda_counter_line(name))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", name, m->counters.v[i].value);
+			fprintf(out, "  %-30s%10" PRIu64 "\n", text_escape(name),
+				m->counters.v[i].value);
 	}
 }
 
@@ -734,8 +743,8 @@ static void put_cuda(FILE *out, const struct model *m)
 	if (!has_cuda(m))
 		return;
 	field(out, "CUDA:");
-	fprintf(out, "%s\n", cuda_explain(m, why, sizeof(why)) ? why
-		: "the recording says nothing about CUDA collection");
+	put_value(out, cuda_explain(m, why, sizeof(why)) ? why
+		  : "the recording says nothing about CUDA collection");
 	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
 		put_meta_line(out, cuda_meta_lines[i], model_meta(m, cuda_meta_lines[i]));
 	put_meta_keys(out, m, CUDA_DEVICE_PREFIX, false);
@@ -796,10 +805,10 @@ static void put_pc_settings(FILE *out, const struct model *m)
 	const char *rate = model_meta(m, "cuda.pc.rate");
 
 	field(out, "PC mode:");
-	fprintf(out, "%s\n", mode ? mode : "n/a");
+	put_value(out, mode ? mode : "n/a");
 	field(out, "PC period:");
 	if (period)
-		fprintf(out, "a sample every 2^%s cycles\n", period);
+		fprintf(out, "a sample every 2^%s cycles\n", text_escape(period));
 	else
 		fprintf(out, "n/a\n");
 	field(out, "PC rate:");
@@ -808,7 +817,7 @@ static void put_pc_settings(FILE *out, const struct model *m)
 	else if (!strcmp(rate, "0"))
 		fprintf(out, "always on\n");
 	else
-		fprintf(out, "about %s pairs a second, in sampling windows\n", rate);
+		fprintf(out, "about %s pairs a second, in sampling windows\n", text_escape(rate));
 }
 
 /* The pairs (buckets) and samples in the file, against what the agent sent. */
@@ -897,7 +906,7 @@ static void put_pc(FILE *out, const struct model *m)
 		fprintf(out, "not requested (gtrace record --gpu-pc-sampling)\n");
 		return;
 	}
-	fprintf(out, "%s\n", status ? status : pc_explain(m, buf, sizeof(buf)));
+	put_value(out, status ? status : pc_explain(m, buf, sizeof(buf)));
 	pc_lines_count(m, lines);
 	put_pc_settings(out, m);
 	put_counts_line(out, m, "PC windows:", windows, windows_words, 3, status != NULL);
@@ -1092,7 +1101,7 @@ static void put_metrics(FILE *out, const struct model *m)
 		fprintf(out, "n/a\n");
 	}
 	field(out, "GPU metrics:");
-	fprintf(out, "%s\n", nvml ? nvml : "n/a");
+	put_value(out, nvml ? nvml : "n/a");
 }
 
 static bool is_counter_line(const char *name)
@@ -1122,7 +1131,7 @@ static void put_other_counters(FILE *out, const struct model *m)
 			fprintf(out, "other counters:\n");
 			header = true;
 		}
-		fprintf(out, "  %-30s%10" PRIu64 "\n", name, m->counters.v[i].value);
+		fprintf(out, "  %-30s%10" PRIu64 "\n", text_escape(name), m->counters.v[i].value);
 	}
 }
 

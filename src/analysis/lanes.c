@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -95,7 +96,8 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 	int width = 4;
 
 	for (size_t i = 0; i < rows; i++) {
-		int len = (int)strlen(str_or_dash(m, lane_thread(m, r->rows.v[i].lane)->name));
+		int len = (int)strlen(text_escape(str_or_dash(m,
+							      lane_thread(m, r->rows.v[i].lane)->name)));
 
 		if (len > width)
 			width = len;
@@ -105,7 +107,7 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 	fprintf(out, "# Lane spans: %" PRIu64 " in %zu lane%s, %.3f ms of target time\n",
 		r->spans, r->lanes, r->lanes == 1 ? "" : "s", (double)r->target_ns / 1e6);
 	if (path)
-		fprintf(out, "# File: %s\n", path);
+		fprintf(out, "# File: %s\n", text_escape(path));
 	fprintf(out, "#\n#%10s %8s %8s %10s %10s %10s  %-*s  %s\n#\n", "Target ms",
 		"Of lane", "Spans", "Avg us", "Min us", "Max us", width, "Lane", "Span");
 	for (size_t i = 0; i < rows; i++) {
@@ -119,7 +121,7 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 			th->span_ns ? 100.0 * (double)row->target_ns / (double)th->span_ns : 0.0,
 			row->spans, (double)row->target_ns / (double)row->spans / 1e3,
 			(double)row->min_ns / 1e3, (double)row->max_ns / 1e3, width,
-			str_or_dash(m, th->name), plain ? plain : name);
+			text_escape(str_or_dash(m, th->name)), text_escape(plain ? plain : name));
 		free(plain);
 	}
 	demangler_free(&d);

@@ -13,6 +13,7 @@
 
 #include "format/buf.h"
 #include "format/file.h"
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -333,7 +334,7 @@ static void put_header(FILE *out, const struct metrics_report *r, const struct m
 {
 	double every = interval_ms(m);
 
-	fprintf(out, "# File: %s\n# Metrics: %zu series", path, r->rows.len);
+	fprintf(out, "# File: %s\n# Metrics: %zu series", text_escape(path), r->rows.len);
 	if (every >= 0)
 		fprintf(out, ", read every %g ms", every);
 	fprintf(out, ", %zu ticks over %.3f s\n", m->t.metric_ticks.len,
@@ -344,7 +345,7 @@ static void put_header(FILE *out, const struct metrics_report *r, const struct m
 	for (size_t i = 0; i < r->rows.len; i++) {
 		if (r->rows.v[i].mask) {
 			fprintf(out, "# %s: the share of a part's readings with a reason other "
-				"than gpu idle\n", series_name(m, &r->rows.v[i]));
+				"than gpu idle\n", text_escape(series_name(m, &r->rows.v[i])));
 			break;
 		}
 	}
@@ -366,8 +367,8 @@ static void put_values(FILE *out, const struct model *m, const struct metric_sta
 		return;
 	}
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
-		fprintf(out, " %11s", st->values ? metric_format(buf, sizeof(buf), unit,
-								 s->decimals, v[i]) : "-");
+		fprintf(out, " %11s", st->values ? text_escape(metric_format(buf, sizeof(buf), unit,
+									     s->decimals, v[i])) : "-");
 	fputc('\n', out);
 }
 
@@ -385,7 +386,7 @@ void metrics_report_print(FILE *out, const struct metrics_report *r, const struc
 	size_t rows = rows_shown(r, limit);
 
 	for (size_t i = 0; i < rows; i++) {
-		int len = (int)strlen(series_name(m, &r->rows.v[i]));
+		int len = (int)strlen(text_escape(series_name(m, &r->rows.v[i])));
 
 		name_width = len > name_width ? len : name_width;
 	}
@@ -398,11 +399,11 @@ void metrics_report_print(FILE *out, const struct metrics_report *r, const struc
 		if (new_subject(r, m, i)) {
 			if (m->ranks.len > 1)
 				fprintf(out, "rank %" PRId64 ": ", m->ranks.v[st->rank].rank);
-			fprintf(out, "%s\n", metric_subject_label(subject, sizeof(subject), m,
-								  &m->t.metrics.v[st->id - 1]));
+			fprintf(out, "%s\n", text_escape(metric_subject_label(subject, sizeof(subject),
+									      m, &m->t.metrics.v[st->id - 1])));
 		}
 		/* The sparkline is width characters of three bytes: padded by hand. */
-		fprintf(out, "   %-*s  %s%*s", name_width, series_name(m, st),
+		fprintf(out, "   %-*s  %s%*s", name_width, text_escape(series_name(m, st)),
 			metric_sparkline(spark, m, st, r->from, r->to, r->width),
 			spark_width - (int)r->width, "");
 		put_values(out, m, st);

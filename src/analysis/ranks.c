@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -530,7 +531,7 @@ void rank_report_print(FILE *out, const struct rank_report *r, const struct mode
 
 	for (size_t i = 0; i < rows; i++) {
 		const char *host = rank_host(m, r->rows.v[i].index);
-		int len = host ? (int)strlen(host) : 1;
+		int len = host ? (int)strlen(text_escape(host)) : 1;
 
 		if (len > width)
 			width = len;
@@ -538,7 +539,7 @@ void rank_report_print(FILE *out, const struct rank_report *r, const struct mode
 	fprintf(out, "# Ranks: %zu recording%s on %zu host%s\n", r->rows.len,
 		r->rows.len == 1 ? "" : "s", r->hosts, r->hosts == 1 ? "" : "s");
 	if (path)
-		fprintf(out, "# File: %s\n", path);
+		fprintf(out, "# File: %s\n", text_escape(path));
 	fprintf(out, "# Wall: the recording's length; CPU: its threads' time on a CPU; Compute, "
 		"Coll CPU: its samples outside and in collective calls (MPI, NCCL, c10d)\n"
 		"# GPU: time when any of its kernels ran; Coll GPU: its nccl kernels; GPU wait: "
@@ -555,7 +556,8 @@ void rank_report_print(FILE *out, const struct rank_report *r, const struct mode
 			snprintf(last, sizeof(last), "%" PRIu64, row->started_last);
 		fprintf(out, " %5" PRId64 "  %-*s %9.3f %9.3f %9.3f %10.3f %9.3f %10.3f %10.3f "
 			"%7s%s\n",
-			m->ranks.v[row->index].rank, width, host ? host : "-", secs(row->wall_ns),
+			m->ranks.v[row->index].rank, width, host ? text_escape(host) : "-",
+			secs(row->wall_ns),
 			secs(row->cpu_ns), secs(row->compute_ns), secs(row->coll_cpu_ns),
 			secs(row->gpu_ns), secs(row->coll_gpu_ns), secs(row->gpu_wait_ns), last,
 			r->basis != STRAGGLER_NONE && i == r->straggler ? "  straggler" : "");

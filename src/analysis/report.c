@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -650,8 +651,8 @@ static void key_widths(int *width, const struct report *r, size_t rows, struct f
 	for (size_t k = 0; k < o->nkeys; k++) {
 		width[k] = (int)strlen(key_headers[o->keys[k]]);
 		for (size_t i = 0; i < rows; i++) {
-			int len = (int)strlen(key_text(&r->rows.v[i], o->keys[k], f,
-						       buf, sizeof(buf)));
+			int len = (int)strlen(text_escape(key_text(&r->rows.v[i], o->keys[k], f,
+								   buf, sizeof(buf))));
 
 			if (len > width[k])
 				width[k] = len;
@@ -670,10 +671,10 @@ static void put_keys(FILE *out, const struct report_row *row, const int *width,
 
 	for (size_t k = 0; k < o->nkeys; k++)
 		fprintf(out, "  %-*s", k + 1 < o->nkeys || last ? width[k] : 0,
-			row ? key_text(row, o->keys[k], f, buf, sizeof(buf))
+			row ? text_escape(key_text(row, o->keys[k], f, buf, sizeof(buf)))
 			    : key_headers[o->keys[k]]);
 	if (last)
-		fprintf(out, "  %s", last);
+		fprintf(out, "  %s", text_escape(last));
 	fputc('\n', out);
 }
 
@@ -747,8 +748,8 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 	const char *event = model_meta(f->m, "event");
 
 	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
-		event ? event : "unknown");
-	fprintf(out, "# File: %s\n#\n", path);
+		event ? text_escape(event) : "unknown");
+	fprintf(out, "# File: %s\n#\n", text_escape(path));
 	print_table(out, r, f, o, &samples);
 }
 

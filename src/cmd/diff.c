@@ -9,6 +9,7 @@
 #include "analysis/diff.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
+#include "util/text.h"
 #include "util/log.h"
 
 /* The exit status of --fail when a regression was found. */
@@ -183,7 +184,8 @@ int cmd_diff(int argc, char **argv)
 		cmd[s] = model_meta(&m[s], "command");
 	}
 	if (cmd[0] && cmd[1] && strcmp(cmd[0], cmd[1]))
-		pr_warn("the recordings ran different commands: '%s' and '%s'", cmd[0], cmd[1]);
+		pr_warn("the recordings ran different commands: '%s' and '%s'", text_escape(cmd[0]),
+			text_escape(cmd[1]));
 	diff_build(&d, &f[0], &f[1], &da.o);
 	diff_print(stdout, &d, &da.o, da.format, a.operands.v[0], a.operands.v[1], da.limit);
 	if (da.fail && diff_regressions(&d, da.fail_on))

@@ -13,6 +13,7 @@
 
 #include "analysis/ranks.h"
 #include "cmd/cmds.h"
+#include "util/text.h"
 #include "util/log.h"
 #include "util/xalloc.h"
 
@@ -30,7 +31,7 @@ static void name_locally(struct model *m, const char *path, const char *symfs)
 	localnames_fill(m, symfs, &st);
 	if (st.missing)
 		pr_warn("'%s' lacks names (its recorder did not finish): %zu of %zu addresses "
-			"named from the local files%s", path, st.named, st.missing,
+			"named from the local files%s", text_escape(path), st.named, st.missing,
 			st.stale_dsos ? ", some files skipped: not the recorded build" : "");
 }
 
@@ -43,20 +44,20 @@ static int load(struct model *m, const char *path, const char *symfs)
 	int err = model_load(m, path);
 
 	if (err == -ENODATA) {
-		pr_err("cannot read '%s': the file is empty", path);
+		pr_err("cannot read '%s': the file is empty", text_escape(path));
 		return EXIT_FAIL;
 	}
 	if (err) {
-		pr_err("cannot read '%s': %s", path, tr_strerror(err));
+		pr_err("cannot read '%s': %s", text_escape(path), tr_strerror(err));
 		return EXIT_FAIL;
 	}
 	if (m->damage == -TR_ERR_TRUNCATED)
 		pr_warn("'%s' is truncated after chunk %llu (offset %llu); showing what was read",
-			path, (unsigned long long)m->chunks,
+			text_escape(path), (unsigned long long)m->chunks,
 			(unsigned long long)m->damage_offset);
 	else if (m->damage)
 		pr_warn("'%s' is damaged after chunk %llu (offset %llu): %s; showing what was read",
-			path, (unsigned long long)m->chunks,
+			text_escape(path), (unsigned long long)m->chunks,
 			(unsigned long long)m->damage_offset, tr_strerror(m->damage));
 	if (localnames_needed(m))
 		name_locally(m, path, symfs);
@@ -169,7 +170,8 @@ bool offline_has_pc_samples(const struct model *m, const char *path)
 
 	if (m->t.pc_samples.len)
 		return true;
-	pr_err("no GPU PC samples in '%s': %s", path, pc_explain(m, why, sizeof(why)));
+	pr_err("no GPU PC samples in '%s': %s", text_escape(path),
+	       text_escape(pc_explain(m, why, sizeof(why))));
 	return false;
 }
 
@@ -348,7 +350,7 @@ static int add_dir(path_vec *paths, const char *dir)
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 			is_trace = tr_file_is_trace(path);
 		if (is_trace < 0) {
-			pr_err("cannot read '%s': %s", path, strerror(-is_trace));
+			pr_err("cannot read '%s': %s", text_escape(path), strerror(-is_trace));
 			status = EXIT_FAIL;
 		}
 		if (is_trace > 0)

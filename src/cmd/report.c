@@ -9,6 +9,7 @@
 #include "analysis/ranks.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
+#include "util/text.h"
 #include "util/log.h"
 
 #define DEFAULT_SORT "comm,dso,symbol"
@@ -165,8 +166,8 @@ static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t l
 	} else if (r.lanes || r.regions.len) {
 		gpu_report_print(stdout, &r, f->m, path, limit);
 	} else {
-		pr_info("no CUDA activity in '%s'", path);
-		pr_info("%s", cuda_explain(f->m, why, sizeof(why)) ? why
+		pr_info("no CUDA activity in '%s'", text_escape(path));
+		pr_info("%s", cuda_explain(f->m, why, sizeof(why)) ? text_escape(why)
 			: "the recording holds no CUDA information");
 	}
 	gpu_report_free(&r);
