@@ -464,10 +464,19 @@ void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_
 		       const struct pc_view *v, bool nvtx_frames);
 /*
  * flame --diff: a base and a new call tree joined by path (the names from
- * the thread down to a frame), each path with its own weight in both.
+ * the thread down to a frame), each path with its own weight in both. A
+ * path is its caller's path and its name: the memory grows with the
+ * frames, not with the length of their paths.
  */
+struct flame_path {
+	uint32_t caller;		/* path id, 0 for a thread's (or a rank's) */
+	uint32_t name;			/* id in flame_diff.names */
+};
+
 struct flame_diff {
-	struct strtab paths;		/* path -> id */
+	struct strtab names;		/* frame names, escaped as folded stacks write them */
+	struct u64map path_ids;		/* caller << 32 | name -> path id */
+	VEC(struct flame_path) paths;	/* by path id - 1 */
 	VEC(uint64_t) self[2];		/* by path id - 1: base [0], new [1] */
 	uint64_t total[2];
 	uint32_t *node_path;		/* by new tree node: its path id */
