@@ -143,10 +143,14 @@ struct svg_ctx {
 /* Counts characters, not bytes, and never cuts one in two. */
 static void put_label(FILE *out, const char *name, double width)
 {
-	long fits = (long)((width - 6) / CHAR_WIDTH), chars = 0;
+	long fits, chars = 0;
 	size_t len = 0, cut = 0;
 	char buf[512];
 
+	/* No frame is wider than the graph: said in double, which a long could not hold. */
+	if (!(width <= SVG_WIDTH))
+		width = SVG_WIDTH;
+	fits = (long)((width - 6) / CHAR_WIDTH);
 	if (fits < 3)
 		return;
 	while (name[len]) {
@@ -207,7 +211,8 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 
 	for (uint32_t k = c->t->kid_start[i]; k < c->t->kid_start[i + 1]; k++) {
 		put_frame(c, c->t->kids[k], offset);
-		offset += calltree_weight_total(&c->t->nodes.v[c->t->kids[k]], c->weight);
+		offset = calltree_add(offset,
+				      calltree_weight_total(&c->t->nodes.v[c->t->kids[k]], c->weight));
 	}
 }
 
