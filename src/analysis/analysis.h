@@ -72,8 +72,10 @@ void funcs_free(struct funcs *f);
 /* The func ids of a stack node's location, innermost first. */
 const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n);
 const char *funcs_name(const struct funcs *f, uint32_t name_id);
-/* The names id of a thread's name: its comm, or ":TID" when it has none. */
+/* The names id of a thread's name: its latest comm, or ":TID" when it has none. */
 uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th);
+/* The same for the name of string id name_id, one of those it had (model_name). */
+uint32_t funcs_thread_named(struct funcs *f, const struct model_thread *th, uint32_t name_id);
 /* The names id of a Python location's "file.py:line"; 0 for another location. */
 uint32_t funcs_python_line(struct funcs *f, uint32_t loc);
 
@@ -118,8 +120,12 @@ bool filter_rank(const struct sample_filter *flt, int64_t rank);
 bool filter_process(const struct sample_filter *flt, const struct model *m, uint32_t pid);
 /* The rank number (model_rank.rank) of the recording that process pid is in. */
 int64_t pid_rank(const struct model *m, uint32_t pid);
+/* Whether a thread passes the filter: --comm by its latest name. */
 bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 		   const struct model_thread *th);
+/* Whether its samples taken while it had the name of string id name do. */
+bool filter_thread_named(const struct sample_filter *flt, struct funcs *f,
+			 const struct model_thread *th, uint32_t name);
 /* Whether a lane's work is selected: as a thread, and only without a dso filter. */
 bool filter_lane(const struct sample_filter *flt, struct funcs *f,
 		 const struct model_thread *lane);
@@ -249,6 +255,12 @@ struct stack_counts {
  * 0 for samples of lanes and unknown tids. Free it.
  */
 uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group);
+/*
+ * The same by the name its thread had when it was taken: name_group[index
+ * in m->names], so that a thread renamed puts its samples in the group of
+ * each name.
+ */
+uint32_t *groups_by_name(const struct model *m, const uint32_t *name_group);
 
 /*
  * Counts the samples by (sample_group[sample index], leaf node); group 0
@@ -307,7 +319,8 @@ struct report_opts {
 int report_parse_keys(struct report_opts *o, const char *list);
 
 struct report_row {
-	uint32_t thread;	/* a thread of the row: its comm, pid, tid */
+	uint32_t thread;	/* a thread of the row: its pid, tid */
+	uint32_t comm;		/* string id of that thread's name when sampled, 0 none */
 	uint32_t func;		/* a func of the row: its dso, symbol */
 	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
 	uint32_t pyline;	/* names id of its innermost Python frame's place, 0 none */

@@ -325,10 +325,11 @@ static uint32_t group_of(struct tree_builder *b, uint32_t part, uint32_t chain)
 	return id;
 }
 
-/* The part of a thread: its name under its root. */
-static uint32_t part_of(struct tree_builder *b, struct funcs *f, const struct model_thread *th)
+/* The part of a thread while it had the name of string id name_id: that name under its root. */
+static uint32_t part_of(struct tree_builder *b, struct funcs *f, const struct model_thread *th,
+			uint32_t name_id)
 {
-	uint32_t root = root_of(b, f, th->pid), name = funcs_thread_name(f, th);
+	uint32_t root = root_of(b, f, th->pid), name = funcs_thread_named(f, th, name_id);
 	uint32_t id = u64map_pair_id(&b->part_ids, root, name);
 
 	if (id > b->parts.len)
@@ -336,20 +337,27 @@ static uint32_t part_of(struct tree_builder *b, struct funcs *f, const struct mo
 	return id;
 }
 
-/* By sample index: its group, from its thread's part and, with frames, its NVTX ranges. */
+/*
+ * By sample index: its group, from its thread's part by the name it had
+ * then and, with frames, its NVTX ranges.
+ */
 static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
 			       const struct sample_filter *flt, bool nvtx_frames)
 {
 	const struct model *m = f->m;
-	uint32_t *thread_part = xcalloc(m->real_threads + 1, sizeof(*thread_part));
+	uint32_t *name_part = xcalloc(m->names.len + 1, sizeof(*name_part));
 	uint32_t *groups, *chains = NULL;
 	uint32_t last_part = 0, last_chain = 0, last_group = 0;
 
-	for (size_t ti = 0; ti < m->real_threads; ti++)
-		if (!flt || filter_thread(flt, f, &m->threads.v[ti]))
-			thread_part[ti] = part_of(b, f, &m->threads.v[ti]);
-	groups = groups_by_sample(m, thread_part);
-	free(thread_part);
+	for (size_t ti = 0; ti < m->real_threads; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		for (uint32_t n = th->first_name; n < th->first_name + th->names; n++)
+			if (!flt || filter_thread_named(flt, f, th, m->names.v[n].name))
+				name_part[n] = part_of(b, f, th, m->names.v[n].name);
+	}
+	groups = groups_by_name(m, name_part);
+	free(name_part);
 	if (nvtx_frames)
 		chains = nvtx_sample_chains(&b->ranges, m);
 	for (size_t i = 0; i < m->t.samples.len; i++) {

@@ -65,11 +65,13 @@ int report_parse_keys(struct report_opts *o, const char *list)
 
 /*
  * A group is what the thread keys and the NVTX and Python keys make of a
- * sample: its thread's part of the key tuple, its innermost range, and its
- * innermost Python frame's place.
+ * sample: its thread's part of the key tuple (by the name the thread had
+ * when it was taken), its innermost range, and its innermost Python
+ * frame's place.
  */
 struct group {
 	uint32_t thread;	/* a thread of the group */
+	uint32_t comm;		/* string id of that thread's name then */
 	uint32_t nvtx;		/* string id of the innermost range, 0 none */
 	uint32_t pyline;	/* names id of "file.py:line", 0 none */
 };
@@ -81,9 +83,10 @@ struct row_builder {
 	struct u64map group_ids; /* (thread part, range name) pair << 32 | pyline -> group */
 	VEC(struct group) groups; /* by group - 1 */
 	struct u64map rows;	/* group << 32 | func part -> row index */
-	uint32_t *thread_part;	/* by thread index; 0 filtered out */
+	uint32_t *name_part;	/* by index in m->names; 0 filtered out */
 	uint32_t *func_part;	/* by func id */
 	uint32_t *part_thread;	/* by thread part: a thread having it */
+	uint32_t *part_comm;	/* by thread part: string id of that thread's name */
 	uint32_t *sample_group;	/* by sample index; 0 filtered out */
 	uint32_t *cache_group;	/* by func id: group cache_row is for */
 	uint32_t *cache_row;	/* by func id */
@@ -104,33 +107,46 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 	const struct model *m = f->m;
 	uint32_t shared = 0;
 
-	b->thread_part = xcalloc(m->real_threads + 1, sizeof(*b->thread_part));
+	b->name_part = xcalloc(m->names.len + 1, sizeof(*b->name_part));
 	for (size_t ti = 0; ti < m->real_threads; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
-		uint32_t part = 0;
 
-		if (o->filter && !filter_thread(o->filter, f, th))
-			continue;
-		for (size_t k = 0; k < o->nkeys; k++) {
-			if (o->keys[k] == KEY_COMM)
-				part = u64map_pair_id(&b->pairs, part, funcs_thread_name(f, th));
-			else if (o->keys[k] == KEY_PID)
-				part = u64map_pair_id(&b->pairs, part, th->pid);
-			else if (o->keys[k] == KEY_TID)
-				part = u64map_pair_id(&b->pairs, part, th->tid);
-			else if (o->keys[k] == KEY_RANK)
-				part = u64map_pair_id(&b->pairs, part,
-						      (uint32_t)pid_rank(m, th->pid));
+		for (uint32_t n = th->first_name; n < th->first_name + th->names; n++) {
+			uint32_t part = 0, name = m->names.v[n].name;
+
+			if (o->filter && !filter_thread_named(o->filter, f, th, name))
+				continue;
+			for (size_t k = 0; k < o->nkeys; k++) {
+				if (o->keys[k] == KEY_COMM)
+					part = u64map_pair_id(&b->pairs, part,
+							      funcs_thread_named(f, th, name));
+				else if (o->keys[k] == KEY_PID)
+					part = u64map_pair_id(&b->pairs, part, th->pid);
+				else if (o->keys[k] == KEY_TID)
+					part = u64map_pair_id(&b->pairs, part, th->tid);
+				else if (o->keys[k] == KEY_RANK)
+					part = u64map_pair_id(&b->pairs, part,
+							      (uint32_t)pid_rank(m, th->pid));
+			}
+			/* Without thread keys every thread shares one part, unlike any tuple's. */
+			if (!part && !shared)
+				shared = u64map_pair_id(&b->pairs, 0, 0);
+			b->name_part[n] = part ? part : shared;
 		}
-		/* Without thread keys every thread shares one part, unlike any tuple's. */
-		if (!part && !shared)
-			shared = u64map_pair_id(&b->pairs, 0, 0);
-		b->thread_part[ti] = part ? part : shared;
 	}
 	b->part_thread = xcalloc(b->pairs.len + 1, sizeof(*b->part_thread));
-	for (size_t ti = m->real_threads; ti-- > 0;)
-		if (b->thread_part[ti])
-			b->part_thread[b->thread_part[ti]] = (uint32_t)ti;
+	b->part_comm = xcalloc(b->pairs.len + 1, sizeof(*b->part_comm));
+	/* The first thread of each part, and the name it had. */
+	for (size_t ti = m->real_threads; ti-- > 0;) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		for (uint32_t n = th->first_name + th->names; n-- > th->first_name;) {
+			if (b->name_part[n]) {
+				b->part_thread[b->name_part[n]] = (uint32_t)ti;
+				b->part_comm[b->name_part[n]] = m->names.v[n].name;
+			}
+		}
+	}
 }
 
 static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx, uint32_t pyline)
@@ -142,6 +158,7 @@ static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx, ui
 		struct group *g = VEC_PUSH(&b->groups);
 
 		g->thread = b->part_thread[part];
+		g->comm = b->part_comm[part];
 		g->nvtx = nvtx;
 		g->pyline = pyline;
 	}
@@ -180,7 +197,7 @@ static void make_sample_groups(struct row_builder *b, struct funcs *f,
 	uint32_t *chains = NULL, *pylines = has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
 	struct nvtx_ranges ranges = {0};
 
-	b->sample_group = groups_by_sample(m, b->thread_part);
+	b->sample_group = groups_by_name(m, b->name_part);
 	if (has_key(o, KEY_NVTX)) {
 		nvtx_ranges_build(&ranges, m);
 		chains = nvtx_sample_chains(&ranges, m);
@@ -242,6 +259,7 @@ static uint32_t row_at(struct row_builder *b, uint32_t group, uint32_t part, uin
 		u64map_put(&b->rows, key, at);
 		row = VEC_PUSH(&b->r->rows);
 		row->thread = b->groups.v[group - 1].thread;
+		row->comm = b->groups.v[group - 1].comm;
 		row->nvtx = b->groups.v[group - 1].nvtx;
 		row->pyline = b->groups.v[group - 1].pyline;
 		row->func = func;
@@ -550,7 +568,9 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	    (c = strcmp(funcs_name(ctx->f, ctx->f->v.v[a->from].name),
 			funcs_name(ctx->f, ctx->f->v.v[b->from].name))))
 		return c;
-	return a->thread < b->thread ? -1 : a->thread > b->thread;
+	if (a->thread != b->thread)
+		return a->thread < b->thread ? -1 : 1;
+	return a->comm < b->comm ? -1 : a->comm > b->comm;
 }
 
 /* The rows of the samples, or with links, of the lane work queued from their stacks. */
@@ -582,7 +602,8 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	u64map_free(&b.group_ids);
 	VEC_FREE(&b.groups);
 	u64map_free(&b.rows);
-	free(b.thread_part);
+	free(b.name_part);
+	free(b.part_comm);
 	free(b.func_part);
 	free(b.part_thread);
 	free(b.sample_group);
@@ -614,7 +635,7 @@ static const char *key_text(const struct report_row *row, enum report_key k,
 
 	switch (k) {
 	case KEY_COMM:
-		return funcs_name(f, funcs_thread_name(f, th));
+		return funcs_name(f, funcs_thread_named(f, th, row->comm));
 	case KEY_DSO:
 		return funcs_name(f, f->v.v[row->func].dso);
 	case KEY_SYMBOL:

@@ -175,7 +175,12 @@ const char *funcs_name(const struct funcs *f, uint32_t name_id)
 
 uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th)
 {
-	const char *name = model_str(f->m, th->name);
+	return funcs_thread_named(f, th, th->name);
+}
+
+uint32_t funcs_thread_named(struct funcs *f, const struct model_thread *th, uint32_t name_id)
+{
+	const char *name = model_str(f->m, name_id);
 	char tid[16];
 
 	if (name && *name)
@@ -317,12 +322,18 @@ bool filter_process(const struct sample_filter *flt, const struct model *m, uint
 bool filter_thread(const struct sample_filter *flt, struct funcs *f,
 		   const struct model_thread *th)
 {
+	return filter_thread_named(flt, f, th, th->name);
+}
+
+bool filter_thread_named(const struct sample_filter *flt, struct funcs *f,
+			 const struct model_thread *th, uint32_t name)
+{
 	if (!filter_process(flt, f->m, th->pid))
 		return false;
 	if (flt->tids.len && !has_id(flt->tids.v, flt->tids.len, th->tid))
 		return false;
 	return !flt->comms.len || has_str(flt->comms.v, flt->comms.len,
-					  funcs_name(f, funcs_thread_name(f, th)));
+					  funcs_name(f, funcs_thread_named(f, th, name)));
 }
 
 bool filter_lane(const struct sample_filter *flt, struct funcs *f,
@@ -375,22 +386,41 @@ static int cmp_stack_count(const void *a, const void *b)
 	return x->span < y->span ? -1 : x->span > y->span;
 }
 
-uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
+uint32_t *groups_by_name(const struct model *m, const uint32_t *name_group)
 {
 	uint32_t *groups = xcalloc(m->t.samples.len + 1, sizeof(*groups));
-	uint32_t last_tid = 0, group = 0;
+	const struct model_thread *th = NULL;
 
 	for (size_t i = 0; i < m->t.samples.len; i++) {
 		const struct tr_sample *s = &m->t.samples.v[i];
 
-		if (i == 0 || s->tid != last_tid) {
+		/* Samples come in runs of one thread: one lookup a run. */
+		if (i == 0 || s->tid != s[-1].tid) {
 			long ti = model_real_thread_index(m, s->tid);
 
-			last_tid = s->tid;
-			group = ti >= 0 ? thread_group[ti] : 0;
+			th = ti >= 0 ? &m->threads.v[ti] : NULL;
 		}
-		groups[i] = group;
+		/* One name, as most threads have: no search. */
+		if (th && th->names == 1)
+			groups[i] = name_group[th->first_name];
+		else if (th)
+			groups[i] = name_group[model_name_at(m, th, s->ts)];
 	}
+	return groups;
+}
+
+uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
+{
+	uint32_t *name_group = xcalloc(m->names.len + 1, sizeof(*name_group)), *groups;
+
+	for (size_t ti = 0; ti < m->real_threads; ti++) {
+		const struct model_thread *th = &m->threads.v[ti];
+
+		for (uint32_t k = 0; k < th->names; k++)
+			name_group[th->first_name + k] = thread_group[ti];
+	}
+	groups = groups_by_name(m, name_group);
+	free(name_group);
 	return groups;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
@@ -26,6 +27,46 @@ static const char *thread_name(const struct model *m, const struct model_thread 
 	const char *name = model_str(m, th->name);
 
 	return name && *name ? name : "-";
+}
+
+#define EARLIER_NAMES_SHOWN 3
+
+/*
+ * A thread's row name in the text: its name escaped; for a real thread
+ * sampled under other names before, those too, in order: "worker (was
+ * main)". Free it.
+ */
+static char *row_name(const struct model *m, const struct model_thread *th)
+{
+	const char *latest = thread_name(m, th);
+	const char *shown[EARLIER_NAMES_SHOWN];
+	size_t nshown = 0, len;
+	bool more = false;
+	char *text;
+	FILE *f = open_memstream(&text, &len);
+
+	fputs(text_escape(latest), f);
+	for (uint32_t n = th->first_name; !th->lane && n < th->first_name + th->names; n++) {
+		const char *name = model_str(m, m->names.v[n].name);
+		size_t k = 0;
+
+		if (!m->names.v[n].samples || !name || !*name || !strcmp(name, latest))
+			continue;
+		while (k < nshown && strcmp(shown[k], name))
+			k++;
+		if (k < nshown)
+			continue;
+		if (nshown == EARLIER_NAMES_SHOWN) {
+			more = true;
+			break;
+		}
+		fprintf(f, "%s%s", nshown ? ", " : " (was ", text_escape(name));
+		shown[nshown++] = name;
+	}
+	if (nshown)
+		fputs(more ? ", ...)" : ")", f);
+	fclose(f);
+	return text;
 }
 
 static const char *lane_kind(const struct model *m, const struct model_thread *th)
@@ -58,10 +99,12 @@ static int name_width(const struct model *m, const size_t *idx, size_t n)
 	int width = 4;
 
 	for (size_t i = 0; i < n; i++) {
-		int len = (int)strlen(thread_name(m, &m->threads.v[idx[i]]));
+		char *name = row_name(m, &m->threads.v[idx[i]]);
+		int len = (int)strlen(name);
 
 		if (len > width)
 			width = len;
+		free(name);
 	}
 	return width;
 }
@@ -137,7 +180,7 @@ static void put_processes(FILE *out, const struct model *m, const struct thread_
 
 	for (size_t i = 0; i < n; i++) {
 		const char *name = metric_process_name(m, p[i].pid);
-		int len = name ? (int)strlen(name) : 1;
+		int len = name ? (int)strlen(text_escape(name)) : 1;
 
 		width = len > width ? len : width;
 	}
@@ -150,7 +193,8 @@ static void put_processes(FILE *out, const struct model *m, const struct thread_
 		const char *name = metric_process_name(m, p[i].pid);
 
 		put_rank(out, r, m, p[i].pid, false);
-		fprintf(out, "%8" PRIu32 "  %-*s  %10s  %9s\n", p[i].pid, width, name ? name : "-",
+		fprintf(out, "%8" PRIu32 "  %-*s  %10s  %9s\n", p[i].pid, width,
+			name ? text_escape(name) : "-",
 			p[i].rss_known ? metric_format(rss, sizeof(rss), "KiB", 0, p[i].peak_rss_kib)
 				       : "-",
 			p[i].cpu_known ? metric_format(cpu, sizeof(cpu), "%", 1, p[i].cpu_percent)
@@ -178,10 +222,12 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 		width, "Name", "Samples", "On-CPU ms", "Off-CPU ms", "First s", "Last s");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
+		char *name = row_name(m, th);
 
 		put_rank(out, &r, m, th->pid, false);
 		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %8" PRIu64, th->pid, th->tid,
-			width, thread_name(m, th), th->samples);
+			width, name, th->samples);
+		free(name);
 		put_ms(out, oncpu, model_thread_oncpu_ns(m, th));
 		put_ms(out, offcpu, th->offcpu_ns);
 		put_seen(out, m, th);
@@ -195,7 +241,7 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 	width = name_width(m, idx + real, lanes);
 	kind_width = 4;
 	for (size_t i = real; i < real + lanes; i++) {
-		int len = (int)strlen(lane_kind(m, &m->threads.v[idx[i]]));
+		int len = (int)strlen(text_escape(lane_kind(m, &m->threads.v[idx[i]])));
 
 		if (len > kind_width)
 			kind_width = len;
@@ -212,7 +258,8 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 		snprintf(tid, sizeof(tid), "%#" PRIx32, th->tid);
 		put_rank(out, &r, m, th->pid, false);
 		fprintf(out, "%8" PRIu32 " %10s  %-*s  %-*s  %8" PRIu64, th->pid, tid,
-			kind_width, lane_kind(m, th), width, thread_name(m, th), th->spans);
+			kind_width, text_escape(lane_kind(m, th)), width,
+			text_escape(thread_name(m, th)), th->spans);
 		put_ms(out, true, th->span_ns);
 		put_seen(out, m, th);
 	}

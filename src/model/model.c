@@ -143,6 +143,65 @@ static void index_offcpu(struct model *m)
 	}
 }
 
+/* Whether task row t names its thread. */
+static bool names_thread(const struct tr_task *t)
+{
+	return t->kind == TR_TASK_COMM || t->kind == TR_TASK_EXEC;
+}
+
+/*
+ * Each real thread's names, from its rows that name it, in their order (a
+ * repeat of the name before left out); one of string id 0 for a thread
+ * never named. Then the samples taken under each.
+ */
+static void index_names(struct model *m)
+{
+	size_t nthreads = m->real_threads, *fill = xcalloc(nthreads + 1, sizeof(*fill));
+	const struct model_thread *th = NULL;
+
+	/* Counted into fill[ti + 1], so that the prefix sum leaves fill[ti] as ti's start. */
+	for (size_t i = 0; i < m->t.tasks.len; i++)
+		if (names_thread(&m->t.tasks.v[i]))
+			fill[model_real_thread_index(m, m->t.tasks.v[i].tid) + 1]++;
+	for (size_t ti = 0; ti < nthreads; ti++) {
+		fill[ti + 1] += fill[ti] + !(fill[ti + 1]);	/* room for name 0 */
+		m->threads.v[ti].first_name = (uint32_t)fill[ti];
+	}
+	VEC_ZEROED(&m->names, fill[nthreads]);
+	for (size_t i = 0; i < m->t.tasks.len; i++) {
+		const struct tr_task *t = &m->t.tasks.v[i];
+		struct model_thread *named;
+
+		if (!names_thread(t))
+			continue;
+		named = &m->threads.v[model_real_thread_index(m, t->tid)];
+		if (named->names && m->names.v[named->first_name + named->names - 1].name == t->arg)
+			continue;
+		m->names.v[named->first_name + named->names++] =
+			(struct model_name){ .ts = t->ts, .name = t->arg };
+	}
+	/* Close the gaps that repeats and name 0 left. */
+	m->names.len = 0;
+	for (size_t ti = 0; ti < nthreads; ti++) {
+		struct model_thread *t = &m->threads.v[ti];
+
+		memmove(&m->names.v[m->names.len], &m->names.v[t->first_name],
+			t->names * sizeof(*m->names.v));
+		t->first_name = (uint32_t)m->names.len;
+		t->names += !t->names;
+		m->names.len += t->names;
+	}
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		const struct tr_sample *smp = &m->t.samples.v[i];
+
+		/* Samples come in runs of one thread: skip the lookup within a run. */
+		if (!th || th->tid != smp->tid)
+			th = &m->threads.v[model_real_thread_index(m, smp->tid)];
+		m->names.v[model_name_at(m, th, smp->ts)].samples++;
+	}
+	free(fill);
+}
+
 /*
  * Each lane a thread of its own, whatever the file says: lanes past the
  * synthetic tids are cut off, and a real row's tid among them (no kernel
@@ -354,6 +413,7 @@ void model_index(struct model *m)
 	index_samples(m);
 	index_offcpu(m);
 	m->real_threads = m->threads.len;
+	index_names(m);
 	for (size_t i = 0; i < m->real_threads; i++) {
 		const struct model_thread *th = &m->threads.v[i];
 
@@ -382,6 +442,7 @@ void model_index(struct model *m)
 static void free_indexes(struct model *m)
 {
 	VEC_FREE(&m->threads);
+	VEC_FREE(&m->names);
 	VEC_FREE(&m->counters);
 	u64map_free(&m->thread_by_tid);
 	free(m->loc_syms);
@@ -537,6 +598,21 @@ long model_real_thread_index(const struct model *m, uint32_t tid)
 	long ti = model_thread_index(m, tid);
 
 	return ti >= 0 && (size_t)ti < m->real_threads ? ti : -1;
+}
+
+size_t model_name_at(const struct model *m, const struct model_thread *th, uint64_t ts)
+{
+	size_t lo = th->first_name, hi = lo + th->names;
+
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->names.v[mid].ts <= ts)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n)

@@ -18,6 +18,16 @@
 #include "util/vec.h"
 
 /*
+ * A name a real thread had from ts on, from its TR_TASK_COMM and
+ * TR_TASK_EXEC rows: a thread renamed (prctl, exec) has one per name.
+ */
+struct model_name {
+	uint64_t ts;
+	uint32_t name;		/* string id; 0 for a thread never named */
+	uint64_t samples;	/* taken under this name */
+};
+
+/*
  * A thread, or a lane shown as a synthetic thread (lane != 0, tid =
  * TR_SYNTHETIC_TID_BASE + lane - 1). Times are CLOCK_MONOTONIC ns; a thread
  * with no timestamped event has first_ts == last_ts == 0.
@@ -27,6 +37,8 @@ struct model_thread {
 	uint32_t tid;
 	uint32_t name;		/* string id: latest comm, or the lane's name */
 	uint32_t lane;		/* lane id, 0 for a real thread */
+	/* A real thread's names, in time order: names.v[first_name .. first_name + names); 1 or more. */
+	uint32_t first_name, names;
 	uint64_t samples;
 	uint64_t first_ts;	/* first event seen: task, sample, switch, span */
 	uint64_t last_ts;
@@ -95,6 +107,7 @@ struct model {
 
 	/* Indexes built from the tables. */
 	VEC(struct model_thread) threads; /* real threads by first appearance, then lanes */
+	VEC(struct model_name) names;	/* the real threads' names, thread by thread */
 	size_t real_threads;		/* threads.v[0 .. real_threads) are real */
 	uint64_t lanes_past_limit;	/* lane rows past TR_MAX_LANES: cut off t.lanes */
 	struct u64map thread_by_tid;	/* tid -> index in threads */
@@ -181,6 +194,12 @@ uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid
 long model_thread_index(const struct model *m, uint32_t tid);
 /* The same for a real thread only: -1 for a lane or an unknown tid. */
 long model_real_thread_index(const struct model *m, uint32_t tid);
+
+/*
+ * The index in m->names of the name real thread th had at ts: of its last
+ * name given at or before ts; its first before any. O(log its names).
+ */
+size_t model_name_at(const struct model *m, const struct model_thread *th, uint64_t ts);
 
 /* The symbol rows of loc, innermost frame first; *n == 0 when unresolved. */
 const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, uint32_t *n);
