@@ -6,6 +6,9 @@
 #   make demo       record the bundled workload and print its report
 #   make install    install under $(PREFIX) (DESTDIR for staging)
 #   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
+#   make UBSAN=1    build with clang's UBSan, float-cast-overflow included,
+#                   which gcc's does not check (in build-ubsan/); .ci/run runs
+#                   the unit, fuzz and hostile tests so
 #   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
 #                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
 #                   (default), reader, tables, ingest or kregions; new inputs
@@ -22,6 +25,11 @@ LIBS += -lm
 ifeq ($(ASAN),1)
 BUILD ?= build-asan
 SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+else ifeq ($(UBSAN),1)
+BUILD ?= build-ubsan
+CC = clang
+SAN_FLAGS = -fsanitize=undefined,float-cast-overflow -fno-sanitize-recover=all \
+	    -fno-omit-frame-pointer
 else ifeq ($(FUZZ),1)
 BUILD ?= build-fuzz
 CC = clang
@@ -205,7 +213,7 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 		src/target/gtrace-target.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/gtrace-target.pc
 
 clean:
-	rm -rf build build-asan build-fuzz build-nolibunwind
+	rm -rf build build-asan build-ubsan build-fuzz build-nolibunwind
 
 distclean: clean
 	rm -f config.mk config.h

@@ -89,11 +89,13 @@ $(CUDA_TEST_DIR)/fake-app: tests/cuda/fake-app.c $(CUDA_TEST_DIR)/libcuda.so.1
 		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
 		-Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -ldl -lpthread
 
-# Its kernels' handles are empty functions: identical code, distinct addresses.
+# Its kernels' handles are empty functions: identical code, distinct addresses
+# (gcc merges them without -fno-ipa-icf, which clang neither does nor knows).
+NO_IPA_ICF = $(if $(findstring clang,$(CC)),,-fno-ipa-icf)
 $(CUDA_TEST_DIR)/fake-rt-app: tests/cuda/fake-rt-app.c $(CUDA_TEST_DIR)/libcudart.so.13
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-		-fno-optimize-sibling-calls -fno-ipa-icf $< -o $@ $(CUDA_TEST_DIR)/libcudart.so.13 \
+		-fno-optimize-sibling-calls $(NO_IPA_ICF) $< -o $@ $(CUDA_TEST_DIR)/libcudart.so.13 \
 		$(CUDA_TEST_DIR)/libcuda.so.1 -Wl,-rpath,$(abspath $(CUDA_TEST_DIR))
 
 $(CUDA_TEST_DIR)/real-app: tests/cuda/real-app.cu

@@ -53,7 +53,12 @@
 
 #include "fake.h"
 
-#define FRAME __attribute__((noinline, noclone))
+/* Each a frame of its own; noclone is gcc's, not clang's (make UBSAN=1). */
+#if defined(__has_attribute) && __has_attribute(noipa)
+#define FRAME __attribute__((noipa))
+#else
+#define FRAME __attribute__((noinline))
+#endif
 
 #define CHECK(call)                                                                 \
 	do {                                                                        \

@@ -857,8 +857,8 @@ static void test_diagnose_warnings(void)
 {
 	static const char *const meta[] = {
 		"cuda.warnings", "cuptiActivityEnable(MEMSET): CUPTI_ERROR_NOT_SUPPORTED",
-		"cuda.clock", "cupti+offset: cuptiActivityRegisterTimestampCallback: "
-		"CUPTI_ERROR_NOT_SUPPORTED",
+		"cuda.clock", ("cupti+offset: cuptiActivityRegisterTimestampCallback: "
+			       "CUPTI_ERROR_NOT_SUPPORTED"),
 	};
 	struct origin_links l;
 	struct capture cap;

@@ -706,7 +706,7 @@ static void test_fork(void)
 {
 	gtrace_lane *lane = gtrace_lane_get("queue", "lane-0");
 	uint32_t lane_id = lane->id;
-	int status, errors;
+	int status = 0, errors;
 	pid_t pid;
 
 	fflush(stdout);

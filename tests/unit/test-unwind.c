@@ -98,8 +98,14 @@ static void copy_stack(struct captured *c)
 			 :                                                     \
 			 : "rax")
 
+#ifdef __clang__
+/* clang (make UBSAN=1) has no per-function optimize: the build's frame pointers for all. */
+#define NOFP __attribute__((noinline))
+#define FP __attribute__((noinline))
+#else
 #define NOFP __attribute__((noinline, noclone, optimize("omit-frame-pointer")))
 #define FP __attribute__((noinline, noclone, optimize("no-omit-frame-pointer")))
+#endif
 
 /* The leaf of a chain: captures a sample as perf would. */
 #define CAPTURING_FUNC(attr, name)                                             \
