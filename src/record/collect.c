@@ -46,6 +46,8 @@ enum counter {
 	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
 	CNT_SYM_UNRESOLVED,
 	CNT_SYM_MISSING_DSO,
+	CNT_SYM_REFUSED,
+	CNT_SYM_JIT_MAPS_CUT,
 	CNT_TARGET,	/* one per enum target_counter */
 	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
 	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
@@ -63,7 +65,8 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 };
 
 static const char *const symbol_counter_names[] = {
-	"symbols.resolved", "symbols.unresolved", "symbols.missing-dso",
+	"symbols.resolved", "symbols.unresolved", "symbols.missing-dso", "symbols.refused",
+	"symbols.jit-maps-cut",
 };
 
 static const char *const target_counter_names[TARGET_COUNTERS] = {
@@ -1102,6 +1105,10 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 	}
 	n = symbolize(sym, addrspaces_dso(c->as, loc->dso), loc->addr, frames,
 		      SYM_MAX_INLINE);
+	if (n == -EPERM || n == -EFBIG) {
+		c->counters[CNT_SYM_REFUSED]++;
+		return;
+	}
 	if (n < 0) {
 		c->counters[CNT_SYM_MISSING_DSO]++;
 		return;
@@ -1135,6 +1142,7 @@ static void name_locs(struct collector *c, uint32_t last, uint64_t deadline)
 	}
 	while (c->named < last && now_ns(CLOCK_MONOTONIC) < deadline)
 		symbolize_loc(c, c->sym, ++c->named, frames);
+	c->counters[CNT_SYM_JIT_MAPS_CUT] = symbolizer_jit_maps_cut(c->sym);
 	c->naming_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 }
 

@@ -2,7 +2,6 @@
 #include "record/python.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "util/hashmap.h"
+#include "util/untrusted.h"
 #include "util/utf8.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -248,13 +248,13 @@ struct py_symbols {
 /* The symbols the reader needs from the ELF file at path, by ELF address. */
 static int read_symbols(const char *path, struct py_symbols *sy)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = -ENOENT;
+	int fd = untrusted_open(path, &untrusted_mapped_file, NULL), err = -ENOENT;
 	Elf_Scn *scn = NULL;
 	size_t phnum;
 	Elf *elf;
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
 		err = -ENOEXEC;

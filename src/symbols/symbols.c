@@ -5,7 +5,6 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
@@ -20,6 +19,7 @@
 #include "symbols/jitmap.h"
 #include "util/eh-hdr.h"
 #include "util/hashmap.h"
+#include "util/untrusted.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -28,6 +28,7 @@ struct sym_dso {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;		/* negative errno when the file cannot be used */
+	bool no_dwarf;		/* its DWARF names other files: symbols only */
 	bool hdr_read;
 	struct eh_hdr hdr;	/* its .eh_frame_hdr's table of unwind entries */
 	uint64_t hdr_vaddr;
@@ -37,18 +38,22 @@ struct symbolizer {
 	struct strtab strs;		/* every string handed out */
 	struct strtab dso_keys;		/* path + build-id; id - 1 indexes dsos */
 	VEC(struct sym_dso) dsos;
-	struct u64map jit_index;	/* pid -> index into jits */
+	struct u64map jit_index;	/* pid -> index into jits and jit_errs */
 	VEC(struct jitmap) jits;
+	VEC(int) jit_errs;		/* what loading each map gave */
+	uint64_t jit_maps_cut;
 	struct demangler demangler;
 };
 
 /*
  * Separate debuginfo is found the way distributions install it: by build-id
- * under /usr/lib/debug/.build-id, then by .gnu_debuglink.
+ * under /usr/lib/debug/.build-id, root's. Not by .gnu_debuglink, whose
+ * search opens a name the file chose in the file's own directory with a
+ * plain open(2), which a FIFO there holds for ever.
  */
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -70,6 +75,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->jits.len; i++)
 		jitmap_free(&s->jits.v[i]);
 	VEC_FREE(&s->jits);
+	VEC_FREE(&s->jit_errs);
 	u64map_free(&s->jit_index);
 	strtab_free(&s->dso_keys);
 	strtab_free(&s->strs);
@@ -125,19 +131,68 @@ static bool build_id_differs(Dwfl_Module *mod, const struct dso_info *dso)
 	GElf_Addr vaddr;
 	int len = dwfl_module_build_id(mod, &bits, &vaddr);
 
-	if (len <= 0 || !dso->build_id_len)
+	/* Recorded with one, the file has none: another file. */
+	if (!dso->build_id_len)
 		return false;
+	if (len <= 0)
+		return true;
 	return (uint32_t)len != dso->build_id_len ||
 	       memcmp(bits, dso->build_id, dso->build_id_len);
+}
+
+static bool has_section(Elf *elf, const char *name)
+{
+	Elf_Scn *scn = NULL;
+	size_t names;
+	GElf_Shdr sh;
+
+	if (!elf || elf_getshdrstrndx(elf, &names))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		const char *it = gelf_getshdr(scn, &sh) ? elf_strptr(elf, names, sh.sh_name) : NULL;
+
+		if (it && !strcmp(it, name))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Whether the DWARF of mod may be read. DWARF in the mapped file itself,
+ * which its owner wrote, may send libdw to other files by name: a
+ * supplementary file (.gnu_debugaltlink, .debug_sup) or split units
+ * (.dwo), which libdw opens with a plain open(2) that a FIFO holds for
+ * ever. Separate debuginfo comes from /usr/lib/debug, root's.
+ */
+static bool dwarf_usable(Dwfl_Module *mod)
+{
+	const char *main_file, *debug_file;
+	Dwarf_Addr bias;
+	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
+	Dwarf_CU *cu = NULL;
+	uint8_t type;
+
+	if (!dw)
+		return true;	/* nothing to read: the symbol table names */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
+	if (debug_file && main_file && strcmp(debug_file, main_file))
+		return true;
+	if (has_section(dwarf_getelf(dw), ".gnu_debugaltlink") ||
+	    has_section(dwarf_getelf(dw), ".debug_sup"))
+		return false;
+	while (!dwarf_get_units(dw, cu, &cu, NULL, &type, NULL, NULL))
+		if (type == DW_UT_skeleton)
+			return false;
+	return true;
 }
 
 static int open_dso(struct sym_dso *d, const struct dso_info *dso)
 {
 	bool vdso = dso->flags & TR_DSO_VDSO;
-	int fd = vdso ? vdso_fd() : open(dso->path, O_RDONLY | O_CLOEXEC);
+	int fd = vdso ? vdso_fd() : untrusted_open(dso->path, &untrusted_mapped_file, NULL);
 
 	if (fd < 0)
-		return vdso ? fd : -errno;
+		return fd;
 	d->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!d->dwfl) {
 		close(fd);
@@ -153,7 +208,10 @@ static int open_dso(struct sym_dso *d, const struct dso_info *dso)
 		return -ENOEXEC;
 	}
 	dwfl_report_end(d->dwfl, NULL, NULL);
-	return build_id_differs(d->mod, dso) ? -ESTALE : 0;
+	if (build_id_differs(d->mod, dso))
+		return -ESTALE;
+	d->no_dwarf = !dwarf_usable(d->mod);
+	return 0;
 }
 
 static struct sym_dso *lookup_dso(struct symbolizer *s,
@@ -327,15 +385,18 @@ static int dwarf_frames(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	return n;
 }
 
-/* Without DWARF functions: the ELF symbol, and file:line if lines exist. */
-static int symtab_frame(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+/* Without DWARF functions: the ELF symbol, and file:line if lines may be read. */
+static int symtab_frame(struct symbolizer *s, const struct sym_dso *d, uint64_t addr,
 			struct sym_frame *f)
 {
-	const char *name = symtab_name(mod, addr);
+	const char *name = symtab_name(d->mod, addr);
 
 	if (!name)
 		return 0;
-	src_at(s, mod, addr, f);
+	f->file = NULL;
+	f->line = 0;
+	if (!d->no_dwarf)
+		src_at(s, d->mod, addr, f);
 	f->func = intern_func(s, name);
 	f->inlined = 0;
 	return 1;
@@ -396,21 +457,26 @@ static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sy
 	return 1;
 }
 
-static int symbolize_jit(struct symbolizer *s, uint32_t pid, uint64_t addr,
+static int symbolize_jit(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 			 struct sym_frame *f)
 {
 	uint64_t index;
 	uint32_t name;
 
-	if (!u64map_get(&s->jit_index, pid, &index)) {
+	if (!u64map_get(&s->jit_index, dso->pid, &index)) {
 		char path[64];
+		int err;
 
 		index = s->jits.len;
-		u64map_put(&s->jit_index, pid, index);
-		snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
-		/* Most anonymous memory has no map: an empty one is normal. */
-		jitmap_load(VEC_PUSH(&s->jits), path, &s->strs);
+		u64map_put(&s->jit_index, dso->pid, index);
+		snprintf(path, sizeof(path), "/tmp/perf-%u.map", dso->pid);
+		err = jitmap_load(VEC_PUSH(&s->jits), path, (uid_t)dso->uid, &s->strs);
+		s->jit_maps_cut += err == 1;
+		/* Most anonymous memory has no map: a missing one is normal. */
+		*VEC_PUSH(&s->jit_errs) = err == -EPERM ? err : 0;
 	}
+	if (s->jit_errs.v[index])
+		return s->jit_errs.v[index];
 	name = jitmap_find(&s->jits.v[index], addr);
 	if (!name)
 		return 0;
@@ -419,6 +485,11 @@ static int symbolize_jit(struct symbolizer *s, uint32_t pid, uint64_t addr,
 	f->line = 0;
 	f->inlined = 0;
 	return 1;
+}
+
+uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s)
+{
+	return s->jit_maps_cut;
 }
 
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
@@ -430,14 +501,14 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	if (max < 1)
 		return -EINVAL;
 	if (dso->flags & TR_DSO_ANON)
-		return symbolize_jit(s, dso->pid, addr, frames);
+		return symbolize_jit(s, dso, addr, frames);
 	if (dso->flags & TR_DSO_KERNEL)
 		return 0;
 	d = lookup_dso(s, dso);
 	if (d->err)
 		return d->err;
-	n = dwarf_frames(s, d->mod, addr, frames, max);
+	n = d->no_dwarf ? 0 : dwarf_frames(s, d->mod, addr, frames, max);
 	if (!n)
-		n = symtab_frame(s, d->mod, addr, frames);
+		n = symtab_frame(s, d, addr, frames);
 	return n ? n : fde_frame(s, dso, d, addr, frames);
 }

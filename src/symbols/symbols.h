@@ -7,6 +7,9 @@
  * chain of inlined functions at that address, and file:line for each. JIT
  * code in anonymous memory is named from /tmp/perf-PID.map. Each dso is
  * opened once and cached; the file is checked against the recorded build-id.
+ * The paths are the recorded program's (or a recording's) to choose: files
+ * are opened as util/untrusted.h says, and DWARF that names other files to
+ * open is not read (symbols.c, dwarf_usable).
  */
 
 #include <stdint.h>
@@ -31,14 +34,19 @@ void symbolizer_free(struct symbolizer *s);
  * Fills frames[] innermost first and returns their number (at least 1 when
  * the function is known), 0 when the address has no symbol, or a negative
  * errno when the dso cannot be read (-ENOENT missing file, -ESTALE build-id
- * differs, -ENOEXEC not ELF; the same error for every address of that dso).
+ * differs, -ENOEXEC not ELF, -EPERM or -EFBIG refused by
+ * untrusted_mapped_file; the same error for every address of that dso).
  * An inline chain deeper than max keeps its innermost max frames.
  * TR_DSO_ANON addresses are looked up in /tmp/perf-PID.map (read once per
- * pid; 0 without one), TR_DSO_VDSO ones (offsets from the vdso's start) in
+ * pid, owned by dso->uid, root or us, see jitmap_load; 0 without one, -EPERM
+ * when it was refused), TR_DSO_VDSO ones (offsets from the vdso's start) in
  * this process's vdso, and TR_DSO_KERNEL ones give 0. Strings stay valid
  * until symbolizer_free. A symbolizer is for one thread at a time.
  */
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max);
+
+/* The JIT maps read so far of which only the first JITMAP_MAX_BYTES were read. */
+uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s);
 
 #endif

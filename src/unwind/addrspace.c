@@ -16,6 +16,7 @@
 #include "format/tables.h"
 #include "unwind/unwind-internal.h"
 #include "util/hashmap.h"
+#include "util/untrusted.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -30,7 +31,7 @@ struct dso {
 	struct dso_elf elf;
 	VEC(struct dso_load) loads;	/* elf.loads */
 	uint8_t *image;			/* elf.image, owned */
-	/* The file as it was read, so a later mapping of it reuses this dso. */
+	/* The file as it was found, so a later mapping of it reuses this dso. */
 	bool readable;
 	dev_t dev;
 	ino_t ino;
@@ -183,18 +184,11 @@ static void dso_read_elf(struct dso *d, Elf *elf)
 
 static void dso_read_file(struct dso *d)
 {
-	int fd = open(d->info.path, O_RDONLY | O_CLOEXEC);
-	struct stat st;
+	int fd = untrusted_open(d->info.path, &untrusted_mapped_file, NULL);
 	Elf *elf;
 
 	if (fd < 0)
 		return;
-	if (!fstat(fd, &st)) {
-		d->readable = true;
-		d->dev = st.st_dev;
-		d->ino = st.st_ino;
-		d->mtime = st.st_mtim;
-	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (elf) {
 		dso_read_elf(d, elf);
@@ -269,14 +263,13 @@ static struct dso *file_dso(struct addrspaces *as, const char *path,
 			    const uint8_t *build_id, uint32_t build_id_len)
 {
 	uint64_t key = path_key(path), id = 0;
-	bool readable = false;
 	struct stat st = { 0 };
+	/* What dso_read_file would open: not through a symbolic link. */
+	bool readable = !lstat(path, &st) && S_ISREG(st.st_mode);
 	struct dso *d;
 
 	if (build_id_len > TR_BUILD_ID_MAX)
 		build_id_len = TR_BUILD_ID_MAX;
-	if (!build_id_len)
-		readable = !stat(path, &st);
 	for (u64map_get(&as->files, key, &id); id; id = d->next_same_path) {
 		d = as->dsos.v[id - 1];
 		if (strcmp(d->info.path, path))
@@ -290,12 +283,29 @@ static struct dso *file_dso(struct addrspaces *as, const char *path,
 	if (build_id_len)
 		memcpy(d->info.build_id, build_id, build_id_len);
 	d->info.build_id_len = build_id_len;
+	d->readable = readable;
+	d->dev = st.st_dev;
+	d->ino = st.st_ino;
+	d->mtime = st.st_mtim;
 	dso_read_file(d);
 	id = 0;
 	u64map_get(&as->files, key, &id);
 	d->next_same_path = (uint32_t)id;
 	u64map_put(&as->files, key, d->info.id);
 	return d;
+}
+
+/*
+ * The user a process runs as, whose JIT map is its own: the owner of
+ * /proc/PID (root for a process that is not dumpable); 0 once it is gone.
+ */
+static uint32_t process_uid(uint32_t pid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32, pid);
+	return stat(path, &st) ? 0 : (uint32_t)st.st_uid;
 }
 
 static struct dso *anon_dso(struct addrspaces *as, uint32_t pid)
@@ -306,6 +316,7 @@ static struct dso *anon_dso(struct addrspaces *as, uint32_t pid)
 	if (u64map_get(&as->anons, pid, &id))
 		return as->dsos.v[id - 1];
 	d = dso_new(as, "//anon", TR_DSO_ANON, pid);
+	d->info.uid = process_uid(pid);
 	u64map_put(&as->anons, pid, d->info.id);
 	return d;
 }
@@ -460,10 +471,14 @@ void addrspace_fork(struct addrspaces *as, uint32_t pid, uint32_t ppid)
 void addrspace_exec(struct addrspaces *as, uint32_t pid)
 {
 	struct proc *p = proc_get(as, pid);
+	uint64_t anon;
 
 	as->generation++;
 	if (p)
 		p->maps.len = 0;
+	/* A set-user-ID program runs as another user. */
+	if (u64map_get(&as->anons, pid, &anon))
+		as->dsos.v[anon - 1]->info.uid = process_uid(pid);
 }
 
 void addrspace_exit(struct addrspaces *as, uint32_t pid)

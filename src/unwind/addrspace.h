@@ -20,6 +20,7 @@ struct dso_info {
 	const char *path;	/* as mapped ("[vdso]", "//anon", "/usr/lib/...") */
 	uint32_t flags;		/* enum tr_dso_flags */
 	uint32_t pid;		/* for anonymous/JIT dsos, the process */
+	uint32_t uid;		/* ... and its user when its code was first seen (0: unknown) */
 	uint8_t build_id[20];
 	uint32_t build_id_len;	/* 0 if the file has none or is unreadable */
 };

@@ -6,7 +6,6 @@
  * unwinder.h). Frames without a table step through the frame pointer.
  */
 #include <elf.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +14,7 @@
 
 #include "format/tables.h"
 #include "unwind/unwinder.h"
+#include "util/untrusted.h"
 #include "util/xalloc.h"
 
 /*
@@ -55,10 +55,10 @@ static void unwind_dso_open(struct unwind_dso *ud, const struct dso_info *dso)
 		ud->data = elf->image;
 		ud->size = elf->image_size;
 	} else {
-		fd = open(dso->path, O_RDONLY | O_CLOEXEC);
+		fd = untrusted_open(dso->path, &untrusted_mapped_file, &st);
 		if (fd < 0)
 			return;
-		if (!fstat(fd, &st) && st.st_size > 0) {
+		if (st.st_size > 0) {
 			p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
 			if (p != MAP_FAILED) {
 				ud->data = p;

@@ -11,12 +11,15 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/tables.h"
 #include "symbols/demangle.h"
+#include "symbols/jitmap.h"
 #include "symbols/symbols.h"
 #include "test.h"
 
@@ -234,6 +237,48 @@ static void test_stripped_symtab(void)
 	unlink(stripped);
 }
 
+/*
+ * A copy of dso's file whose build-id note is another note: recorded with
+ * a build-id, a file with none is another file.
+ */
+static void check_without_build_id(const struct dso_info *dso, uint64_t addr)
+{
+	uint32_t note[4] = { 4, dso->build_id_len, NT_GNU_BUILD_ID, 0 };
+	struct sym_frame frame;
+	struct dso_info copy = *dso;
+	struct symbolizer *s;
+	char path[64], *bytes, *at;
+	size_t size;
+	FILE *f = fopen(dso->path, "rb");
+
+	memcpy(&note[3], "GNU", 4);
+	snprintf(path, sizeof(path), "/tmp/gtrace-no-build-id-%u.so", (unsigned)getpid());
+	CHECK(f != NULL);
+	if (!f)
+		return;
+	fseek(f, 0, SEEK_END);
+	size = (size_t)ftell(f);
+	rewind(f);
+	bytes = malloc(size);
+	CHECK(bytes && fread(bytes, 1, size, f) == size);
+	fclose(f);
+	at = bytes ? memmem(bytes, size, note, sizeof(note)) : NULL;
+	CHECK(at != NULL);
+	if (at) {
+		((uint32_t *)(void *)at)[2] = 0x7fff;
+		f = fopen(path, "wb");
+		CHECK(f && fwrite(bytes, 1, size, f) == size);
+		if (f)
+			fclose(f);
+		copy.path = path;
+		CHECK(symbolizer_new(&s) == 0);
+		CHECK_EQ_U64(symbolize(s, &copy, addr, &frame, 1), -ESTALE);
+		symbolizer_free(s);
+		unlink(path);
+	}
+	free(bytes);
+}
+
 static void test_build_id(void)
 {
 	struct build_id_search search = { 0 };
@@ -258,7 +303,9 @@ static void test_build_id(void)
 	dso.build_id[0] ^= 0xff;
 	dso.build_id_len--;
 	CHECK(symbolize(s, &dso, addr, &frame, 1) == -ESTALE);
+	dso.build_id_len++;
 	symbolizer_free(s);
+	check_without_build_id(&dso, addr);
 }
 
 static void test_missing_file(void)
@@ -335,6 +382,104 @@ static void test_jit_map(void)
 	demangler_free(&d);
 }
 
+/* A map of one line naming 0x7f0000001000..+0x100 "jit_alpha" at path; false if not made. */
+static bool write_jit_map(const char *path)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL);
+	if (!f)
+		return false;
+	fprintf(f, "7f0000001000 100 jit_alpha\n");
+	return fclose(f) == 0;
+}
+
+/*
+ * A JIT map is read only when it is a regular file of its own, not reached
+ * through a symbolic link, of the process's user, root or ours; a refused
+ * one gives -EPERM for each of its addresses.
+ */
+static void test_jit_map_refused(void)
+{
+	uint32_t pid = (1u << 22) + 2 * (uint32_t)getpid();
+	struct dso_info dso = { .path = "//anon", .flags = TR_DSO_ANON, .pid = pid };
+	char path[64], real[64];
+	struct sym_frame frame;
+	struct symbolizer *s;
+
+	snprintf(path, sizeof(path), "/tmp/perf-%u.map", pid);
+	snprintf(real, sizeof(real), "/tmp/perf-%u.real", pid);
+	if (!write_jit_map(real))
+		return;
+	CHECK(symlink(real, path) == 0);
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK_EQ_U64(symbolize(s, &dso, 0x7f0000001000, &frame, 1), -EPERM);
+	CHECK_EQ_U64(symbolize(s, &dso, 0x7f0000001080, &frame, 1), -EPERM);
+	symbolizer_free(s);
+	unlink(path);
+
+	/* A second name of a file is a hard link to someone else's, maybe. */
+	CHECK(link(real, path) == 0);
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK_EQ_U64(symbolize(s, &dso, 0x7f0000001000, &frame, 1), -EPERM);
+	symbolizer_free(s);
+	unlink(path);
+	unlink(real);
+
+	if (geteuid()) {
+		printf("  note: not root, maps of other users not checked\n");
+		return;
+	}
+	if (!write_jit_map(path))
+		return;
+	CHECK(chown(path, 1, (gid_t)-1) == 0);
+	dso.uid = 65534;
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK_EQ_U64(symbolize(s, &dso, 0x7f0000001000, &frame, 1), -EPERM);
+	symbolizer_free(s);
+	dso.uid = 1;
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK_EQ_U64(symbolize(s, &dso, 0x7f0000001000, &frame, 1), 1);
+	CHECK_STREQ(frame.func, "jit_alpha");
+	CHECK_EQ_U64(symbolizer_jit_maps_cut(s), 0);
+	symbolizer_free(s);
+	unlink(path);
+}
+
+/* Past JITMAP_MAX_BYTES a map is not read, the line the cap cuts neither; long lines are skipped. */
+static void test_jit_map_cut(void)
+{
+	char path[64], *long_line = malloc(JITMAP_MAX_LINE + 64);
+	struct strtab names = { 0 };
+	struct jitmap m = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/perf-cut-%u.map", (unsigned)getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL && long_line != NULL);
+	if (!f || !long_line) {
+		free(long_line);
+		return;
+	}
+	memset(long_line, 'x', JITMAP_MAX_LINE + 63);
+	memcpy(long_line, "3000 10 ", 8);
+	long_line[JITMAP_MAX_LINE + 63] = '\0';
+	fprintf(f, "1000 10 first\n%s\n", long_line);
+	/* Sparse: NULs up to the line that crosses the cap. */
+	fseek(f, JITMAP_MAX_BYTES - 8, SEEK_SET);
+	fprintf(f, "\n2000 10 crossing\n");
+	CHECK(fclose(f) == 0);
+	CHECK_EQ_U64(jitmap_load(&m, path, 0, &names), 1);
+	CHECK_EQ_U64(m.syms.len, 1);
+	CHECK_STREQ(strtab_get(&names, jitmap_find(&m, 0x1008)), "first");
+	CHECK_EQ_U64(jitmap_find(&m, 0x2000), 0);
+	CHECK_EQ_U64(jitmap_find(&m, 0x3000), 0);
+	jitmap_free(&m);
+	strtab_free(&names);
+	unlink(path);
+	free(long_line);
+}
+
 static void test_demangle(void)
 {
 	struct demangler d = { 0 };
@@ -383,6 +528,8 @@ int main(void)
 	RUN(test_missing_file);
 	RUN(test_unknown_address);
 	RUN(test_jit_map);
+	RUN(test_jit_map_refused);
+	RUN(test_jit_map_cut);
 	RUN(test_demangle);
 	RUN(test_vdso);
 	return test_summary();
