@@ -6,8 +6,10 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "record/nvml-abi.h"
+#include "util/untrusted.h"
 #include "util/xalloc.h"
 
 /* X(member, symbol, prototype's parameters): every function used. */
@@ -44,18 +46,57 @@ static int fail(struct nvml *nv, int err, char *why, size_t size, const char *wh
 	return err;
 }
 
+/*
+ * The library $GTRACE_NVML names, loaded, or NULL with *err. As root, the
+ * file must be root's and writable by no one else, and what is loaded is
+ * the file checked (through its descriptor), whatever the path names by
+ * then: the environment may be a user's, kept by sudo -E.
+ */
+static void *load_named(const char *path, int *err)
+{
+	static const struct untrusted_rules roots = {
+		.follow = true, .owned = true, .owner = 0, .not_writable = true,
+	};
+	char self[64];
+	void *lib;
+	int fd;
+
+	*err = -ENOENT;
+	if (geteuid())
+		return dlopen(path, RTLD_NOW | RTLD_LOCAL);
+	fd = untrusted_open(path, &roots, NULL);
+	if (fd < 0) {
+		*err = fd;
+		return NULL;
+	}
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	lib = dlopen(self, RTLD_NOW | RTLD_LOCAL);
+	close(fd);
+	return lib;
+}
+
 int nvml_open(struct nvml **out, char *why, size_t size)
 {
-	const char *path = getenv("GTRACE_NVML");
+	/* Not taken from the environment of a set-user-ID or file-capability gtrace. */
+	const char *path = secure_getenv("GTRACE_NVML");
 	struct nvml *nv = xcalloc(1, sizeof(*nv));
 	unsigned int count = 0;
 	char what[256];
+	int err = -ENOENT;
 
 	*out = NULL;
-	nv->lib = dlopen(path && *path ? path : "libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (path && *path)
+		nv->lib = load_named(path, &err);
+	else
+		nv->lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
 	if (!nv->lib) {
-		snprintf(what, sizeof(what), "no %s", path && *path ? path : "libnvidia-ml.so.1");
-		return fail(nv, -ENOENT, why, size, what);
+		if (err == -EPERM)
+			snprintf(what, sizeof(what),
+				 "GTRACE_NVML '%s' refused: as root, only a file of root's that "
+				 "others cannot write", path);
+		else
+			snprintf(what, sizeof(what), "no %s", path && *path ? path : "libnvidia-ml.so.1");
+		return fail(nv, err, why, size, what);
 	}
 #define RESOLVE(member, symbol, params)                                        \
 	*(void **)&nv->member = dlsym(nv->lib, symbol);                        \

@@ -6,7 +6,8 @@
  * GPU metrics through NVML, loaded at run time: libnvidia-ml.so.1 comes
  * with the driver, not with the toolkit, so gtrace neither links it nor
  * needs its header. $GTRACE_NVML names another file to load (the tests'
- * double).
+ * double): as root, only a file of root's that others cannot write; not
+ * at all for a gtrace set-user-ID or with file capabilities.
  */
 
 #include <stddef.h>
@@ -31,9 +32,10 @@ enum gpu_quantity {
 struct nvml;
 
 /*
- * Loads and starts NVML. Returns 0, or -ENOENT (no library), -ENOSYS (a
- * function it needs is missing), -ENODEV (no GPU) or -EIO (NVML refused to
- * start), with why, a phrase such as "no libnvidia-ml.so.1", in why.
+ * Loads and starts NVML. Returns 0, or -ENOENT (no library), -EPERM (the
+ * library of $GTRACE_NVML refused), -ENOSYS (a function it needs is
+ * missing), -ENODEV (no GPU) or -EIO (NVML refused to start), with why, a
+ * phrase such as "no libnvidia-ml.so.1", in why.
  */
 int nvml_open(struct nvml **out, char *why, size_t size);
 unsigned nvml_gpus(const struct nvml *nv);

@@ -7,7 +7,10 @@
  * either name, and NVML shut down at the end.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -222,6 +225,54 @@ static void test_lost(void)
 	nvml_close(nv);
 }
 
+/* Copies the double to path with mode and owner; false if it could not. */
+static bool copy_fake(const char *path, mode_t mode, uid_t owner)
+{
+	char buf[65536];
+	FILE *in = fopen(fake, "rb"), *out = fopen(path, "wb");
+	size_t n;
+	bool ok = in && out;
+
+	while (ok && (n = fread(buf, 1, sizeof(buf), in)) > 0)
+		ok = fwrite(buf, 1, n, out) == n;
+	if (in)
+		fclose(in);
+	if (out && fclose(out))
+		ok = false;
+	return ok && !chmod(path, mode) && !chown(path, owner, (gid_t)-1);
+}
+
+/* open_with on a copy of the double at path with mode and owner; nvml_open's error. */
+static int open_copy(const char *path, mode_t mode, uid_t owner, char *why, size_t size)
+{
+	struct nvml *nv = NULL;
+	int err;
+
+	CHECK(copy_fake(path, mode, owner));
+	err = open_with(&nv, path, "", why, size);
+	if (nv)
+		nvml_close(nv);
+	return err;
+}
+
+/* As root, $GTRACE_NVML is loaded only from a file of root's that others cannot write. */
+static void test_refused_as_root(void)
+{
+	char path[64], why[256] = "";
+
+	if (geteuid()) {
+		printf("  note: not root, the rule for root not checked\n");
+		return;
+	}
+	snprintf(path, sizeof(path), "/tmp/gtrace-nvml-%u.so", (unsigned)getpid());
+	CHECK_EQ_U64(open_copy(path, 0757, 0, why, sizeof(why)), -EPERM);
+	CHECK(strstr(why, "refused") != NULL);
+	CHECK_EQ_U64(open_copy(path, 0775, 0, why, sizeof(why)), -EPERM);
+	CHECK_EQ_U64(open_copy(path, 0755, 65534, why, sizeof(why)), -EPERM);
+	CHECK_EQ_U64(open_copy(path, 0755, 0, why, sizeof(why)), 0);
+	unlink(path);
+}
+
 static void test_old_reasons_name(void)
 {
 	uint64_t v[GPU_QUANTITIES];
@@ -258,6 +309,7 @@ int main(void)
 	RUN(test_readings);
 	RUN(test_defaults);
 	RUN(test_not_supported);
+	RUN(test_refused_as_root);
 	RUN(test_failing_read);
 	RUN(test_lost);
 	RUN(test_old_reasons_name);
