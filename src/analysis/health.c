@@ -295,6 +295,19 @@ static void put_recorder_cpu(FILE *out, const struct model *m)
 	fprintf(out, "\n");
 }
 
+/* Processes whose FORK record was lost, read from /proc at their first sample, or not. */
+static void put_recovered(FILE *out, const struct model *m)
+{
+	uint64_t found = 0, not_found = 0;
+
+	model_counter(m, "processes.recovered", &found);
+	model_counter(m, "processes.unrecovered", &not_found);
+	if (found || not_found)
+		fprintf(out, " (%" PRIu64 " unannounced, found in /proc; %" PRIu64 " not found)",
+			found, not_found);
+	fputc('\n', out);
+}
+
 static void put_counts(FILE *out, const struct model *m)
 {
 	uint64_t truncated = 0;
@@ -310,7 +323,8 @@ static void put_counts(FILE *out, const struct model *m)
 	field(out, "threads:");
 	fprintf(out, "%zu\n", m->real_threads);
 	field(out, "processes:");
-	fprintf(out, "%" PRIu64 "\n", m->processes);
+	fprintf(out, "%" PRIu64, m->processes);
+	put_recovered(out, m);
 	put_recorder_cpu(out, m);
 	put_counter(out, m, "lost records:", "lost");
 	put_losses(out, m);
@@ -1113,7 +1127,8 @@ static bool is_counter_line(const char *name)
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
 			return true;
-	return !strcmp(name, "metrics.cpu-ns") ||
+	return !strcmp(name, "metrics.cpu-ns") || !strcmp(name, "processes.recovered") ||
+	       !strcmp(name, "processes.unrecovered") ||
 	       is_listed(metrics_counter_lines,
 			 sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), name);
 }

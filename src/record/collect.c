@@ -10,6 +10,7 @@
 
 #include "format/file.h"
 #include "format/tables.h"
+#include "record/procfs.h"
 #include "record/python.h"
 #include "symbols/symbols.h"
 #include "unwind/addrspace.h"
@@ -42,6 +43,8 @@ enum counter {
 	CNT_PROCESSES,
 	CNT_CHUNKS,
 	CNT_MALFORMED,
+	CNT_PROCESSES_RECOVERED,
+	CNT_PROCESSES_UNRECOVERED,
 	CNT_UNWIND,	/* one per enum unwind_outcome */
 	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
 	CNT_SYM_UNRESOLVED,
@@ -62,6 +65,8 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 	[CNT_PROCESSES] = "processes",
 	[CNT_CHUNKS] = "chunks",
 	[CNT_MALFORMED] = "records.malformed",
+	[CNT_PROCESSES_RECOVERED] = "processes.recovered",
+	[CNT_PROCESSES_UNRECOVERED] = "processes.unrecovered",
 };
 
 static const char *const symbol_counter_names[] = {
@@ -124,6 +129,7 @@ struct collector {
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
 	struct u64map comms;		/* tid -> string id of its name */
 	struct u64map live_threads;	/* pid -> threads not yet exited */
+	struct u64map unrecoverable;	/* pid -> 1 when sampled unannounced and not in /proc */
 	process_fn on_process;		/* told of processes coming and going, or NULL */
 	void *on_process_arg;
 
@@ -425,6 +431,45 @@ static const struct py_stack *read_python(struct collector *c, const struct rec_
 	return st;
 }
 
+/*
+ * Whether pid's samples come with no process the records announced: its
+ * FORK record was lost while the recorder fell behind (or the records
+ * of its threads' ends outnumbered those of their starts).
+ */
+static bool unannounced(const struct collector *c, uint32_t pid)
+{
+	uint64_t threads = 0, failed = 0;
+
+	u64map_get(&c->live_threads, pid, &threads);
+	u64map_get(&c->unrecoverable, pid, &failed);
+	return !threads && !failed;
+}
+
+/*
+ * Learns an unannounced process from /proc at its first sample: its maps,
+ * and the sampled thread with its name. Once only: a process gone, or
+ * whose pid a newer process took, is counted and not read again.
+ */
+static void recover_process(struct collector *c, const struct rec_sample *s)
+{
+	uint64_t start;
+	char comm[64];
+
+	if (procfs_start_ns(s->pid, &start) || start > s->time ||
+	    addrspace_load_proc(c->as, s->pid)) {
+		u64map_put(&c->unrecoverable, s->pid, 1);
+		c->counters[CNT_PROCESSES_UNRECOVERED]++;
+		return;
+	}
+	forget_pid(c, s->pid);
+	pyreader_forget(c->python, s->pid);
+	sync_dsos(c);
+	c->counters[CNT_PROCESSES]++;
+	c->counters[CNT_PROCESSES_RECOVERED]++;
+	procfs_comm(s->pid, s->tid, comm, sizeof(comm));
+	collector_add_thread(c, s->pid, s->tid, comm, s->time);
+}
+
 static void unwind_sample_of(const struct collector *c, const struct rec_sample *s,
 			     struct unwind_sample *us)
 {
@@ -452,6 +497,8 @@ static void on_sample(struct collector *c, const struct perf_event_header *h)
 		c->counters[CNT_MALFORMED]++;
 		return;
 	}
+	if (unannounced(c, s.pid))
+		recover_process(c, &s);
 	if (job) {
 		outcome = job->outcome;
 		n = job->n;
@@ -518,6 +565,9 @@ static void on_fork(struct collector *c, const struct perf_event_header *h, uint
 	if (f->pid == f->tid) {
 		addrspace_fork(c->as, f->pid, f->ppid);
 		c->counters[CNT_PROCESSES]++;
+		/* A new process with the pid: worth reading if its FORK is lost too. */
+		if (u64map_get(&c->unrecoverable, f->pid, NULL))
+			u64map_put(&c->unrecoverable, f->pid, 0);
 	}
 	thread_born(c, f->pid);
 	add_task(c, ts, f->pid, f->tid, TR_TASK_NEW, f->ptid);
@@ -744,14 +794,19 @@ static void unwind_ahead(struct collector *c, const struct perf_event_header *co
 	c->njobs = c->next_job = 0;
 	for (size_t i = 0; i < n && !changes_maps(hs[i]) && c->njobs < UNWIND_AHEAD; i++) {
 		struct unwind_job *job = &c->jobs[c->njobs];
+		bool parsed;
 		struct rec_sample s;
 
 		if (hs[i]->type != PERF_RECORD_SAMPLE)
 			continue;
+		parsed = !rec_parse_sample(c->layout, hs[i], &s);
+		/* Its process is read from /proc first, by on_sample. */
+		if (parsed && unannounced(c, s.pid))
+			break;
 		c->njobs++;
 		memset(&job->s, 0, sizeof(job->s));
 		/* A malformed one unwinds to nothing; on_sample counts it. */
-		if (!rec_parse_sample(c->layout, hs[i], &s))
+		if (parsed)
 			unwind_sample_of(c, &s, &job->s);
 	}
 	unwind_pool_run(c->pool, c->unwinder, c->jobs, c->njobs);
@@ -850,6 +905,7 @@ void collector_free(struct collector *c)
 	u64map_free(&c->switched_out);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
+	u64map_free(&c->unrecoverable);
 	u64map_free(&c->cubin_ids);
 	VEC_FREE(&c->cubins_coming);
 	VEC_FREE(&c->target_sums);

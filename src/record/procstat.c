@@ -82,6 +82,7 @@ int procstat_parse_stat(const char *buf, size_t len, struct proc_stat *st)
 	st->utime = field[14];
 	st->stime = field[15];
 	st->threads = field[20];
+	st->start_ticks = field[22];
 	st->rss_pages = field[24];
 	return 0;
 }

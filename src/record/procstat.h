@@ -16,6 +16,7 @@ struct proc_stat {
 	uint64_t utime, stime;	/* clock ticks (sysconf(_SC_CLK_TCK)) */
 	uint64_t minflt, majflt;
 	uint64_t threads;
+	uint64_t start_ticks;	/* when it started, in clock ticks after boot */
 	uint64_t rss_pages;
 };
 

@@ -22,6 +22,7 @@
 #include "record/cuda-inject.h"
 #include "record/ingest.h"
 #include "record/jobrank.h"
+#include "record/procfs.h"
 #include "record/metrics.h"
 #include "record/queue.h"
 #include "record/secure-exec.h"
@@ -445,23 +446,6 @@ static const char *basename_of(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static void read_comm(pid_t pid, pid_t tid, char *buf, size_t size)
-{
-	char path[64];
-	size_t n = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (f) {
-		n = fread(buf, 1, size - 1, f);
-		fclose(f);
-	}
-	if (n && buf[n - 1] == '\n')
-		n--;
-	buf[n] = '\0';
-}
-
 /* The process attached to, its maps and threads, as rows of the trace. */
 static int add_attached(struct session *se)
 {
@@ -474,7 +458,7 @@ static int add_attached(struct session *se)
 	if (err)
 		return err;
 	for (size_t i = 0; i < n; i++) {
-		read_comm(se->target, tids[i], comm, sizeof(comm));
+		procfs_comm((uint32_t)se->target, (uint32_t)tids[i], comm, sizeof(comm));
 		collector_add_thread(se->c, (uint32_t)se->target, (uint32_t)tids[i], comm,
 				     se->start_ns);
 	}

@@ -8,7 +8,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "format/file.h"
@@ -18,6 +20,7 @@
 #include "record/records.h"
 #include "record/sampler.h"
 #include "record/writer.h"
+#include "util/clock.h"
 #include "util/pcopts.h"
 #include "readback.h"
 #include "test.h"
@@ -338,14 +341,14 @@ static void feed(struct collector *c, struct rec *r, uint64_t time)
 	collector_record(c, rec_end(r), time);
 }
 
-static void feed_sample(struct collector *c, uint32_t tid, uint64_t time,
-			const uint64_t *ips, size_t n)
+static void feed_sample_of(struct collector *c, uint32_t pid, uint32_t tid, uint64_t time,
+			   const uint64_t *ips, size_t n)
 {
 	struct rec r;
 
 	rec_start(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_USER);
 	rec_put(&r, ips[0]);
-	rec_put(&r, (uint64_t)tid << 32 | 100);
+	rec_put(&r, (uint64_t)tid << 32 | pid);
 	rec_put(&r, time);
 	rec_put(&r, 0);
 	rec_put(&r, 1000);
@@ -354,6 +357,12 @@ static void feed_sample(struct collector *c, uint32_t tid, uint64_t time,
 	for (size_t i = 0; i < n; i++)
 		rec_put(&r, ips[i]);
 	feed(c, &r, time);
+}
+
+static void feed_sample(struct collector *c, uint32_t tid, uint64_t time,
+			const uint64_t *ips, size_t n)
+{
+	feed_sample_of(c, 100, tid, time, ips, n);
 }
 
 static void feed_task(struct collector *c, uint32_t type, uint32_t tid, uint64_t time)
@@ -507,6 +516,63 @@ out:
 	tr_tables_free(&t);
 }
 
+/*
+ * Samples of processes no record announced: one that /proc has is read
+ * from it at its first sample (its maps name the sample's address); one
+ * gone, or whose pid a process started after the sample holds, is
+ * counted once, however many samples it has.
+ */
+static void test_unannounced_processes(void)
+{
+	struct rec_layout layout = { .sample_type = FP_TYPE };
+	char path[] = "/tmp/gtrace-test-unannounced.XXXXXX";
+	const uint64_t here[] = { (uintptr_t)test_unannounced_processes };
+	uint64_t before = now_ns(CLOCK_MONOTONIC) - 200 * NSEC_PER_MSEC;
+	uint32_t self = (uint32_t)getpid(), gone = (1u << 22) + self, late;
+	struct tr_tables t = {0};
+	struct chunk_writer *cw;
+	struct tr_writer *w;
+	struct collector *c;
+	int fd = mkstemp(path);
+	bool ended = false;
+	pid_t child;
+
+	CHECK(fd >= 0);
+	if (fd < 0 || tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES))
+		return;
+	close(fd);
+	child = fork();
+	if (!child) {
+		pause();
+		_exit(0);
+	}
+	late = (uint32_t)child;
+	CHECK(chunk_writer_start(&cw, w) == 0 && collector_new(&c, UNWIND_FP, &layout, cw) == 0);
+	for (int i = 0; i < 3; i++) {
+		feed_sample_of(c, gone, gone, now_ns(CLOCK_MONOTONIC), here, 1);
+		feed_sample_of(c, late, late, before, here, 1);
+		feed_sample_of(c, self, (uint32_t)gettid(), now_ns(CLOCK_MONOTONIC), here, 1);
+	}
+	collector_finish(c);
+	collector_flush(c, true);
+	CHECK(chunk_writer_stop(cw, true) == 0 && tr_writer_close(w) == 0);
+	collector_free(c);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+
+	CHECK(readback_tables(path, &t, &ended) == 0 && ended);
+	unlink(path);
+	CHECK_EQ_U64(readback_counter(&t, "processes.recovered"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "processes.unrecovered"), 2);
+	CHECK_EQ_U64(readback_counter(&t, "processes"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "threads"), 1);
+	CHECK(has_task(&t, (uint32_t)gettid(), TR_TASK_NEW, 0));
+	/* Our own samples were named through the maps /proc gave. */
+	CHECK_EQ_U64(readback_counter(&t, "symbols.resolved"), 1);
+	CHECK_EQ_U64(t.samples.len, 9);
+	tr_tables_free(&t);
+}
+
 /* Every event name the sampler gives parses back to its event, ":u" too. */
 static void test_event_names(void)
 {
@@ -582,6 +648,7 @@ int main(void)
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_compaction_keeps_records);
 	RUN(test_collect_rows);
+	RUN(test_unannounced_processes);
 	RUN(test_event_names);
 	RUN(test_pc_opts);
 	return test_summary();

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_RECORD_PROCFS_H
+#define GTRACE_RECORD_PROCFS_H
+
+/*
+ * What the recorder reads of a recorded process in /proc when no record
+ * told it: the names of the threads of a process attached to, and the
+ * start of a process whose FORK record was lost.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* A thread's name; "" when it cannot be read. */
+void procfs_comm(uint32_t pid, uint32_t tid, char *buf, size_t size);
+
+/*
+ * When pid's process started, on CLOCK_MONOTONIC (to the clock tick, and
+ * earlier if the machine slept since): 0 or a negative errno.
+ */
+int procfs_start_ns(uint32_t pid, uint64_t *ns);
+
+#endif
