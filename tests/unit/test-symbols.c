@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -56,6 +57,8 @@ static __attribute__((noinline)) void plain_function(void)
 static char self_path[4096];
 
 /* The dso (path only) holding p, and p's ELF address in it. */
+static char lib_path[PATH_MAX];
+
 static bool locate(const void *p, struct dso_info *dso, uint64_t *addr)
 {
 	struct link_map *lm;
@@ -66,8 +69,9 @@ static bool locate(const void *p, struct dso_info *dso, uint64_t *addr)
 		return false;
 	memset(dso, 0, sizeof(*dso));
 	*addr = (uint64_t)(uintptr_t)p - lm->l_addr;
+	/* As the kernel names a mapped file: its real path, no symbolic link in it. */
 	if (lm->l_name && lm->l_name[0]) {
-		dso->path = lm->l_name;
+		dso->path = realpath(lm->l_name, lib_path) ? lib_path : lm->l_name;
 		return true;
 	}
 	/* The main program's link map has no name. */
