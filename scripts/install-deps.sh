@@ -15,9 +15,10 @@ set -eu
 # robustness tests).
 required="build-essential make pkg-config libzstd-dev libdw-dev libelf-dev libunwind-dev
 	  procps util-linux groff-base python3 time"
-# For the sanitizer and fuzzing builds, the benchmarks and the tests of
-# several ranks (Open MPI); not every distribution has them under these names.
-optional="clang linux-perf openmpi-bin libopenmpi-dev"
+# For the sanitizer and fuzzing builds, the benchmarks, the tests of
+# several ranks (Open MPI) and of DWARF that dwz shared out to another file;
+# not every distribution has them under these names.
+optional="clang linux-perf openmpi-bin libopenmpi-dev dwz"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2

@@ -28,7 +28,7 @@ struct sym_dso {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
 	int err;		/* negative errno when the file cannot be used */
-	bool no_dwarf;		/* its DWARF names other files: symbols only */
+	bool no_dwarf;		/* its DWARF names another file: symbols only */
 	bool hdr_read;
 	struct eh_hdr hdr;	/* its .eh_frame_hdr's table of unwind entries */
 	uint64_t hdr_vaddr;
@@ -159,31 +159,23 @@ static bool has_section(Elf *elf, const char *name)
 
 /*
  * Whether the DWARF of mod may be read. DWARF in the mapped file itself,
- * which its owner wrote, may send libdw to other files by name: a
- * supplementary file (.gnu_debugaltlink, .debug_sup) or split units
- * (.dwo), which libdw opens with a plain open(2) that a FIFO holds for
- * ever. Separate debuginfo comes from /usr/lib/debug, root's.
+ * which its owner wrote, may keep its strings in a supplementary file that
+ * .gnu_debugaltlink names (as dwz makes them), and libdw opens that name
+ * with a plain open(2), which a FIFO holds for ever. Separate debuginfo
+ * comes from /usr/lib/debug, root's.
  */
 static bool dwarf_usable(Dwfl_Module *mod)
 {
 	const char *main_file, *debug_file;
 	Dwarf_Addr bias;
 	Dwarf *dw = dwfl_module_getdwarf(mod, &bias);
-	Dwarf_CU *cu = NULL;
-	uint8_t type;
 
 	if (!dw)
 		return true;	/* nothing to read: the symbol table names */
 	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, &main_file, &debug_file);
 	if (debug_file && main_file && strcmp(debug_file, main_file))
 		return true;
-	if (has_section(dwarf_getelf(dw), ".gnu_debugaltlink") ||
-	    has_section(dwarf_getelf(dw), ".debug_sup"))
-		return false;
-	while (!dwarf_get_units(dw, cu, &cu, NULL, &type, NULL, NULL))
-		if (type == DW_UT_skeleton)
-			return false;
-	return true;
+	return !has_section(dwarf_getelf(dw), ".gnu_debugaltlink");
 }
 
 static int open_dso(struct sym_dso *d, const struct dso_info *dso)

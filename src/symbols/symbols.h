@@ -8,7 +8,7 @@
  * code in anonymous memory is named from /tmp/perf-PID.map. Each dso is
  * opened once and cached; the file is checked against the recorded build-id.
  * The paths are the recorded program's (or a recording's) to choose: files
- * are opened as util/untrusted.h says, and DWARF that names other files to
+ * are opened as util/untrusted.h says, and DWARF that names another file to
  * open is not read (symbols.c, dwarf_usable).
  */
 

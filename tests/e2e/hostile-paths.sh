@@ -7,7 +7,12 @@
 # while it runs. Each recording ends within its ceilings, refuses the file
 # (diagnose's symbols.refused) and shows nothing of it; a map of the
 # program's own user names its JIT code, and one over the cap is read as
-# far as the cap (symbols.jit-maps-cut).
+# far as the cap (symbols.jit-maps-cut). Then the files a program's debug
+# information names (made with objcopy, and dwz where it is installed): a
+# FIFO as its .gnu_debuglink file beside a copy of hot without DWARF, and
+# as the supplementary file its .gnu_debugaltlink names beside a copy
+# with DWARF, whose strings are in that file with dwz. None is opened:
+# the copies are named from their symbol tables.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 tool=$BUILD/tests/hostile/planted-paths
@@ -94,3 +99,38 @@ plant exe-fifo as-is exe-fifo
 [ -p exe-copy ] || fail "exe-fifo: the executable's path is no FIFO"
 expect_not_contains exe-fifo.report 'spin_own'
 refused exe-fifo
+
+# The debug links need objcopy to make.
+if ! command -v objcopy >/dev/null 2>&1; then
+	echo "note: no objcopy (binutils): debug links not checked"
+	exit 0
+fi
+mkdir debuglink altlink
+objcopy --only-keep-debug "$WORKLOADS/hot" debuglink/hot.debug &&
+	objcopy --strip-debug --add-gnu-debuglink=debuglink/hot.debug "$WORKLOADS/hot" debuglink/hot ||
+	fail "objcopy cannot make a copy of hot with a debug link"
+rm debuglink/hot.debug
+mkfifo debuglink/hot.debug
+{ printf 'alt.fifo\0'; head -c 20 /dev/zero; } >altlink.section
+objcopy --add-section .gnu_debugaltlink=altlink.section "$WORKLOADS/hot" altlink/hot ||
+	fail "objcopy cannot add a .gnu_debugaltlink to hot"
+mkfifo altlink/alt.fifo
+names="debuglink altlink"
+if command -v dwz >/dev/null 2>&1; then
+	mkdir dwz
+	cp "$WORKLOADS/hot" dwz/hot
+	cp "$WORKLOADS/hot" dwz/twin
+	(cd dwz && dwz -m alt.dwz hot twin) || fail "dwz cannot share out the DWARF of hot"
+	rm dwz/alt.dwz
+	mkfifo dwz/alt.dwz
+	names="$names dwz"
+else
+	echo "note: no dwz: DWARF in a supplementary file not checked"
+fi
+for name in $names; do
+	bounded 200 30 "$GTRACE" record -q -o "$name.data" -- "$TESTDIR/$name/hot" 0.3
+	[ "$bounded_status" -eq 0 ] || { show "$TESTDIR/stderr"; fail "recording $name/hot failed"; }
+	echo "$name: $bounded_mib MiB, $bounded_seconds s"
+	run_gtrace report -i "$name.data" --no-children >"$name.report"
+	expect_contains "$name.report" ' hot_leaf$'
+done
