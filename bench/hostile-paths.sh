@@ -3,8 +3,10 @@
 # What the files a recorded program plants cost the recorder
 # (tests/hostile/planted-paths, as e2e/hostile-paths.sh plants them: its
 # JIT map a FIFO, a link to a file only root reads, a link to /dev/zero,
-# another user's file, 100 MiB; its executable made a FIFO), and what a
-# recorder stopped while the program forks loses (tests/hostile/lost-forks).
+# another user's file, 100 MiB; its executable made a FIFO; a FIFO as the
+# debug link, the .gnu_debugaltlink file and dwz's file of copies of hot),
+# and what a recorder stopped while the program forks loses
+# (tests/hostile/lost-forks).
 # For each: the recorder's wall time and peak RSS, how it ended, and what
 # the recording shows. Each run is capped at 30 s and 4 GB of address
 # space ("capped" when it hit one). Run as root to plant as nobody.
@@ -75,6 +77,29 @@ for spec in own fifo "symlink $WORK/secret.map" devzero "chown 1" huge exe-fifo;
 	capped "$mode" "$GTRACE" record -q -o "$WORK/$mode.data" -- "${prefix[@]}" "$exe" "$mode" $arg
 	rm -f "/tmp/perf-$(head -1 "$WORK/$mode.out").map"
 	row "$mode" "$(shows "$WORK/$mode.data")"
+done
+
+# Copies of hot whose debug files are FIFOs, as e2e/hostile-paths.sh makes them.
+mkdir "$WORK/debuglink" "$WORK/altlink" "$WORK/dwz"
+objcopy --only-keep-debug "$WORKLOADS/hot" "$WORK/debuglink/hot.debug"
+objcopy --strip-debug --add-gnu-debuglink="$WORK/debuglink/hot.debug" "$WORKLOADS/hot" \
+	"$WORK/debuglink/hot"
+rm "$WORK/debuglink/hot.debug"
+mkfifo "$WORK/debuglink/hot.debug"
+{ printf 'alt.fifo\0'; head -c 20 /dev/zero; } >"$WORK/altlink.section"
+objcopy --add-section .gnu_debugaltlink="$WORK/altlink.section" "$WORKLOADS/hot" "$WORK/altlink/hot"
+mkfifo "$WORK/altlink/alt.fifo"
+cp "$WORKLOADS/hot" "$WORK/dwz/hot"
+cp "$WORKLOADS/hot" "$WORK/dwz/twin"
+(cd "$WORK/dwz" && dwz -m alt.dwz hot twin && rm alt.dwz && mkfifo alt.dwz)
+for name in debuglink altlink dwz; do
+	say "$GTRACE" record -q -o "$WORK/$name.data" -- "$WORK/$name/hot" 0.3 >&2
+	capped "$name" "$GTRACE" record -q -o "$WORK/$name.data" -- "$WORK/$name/hot" 0.3
+	if "$GTRACE" report -i "$WORK/$name.data" --no-children 2>/dev/null | grep -q ' hot_leaf$'; then
+		row "$name" "hot_leaf named"
+	else
+		row "$name" "hot_leaf not named"
+	fi
 done
 
 # The lost forks, as e2e/hostile-lost-fork.sh drives them.
