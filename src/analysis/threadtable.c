@@ -29,44 +29,14 @@ static const char *thread_name(const struct model *m, const struct model_thread 
 	return name && *name ? name : "-";
 }
 
-#define EARLIER_NAMES_SHOWN 3
-
-/*
- * A thread's row name in the text: its name escaped; for a real thread
- * sampled under other names before, those too, in order: "worker (was
- * main)". Free it.
- */
-static char *row_name(const struct model *m, const struct model_thread *th)
+/* How many of a real thread's names samples were taken under. */
+static size_t sampled_names(const struct model *m, const struct model_thread *th)
 {
-	const char *latest = thread_name(m, th);
-	const char *shown[EARLIER_NAMES_SHOWN];
-	size_t nshown = 0, len;
-	bool more = false;
-	char *text;
-	FILE *f = open_memstream(&text, &len);
+	size_t n = 0;
 
-	fputs(text_escape(latest), f);
-	for (uint32_t n = th->first_name; !th->lane && n < th->first_name + th->names; n++) {
-		const char *name = model_str(m, m->names.v[n].name);
-		size_t k = 0;
-
-		if (!m->names.v[n].samples || !name || !*name || !strcmp(name, latest))
-			continue;
-		while (k < nshown && strcmp(shown[k], name))
-			k++;
-		if (k < nshown)
-			continue;
-		if (nshown == EARLIER_NAMES_SHOWN) {
-			more = true;
-			break;
-		}
-		fprintf(f, "%s%s", nshown ? ", " : " (was ", text_escape(name));
-		shown[nshown++] = name;
-	}
-	if (nshown)
-		fputs(more ? ", ...)" : ")", f);
-	fclose(f);
-	return text;
+	for (uint32_t i = th->first_name; !th->lane && i < th->first_name + th->names; i++)
+		n += m->names.v[i].samples != 0;
+	return n;
 }
 
 static const char *lane_kind(const struct model *m, const struct model_thread *th)
@@ -99,12 +69,10 @@ static int name_width(const struct model *m, const size_t *idx, size_t n)
 	int width = 4;
 
 	for (size_t i = 0; i < n; i++) {
-		char *name = row_name(m, &m->threads.v[idx[i]]);
-		int len = (int)strlen(name);
+		int len = (int)strlen(text_escape(thread_name(m, &m->threads.v[idx[i]])));
 
 		if (len > width)
 			width = len;
-		free(name);
 	}
 	return width;
 }
@@ -202,11 +170,40 @@ static void put_processes(FILE *out, const struct model *m, const struct thread_
 	}
 }
 
+/*
+ * The threads of the first shown rows renamed while they were sampled:
+ * a row per name their samples were taken under, in time order, the name
+ * last, as it may hold spaces.
+ */
+static void put_renamed(FILE *out, const struct model *m, const struct thread_rows *r,
+			size_t shown)
+{
+	fputc('\n', out);
+	put_rank(out, r, m, 0, true);
+	fprintf(out, "%8s %10s  %8s  %s\n", "PID", "TID", "Samples", "Sampled as");
+	for (size_t i = 0; i < shown; i++) {
+		const struct model_thread *th = &m->threads.v[r->idx[i]];
+
+		if (sampled_names(m, th) < 2)
+			continue;
+		for (uint32_t n = th->first_name; n < th->first_name + th->names; n++) {
+			const struct model_name *name = &m->names.v[n];
+			const char *text = model_str(m, name->name);
+
+			if (!name->samples)
+				continue;
+			put_rank(out, r, m, th->pid, false);
+			fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %8" PRIu64 "  %s\n", th->pid,
+				th->tid, name->samples, text_escape(text && *text ? text : "-"));
+		}
+	}
+}
+
 void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
 		   size_t limit)
 {
 	struct thread_rows r;
-	size_t real, lanes, shown, *idx;
+	size_t real, lanes, shown, renamed = 0, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
 	int width, kind_width;
@@ -222,16 +219,17 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 		width, "Name", "Samples", "On-CPU ms", "Off-CPU ms", "First s", "Last s");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
-		char *name = row_name(m, th);
 
 		put_rank(out, &r, m, th->pid, false);
 		fprintf(out, "%8" PRIu32 " %10" PRIu32 "  %-*s  %8" PRIu64, th->pid, th->tid,
-			width, name, th->samples);
-		free(name);
+			width, text_escape(thread_name(m, th)), th->samples);
+		renamed += sampled_names(m, th) > 1;
 		put_ms(out, oncpu, model_thread_oncpu_ns(m, th));
 		put_ms(out, offcpu, th->offcpu_ns);
 		put_seen(out, m, th);
 	}
+	if (renamed)
+		put_renamed(out, m, &r, shown);
 	put_processes(out, m, &r);
 	if (!lanes) {
 		thread_rows_free(&r);

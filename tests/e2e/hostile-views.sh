@@ -91,7 +91,10 @@ expect_contains "$TESTDIR/stdout" '^ +16\.67% +16\.67% +2 +\\x1b\]0;PWN\\x07\\x1
 expect_contains "$TESTDIR/stdout" '^ +16\.67% +16\.67% +2 +fake\\x0aline;frame$'
 views 200 10 threads -i names.data
 no_raw_escapes "$TESTDIR/stdout"
-expect_contains "$TESTDIR/stdout" '^ +100 +100 +after \(was before\) +8 '
+expect_contains "$TESTDIR/stdout" '^ +100 +100 +after +8 '
+expect_contains "$TESTDIR/stdout" '^ +PID +TID +Samples +Sampled as$'
+expect_contains "$TESTDIR/stdout" '^ +100 +100 +3 +before$'
+expect_contains "$TESTDIR/stdout" '^ +100 +100 +5 +after$'
 expect_contains "$TESTDIR/stdout" '^ +100 +102 +fake\\x0aline;frame +2 '
 views 200 10 flame --folded -i names.data
 cp "$TESTDIR/stdout" names.folded
@@ -120,8 +123,9 @@ for name in before after '\\x1b\]0;PWN\\x07\\x1b\[2J' 'fake\\x0aline;x'; do
 done
 run_gtrace threads -i renamer.data >renamer-threads.txt
 no_raw_escapes renamer-threads.txt
-# Samples taken before its first rename, as renamer, may come first.
-expect_contains renamer-threads.txt ' after \(was (renamer, )?before\) '
+expect_contains renamer-threads.txt '^ +[0-9]+ +[0-9]+ +after +[1-9]'
+expect_contains renamer-threads.txt '^ +[0-9]+ +[0-9]+ +[1-9][0-9]* +before$'
+expect_contains renamer-threads.txt '^ +[0-9]+ +[0-9]+ +[1-9][0-9]* +after$'
 run_gtrace flame --folded -i renamer.data >renamer.folded
 well_folded renamer.folded >/dev/null
 expect_contains renamer.folded '^before;.*;spin_before(;[^ ]*)? [0-9]+$'
