@@ -149,6 +149,8 @@ static void put_counter(FILE *out, const struct model *m, const char *label,
 
 static void put_container(FILE *out, const struct model *m, const char *path)
 {
+	char why[160];
+
 	field(out, "file:");
 	put_value(out, path);
 	field(out, "size:");
@@ -165,10 +167,16 @@ static void put_container(FILE *out, const struct model *m, const char *path)
 		" decompressed, ratio %.2f)\n", m->chunks, m->compressed_bytes,
 		m->payload_bytes, m->compressed_bytes ?
 		(double)m->payload_bytes / (double)m->compressed_bytes : 0.0);
+	field(out, "decoded:");
+	fprintf(out, "%" PRIu64 " bytes, %.1f times the file", m->budget.used,
+		m->file_size ? (double)m->budget.used / (double)m->file_size : 0.0);
+	if (m->budget.limit)
+		fprintf(out, " (read limit %" PRIu64 " bytes)", m->budget.limit);
+	fputc('\n', out);
 	field(out, "ended:");
 	if (m->damage)
 		fprintf(out, "truncated after chunk %" PRIu64 " (offset %" PRIu64 "): %s\n",
-			m->chunks, m->damage_offset, tr_strerror(m->damage));
+			m->chunks, m->damage_offset, model_damage_text(m, why, sizeof(why)));
 	else
 		fprintf(out, m->ended ? "cleanly\n" : "without an END chunk\n");
 }
@@ -1247,6 +1255,7 @@ static void json_metrics(FILE *out, const struct model *m)
 void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 			 const struct origin_links *links)
 {
+	char why[160];
 	struct strtab keys = {0};
 	size_t nmeta = 0;
 
@@ -1258,12 +1267,13 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 		if (m->header.features & features[i].bit)
 			fprintf(out, "%s\"%s\"", n++ ? ", " : "", features[i].name);
 	fprintf(out, "], \"chunks\": %" PRIu64 ", \"compressed_bytes\": %" PRIu64
-		", \"payload_bytes\": %" PRIu64 ", \"ended\": \"%s\"", m->chunks,
-		m->compressed_bytes, m->payload_bytes,
+		", \"payload_bytes\": %" PRIu64 ", \"decoded_bytes\": %" PRIu64
+		", \"read_limit\": %" PRIu64 ", \"ended\": \"%s\"", m->chunks,
+		m->compressed_bytes, m->payload_bytes, m->budget.used, m->budget.limit,
 		m->damage ? "truncated" : m->ended ? "cleanly" : "without-end");
 	if (m->damage) {
 		fprintf(out, ", \"damage\": ");
-		utf8_fput_json(out, tr_strerror(m->damage));
+		utf8_fput_json(out, model_damage_text(m, why, sizeof(why)));
 		fprintf(out, ", \"damage_offset\": %" PRIu64, m->damage_offset);
 	}
 	/* Each key once, with its last value, in the order first written. */

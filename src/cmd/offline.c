@@ -39,9 +39,10 @@ static void name_locally(struct model *m, const char *path, const char *symfs)
  * Loads path into m. On failure prints why and returns EXIT_FAIL; a
  * truncated or damaged file only gets a warning and returns 0.
  */
-static int load(struct model *m, const char *path, const char *symfs)
+static int load(struct model *m, const char *path, const struct offline_args *a)
 {
-	int err = model_load(m, path);
+	int err = model_load_within(m, path, a->read_limit);
+	char why[160];
 
 	if (err == -ENODATA) {
 		pr_err("cannot read '%s': the file is empty", text_escape(path));
@@ -55,12 +56,44 @@ static int load(struct model *m, const char *path, const char *symfs)
 		pr_warn("'%s' is truncated after chunk %llu (offset %llu); showing what was read",
 			text_escape(path), (unsigned long long)m->chunks,
 			(unsigned long long)m->damage_offset);
+	else if (m->damage == -TR_ERR_BUDGET)
+		pr_warn("'%s' is cut short after chunk %llu (offset %llu): %s; showing what was "
+			"read (" READ_LIMIT_ENV " sets the limit)", path,
+			(unsigned long long)m->chunks, (unsigned long long)m->damage_offset,
+			model_damage_text(m, why, sizeof(why)));
 	else if (m->damage)
 		pr_warn("'%s' is damaged after chunk %llu (offset %llu): %s; showing what was read",
 			text_escape(path), (unsigned long long)m->chunks,
 			(unsigned long long)m->damage_offset, tr_strerror(m->damage));
 	if (localnames_needed(m))
-		name_locally(m, path, symfs);
+		name_locally(m, path, a->symfs);
+	return 0;
+}
+
+/* READ_LIMIT_ENV, when set: a size, 512M or 8G (binary units), or bytes; else 0. */
+static int read_limit_env(uint64_t *limit)
+{
+	static const char units[] = "KMGT";
+	const char *s = getenv(READ_LIMIT_ENV), *unit;
+	unsigned long long v;
+	unsigned shift = 0;
+	char *end;
+
+	*limit = 0;
+	if (!s)
+		return 0;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (*end && (unit = strchr(units, *end))) {
+		shift = 10 * (unsigned)(unit - units + 1);
+		end++;
+	}
+	/* strtoull would take blanks and a sign: " -1" as the largest size. */
+	if (*s < '0' || *s > '9' || errno || *end || !v || v > UINT64_MAX >> shift) {
+		pr_err("invalid " READ_LIMIT_ENV " '%s': expected a size such as 512M or 8G", s);
+		return EXIT_USAGE;
+	}
+	*limit = (uint64_t)v << shift;
 	return 0;
 }
 
@@ -242,6 +275,8 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 				a->operands.v[a->operands.n++] = a->argv[optind++];
 			if (optind < a->argc)
 				a->status = extra_arg(a->cmd, a->argv[optind]);
+			else
+				a->status = read_limit_env(&a->read_limit);
 			return -1;
 		case 'i':
 			*VEC_PUSH(&a->inputs) = optarg;
@@ -455,10 +490,10 @@ static int load_inputs(struct offline_args *a, struct model *m)
 		struct model other;
 
 		if (!i) {
-			status = load(m, paths.v[i], a->symfs);
+			status = load(m, paths.v[i], a);
 			continue;
 		}
-		status = load(&other, paths.v[i], a->symfs);
+		status = load(&other, paths.v[i], a);
 		if (status)
 			model_free(m);
 		else
@@ -497,7 +532,7 @@ bool offline_load_input(struct offline_args *a, struct model *m)
 bool offline_load(struct offline_args *a, const char *path, struct model *m)
 {
 	if (!a->status)
-		a->status = load(m, path, a->symfs);
+		a->status = load(m, path, a);
 	return loaded(a, m);
 }
 

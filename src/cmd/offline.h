@@ -17,6 +17,9 @@
 
 #define DEFAULT_INPUT "gtrace.data"
 
+/* The environment variable that sets each recording's read limit (struct tr_budget). */
+#define READ_LIMIT_ENV "GTRACE_READ_LIMIT"
+
 /* The options every offline command takes: -i and -h lead each one's list. */
 #define OFFLINE_SHORT_OPTIONS ":i:h"
 
@@ -116,6 +119,7 @@ struct offline_args {
 	bool align_collectives;		/* --align collectives */
 	bool json;			/* --format json */
 	const char *symfs;		/* --symfs */
+	uint64_t read_limit;		/* READ_LIMIT_ENV, 0 when not set */
 	struct {
 		const char *v[2];
 		size_t n, max;		/* max: how many the command takes, 0 by default */

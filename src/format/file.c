@@ -37,6 +37,7 @@ struct tr_reader {
 	uint64_t size;
 	uint64_t offset;	/* of the next chunk header */
 	int err;		/* sticky: once a chunk fails, so do the rest */
+	struct tr_budget budget;
 	ZSTD_DCtx *dctx;
 	struct gbuf frame;	/* compressed bytes read from fd */
 	struct gbuf payload;
@@ -53,9 +54,27 @@ const char *tr_strerror(int err)
 		return "file is corrupt (a checksum or an encoding is wrong)";
 	case TR_ERR_TRUNCATED:
 		return "file is truncated";
+	case TR_ERR_BUDGET:
+		return "file decodes to more than its read limit";
 	default:
 		return outfile_strerror(err);
 	}
+}
+
+uint64_t tr_budget_limit(uint64_t file_size)
+{
+	if (file_size <= TR_BUDGET_FLOOR / TR_BUDGET_RATIO)
+		return TR_BUDGET_FLOOR;
+	return file_size < UINT64_MAX / TR_BUDGET_RATIO ? file_size * TR_BUDGET_RATIO
+							: UINT64_MAX;
+}
+
+int tr_budget_charge(struct tr_budget *b, uint64_t bytes)
+{
+	if (b->limit && (bytes > b->limit || b->used > b->limit - bytes))
+		return -TR_ERR_BUDGET;
+	b->used += bytes;
+	return 0;
 }
 
 static uint32_t get_le32(const uint8_t *p)
@@ -154,27 +173,47 @@ size_t tr_compressed_size(const void *payload, size_t len)
 	return ZSTD_isError(n) ? 0 : n;
 }
 
+/* Appends the chunk in w->chunk: its header, then its frame of n bytes. */
+static int put_chunk(struct tr_writer *w, uint32_t type, size_t n, size_t len)
+{
+	uint8_t *hdr = w->chunk.data;
+
+	set_le32(hdr, type);
+	set_le32(hdr + 4, (uint32_t)n);
+	set_le32(hdr + 8, (uint32_t)len);
+	set_le32(hdr + 12, crc32c(hdr + TR_CHUNK_HEADER_SIZE, n));
+	set_le32(hdr + 16, crc32c(hdr, 16));
+	w->chunk.len = TR_CHUNK_HEADER_SIZE + n;
+	return append(w, &w->chunk);
+}
+
 int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len)
 {
 	size_t bound = ZSTD_compressBound(len), n;
-	uint8_t *hdr, *frame;
 
 	if (len > TR_CHUNK_MAX_RAW)
 		return -EFBIG;
 	gbuf_reset(&w->chunk);
 	gbuf_reserve(&w->chunk, TR_CHUNK_HEADER_SIZE + bound);
-	hdr = w->chunk.data;
-	frame = hdr + TR_CHUNK_HEADER_SIZE;
-	n = ZSTD_compressCCtx(w->cctx, frame, bound, payload, len, ZSTD_LEVEL);
+	n = ZSTD_compressCCtx(w->cctx, w->chunk.data + TR_CHUNK_HEADER_SIZE, bound, payload, len,
+			      ZSTD_LEVEL);
 	if (ZSTD_isError(n))
 		return -ENOMEM;	/* the only way compressing into a bound-sized buffer fails */
-	set_le32(hdr, type);
-	set_le32(hdr + 4, (uint32_t)n);
-	set_le32(hdr + 8, (uint32_t)len);
-	set_le32(hdr + 12, crc32c(frame, n));
-	set_le32(hdr + 16, crc32c(hdr, 16));
-	w->chunk.len = TR_CHUNK_HEADER_SIZE + n;
-	return append(w, &w->chunk);
+	return put_chunk(w, type, n, len);
+}
+
+int tr_writer_put_frame(struct tr_writer *w, uint32_t type, const void *frame, size_t n)
+{
+	unsigned long long len = ZSTD_getFrameContentSize(frame, n);
+
+	if (len == ZSTD_CONTENTSIZE_UNKNOWN || len == ZSTD_CONTENTSIZE_ERROR)
+		return -EINVAL;
+	if (len > TR_CHUNK_MAX_RAW || n > ZSTD_compressBound((size_t)len))
+		return -EFBIG;
+	gbuf_reset(&w->chunk);
+	gbuf_reserve(&w->chunk, TR_CHUNK_HEADER_SIZE + n);
+	memcpy(w->chunk.data + TR_CHUNK_HEADER_SIZE, frame, n);
+	return put_chunk(w, type, n, (size_t)len);
 }
 
 uint64_t tr_writer_bytes(const struct tr_writer *w)
@@ -258,6 +297,7 @@ static int check_header(struct tr_reader *r, struct tr_header *hdr)
 	if (get_le32(p + 28) != crc32c(p, 28))
 		return -TR_ERR_CORRUPT;
 	r->offset = TR_HEADER_SIZE;
+	r->budget.limit = tr_budget_limit(r->size);
 	return 0;
 }
 
@@ -356,6 +396,10 @@ static int read_chunk(struct tr_reader *r, struct tr_chunk *c)
 		return err;
 	if (crc32c(p, compressed_len) != frame_crc)
 		return -TR_ERR_CORRUPT;
+	/* Before the decompressing, whose buffer is what a bomb would cost. */
+	err = tr_budget_charge(&r->budget, raw_len);
+	if (err)
+		return err;
 
 	gbuf_reset(&r->payload);
 	gbuf_reserve(&r->payload, raw_len ? raw_len : 1);
@@ -390,6 +434,11 @@ int tr_reader_next(struct tr_reader *r, struct tr_chunk *c)
 uint64_t tr_reader_file_size(const struct tr_reader *r)
 {
 	return r->size;
+}
+
+struct tr_budget *tr_reader_budget(struct tr_reader *r)
+{
+	return &r->budget;
 }
 
 void tr_reader_close(struct tr_reader *r)

@@ -25,6 +25,27 @@
 /* Bound on a chunk's decompressed size, so a corrupt length cannot claim more. */
 #define TR_CHUNK_MAX_RAW (256u << 20)
 
+/*
+ * What reading one file may decode: its chunks' payloads and the rows of
+ * the tables decoded from them, in bytes, at most TR_BUDGET_RATIO times the
+ * file's size (TR_BUDGET_FLOOR for a small file). A few KB of zstd can
+ * claim gigabytes; a recording never comes near (man/gtrace-format.5,
+ * READERS, has the figures).
+ */
+#define TR_BUDGET_RATIO 1024
+#define TR_BUDGET_FLOOR (16ull << 20)
+
+struct tr_budget {
+	uint64_t limit;		/* bytes; 0: no limit */
+	uint64_t used;
+	const char *table;	/* the table that would have passed the limit, else NULL */
+};
+
+/* The default limit for a file of that many bytes. */
+uint64_t tr_budget_limit(uint64_t file_size);
+/* Counts bytes in, or returns -TR_ERR_BUDGET counting nothing when they would pass the limit. */
+int tr_budget_charge(struct tr_budget *b, uint64_t bytes);
+
 /* Feature bits in the header: what kinds of data the file may hold. */
 enum tr_feature {
 	TR_FEAT_CPU_SAMPLES = 1 << 0,
@@ -47,6 +68,7 @@ enum {
 	TR_ERR_VERSION,			/* needs a newer reader */
 	TR_ERR_CORRUPT,			/* a checksum or an encoding is wrong */
 	TR_ERR_TRUNCATED,		/* the file ends inside a header or chunk */
+	TR_ERR_BUDGET,			/* decoding it would pass the reader's budget */
 };
 
 /* A message for any value these functions return, errno ones included. */
@@ -67,6 +89,12 @@ int tr_writer_create(struct tr_writer **w, const char *path, uint64_t features,
 int tr_writer_open(struct tr_writer **w, const char *path, uint64_t features);
 /* Compresses payload and appends it as one chunk; durable once it returns. */
 int tr_writer_put(struct tr_writer *w, uint32_t type, const void *payload, size_t len);
+/*
+ * Appends one zstd frame, compressed already, as one chunk: the payload is
+ * what it decompresses to, which it must state (-EINVAL if not, -EFBIG
+ * past TR_CHUNK_MAX_RAW). For tests that make what no payload compresses to.
+ */
+int tr_writer_put_frame(struct tr_writer *w, uint32_t type, const void *frame, size_t n);
 uint64_t tr_writer_bytes(const struct tr_writer *w);	/* written so far */
 /* The bytes a chunk's compression makes of a payload; 0 when it fails. */
 size_t tr_compressed_size(const void *payload, size_t len);
@@ -104,11 +132,17 @@ int tr_reader_open_mem(struct tr_reader **r, const void *data, size_t len,
 		       struct tr_header *hdr);
 /*
  * Reads the next chunk: 1 with *c filled, 0 at the end of the file, or a
- * negative error (TR_ERR_TRUNCATED, TR_ERR_CORRUPT) for a chunk that cannot
- * be read, after which the caller keeps what it has.
+ * negative error (TR_ERR_TRUNCATED, TR_ERR_CORRUPT, TR_ERR_BUDGET) for a
+ * chunk that cannot be read, after which the caller keeps what it has.
  */
 int tr_reader_next(struct tr_reader *r, struct tr_chunk *c);
 uint64_t tr_reader_file_size(const struct tr_reader *r);
+/*
+ * The reader's budget, which each chunk's payload is charged to: its limit
+ * is tr_budget_limit of the file's size until the caller sets another, and
+ * the caller charges what it decodes from the payloads to it too.
+ */
+struct tr_budget *tr_reader_budget(struct tr_reader *r);
 void tr_reader_close(struct tr_reader *r);
 
 #endif

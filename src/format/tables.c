@@ -218,6 +218,7 @@ static const struct column metric_value_cols[] = {
 
 struct table {
 	uint32_t id;
+	const char *name;	/* man/gtrace-format.5's */
 	size_t row_size;
 	const struct column *cols;
 	size_t ncols;
@@ -225,7 +226,7 @@ struct table {
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define TABLE_DESC(id_, field, cols_)                                          \
-	{ id_, sizeof(*((struct tr_tables *)0)->field.v), cols_, ARRAY_SIZE(cols_) },
+	{ id_, #field, sizeof(*((struct tr_tables *)0)->field.v), cols_, ARRAY_SIZE(cols_) },
 
 static const struct table tables[] = { TABLES(TABLE_DESC) };
 
@@ -484,9 +485,31 @@ static void free_strings(const struct table *tab, uint8_t *rows, size_t n)
 	}
 }
 
-/* Appends the n rows of one table record, or nothing if the body is bad. */
+/* What the allocator adds to each string or blob a row owns, in bytes. */
+#define VALUE_OVERHEAD 32
+
+/*
+ * The memory n rows of tab decoded from len bytes of body take, at most:
+ * the rows, and what their strings and blobs own, which the body's bytes
+ * bound.
+ */
+static uint64_t rows_cost(const struct table *tab, size_t len, size_t n)
+{
+	uint64_t cost = (uint64_t)n * tab->row_size;
+	bool owns = false;
+
+	for (size_t c = 0; c < tab->ncols; c++) {
+		if (tab->cols[c].enc == COL_STR || tab->cols[c].enc == COL_BYTES) {
+			cost += (uint64_t)n * VALUE_OVERHEAD;
+			owns = true;
+		}
+	}
+	return owns ? cost + len : cost;
+}
+
+/* Appends the n rows of one table record, or nothing if the body is bad or over budget. */
 static int decode_table(struct tr_tables *t, const struct table *tab, const uint8_t *body,
-			size_t len, size_t n)
+			size_t len, size_t n, struct tr_budget *b)
 {
 	struct gcursor c;
 	size_t have;
@@ -497,6 +520,10 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	/* Every value takes a byte at least: this bounds what a bad count allocates. */
 	if (n > len / tab->ncols)
 		return -TR_ERR_CORRUPT;
+	if (b && tr_budget_charge(b, rows_cost(tab, len, n))) {
+		b->table = tab->name;
+		return -TR_ERR_BUDGET;
+	}
 	rows_of(t, tab->id, &have);
 	rows = reserve_rows(t, tab, n);
 	gcursor_init(&c, body, len);
@@ -521,6 +548,12 @@ static const struct table *find_table(uint64_t id)
 
 int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len)
 {
+	return tr_tables_decode_within(t, payload, len, NULL);
+}
+
+int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len,
+			    struct tr_budget *b)
+{
 	struct gcursor c;
 
 	gcursor_init(&c, payload, len);
@@ -540,7 +573,7 @@ int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len)
 		tab = find_table(id);
 		if (!tab)
 			continue;	/* from a newer writer: not ours to read */
-		err = decode_table(t, tab, body, (size_t)body_len, (size_t)n);
+		err = decode_table(t, tab, body, (size_t)body_len, (size_t)n, b);
 		if (err)
 			return err;
 	}

@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "format/buf.h"
+#include "format/file.h"
 #include "util/vec.h"
 
 /* Thread ids at or above this are synthetic: lanes of non-CPU work. */
@@ -275,5 +276,13 @@ void tr_tables_encode(const struct tr_tables *t, struct gbuf *out);
  * the payload.
  */
 int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len);
+/*
+ * The same, charging the memory each table record's rows take to b (rows
+ * times their size, and for a table of strings or blobs, its record's
+ * length and 32 bytes for each of them); a record that would pass b's limit
+ * is not decoded: -TR_ERR_BUDGET, with b->table naming its table.
+ */
+int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len,
+			    struct tr_budget *b);
 
 #endif

@@ -381,8 +381,14 @@ void model_merge(struct model *m, struct model *from)
 	m->compressed_bytes += from->compressed_bytes;
 	m->payload_bytes += from->payload_bytes;
 	m->lanes_past_limit += from->lanes_past_limit;
-	if (!m->damage)
+	/* Each recording within its own limit: the merged one within their sum. */
+	m->budget.limit = m->budget.limit && from->budget.limit
+				  ? m->budget.limit + from->budget.limit : 0;
+	m->budget.used += from->budget.used;
+	if (!m->damage) {
 		m->damage = from->damage;
+		m->budget.table = from->budget.table;
+	}
 	u64map_free(&o.pids);
 	free(o.strings);
 	model_free(from);

@@ -2,6 +2,8 @@
 #include "model/model.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -16,7 +18,8 @@ static void read_chunks(struct model *m, struct tr_reader *r)
 
 	while ((ret = tr_reader_next(r, &c)) > 0) {
 		if (c.type == TR_CHUNK_TABLES) {
-			int err = tr_tables_decode(&m->t, c.payload, c.len);
+			int err = tr_tables_decode_within(&m->t, c.payload, c.len,
+							  tr_reader_budget(r));
 
 			if (err) {
 				m->damage = err;
@@ -45,6 +48,11 @@ static void read_chunks(struct model *m, struct tr_reader *r)
 
 int model_load(struct model *m, const char *path)
 {
+	return model_load_within(m, path, 0);
+}
+
+int model_load_within(struct model *m, const char *path, uint64_t limit)
+{
 	struct tr_reader *r;
 	struct stat st;
 	int err;
@@ -58,7 +66,10 @@ int model_load(struct model *m, const char *path)
 	if (err)
 		return err;
 	m->file_size = tr_reader_file_size(r);
+	if (limit)
+		tr_reader_budget(r)->limit = limit;
 	read_chunks(m, r);
+	m->budget = *tr_reader_budget(r);
 	tr_reader_close(r);
 	model_index(m);
 	m->ranks.v[0].path = xstrdup(path);
@@ -487,6 +498,24 @@ void model_free(struct model *m)
 	VEC_FREE(&m->ranks);
 	u64map_free(&m->rank_of_pid);
 	memset(m, 0, sizeof(*m));
+}
+
+const char *model_damage_text(const struct model *m, char *buf, size_t size)
+{
+	char limit[32];
+
+	if (m->damage != -TR_ERR_BUDGET)
+		return tr_strerror(m->damage);
+	if (m->budget.limit < 1 << 20)
+		snprintf(limit, sizeof(limit), "%" PRIu64 " bytes", m->budget.limit);
+	else
+		snprintf(limit, sizeof(limit), "%.1f MiB", (double)m->budget.limit / (1 << 20));
+	if (m->budget.table)
+		snprintf(buf, size, "table '%s' decodes to more than the read limit (%s)",
+			 m->budget.table, limit);
+	else
+		snprintf(buf, size, "a chunk decompresses to more than the read limit (%s)", limit);
+	return buf;
 }
 
 const char *model_str(const struct model *m, uint32_t id)

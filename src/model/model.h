@@ -104,6 +104,13 @@ struct model {
 	bool ended;			/* the END chunk was seen */
 	int damage;			/* 0, or the error that stopped the reading */
 	uint64_t damage_offset;		/* where the unreadable part starts */
+	/*
+	 * What reading it decoded, within what limit (0: none, as for tables
+	 * filled by other means); with TR_ERR_BUDGET damage, its table says
+	 * whose rows would have passed the limit (NULL: a chunk's payload).
+	 * What is built from its blobs (cubins) stays within the limit too.
+	 */
+	struct tr_budget budget;
 
 	/* Indexes built from the tables. */
 	VEC(struct model_thread) threads; /* real threads by first appearance, then lanes */
@@ -135,6 +142,12 @@ struct model {
  * a negative errno / TR_ERR_* code (tr_strerror) with m empty.
  */
 int model_load(struct model *m, const char *path);
+/*
+ * The same within limit bytes decoded (struct tr_budget) instead of
+ * tr_budget_limit of the file's size; 0 for that default. Past the limit
+ * the reading stops as at a damaged chunk: m->damage is -TR_ERR_BUDGET.
+ */
+int model_load_within(struct model *m, const char *path, uint64_t limit);
 
 /*
  * Appends the recording in from (loaded by model_load) to m as one more
@@ -167,6 +180,9 @@ void model_index(struct model *m);
 void model_index_symbols(struct model *m);
 
 void model_free(struct model *m);
+
+/* What m->damage says, in words: tr_strerror's, or which table passed the read limit. */
+const char *model_damage_text(const struct model *m, char *buf, size_t size);
 
 /* The string with that id, or NULL for 0 or an id out of range. */
 const char *model_str(const struct model *m, uint32_t id);

@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zstd.h>
+
 #include "format/buf.h"
 #include "format/crc32c.h"
 #include "format/file.h"
@@ -667,12 +669,125 @@ static void test_unknown_chunk_type(void)
 	CHECK(tr_writer_open(&w, tmp_path("no-such-dir/x"), 0) == -ENOENT);
 }
 
+/* The read limit: a floor for small files, else a multiple of the size; what a charge may take. */
+static void test_budget(void)
+{
+	struct tr_budget b = { .limit = 100 };
+
+	CHECK_EQ_U64(tr_budget_limit(0), TR_BUDGET_FLOOR);
+	CHECK_EQ_U64(tr_budget_limit(TR_BUDGET_FLOOR / TR_BUDGET_RATIO), TR_BUDGET_FLOOR);
+	CHECK_EQ_U64(tr_budget_limit(1 << 30), (uint64_t)TR_BUDGET_RATIO << 30);
+	CHECK_EQ_U64(tr_budget_limit(UINT64_MAX / 2), UINT64_MAX);
+	CHECK_EQ_U64(tr_budget_charge(&b, 60), 0);
+	CHECK(tr_budget_charge(&b, 41) == -TR_ERR_BUDGET);
+	CHECK(tr_budget_charge(&b, UINT64_MAX) == -TR_ERR_BUDGET);
+	CHECK_EQ_U64(b.used, 60);
+	CHECK_EQ_U64(tr_budget_charge(&b, 40), 0);
+	CHECK_EQ_U64(b.used, 100);
+	b = (struct tr_budget){ 0 };
+	CHECK_EQ_U64(tr_budget_charge(&b, UINT64_MAX), 0);
+}
+
+/*
+ * A table record whose rows would pass the budget is not decoded, and says
+ * which table it was; the records before it are; strings cost their bytes
+ * and an allocation each, beside their pointers.
+ */
+static void test_tables_decode_budget(void)
+{
+	struct tr_tables in = {0}, out = {0};
+	struct tr_budget b = {0};
+	struct gbuf enc = {0};
+
+	*VEC_PUSH(&in.meta) = (struct tr_meta){ xstrdup("command"), xstrdup("./app") };
+	for (int i = 0; i < 100; i++)
+		*VEC_PUSH(&in.strings) = xstrdup("");
+	*VEC_PUSH(&in.samples) = (struct tr_sample){ .ts = 1, .pid = 2, .tid = 3 };
+	tr_tables_encode(&in, &enc);
+
+	CHECK_EQ_U64(tr_tables_decode_within(&out, enc.data, enc.len, &b), 0);
+	CHECK_EQ_U64(tr_tables_rows(&out), 102);
+	/* The meta row, the strings (a pointer, 32 bytes and their 100 bytes each), the sample. */
+	CHECK_EQ_U64(b.used, sizeof(struct tr_meta) + 2 * 32 + 14 + 100 * (sizeof(char *) + 32) +
+			     100 + sizeof(struct tr_sample));
+	tr_tables_free(&out);
+	out = (struct tr_tables){0};
+
+	b = (struct tr_budget){ .limit = 1000 };
+	CHECK(tr_tables_decode_within(&out, enc.data, enc.len, &b) == -TR_ERR_BUDGET);
+	CHECK_STREQ(b.table, "strings");
+	CHECK_EQ_U64(out.meta.len, 1);
+	CHECK_EQ_U64(out.strings.len, 0);
+	CHECK_EQ_U64(out.samples.len, 0);
+	CHECK_EQ_U64(b.used, sizeof(struct tr_meta) + 2 * 32 + 14);
+	tr_tables_free(&in);
+	tr_tables_free(&out);
+	gbuf_free(&enc);
+}
+
+/* Each chunk's payload is charged before it is decompressed: past the limit, BUDGET. */
+static void test_reader_budget(void)
+{
+	struct sample_image img;
+	struct tr_reader *r;
+	struct tr_header hdr;
+	struct tr_chunk c;
+	uint64_t first;
+
+	sample_image_load(&img, "budget");
+	CHECK_EQ_U64(tr_reader_open_mem(&r, img.data, img.len, &hdr), 0);
+	CHECK_EQ_U64(tr_reader_budget(r)->limit, tr_budget_limit(img.len));
+	CHECK_EQ_U64(tr_reader_next(r, &c), 1);
+	first = c.len;
+	CHECK_EQ_U64(tr_reader_budget(r)->used, first);
+	tr_reader_budget(r)->limit = first + 1;
+	CHECK(tr_reader_next(r, &c) == -TR_ERR_BUDGET);
+	CHECK_EQ_U64(c.offset, img.offsets[1]);
+	CHECK_EQ_U64(tr_reader_budget(r)->used, first);
+	CHECK(tr_reader_next(r, &c) == -TR_ERR_BUDGET);
+	tr_reader_close(r);
+	sample_image_free(&img);
+}
+
+/* A frame compressed already is the chunk's frame as it is, its content size the raw length. */
+static void test_writer_put_frame(void)
+{
+	static const char payload[] = "a payload that was compressed elsewhere";
+	uint8_t frame[128];
+	size_t n = ZSTD_compress(frame, sizeof(frame), payload, sizeof(payload), 1);
+	struct tr_writer *w;
+	struct tr_reader *r;
+	struct tr_header hdr;
+	struct tr_chunk c;
+	ZSTD_CCtx *cctx = ZSTD_createCCtx();
+	size_t unsized;
+
+	CHECK(!ZSTD_isError(n));
+	CHECK_EQ_U64(tr_writer_open(&w, tmp_path("frame"), 0), 0);
+	CHECK_EQ_U64(tr_writer_put_frame(w, 7, frame, n), 0);
+	/* A frame that does not say its content size is refused. */
+	ZSTD_CCtx_setParameter(cctx, ZSTD_c_contentSizeFlag, 0);
+	unsized = ZSTD_compress2(cctx, frame, sizeof(frame), payload, sizeof(payload));
+	CHECK(!ZSTD_isError(unsized));
+	CHECK(tr_writer_put_frame(w, 7, frame, unsized) == -EINVAL);
+	CHECK_EQ_U64(tr_writer_close(w), 0);
+	CHECK_EQ_U64(tr_reader_open(&r, tmp_path("frame"), &hdr), 0);
+	CHECK_EQ_U64(tr_reader_next(r, &c), 1);
+	CHECK_EQ_U64(c.type, 7);
+	CHECK_EQ_U64(c.compressed_len, n);
+	CHECK_EQ_U64(c.len, sizeof(payload));
+	CHECK(c.len == sizeof(payload) && !memcmp(c.payload, payload, c.len));
+	CHECK_EQ_U64(tr_reader_next(r, &c), 0);
+	tr_reader_close(r);
+	ZSTD_freeCCtx(cctx);
+}
+
 static void test_strerror(void)
 {
 	static const int codes[] = { TR_ERR_NOT_TRACE, TR_ERR_VERSION, TR_ERR_CORRUPT,
-				     TR_ERR_TRUNCATED };
+				     TR_ERR_TRUNCATED, TR_ERR_BUDGET };
 
-	for (size_t i = 0; i < 4; i++) {
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
 		const char *msg = tr_strerror(-codes[i]);
 
 		CHECK(msg && msg[0] >= 'a' && msg[0] <= 'z');
@@ -1165,6 +1280,10 @@ int main(int argc, char **argv)
 	RUN(test_truncation);
 	RUN(test_foreign_files);
 	RUN(test_unknown_chunk_type);
+	RUN(test_budget);
+	RUN(test_tables_decode_budget);
+	RUN(test_reader_budget);
+	RUN(test_writer_put_frame);
 	RUN(test_strerror);
 	RUN(test_bytes_per_sample);
 	RUN(test_bytes_per_kernel);
@@ -1173,7 +1292,7 @@ int main(int argc, char **argv)
 	if (!test_failures) {
 		static const char *const files[] = { "round-trip", "flip", "cut", "empty",
 						     "newer", "unknown", "size", "kernels",
-						     "kernels-plain" };
+						     "kernels-plain", "budget", "frame" };
 
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 			unlink(tmp_path(files[i]));

@@ -146,6 +146,54 @@ static void test_corrupt_chunk(void)
 	model_free(&m);
 }
 
+/*
+ * A read limit the second chunk's rows would pass stops the reading there,
+ * as damage that names the table; the default one is the floor's for a
+ * file this small, and says what was decoded.
+ */
+static void test_read_limit(void)
+{
+	const char *path = tmp_path("limit.data");
+	uint64_t second = write_two_chunks(path);
+	struct model m;
+	uint64_t whole;
+	char why[160], expected[160];
+
+	CHECK(model_load(&m, path) == 0);
+	CHECK(m.damage == 0);
+	CHECK_EQ_U64(m.budget.limit, TR_BUDGET_FLOOR);
+	CHECK(m.budget.used > m.payload_bytes);
+	CHECK_STREQ(model_damage_text(&m, why, sizeof(why)), tr_strerror(0));
+	whole = m.budget.used;
+	model_free(&m);
+
+	/*
+	 * All but the second chunk's last table, its counters, fit: the tables
+	 * before them are kept, as those before a damaged one.
+	 */
+	CHECK(model_load_within(&m, path, whole - 1) == 0);
+	CHECK(m.damage == -TR_ERR_BUDGET);
+	CHECK_EQ_U64(m.chunks, 1);
+	CHECK_EQ_U64(m.damage_offset, second);
+	CHECK_EQ_U64(m.t.samples.len, 5);
+	CHECK_EQ_U64(m.t.counters.len, 1);
+	CHECK_STREQ(m.budget.table, "counters");
+	snprintf(expected, sizeof(expected),
+		 "table 'counters' decodes to more than the read limit (%" PRIu64 " bytes)",
+		 whole - 1);
+	CHECK_STREQ(model_damage_text(&m, why, sizeof(why)), expected);
+	model_free(&m);
+
+	/* Nothing fits: not even the first chunk's payload. */
+	CHECK(model_load_within(&m, path, 1) == 0);
+	CHECK(m.damage == -TR_ERR_BUDGET);
+	CHECK_EQ_U64(m.chunks, 0);
+	CHECK(m.budget.table == NULL);
+	CHECK_STREQ(model_damage_text(&m, why, sizeof(why)),
+		    "a chunk decompresses to more than the read limit (1 bytes)");
+	model_free(&m);
+}
+
 static void write_bytes(const char *path, const char *bytes, size_t len)
 {
 	FILE *f = fopen(path, "w");
@@ -399,6 +447,7 @@ int main(void)
 	RUN(test_load_whole_file);
 	RUN(test_truncated_file);
 	RUN(test_corrupt_chunk);
+	RUN(test_read_limit);
 	RUN(test_unreadable_files);
 	RUN(test_lanes_are_synthetic_threads);
 	RUN(test_span_attrs);
