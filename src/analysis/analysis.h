@@ -638,6 +638,7 @@ enum pc_line_outcome {
 	PC_LINE_KNOWN,		/* a file and line */
 	PC_LINE_NO_IMAGE,	/* the cubin was not kept (cubin id 0) */
 	PC_LINE_BAD_IMAGE,	/* the cubin would not parse */
+	PC_LINE_OVER_LIMIT,	/* parsing the cubin would pass the model's read limit */
 	PC_LINE_NO_LINEINFO,	/* the cubin has no line table (built without -lineinfo) */
 	PC_LINE_UNKNOWN,	/* the function or offset is not in the cubin's line table */
 	PC_LINE_OUTCOMES
@@ -665,6 +666,9 @@ struct pc_lines {
 	uint32_t *text_id;		/* by string id: model_string_id of its text, 0 not yet */
 	struct cubin **cubins;		/* by cubin id: parsed on first use */
 	uint8_t *cubin_outcome;		/* by cubin id: 0 not tried, else outcome + 1 */
+	uint64_t cubin_room;		/* what parsing the cubins may still take: all
+					   of them together, with the tables, stay
+					   within the model's read limit */
 };
 
 void pc_lines_init(struct pc_lines *l, const struct model *m);

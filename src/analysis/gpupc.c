@@ -9,6 +9,7 @@
  */
 #include "analysis/analysis.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +106,9 @@ void pc_lines_init(struct pc_lines *l, const struct model *m)
 	l->text_id = xcalloc(m->t.strings.len + 1, sizeof(*l->text_id));
 	l->cubins = xcalloc(m->t.cubins.len + 1, sizeof(*l->cubins));
 	l->cubin_outcome = xcalloc(m->t.cubins.len + 1, sizeof(*l->cubin_outcome));
+	/* What the tables left of the read limit. */
+	l->cubin_room = !m->budget.limit ? UINT64_MAX
+		      : m->budget.limit > m->budget.used ? m->budget.limit - m->budget.used : 0;
 }
 
 void pc_lines_free(struct pc_lines *l)
@@ -139,6 +143,7 @@ static uint32_t function_text_id(struct pc_lines *l, uint32_t function)
 static struct cubin *cubin_of(struct pc_lines *l, uint32_t id, enum pc_line_outcome *outcome)
 {
 	const struct tr_cubin *row;
+	int err;
 
 	if (!id || id > l->m->t.cubins.len) {
 		*outcome = PC_LINE_NO_IMAGE;
@@ -146,8 +151,10 @@ static struct cubin *cubin_of(struct pc_lines *l, uint32_t id, enum pc_line_outc
 	}
 	if (!l->cubin_outcome[id]) {
 		row = &l->m->t.cubins.v[id - 1];
-		if (cubin_open(&l->cubins[id], row->image.data, row->image.len))
-			l->cubin_outcome[id] = PC_LINE_BAD_IMAGE + 1;
+		err = cubin_open(&l->cubins[id], row->image.data, row->image.len, &l->cubin_room);
+		if (err)
+			l->cubin_outcome[id] = (err == -EFBIG ? PC_LINE_OVER_LIMIT
+							       : PC_LINE_BAD_IMAGE) + 1;
 		else if (!cubin_has_lines(l->cubins[id]))
 			l->cubin_outcome[id] = PC_LINE_NO_LINEINFO + 1;
 		else
@@ -231,6 +238,7 @@ const char *pc_lines_describe(char *buf, size_t size, const uint64_t samples[PC_
 	static const char *const without[PC_LINE_OUTCOMES] = {
 		[PC_LINE_NO_IMAGE] = "whose cubin was not kept",
 		[PC_LINE_BAD_IMAGE] = "whose cubin gtrace cannot read",
+		[PC_LINE_OVER_LIMIT] = "whose cubin would pass the read limit",
 		[PC_LINE_NO_LINEINFO] = "whose cubin has no line table (nvcc -lineinfo)",
 		[PC_LINE_UNKNOWN] = "at an offset without a line",
 	};

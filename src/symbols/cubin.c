@@ -41,7 +41,27 @@ struct cubin {
 	VEC(struct cubin_fn) fns;
 	struct strtab files;
 	VEC(struct cubin_row) rows;	/* by section, address, end first, order */
+	uint64_t *room;		/* while parsing: what it may still take */
+	bool too_big;		/* parsing ran out of room */
 };
+
+/* What the allocator adds to each string kept, in bytes. */
+#define STRING_OVERHEAD 32
+
+/*
+ * Counts bytes that the parse is about to keep or build, or stops it: a
+ * line table a few bytes long per row, or many file names joined each to
+ * a long directory, would otherwise cost many times the image's size.
+ */
+static bool grow(struct cubin *c, uint64_t bytes)
+{
+	if (c->too_big || bytes > *c->room) {
+		c->too_big = true;
+		return false;
+	}
+	*c->room -= bytes;
+	return true;
+}
 
 /* A relocation of .debug_line: what the address at offset refers to. */
 struct line_reloc {
@@ -165,11 +185,14 @@ static void add_file(struct cubin *c, struct unit *u, struct reader *r,
 	read_uleb(r);	/* size */
 	/* Directory 0 is the compilation's, which only .debug_info knows. */
 	if (name[0] == '/' || !dir || dir > u->dirs.len) {
-		*VEC_PUSH(&u->files) = strtab_intern(&c->files, name);
+		if (grow(c, sizeof(uint32_t) + nlen + 1 + STRING_OVERHEAD))
+			*VEC_PUSH(&u->files) = strtab_intern(&c->files, name);
 		return;
 	}
 	dname = u->dirs.v[dir - 1];
 	dlen = strlen(dname);
+	if (!grow(c, sizeof(uint32_t) + dlen + nlen + 2 + STRING_OVERHEAD))
+		return;
 	path = xmalloc(dlen + nlen + 2);
 	memcpy(path, dname, dlen);
 	path[dlen] = '/';
@@ -193,11 +216,11 @@ static int read_header(struct cubin *c, struct unit *u, struct reader *hdr,
 	if (!u->max_ops || !u->line_range || !u->opcode_base)
 		return -EINVAL;
 	u->arg_counts = sub_reader(hdr, u->opcode_base - 1).p;
-	while (*(s = read_str(hdr)))
+	while (*(s = read_str(hdr)) && grow(c, sizeof(s)))
 		*VEC_PUSH(&u->dirs) = s;
-	while (*(s = read_str(hdr)))
+	while (!c->too_big && *(s = read_str(hdr)))
 		add_file(c, u, hdr, s);
-	return hdr->bad ? -EINVAL : 0;
+	return c->too_big ? -EFBIG : hdr->bad ? -EINVAL : 0;
 }
 
 static int cmp_reloc(const void *a, const void *b)
@@ -245,7 +268,7 @@ static void emit(struct cubin *c, const struct unit *u,
 	struct cubin_row *row;
 
 	/* A sequence of no known section cannot be looked up. */
-	if (!s->scn)
+	if (!s->scn || !grow(c, sizeof(*row)))
 		return;
 	row = VEC_PUSH(&c->rows);
 	row->scn = s->scn;
@@ -284,7 +307,7 @@ static int run_program(struct cubin *c, struct unit *u, struct reader *r,
 	struct reader ext;
 
 	reset(&s);
-	while (r->p < r->end && !r->bad) {
+	while (r->p < r->end && !r->bad && !c->too_big) {
 		unsigned op = (unsigned)read_fixed(r, 1);
 
 		if (op >= u->opcode_base) {
@@ -338,7 +361,7 @@ static int run_program(struct cubin *c, struct unit *u, struct reader *r,
 			break;
 		}
 	}
-	return r->bad ? -EINVAL : 0;
+	return c->too_big ? -EFBIG : r->bad ? -EINVAL : 0;
 }
 
 /* Reads the line program at r->p and moves r past it. */
@@ -391,6 +414,8 @@ static int read_functions(struct cubin *c, Elf *elf, Elf_Scn *symtab)
 		    sym.st_value > sh.sh_size ||
 		    sym.st_size > sh.sh_size - sym.st_value)
 			return -EINVAL;
+		if (!grow(c, sizeof(*fn) + strlen(name) + 1 + STRING_OVERHEAD))
+			return -EFBIG;
 		/* The first symbol of a name is the function. */
 		if (strtab_intern(&c->names, name) <= c->fns.len)
 			continue;
@@ -403,7 +428,7 @@ static int read_functions(struct cubin *c, Elf *elf, Elf_Scn *symtab)
 }
 
 /* The relocations of section target (.debug_line) in scn, into relocs. */
-static int read_relocs(reloc_vec *relocs, Elf *elf, Elf_Scn *scn,
+static int read_relocs(struct cubin *c, reloc_vec *relocs, Elf *elf, Elf_Scn *scn,
 		       const GElf_Shdr *sh)
 {
 	Elf_Data *data = elf_getdata(scn, NULL);
@@ -428,6 +453,8 @@ static int read_relocs(reloc_vec *relocs, Elf *elf, Elf_Scn *scn,
 			return -EINVAL;
 		if (sym.st_shndx == SHN_UNDEF || sym.st_shndx >= SHN_LORESERVE)
 			continue;
+		if (!grow(c, sizeof(*rel)))
+			return -EFBIG;
 		rel = VEC_PUSH(relocs);
 		rel->offset = rela.r_offset;
 		rel->scn = sym.st_shndx;
@@ -515,7 +542,7 @@ static int read_cubin(struct cubin *c, Elf *elf, const GElf_Ehdr *eh, size_t len
 	for (scn = NULL; !err && (scn = elf_nextscn(elf, scn)) && gelf_getshdr(scn, &sh);)
 		if ((sh.sh_type == SHT_REL || sh.sh_type == SHT_RELA) &&
 		    sh.sh_info == lines_index)
-			err = read_relocs(&relocs, elf, scn, &sh);
+			err = read_relocs(c, &relocs, elf, scn, &sh);
 	if (!err)
 		err = read_lines(c, lines, &relocs);
 	VEC_FREE(&relocs);
@@ -536,7 +563,7 @@ static int cmp_row(const void *a, const void *b)
 	return x->order < y->order ? -1 : x->order > y->order;
 }
 
-int cubin_open(struct cubin **out, const void *bytes, size_t len)
+int cubin_open(struct cubin **out, const void *bytes, size_t len, uint64_t *room)
 {
 	struct cubin *c;
 	GElf_Ehdr eh;
@@ -556,7 +583,9 @@ int cubin_open(struct cubin **out, const void *bytes, size_t len)
 		return -ENOEXEC;
 	}
 	c = xcalloc(1, sizeof(*c));
-	err = read_cubin(c, elf, &eh, len);
+	c->room = room;
+	err = grow(c, sizeof(*c)) ? read_cubin(c, elf, &eh, len) : -EFBIG;
+	c->room = NULL;
 	elf_end(elf);
 	if (err) {
 		cubin_close(c);

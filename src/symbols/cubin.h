@@ -22,9 +22,14 @@ struct cubin_line {
 /*
  * Parses the len bytes of a cubin; they are not kept. 0, or -ENOEXEC when
  * they are not a CUDA ELF file, -EINVAL when its sections or its line table
- * do not fit in them or are malformed.
+ * do not fit in them or are malformed, -EFBIG when what it builds of them
+ * (its functions, source files and line rows) would take more than *room
+ * bytes: a line table of a few bytes per row, or of many files in a long
+ * directory, costs many times its own size. What it built, kept or not,
+ * is taken from *room, so that cubins opened one after the other cost no
+ * more than *room in all, in memory and in work.
  */
-int cubin_open(struct cubin **out, const void *bytes, size_t len);
+int cubin_open(struct cubin **out, const void *bytes, size_t len, uint64_t *room);
 void cubin_close(struct cubin *c);
 
 /* Whether any function of the cubin has source lines. */

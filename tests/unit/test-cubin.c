@@ -281,7 +281,7 @@ static int open_read_only(const struct blob *b, struct cubin **c)
 		return -errno;
 	memcpy(map, b->bytes, b->len);
 	mprotect(map, len, PROT_READ);
-	err = cubin_open(c, map, b->len);
+	err = cubin_open(c, map, b->len, &(uint64_t){ UINT64_MAX });
 	munmap(map, len);
 	return err;
 }
@@ -438,7 +438,7 @@ static int open_copy(const unsigned char *bytes, size_t len)
 	int err;
 
 	memcpy(copy, bytes, len);
-	err = cubin_open(&c, copy, len);
+	err = cubin_open(&c, copy, len, &(uint64_t){ UINT64_MAX });
 	free(copy);
 	CHECK(err ? !c : c != NULL);
 	if (!err) {
@@ -607,6 +607,35 @@ static void test_random_damage(void)
 	CHECK(opened > 0 && failed > 0);
 }
 
+/*
+ * What a cubin builds is taken from the room it is given, whether it opens
+ * or not: with room for all of it, it opens and leaves none; with a byte
+ * less, it stops (-EFBIG), and what it built until then is gone from the room.
+ */
+static void test_room(void)
+{
+	uint64_t room = UINT64_MAX, needs;
+	struct cubin *c = NULL;
+
+	CHECK_EQ_U64(cubin_open(&c, cubins[1].bytes, cubins[1].len, &room), 0);
+	needs = UINT64_MAX - room;
+	CHECK(needs > 0);
+	cubin_close(c);
+	room = needs;
+	CHECK_EQ_U64(cubin_open(&c, cubins[1].bytes, cubins[1].len, &room), 0);
+	CHECK_EQ_U64(room, 0);
+	exercise(c);
+	cubin_close(c);
+	room = needs - 1;
+	c = NULL;
+	CHECK(cubin_open(&c, cubins[1].bytes, cubins[1].len, &room) == -EFBIG);
+	CHECK(c == NULL);
+	CHECK(room < needs - 1);
+	/* No room: the next cubin does not even start. */
+	room = 0;
+	CHECK(cubin_open(&c, cubins[0].bytes, cubins[0].len, &room) == -EFBIG);
+}
+
 int main(void)
 {
 	const char *build = getenv("BUILD");
@@ -637,6 +666,7 @@ int main(void)
 	RUN(test_truncated);
 	RUN(test_corrupted);
 	RUN(test_random_damage);
+	RUN(test_room);
 	for (size_t a = 0; a < 2; a++)
 		free(cubins[a].bytes);
 	free(nolines.bytes);

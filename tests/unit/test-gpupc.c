@@ -601,7 +601,7 @@ static bool find_offsets(const unsigned char *bytes, size_t len, const char *fun
 	bool found = false;
 	uint64_t off;
 
-	if (cubin_open(&c, bytes, len))
+	if (cubin_open(&c, bytes, len, &(uint64_t){ UINT64_MAX }))
 		return false;
 	for (off = 0; !cubin_lookup(c, function, off, &at); off += INSN) {
 		if (!found && at.line == line) {
@@ -690,6 +690,20 @@ static void test_cubin_lines(void)
 	text = capture_end(&cap);
 	snprintf(line, sizeof(line), "0x%04" PRIx64 "  %s ", hot_pc, place);
 	CHECK(strstr(text, line) != NULL);
+	free(cap.text);
+	pc_report_free(&r);
+	pc_view_free(&v);
+
+	/* What the tables left of the read limit is too little to parse the cubins in. */
+	m.budget = (struct tr_budget){ .limit = 1000, .used = 999 };
+	pc_view_build(&v, &f, NULL, NULL);
+	CHECK_EQ_U64(v.by_outcome[PC_LINE_OVER_LIMIT], 63);
+	CHECK_EQ_U64(v.by_outcome[PC_LINE_BAD_IMAGE], 3);
+	CHECK_EQ_U64(v.by_outcome[PC_LINE_KNOWN], 0);
+	pc_report_build(&r, &v, &f, false);
+	pc_report_print(capture_start(&cap), &r, &v, &f, "l.data", 0);
+	text = capture_end(&cap);
+	CHECK(strstr(text, "63 whose cubin would pass the read limit") != NULL);
 	free(cap.text);
 	pc_report_free(&r);
 	pc_view_free(&v);
