@@ -11,8 +11,8 @@
 #                   the unit, fuzz and hostile tests so
 #   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
 #                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
-#                   (default), reader, tables, ingest or kregions; new inputs
-#                   in build-fuzz/corpus-*
+#                   (default), ranks, reader, tables, ingest, kregions or
+#                   jitmap; new inputs in build-fuzz/corpus-*
 #   make V=1        show the commands
 
 ifeq ($(wildcard config.mk),)
@@ -143,9 +143,11 @@ $(BUILD)/tests/fuzz-%: $(BUILD)/tests/fuzz/fuzz-%.o $(BUILD)/tests/fuzz/replay.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
 
-# The whole offline path runs the commands themselves.
-$(BUILD)/tests/fuzz-offline: $(BUILD)/tests/fuzz/fuzz-offline.o $(BUILD)/tests/fuzz/replay.o \
-		$(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) $(CORE_LIB)
+# The whole offline path, of one recording or several, runs the commands themselves.
+CMD_FUZZ = offline ranks
+$(CMD_FUZZ:%=$(BUILD)/tests/fuzz-%): $(BUILD)/tests/fuzz-%: $(BUILD)/tests/fuzz/fuzz-%.o \
+		$(BUILD)/tests/fuzz/replay.o $(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) \
+		$(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@ $(LIBS)
 
@@ -160,8 +162,9 @@ $(BUILD)/tests/libfuzzer-%: $(BUILD)/tests/fuzz/fuzz-%.o $(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(LIBS)
 
-$(BUILD)/tests/libfuzzer-offline: $(BUILD)/tests/fuzz/fuzz-offline.o \
-		$(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) $(CORE_LIB)
+$(CMD_FUZZ:%=$(BUILD)/tests/libfuzzer-%): $(BUILD)/tests/libfuzzer-%: \
+		$(BUILD)/tests/fuzz/fuzz-%.o $(filter-out $(BUILD)/src/gtrace.o,$(CMD_OBJS)) \
+		$(CORE_LIB)
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) -fsanitize=fuzzer $^ -o $@ $(LIBS)
 
