@@ -17,7 +17,15 @@
 #include "util/log.h"
 #include "util/xalloc.h"
 
-typedef VEC(char *) path_vec;
+/* A recording to read, and whether a directory -i named holds it. */
+struct input {
+	char *path;
+	bool listed;	/* in a directory: left out, with a warning, when it cannot be read */
+};
+typedef VEC(struct input) input_vec;
+
+/* What load returns for a listed file it left out. */
+#define SKIPPED (-1)
 
 /*
  * A recording whose recorder died before naming all its addresses (it
@@ -36,20 +44,22 @@ static void name_locally(struct model *m, const char *path, const char *symfs)
 }
 
 /*
- * Loads path into m. On failure prints why and returns EXIT_FAIL; a
- * truncated or damaged file only gets a warning and returns 0.
+ * Loads path into m. On failure prints why and returns EXIT_FAIL, or for a
+ * file of a directory (listed), warns that it is left out and returns
+ * SKIPPED; a truncated or damaged file only gets a warning and returns 0.
  */
-static int load(struct model *m, const char *path, const struct offline_args *a)
+static int load(struct model *m, const char *path, const struct offline_args *a, bool listed)
 {
 	int err = model_load_within(m, path, a->read_limit);
+	const char *problem = err == -ENODATA ? "the file is empty" : tr_strerror(err);
 	char why[160];
 
-	if (err == -ENODATA) {
-		pr_err("cannot read '%s': the file is empty", text_escape(path));
-		return EXIT_FAIL;
+	if (err && listed) {
+		pr_warn("cannot read '%s': %s; leaving it out", text_escape(path), problem);
+		return SKIPPED;
 	}
 	if (err) {
-		pr_err("cannot read '%s': %s", text_escape(path), tr_strerror(err));
+		pr_err("cannot read '%s': %s", text_escape(path), problem);
 		return EXIT_FAIL;
 	}
 	if (m->damage == -TR_ERR_TRUNCATED)
@@ -330,7 +340,7 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
  */
 static int natural_cmp(const void *pa, const void *pb)
 {
-	const char *a = *(char *const *)pa, *b = *(char *const *)pb;
+	const char *a = ((const struct input *)pa)->path, *b = ((const struct input *)pb)->path;
 	const char *x = a, *y = b;
 
 	while (*x || *y) {
@@ -359,23 +369,23 @@ static int natural_cmp(const void *pa, const void *pb)
 }
 
 /*
- * Adds the recordings in directory dir to paths, by name: the regular
- * files that start with the gtrace magic, anything else left out. On
- * failure prints why and returns EXIT_FAIL.
+ * Adds the recordings in directory dir to inputs, by name: the regular
+ * files that start with the gtrace magic, anything else left out, and one
+ * that cannot be read with a warning. On failure prints why and returns
+ * EXIT_FAIL.
  */
-static int add_dir(path_vec *paths, const char *dir)
+static int add_dir(input_vec *inputs, const char *dir)
 {
 	DIR *d = opendir(dir);
-	size_t first = paths->len, dir_len = strlen(dir);
+	size_t first = inputs->len, dir_len = strlen(dir);
 	const char *sep = dir_len && dir[dir_len - 1] == '/' ? "" : "/";
 	struct dirent *e;
-	int status = 0;
 
 	if (!d) {
 		pr_err("cannot read '%s': %s", dir, strerror(errno));
 		return EXIT_FAIL;
 	}
-	while (!status && (e = readdir(d))) {
+	while ((e = readdir(d))) {
 		size_t len = dir_len + strlen(e->d_name) + 2;
 		char *path = xmalloc(len);
 		struct stat st;
@@ -384,32 +394,30 @@ static int add_dir(path_vec *paths, const char *dir)
 		snprintf(path, len, "%s%s%s", dir, sep, e->d_name);
 		if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
 			is_trace = tr_file_is_trace(path);
-		if (is_trace < 0) {
-			pr_err("cannot read '%s': %s", text_escape(path), strerror(-is_trace));
-			status = EXIT_FAIL;
-		}
+		if (is_trace < 0)
+			pr_warn("cannot read '%s': %s; leaving it out", text_escape(path),
+				strerror(-is_trace));
 		if (is_trace > 0)
-			*VEC_PUSH(paths) = path;
+			*VEC_PUSH(inputs) = (struct input){ path, true };
 		else
 			free(path);
 	}
 	closedir(d);
-	if (!status && paths->len == first) {
+	if (inputs->len == first) {
 		pr_err("no gtrace recordings in '%s'", dir);
-		status = EXIT_FAIL;
+		return EXIT_FAIL;
 	}
-	if (!status)
-		qsort(paths->v + first, paths->len - first, sizeof(*paths->v), natural_cmp);
-	return status;
+	qsort(inputs->v + first, inputs->len - first, sizeof(*inputs->v), natural_cmp);
+	return 0;
 }
 
 /* The recordings the -i options name, in order: a directory's in its place. */
-static int input_paths(const struct offline_args *a, path_vec *paths)
+static int input_paths(const struct offline_args *a, input_vec *inputs)
 {
 	struct stat st;
 
 	if (!a->inputs.len) {
-		*VEC_PUSH(paths) = xstrdup(DEFAULT_INPUT);
+		*VEC_PUSH(inputs) = (struct input){ xstrdup(DEFAULT_INPUT), false };
 		return 0;
 	}
 	for (size_t i = 0; i < a->inputs.len; i++) {
@@ -417,10 +425,10 @@ static int input_paths(const struct offline_args *a, path_vec *paths)
 		int status;
 
 		if (stat(in, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if ((status = add_dir(paths, in)))
+			if ((status = add_dir(inputs, in)))
 				return status;
 		} else {
-			*VEC_PUSH(paths) = xstrdup(in);
+			*VEC_PUSH(inputs) = (struct input){ xstrdup(in), false };
 		}
 	}
 	return 0;
@@ -482,30 +490,34 @@ static void align_by_collectives(struct model *m)
  */
 static int load_inputs(struct offline_args *a, struct model *m)
 {
-	path_vec paths = {0};
-	int status = input_paths(a, &paths);
+	input_vec inputs = {0};
+	int status = input_paths(a, &inputs);
+	size_t loaded = 0;
 
 	join_inputs(a);
-	for (size_t i = 0; !status && i < paths.len; i++) {
+	for (size_t i = 0; !status && i < inputs.len; i++) {
 		struct model other;
+		int got = load(loaded ? &other : m, inputs.v[i].path, a, inputs.v[i].listed);
 
-		if (!i) {
-			status = load(m, paths.v[i], a);
+		if (got == SKIPPED)
 			continue;
-		}
-		status = load(&other, paths.v[i], a);
-		if (status)
+		status = got;
+		if (status && loaded)
 			model_free(m);
-		else
+		else if (!status && loaded++)
 			model_merge(m, &other);
+	}
+	if (!status && !loaded) {
+		pr_err("no gtrace recording in '%s' could be read", a->input);
+		status = EXIT_FAIL;
 	}
 	if (!status && a->align_collectives)
 		align_by_collectives(m);
 	if (!status && (status = check_ranks(&a->filter, m)))
 		model_free(m);
-	for (size_t i = 0; i < paths.len; i++)
-		free(paths.v[i]);
-	VEC_FREE(&paths);
+	for (size_t i = 0; i < inputs.len; i++)
+		free(inputs.v[i].path);
+	VEC_FREE(&inputs);
 	return status;
 }
 
@@ -532,7 +544,7 @@ bool offline_load_input(struct offline_args *a, struct model *m)
 bool offline_load(struct offline_args *a, const char *path, struct model *m)
 {
 	if (!a->status)
-		a->status = load(m, path, a);
+		a->status = load(m, path, a, false);
 	return loaded(a, m);
 }
 

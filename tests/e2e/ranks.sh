@@ -3,7 +3,8 @@
 # through -i of their directory or -i given twice: a Rank column in report
 # and threads, --rank to keep one, a "rank N" frame per rank in flame, a
 # process per rank in export, the ranks in diagnose. Ranks 9 and 10: the
-# directory's files come in natural order, so rank 9's is read first.
+# directory's files come in natural order, so rank 9's is read first. A
+# recording of the directory that cannot be read is left out.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -84,3 +85,27 @@ expect_exit 1 "$GTRACE" report -i job --rank 3
 expect_contains stderr '^gtrace: no rank 3 in the recordings$'
 expect_exit 1 "$GTRACE" threads -i job -i missing.data
 expect_contains stderr "^gtrace: cannot read 'missing.data': No such file or directory$"
+
+# A recording of the directory that cannot be read is left out with a
+# warning, the others read: one that needs a newer gtrace, and, for an
+# ordinary user, one it may not open. None left: an error.
+mkdir -m 755 part
+cp job/r.9.data job/r.10.data part/
+chmod 644 part/*
+cp job/r.9.data part/r.11.data
+printf '\143' | dd of=part/r.11.data bs=1 seek=12 conv=notrunc 2>/dev/null
+run_gtrace threads -i part >part.txt
+expect_contains stderr "^gtrace: warning: cannot read 'part/r.11.data': needs a newer gtrace to read it; leaving it out$"
+expect_contains part.txt '^ +9 '
+expect_contains part.txt '^ +10 '
+if [ "$(id -u)" -ne 0 ] || command -v setpriv >/dev/null 2>&1; then
+	chmod 000 part/r.10.data
+	(cd part && as_unprivileged "$GTRACE" threads -i . >../locked.txt 2>../locked.err)
+	[ $? -eq 0 ] || { show locked.err; fail "threads of a directory with a locked recording failed"; }
+	expect_contains locked.err "^gtrace: warning: cannot read '\./r\.10\.data': Permission denied; leaving it out$"
+	expect_contains locked.txt ' hot '
+	chmod 644 part/r.10.data
+fi
+rm part/r.9.data part/r.10.data
+expect_exit 1 "$GTRACE" threads -i part
+expect_contains stderr "^gtrace: no gtrace recording in 'part' could be read$"
