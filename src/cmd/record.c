@@ -356,7 +356,10 @@ static int expand_output(const struct record_opts *o, char *out, size_t size)
 	job_rank_from_env(&r);
 	gethostname(host, sizeof(host) - 1);
 	err = job_output_name(o->output, &r, host, getpid(), out, size, &bad);
-	if (err == -ENOENT)
+	if (err == -ENOENT && r.malformed)
+		pr_err("no rank for the output name '%s': %s is '%s', not a whole number",
+		       o->output, r.malformed, getenv(r.malformed));
+	else if (err == -ENOENT)
 		pr_err("no rank for the output name '%s': none of %s is set", o->output,
 		       job_rank_variables);
 	else if (err == -EINVAL && bad)

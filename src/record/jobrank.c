@@ -28,31 +28,40 @@ static const struct {
 const char job_rank_variables[] = "RANK, OMPI_COMM_WORLD_RANK, PMI_RANK, PMIX_RANK, "
 				  "SLURM_PROCID, MV2_COMM_WORLD_RANK";
 
-/* A variable holding a whole number from 0, or -1. */
-static int64_t env_number(const char *name)
+/*
+ * A variable holding a whole number from 0, or -1; one that holds anything
+ * else is the first such of r->malformed.
+ */
+static int64_t env_number(const char *name, struct job_rank *r)
 {
 	const char *s = name ? getenv(name) : NULL;
-	char *end;
-	long long v;
+	char *end = NULL;
+	long long v = -1;
 
-	if (!s || *s < '0' || *s > '9')
+	if (!s)
 		return -1;
 	errno = 0;
-	v = strtoll(s, &end, 10);
-	return errno || *end ? -1 : (int64_t)v;
+	if (*s >= '0' && *s <= '9')
+		v = strtoll(s, &end, 10);
+	if (v < 0 || errno || *end) {
+		if (!r->malformed)
+			r->malformed = name;
+		return -1;
+	}
+	return (int64_t)v;
 }
 
 void job_rank_from_env(struct job_rank *r)
 {
-	*r = (struct job_rank){ -1, -1, -1, NULL };
+	*r = (struct job_rank){ -1, -1, -1, NULL, NULL };
 	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
-		int64_t rank = env_number(sources[i].rank);
+		int64_t rank = env_number(sources[i].rank, r);
 
 		if (rank < 0)
 			continue;
 		r->rank = rank;
-		r->local_rank = env_number(sources[i].local);
-		r->world_size = env_number(sources[i].size);
+		r->local_rank = env_number(sources[i].local, r);
+		r->world_size = env_number(sources[i].size, r);
 		r->from = sources[i].rank;
 		return;
 	}

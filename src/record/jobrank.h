@@ -18,6 +18,8 @@ struct job_rank {
 	int64_t local_rank;	/* on this machine; -1 unknown */
 	int64_t world_size;	/* -1 unknown */
 	const char *from;	/* the variable the rank came from */
+	const char *malformed;	/* the first variable read that is set but not a
+				   whole number from 0, else NULL */
 };
 
 /* The launchers' variables, the first one set deciding. */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # Output names under launchers, their variables simulated: torchrun's,
 # Slurm's and Open MPI's give each rank its file and its meta; torchrun's
-# win under srun; %r outside a job is an error naming the variables.
+# win under srun; %r outside a job is an error naming the variables, and
+# with a rank that is no number, naming the variable and its value.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 command -v python3 >/dev/null || skip "python3 is not installed"
@@ -37,6 +38,9 @@ RANK=7 SLURM_PROCID=0 run_gtrace record -q -o 'both.%r.data' -- true
 expect_exit 2 "$GTRACE" record -o 'none.%r.data' -- true
 expect_contains "$TESTDIR/stderr" "^gtrace: no rank for the output name 'none.%r.data': none of RANK, OMPI_COMM_WORLD_RANK, .*SLURM_PROCID"
 [ ! -e none..data ] && [ ! -e 'none.%r.data' ] || fail "a recording was left without a rank"
+# A rank that is no number: the variable that holds it, and what it holds.
+expect_exit 2 env RANK=first "$GTRACE" record -o 'word.%r.data' -- true
+expect_contains "$TESTDIR/stderr" "^gtrace: no rank for the output name 'word.%r.data': RANK is 'first', not a whole number$"
 expect_exit 2 "$GTRACE" record -o 'bad.%q.data' -- true
 expect_contains "$TESTDIR/stderr" "^gtrace: unknown '%q' in the output name"
 # Without a rank, the recording says none.

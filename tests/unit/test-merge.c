@@ -129,7 +129,7 @@ static void test_merge_without_pairs(void)
 
 static void test_output_name(void)
 {
-	struct job_rank r = { 3, 1, 8, "RANK" }, none = { -1, -1, -1, NULL };
+	struct job_rank r = { 3, 1, 8, "RANK", NULL }, none = { -1, -1, -1, NULL, NULL };
 	char out[64], bad = 0;
 
 	CHECK(!job_output_name("run/g.%r.%l.%h.%p.%%.data", &r, "node7.cluster", 42, out,
@@ -157,9 +157,25 @@ static void test_rank_from_env(void)
 	setenv("RANK", "5", 1);
 	job_rank_from_env(&r);
 	CHECK(r.rank == 5 && r.local_rank == -1);
+	CHECK(r.malformed == NULL);
+	/* A value that is no whole number is passed over, and named. */
 	setenv("RANK", "x", 1);
 	job_rank_from_env(&r);
 	CHECK_EQ_U64(r.rank, 2);
+	CHECK_STREQ(r.malformed, "RANK");
+	unsetenv("OMPI_COMM_WORLD_RANK");
+	unsetenv("SLURM_PROCID");
+	setenv("RANK", "-1", 1);
+	job_rank_from_env(&r);
+	CHECK(r.rank == -1 && r.from == NULL);
+	CHECK_STREQ(r.malformed, "RANK");
+	setenv("RANK", "4", 1);
+	setenv("LOCAL_RANK", "1x", 1);
+	job_rank_from_env(&r);
+	CHECK(r.rank == 4 && r.local_rank == -1);
+	CHECK_STREQ(r.malformed, "LOCAL_RANK");
+	unsetenv("RANK");
+	unsetenv("LOCAL_RANK");
 }
 
 int main(void)
