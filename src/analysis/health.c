@@ -57,10 +57,16 @@ static const char *const metrics_counter_words[] = {
 	"made", "missed", "processes read", "reads failed",
 };
 
-/* The Python reader's outcomes, as in src/record/python.h, then its frame count. */
-static const char *const python_counter_lines[] = {
+/* The Python reader's outcomes, as in src/record/python.h. */
+static const char *const python_outcome_lines[] = {
 	"python.matched", "python.mismatch", "python.no-thread-state", "python.read-failed",
-	"python.exited", "python.unsupported", "python.frames",
+	"python.exited", "python.unsupported", "python.over-budget",
+};
+
+/* Then its frame count, and what it cut or left out to stay within its bounds. */
+static const char *const python_counter_lines[] = {
+	"python.frames", "python.codes-evicted", "python.names-cut", "python.linetables-too-long",
+	"python.names-over-budget",
 };
 
 /* CUDA meta keys in print order; the devices go before cuda.flush. */
@@ -1024,13 +1030,15 @@ static void put_kernel_regions(FILE *out, const struct model *m)
  */
 static void put_python(FILE *out, const struct model *m)
 {
-	const size_t outcomes = sizeof(python_counter_lines) / sizeof(python_counter_lines[0]) - 1;
+	const size_t outcomes = sizeof(python_outcome_lines) / sizeof(python_outcome_lines[0]);
+	const size_t counts = sizeof(python_counter_lines) / sizeof(python_counter_lines[0]);
 	uint64_t all = 0, matched = counter_or_0(m, "python.matched");
 	uint64_t frames = counter_or_0(m, "python.frames");
 	uint64_t unsupported = counter_or_0(m, "python.unsupported");
+	uint64_t over_budget = counter_or_0(m, "python.over-budget");
 
 	for (size_t i = 0; i < outcomes; i++)
-		all += counter_or_0(m, python_counter_lines[i]);
+		all += counter_or_0(m, python_outcome_lines[i]);
 	if (!all)
 		return;
 	field(out, "Python:");
@@ -1039,13 +1047,17 @@ static void put_python(FILE *out, const struct model *m)
 		percent(matched, all), matched ? (double)frames / (double)matched : 0.0);
 	if (unsupported)
 		fprintf(out, "; %" PRIu64 " of a version gtrace cannot read", unsupported);
+	if (over_budget)
+		fprintf(out, "; %" PRIu64 " past what one sample may read", over_budget);
 	fprintf(out, "\n");
 	put_meta_keys(out, m, PYTHON_PROCESS_PREFIX, false);
-	for (size_t i = 0; i < outcomes + 1; i++) {
+	for (size_t i = 0; i < outcomes + counts; i++) {
+		const char *name = i < outcomes ? python_outcome_lines[i]
+						: python_counter_lines[i - outcomes];
 		uint64_t v;
 
-		if (model_counter(m, python_counter_lines[i], &v))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", python_counter_lines[i], v);
+		if (model_counter(m, name, &v))
+			fprintf(out, "  %-30s%10" PRIu64 "\n", name, v);
 	}
 }
 

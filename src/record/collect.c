@@ -19,6 +19,13 @@
 #include "util/vec.h"
 #include "util/xalloc.h"
 
+/*
+ * Bytes of distinct Python function and file names a recording takes: a
+ * program that makes ever new ones gets one name for the rest.
+ */
+#define PYTHON_NAME_BYTES (16u << 20)
+#define PYTHON_OVER_BUDGET_FUNC "[name over budget]"
+#define PYTHON_OVER_BUDGET_FILE "[python]"
 /* Rows pending past which a chunk is closed before its second is up. */
 #define CHUNK_SOON_ROWS (256u << 10)
 /* ... and past which the drain waits for the writer rather than grow. */
@@ -54,7 +61,9 @@ enum counter {
 	CNT_TARGET,	/* one per enum target_counter */
 	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
 	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
-	NCOUNTERS
+	CNT_PYTHON_NAMES_OVER_BUDGET,
+	CNT_PYTHON_READER,	/* one per enum py_counter */
+	NCOUNTERS = CNT_PYTHON_READER + PY_COUNTERS
 };
 
 static const char *const fixed_counter_names[CNT_UNWIND] = {
@@ -123,7 +132,8 @@ struct collector {
 	struct u64map loc_ids;		/* hash of (dso, addr) -> loc id, probed on collision */
 	struct u64map node_ids;		/* parent << 32 | loc -> node id */
 	uint32_t nodes;
-	struct u64map python_codes;	/* py_frame.code -> name << 32 | file (string ids) */
+	uint64_t python_name_bytes;	/* of the distinct names of Python code */
+	uint64_t python_over_budget;	/* the names past PYTHON_NAME_BYTES, once needed */
 	struct u64map python_files;	/* file string id -> its dso id */
 
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
@@ -338,32 +348,47 @@ static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
 }
 
 /*
+ * Names a code object the Python reader met: name << 32 | file (string
+ * ids), within PYTHON_NAME_BYTES of names not seen before.
+ */
+static uint64_t name_python_code(void *arg, const char *func, const char *file)
+{
+	struct collector *c = arg;
+	uint64_t cost = (strtab_find(&c->strings, func) ? 0 : strlen(func) + 1) +
+			(strtab_find(&c->strings, file) ? 0 : strlen(file) + 1);
+
+	if (c->python_name_bytes + cost > PYTHON_NAME_BYTES) {
+		c->counters[CNT_PYTHON_NAMES_OVER_BUDGET]++;
+		if (!c->python_over_budget)
+			c->python_over_budget =
+				(uint64_t)intern_str(c, PYTHON_OVER_BUDGET_FUNC) << 32 |
+				intern_str(c, PYTHON_OVER_BUDGET_FILE);
+		return c->python_over_budget;
+	}
+	c->python_name_bytes += cost;
+	return (uint64_t)intern_str(c, func) << 32 | intern_str(c, file);
+}
+
+/*
  * The loc of a Python frame: in its source file's dso, at its line and
- * function, named by a symbol row of its own when new.
+ * function, named by a symbol row of its own when new. Frames named past
+ * the budget have no line, so that their locs do not grow either.
  */
 static uint32_t intern_python_loc(struct collector *c, const struct py_frame *f)
 {
-	uint64_t names, dso;
-	uint32_t name, file, loc;
+	uint32_t name = (uint32_t)(f->func >> 32), file = (uint32_t)f->func, loc;
+	uint32_t line = f->func == c->python_over_budget ? 0 : f->line;
+	uint64_t dso;
 	bool added;
 
-	if (!u64map_get(&c->python_codes, f->code, &names)) {
-		const char *func_name, *file_name;
-
-		pyreader_code(c->python, f->code, &func_name, &file_name);
-		names = (uint64_t)intern_str(c, func_name) << 32 | intern_str(c, file_name);
-		u64map_put(&c->python_codes, f->code, names);
-	}
-	name = (uint32_t)(names >> 32);
-	file = (uint32_t)names;
 	if (!u64map_get(&c->python_files, file, &dso)) {
 		dso = addrspaces_add_dso(c->as, collector_string(c, file), TR_DSO_PYTHON);
 		u64map_put(&c->python_files, file, dso);
 	}
-	loc = intern_loc_at(c, (uint32_t)dso, TR_PYTHON_ADDR(f->line, name), &added);
+	loc = intern_loc_at(c, (uint32_t)dso, TR_PYTHON_ADDR(line, name), &added);
 	if (added)
 		*VEC_PUSH(&c->cur->symbols) = (struct tr_symbol){
-			.loc = loc, .func = name, .file = file, .line = f->line,
+			.loc = loc, .func = name, .file = file, .line = line,
 		};
 	return loc;
 }
@@ -851,7 +876,7 @@ int collector_new(struct collector **out, enum unwind_method method,
 	if (!err)
 		err = unwinder_new(&c->unwinder, method, c->as);
 	if (!err)
-		err = pyreader_new(&c->python);
+		err = pyreader_new(&c->python, name_python_code, c, NULL);
 	if (err) {
 		collector_free(c);
 		return err;
@@ -872,8 +897,14 @@ int collector_new(struct collector **out, enum unwind_method method,
 			snprintf(name, sizeof(name), "python.%s",
 				 py_outcome_name((enum py_outcome)(i - CNT_PYTHON)));
 			c->counter_names[i] = intern_str(c, name);
-		} else {
+		} else if (i == CNT_PYTHON_FRAMES) {
 			c->counter_names[i] = intern_str(c, "python.frames");
+		} else if (i == CNT_PYTHON_NAMES_OVER_BUDGET) {
+			c->counter_names[i] = intern_str(c, "python.names-over-budget");
+		} else {
+			snprintf(name, sizeof(name), "python.%s",
+				 py_counter_name((enum py_counter)(i - CNT_PYTHON_READER)));
+			c->counter_names[i] = intern_str(c, name);
 		}
 	}
 	*out = c;
@@ -900,7 +931,6 @@ void collector_free(struct collector *c)
 	VEC_FREE(&c->locs);
 	u64map_free(&c->loc_ids);
 	u64map_free(&c->node_ids);
-	u64map_free(&c->python_codes);
 	u64map_free(&c->python_files);
 	u64map_free(&c->switched_out);
 	u64map_free(&c->comms);
@@ -1227,8 +1257,11 @@ void collector_flush(struct collector *c, bool wait)
 		added += put_counters(c, CNT_SYM_RESOLVED, CNT_TARGET);
 	if (c->target_counted)
 		added += put_counters(c, CNT_TARGET, CNT_PYTHON);
-	if (c->python_counted)
+	if (c->python_counted) {
+		memcpy(c->counters + CNT_PYTHON_READER, pyreader_counts(c->python),
+		       PY_COUNTERS * sizeof(*c->counters));
 		added += put_counters(c, CNT_PYTHON, NCOUNTERS);
+	}
 	for (size_t i = 0; i < c->target_sums.len; i++)
 		*VEC_PUSH(&c->cur->counters) = c->target_sums.v[i];
 	added += c->target_sums.len;

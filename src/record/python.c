@@ -18,12 +18,24 @@
 
 /* Bounds on what one read walks: a longer chain is taken as corrupt. */
 #define MAX_FRAMES 4096
+/* Thread states noted per process, found on walks of its list. */
 #define MAX_THREADS 4096
+/* Frames are read a window at a time: a thread's frames lie together, the callers below. */
+#define FRAME_WINDOW 1024
+#define PAGE_SIZE 4096
 /* Bounds on what is copied of a code object's name, file and line table. */
 #define MAX_NAME_CHARS 1024
 #define MAX_LINETABLE (64u << 10)
+/* The code objects kept: CODE_SETS sets of CODE_WAYS, their lines within CODE_BYTES. */
+#define CODE_SETS 1024
+#define CODE_WAYS 4
+#define CODE_BYTES (16u << 20)
+/* Symbols looked at in one symbol table of an interpreter's file. */
+#define MAX_SYMBOLS (1u << 20)
 /* _PyInterpreterFrame.owner of the shim frame each eval call pushes (3.12+). */
 #define FRAME_OWNED_BY_CSTACK 3
+/* The reader's own error: the sample's budget is spent. */
+#define OVER_BUDGET (-E2BIG)
 
 /* Offsets the same in 3.11 to 3.13: the code object's strings, str and bytes objects. */
 #define CODE_FILENAME 112	/* PyCodeObject.co_filename */
@@ -82,17 +94,27 @@ static const struct py_layout layouts[] = {
 	  .code_firstlineno = 68, .code_units = 200, .ascii_size = 40, .compact_size = 56 },
 };
 
+/* Instructions before byte offset end (from the previous run's) are at line; 0 unknown. */
+struct line_run {
+	uint32_t end;
+	uint32_t line;
+};
+
 /*
- * What the reader keeps of a code object: read once, at its first frame,
- * and kept until the reader is freed, as frames read earlier refer to it.
+ * A code object as read at its first frame: a slot of the cache, kept
+ * while its process's frames still use it and others do not need the room.
  */
 struct py_code {
-	uint8_t fingerprint[FINGERPRINT_LEN];
-	int32_t firstlineno;
+	uint64_t proc;			/* its process's serial; 0: a free slot */
+	uint64_t addr;
 	uint64_t units;			/* where its instructions are in the process */
-	char *name, *file;
-	uint8_t *linetable;
-	uint32_t linetable_len;
+	uint64_t func;			/* what py_name_fn named it */
+	uint32_t used;			/* the read that last used it */
+	bool referenced;		/* used since the hand last passed it */
+	int32_t firstlineno;
+	uint32_t nruns;
+	struct line_run *runs;		/* by end, from its location table */
+	uint8_t fingerprint[FINGERPRINT_LEN];
 };
 
 enum py_state { PROC_NOT_PYTHON, PROC_PYTHON, PROC_UNSUPPORTED };
@@ -100,11 +122,12 @@ enum py_state { PROC_NOT_PYTHON, PROC_PYTHON, PROC_UNSUPPORTED };
 struct pyproc {
 	enum py_state state;
 	const struct py_layout *layout;
+	uint64_t serial;		/* its code objects' key in the cache */
 	uint64_t runtime;		/* &_PyRuntime in the process */
 	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault's code */
 	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
-	struct u64map codes;		/* code object address -> py_frame.code */
+	uint64_t walk_at;		/* where a walk of its threads ran out of budget */
 };
 
 /* A sample's Python stack as read when the sample arrived, until it is matched. */
@@ -128,10 +151,29 @@ struct raw_frame {
 	uint64_t instr;
 };
 
+/* The bytes of the process last read for a frame walk. */
+struct window {
+	uint64_t lo, len;
+	uint8_t bytes[FRAME_WINDOW];
+};
+
 struct pyreader {
+	struct py_memory mem;
+	py_name_fn *name;
+	void *name_arg;
 	struct u64map procs;		/* pid -> struct pyproc * */
+	uint64_t procs_seen;
+	struct py_code *codes;		/* CODE_SETS * CODE_WAYS slots */
+	size_t code_bytes;		/* of their runs */
+	size_t hand;			/* the next slot to free for room */
+	uint32_t read;			/* the read under way, counted */
+	uint32_t reads_left, bytes_left;	/* its budget */
+	uint64_t counts[PY_COUNTERS];
 	struct raw_frame raw[PY_MAX_FRAMES];
-	VEC(struct py_code *) codes;	/* by py_frame.code - 1 */
+	struct window window;
+	uint8_t table[MAX_LINETABLE];
+	struct line_run runs[MAX_LINETABLE];
+	char func[MAX_NAME_CHARS * 4 + 1], file[MAX_NAME_CHARS * 4 + 1];
 	struct u64map pending_of;	/* tid -> index in pending */
 	VEC(struct pending) pending;
 	struct py_stack scratch;
@@ -145,6 +187,13 @@ static const char *const outcome_names[PY_OUTCOMES] = {
 	[PY_READ_FAILED] = "read-failed",
 	[PY_EXITED] = "exited",
 	[PY_UNSUPPORTED] = "unsupported",
+	[PY_OVER_BUDGET] = "over-budget",
+};
+
+static const char *const counter_names[PY_COUNTERS] = {
+	[PY_CODES_EVICTED] = "codes-evicted",
+	[PY_NAMES_CUT] = "names-cut",
+	[PY_TABLES_TOO_LONG] = "linetables-too-long",
 };
 
 const char *py_outcome_name(enum py_outcome o)
@@ -152,20 +201,37 @@ const char *py_outcome_name(enum py_outcome o)
 	return o < PY_OUTCOMES ? outcome_names[o] : "not-python";
 }
 
-int pyreader_new(struct pyreader **pr)
+const char *py_counter_name(enum py_counter k)
+{
+	return counter_names[k];
+}
+
+static int find_live(void *arg, uint32_t pid, struct py_interpreter *in);
+
+static ssize_t read_live(void *arg, uint32_t pid, const struct iovec *local,
+			 const struct iovec *remote, unsigned long n)
+{
+	ssize_t got = process_vm_readv((pid_t)pid, local, n, remote, n, 0);
+
+	return got < 0 ? -errno : got;
+}
+
+int pyreader_new(struct pyreader **pr, py_name_fn *name, void *arg,
+		 const struct py_memory *mem)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOSYS;
 	*pr = xcalloc(1, sizeof(**pr));
+	(*pr)->mem = mem ? *mem : (struct py_memory){ .find = find_live, .read = read_live };
+	(*pr)->name = name;
+	(*pr)->name_arg = arg;
+	(*pr)->codes = xcalloc(CODE_SETS * CODE_WAYS, sizeof(*(*pr)->codes));
 	return 0;
 }
 
-static void code_free(struct py_code *code)
+const uint64_t *pyreader_counts(const struct pyreader *pr)
 {
-	free(code->name);
-	free(code->file);
-	free(code->linetable);
-	free(code);
+	return pr->counts;
 }
 
 static void snapshot_free(struct snapshot *snap)
@@ -177,11 +243,11 @@ static void snapshot_free(struct snapshot *snap)
 
 static void proc_free(struct pyproc *p)
 {
-	u64map_free(&p->codes);
 	u64map_free(&p->tstates);
 	free(p);
 }
 
+/* Its code objects stay in the cache under a serial no process has now, till evicted. */
 void pyreader_forget(struct pyreader *pr, uint32_t pid)
 {
 	uint64_t v;
@@ -210,9 +276,9 @@ void pyreader_free(struct pyreader *pr)
 	}
 	VEC_FREE(&pr->pending);
 	u64map_free(&pr->pending_of);
-	for (size_t i = 0; i < pr->codes.len; i++)
-		code_free(pr->codes.v[i]);
-	VEC_FREE(&pr->codes);
+	for (size_t i = 0; i < CODE_SETS * CODE_WAYS; i++)
+		free(pr->codes[i].runs);
+	free(pr->codes);
 	free(pr);
 }
 
@@ -224,20 +290,35 @@ bool pyreader_is_python_path(const char *path)
 	return !strncmp(base, "libpython3.", 11) || !strncmp(base, "python3", 7);
 }
 
-/* len bytes at addr in pid's memory; 0 or a negative errno. */
-static int peek(uint32_t pid, uint64_t addr, void *buf, size_t len)
+/* n ranges of pid's memory of len bytes in all, within the read's budget; 0 or a negative errno. */
+static int read_ranges(struct pyreader *pr, uint32_t pid, const struct iovec *local,
+		       const struct iovec *remote, unsigned long n, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t got = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
+	ssize_t got;
 
+	if (!pr->reads_left || len > pr->bytes_left)
+		return OVER_BUDGET;
+	pr->reads_left--;
+	pr->bytes_left -= (uint32_t)len;
+	got = pr->mem.read(pr->mem.arg, pid, local, remote, n);
 	if (got < 0)
-		return -errno;
+		return (int)got;
 	return (size_t)got == len ? 0 : -EFAULT;
 }
 
-static int peek_u64(uint32_t pid, uint64_t addr, uint64_t *v)
+/* len bytes at addr in pid's memory; 0 or a negative errno. */
+static int peek(struct pyreader *pr, uint32_t pid, uint64_t addr, void *buf, size_t len)
 {
-	return addr ? peek(pid, addr, v, sizeof(*v)) : -EFAULT;
+	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
+
+	if (!addr || addr > UINT64_MAX - len)
+		return -EFAULT;
+	return read_ranges(pr, pid, &local, &remote, 1, len);
+}
+
+static int peek_u64(struct pyreader *pr, uint32_t pid, uint64_t addr, uint64_t *v)
+{
+	return peek(pr, pid, addr, v, sizeof(*v));
 }
 
 struct py_symbols {
@@ -245,16 +326,14 @@ struct py_symbols {
 	uint64_t first_load;		/* page-aligned vaddr of the segment at offset 0 */
 };
 
-/* The symbols the reader needs from the ELF file at path, by ELF address. */
-static int read_symbols(const char *path, struct py_symbols *sy)
+/* The symbols the reader needs from the ELF file open at fd, by ELF address. */
+static int read_symbols(int fd, struct py_symbols *sy)
 {
-	int fd = untrusted_open(path, &untrusted_mapped_file, NULL), err = -ENOENT;
 	Elf_Scn *scn = NULL;
+	int err = -ENOENT;
 	size_t phnum;
 	Elf *elf;
 
-	if (fd < 0)
-		return fd;
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &phnum)) {
 		err = -ENOEXEC;
@@ -272,11 +351,14 @@ static int read_symbols(const char *path, struct py_symbols *sy)
 	while ((scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
+		size_t n;
 
 		if (!gelf_getshdr(scn, &sh) || (sh.sh_type != SHT_DYNSYM && sh.sh_type != SHT_SYMTAB) ||
 		    !sh.sh_entsize || !(data = elf_getdata(scn, NULL)))
 			continue;
-		for (size_t k = 0; k < sh.sh_size / sh.sh_entsize; k++) {
+		/* As many as the data holds, not as the header claims. */
+		n = data->d_size / sh.sh_entsize;
+		for (size_t k = 0; k < n && k < MAX_SYMBOLS; k++) {
 			GElf_Sym sym;
 			const char *name;
 
@@ -299,23 +381,46 @@ static int read_symbols(const char *path, struct py_symbols *sy)
 out:
 	if (elf)
 		elf_end(elf);
-	close(fd);
 	return err;
 }
 
 /*
- * The file holding the interpreter in pid (libpython3.X.so if mapped, else
- * the python3.X executable) and where its offset 0 is mapped.
+ * The file mapped at [lo, hi) in pid as named path: through the map's own
+ * link where /proc lets us (the very file mapped, even deleted since), else
+ * by its name, which the process may have put anything at since; under the
+ * rules for the files a process maps either way.
  */
-static bool find_interpreter(uint32_t pid, char *path, size_t size, uint64_t *start)
+static int open_mapped(uint32_t pid, unsigned long long lo, unsigned long long hi,
+		       const char *path)
+{
+	struct untrusted_rules by_link = untrusted_mapped_file;
+	char link[96];
+	int fd;
+
+	/* The link is the kernel's own, to the file mapped. */
+	by_link.follow = true;
+	snprintf(link, sizeof(link), "/proc/%u/map_files/%llx-%llx", pid, lo, hi);
+	fd = untrusted_open(link, &by_link, NULL);
+	return fd >= 0 ? fd : untrusted_open(path, &untrusted_mapped_file, NULL);
+}
+
+/*
+ * The interpreter of pid, from the file holding it (libpython3.X.so if
+ * mapped, else the python3.X executable) and where its offset 0 is mapped.
+ */
+static int find_live(void *arg, uint32_t pid, struct py_interpreter *in)
 {
 	char maps[64], line[4096], file[4096];
+	unsigned long long start = 0, end = 0;
+	struct py_symbols sy;
 	bool found = false;
+	uint64_t bias;
+	int fd, err;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%u/maps", pid);
 	if (!(f = fopen(maps, "re")))
-		return false;
+		return -errno;
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long lo, hi, off;
 		bool lib;
@@ -326,37 +431,51 @@ static bool find_interpreter(uint32_t pid, char *path, size_t size, uint64_t *st
 		lib = strstr(file, "/libpython3.") != NULL;
 		/* A libpython beats the executable that loads it. */
 		if (!found || lib) {
-			snprintf(path, size, "%s", file);
-			*start = lo;
+			snprintf(in->path, sizeof(in->path), "%s", file);
+			start = lo;
+			end = hi;
 			found = true;
 		}
 		if (lib)
 			break;
 	}
 	fclose(f);
-	return found;
+	if (!found)
+		return -ENOENT;
+	fd = open_mapped(pid, start, end, in->path);
+	if (fd < 0)
+		return fd;
+	err = read_symbols(fd, &sy);
+	close(fd);
+	if (err)
+		return err;
+	bias = start - sy.first_load;
+	in->runtime = bias + sy.runtime;
+	in->version = sy.version ? bias + sy.version : 0;
+	in->eval_lo = bias + sy.eval;
+	in->eval_hi = in->eval_lo + (sy.eval_size ? sy.eval_size : 1);
+	in->code_type = bias + sy.code_type;
+	return 0;
 }
 
 /* What a first sample learns of pid; the description goes to *found. */
 static struct pyproc *proc_detect(struct pyreader *pr, uint32_t pid, const char **found)
 {
 	struct pyproc *p = xcalloc(1, sizeof(*p));
-	char path[4096];
-	struct py_symbols sy;
-	uint64_t start, bias, version = 0;
+	struct py_interpreter in;
+	uint64_t version = 0;
 	unsigned major, minor, micro;
 
 	u64map_put(&pr->procs, pid, (uintptr_t)p);
-	if (!find_interpreter(pid, path, sizeof(path), &start) || read_symbols(path, &sy))
+	if (pr->mem.find(pr->mem.arg, pid, &in))
 		return p;
-	bias = start - sy.first_load;
 	/* Py_Version (3.11+); before it, the file name says the version. */
-	if (!sy.version || peek_u64(pid, bias + sy.version, &version)) {
-		const char *v = strstr(path, "python3.");
+	if (!in.version || peek_u64(pr, pid, in.version, &version)) {
+		const char *v = strstr(in.path, "python3.");
 
 		if (!v || sscanf(v, "python3.%u", &minor) != 1)
 			return p;
-		version = 3ull << 24 | (uint64_t)minor << 16;
+		version = 3ull << 24 | (uint64_t)(minor & 0xff) << 16;
 	}
 	major = (unsigned)(version >> 24 & 0xff);
 	minor = (unsigned)(version >> 16 & 0xff);
@@ -367,79 +486,102 @@ static struct pyproc *proc_detect(struct pyreader *pr, uint32_t pid, const char 
 			p->layout = &layouts[i];
 	if (p->layout)
 		p->state = PROC_PYTHON;
-	p->runtime = bias + sy.runtime;
-	p->eval_lo = bias + sy.eval;
-	p->eval_hi = p->eval_lo + (sy.eval_size ? sy.eval_size : 1);
-	p->code_type = bias + sy.code_type;
+	p->serial = ++pr->procs_seen;
+	p->runtime = in.runtime;
+	p->eval_lo = in.eval_lo;
+	p->eval_hi = in.eval_hi;
+	p->code_type = in.code_type;
 	snprintf(pr->found, sizeof(pr->found), "%sCPython %u.%u.%u %s",
-		 p->layout ? "" : "unsupported: ", major, minor, micro, path);
+		 p->layout ? "" : "unsupported: ", major, minor, micro, in.path);
 	*found = pr->found;
 	return p;
 }
 
-/* The PyThreadState of tid: the cached one if it still says so, else a walk of the list. */
-static int thread_state(struct pyproc *p, uint32_t pid, uint32_t tid, uint64_t *ts)
+/*
+ * The PyThreadState of tid: the one noted for it if it still says so, else
+ * from a walk of the list, noting each state met. A walk that runs out of
+ * budget goes on from there at the next read.
+ */
+static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
+			uint64_t *ts)
 {
 	const struct py_layout *l = p->layout;
-	uint64_t interp, id;
-	int err;
+	uint32_t next = l->tstate_next, id_at = l->tstate_native_thread_id;
+	uint32_t lo = next < id_at ? next : id_at, hi = (next > id_at ? next : id_at) + 8;
+	uint8_t buf[256];
+	uint64_t at = p->walk_at, interp, id, known;
+	int err = 0;
 
-	if (u64map_get(&p->tstates, tid, ts) &&
-	    !peek_u64(pid, *ts + l->tstate_native_thread_id, &id) && id == tid)
+	if (u64map_get(&p->tstates, tid, ts) && *ts &&
+	    !peek_u64(pr, pid, *ts + l->tstate_native_thread_id, &id) && id == tid)
 		return 0;
-	err = peek_u64(pid, p->runtime + l->runtime_interpreters_head, &interp);
-	if (!err)
-		err = interp ? peek_u64(pid, interp + l->interp_threads_head, ts) : -ENOENT;
-	for (int i = 0; !err && *ts && i < MAX_THREADS; i++) {
-		err = peek_u64(pid, *ts + l->tstate_native_thread_id, &id);
-		if (!err && id == tid) {
-			u64map_put(&p->tstates, tid, *ts);
+	if (!at) {
+		err = peek_u64(pr, pid, p->runtime + l->runtime_interpreters_head, &interp);
+		if (!err)
+			err = interp ? peek_u64(pr, pid, interp + l->interp_threads_head, &at)
+				     : -ENOENT;
+	}
+	while (!err && at) {
+		err = peek(pr, pid, at + lo, buf, hi - lo);
+		if (err)
+			break;
+		memcpy(&id, buf + id_at - lo, sizeof(id));
+		if (id && id <= UINT32_MAX &&
+		    (p->tstates.len < MAX_THREADS || u64map_get(&p->tstates, id, &known)))
+			u64map_put(&p->tstates, id, at);
+		if (id == tid) {
+			p->walk_at = 0;
+			*ts = at;
 			return 0;
 		}
-		if (!err)
-			err = peek_u64(pid, *ts + l->tstate_next, ts);
+		memcpy(&at, buf + next - lo, sizeof(at));
 	}
+	p->walk_at = err == OVER_BUDGET ? at : 0;
 	return err ? err : -ENOENT;
 }
 
 /* The innermost frame tid is running, 0 when none. */
-static int current_frame(struct pyproc *p, uint32_t pid, uint64_t ts, uint64_t *frame)
+static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t ts,
+			 uint64_t *frame)
 {
 	const struct py_layout *l = p->layout;
 	uint64_t holder = ts;
 	int err = 0;
 
 	if (l->tstate_cframe)
-		err = peek_u64(pid, ts + l->tstate_cframe, &holder);
+		err = peek_u64(pr, pid, ts + l->tstate_cframe, &holder);
 	if (!err)
-		err = peek_u64(pid, holder + l->current_frame, frame);
+		err = peek_u64(pr, pid, holder + l->current_frame, frame);
 	return err;
 }
 
 /*
- * A str object's text as UTF-8 (compact strings only: every str the
- * interpreter makes for code objects is one); NULL when it is not readable.
+ * A str object's text as UTF-8 into text (compact strings only: every str
+ * the interpreter makes for code objects is one), its first MAX_NAME_CHARS
+ * characters.
  */
-static char *read_str(const struct py_layout *l, uint32_t pid, uint64_t addr)
+static int read_str(struct pyreader *pr, const struct py_layout *l, uint32_t pid,
+		    uint64_t addr, char *text)
 {
 	uint8_t head[80], chars[MAX_NAME_CHARS * 4];
 	uint32_t state, kind;
 	int64_t len;
-	char *text, *out;
+	int err;
 
-	if (!addr || peek(pid, addr, head, l->compact_size))
-		return NULL;
+	if ((err = peek(pr, pid, addr, head, l->compact_size)))
+		return err;
 	memcpy(&len, head + VAR_SIZE, sizeof(len));
 	memcpy(&state, head + STR_STATE, sizeof(state));
 	kind = state >> 2 & 7;
 	if (!(state >> 5 & 1) || (kind != 1 && kind != 2 && kind != 4) || len < 0)
-		return NULL;
-	if (len > MAX_NAME_CHARS)
+		return -EFAULT;
+	if (len > MAX_NAME_CHARS) {
 		len = MAX_NAME_CHARS;
-	if (peek(pid, addr + (state >> 6 & 1 ? l->ascii_size : l->compact_size), chars,
-		 (size_t)len * kind))
-		return NULL;
-	out = text = xmalloc((size_t)len * 4 + 1);
+		pr->counts[PY_NAMES_CUT]++;
+	}
+	if (len && (err = peek(pr, pid, addr + (state >> 6 & 1 ? l->ascii_size : l->compact_size),
+			       chars, (size_t)len * kind)))
+		return err;
 	for (int64_t i = 0; i < len; i++) {
 		uint32_t c = kind == 1 ? chars[i]
 			   : kind == 2 ? (uint32_t)chars[2 * i] | (uint32_t)chars[2 * i + 1] << 8
@@ -447,57 +589,10 @@ static char *read_str(const struct py_layout *l, uint32_t pid, uint64_t addr)
 			     (uint32_t)chars[4 * i + 2] << 16 | (uint32_t)chars[4 * i + 3] << 24;
 
 		/* A NUL cannot be in a trace's string. */
-		out += utf8_encode(c ? c : 0xfffd, out);
+		text += utf8_encode(c ? c : 0xfffd, text);
 	}
-	*out = '\0';
-	return text;
-}
-
-/* The id of the code object at addr, read at its first frame; 0 when unreadable. */
-static uint32_t code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t addr)
-{
-	const struct py_layout *l = p->layout;
-	uint8_t obj[CODE_LINETABLE + 8];
-	uint64_t type, filename, qualname, linetable, id;
-	int64_t table_len;
-	struct py_code *code;
-
-	if (u64map_get(&p->codes, addr, &id) && id)
-		return (uint32_t)id;
-	if (!addr || peek(pid, addr, obj, sizeof(obj)))
-		return 0;
-	memcpy(&type, obj + OBJECT_TYPE, sizeof(type));
-	memcpy(&filename, obj + CODE_FILENAME, sizeof(filename));
-	memcpy(&qualname, obj + CODE_QUALNAME, sizeof(qualname));
-	memcpy(&linetable, obj + CODE_LINETABLE, sizeof(linetable));
-	if (type != p->code_type || peek(pid, linetable + VAR_SIZE, &table_len, sizeof(table_len)) ||
-	    table_len < 0 || table_len > MAX_LINETABLE)
-		return 0;
-	code = xcalloc(1, sizeof(*code));
-	memcpy(code->fingerprint, obj + CODE_FINGERPRINT, FINGERPRINT_LEN);
-	memcpy(&code->firstlineno, obj + l->code_firstlineno, sizeof(code->firstlineno));
-	code->units = addr + l->code_units;
-	code->name = read_str(l, pid, qualname);
-	code->file = read_str(l, pid, filename);
-	code->linetable_len = (uint32_t)table_len;
-	code->linetable = xmalloc(code->linetable_len + 1);
-	if (!code->name || !code->file ||
-	    peek(pid, linetable + BYTES_DATA, code->linetable, code->linetable_len)) {
-		code_free(code);
-		return 0;
-	}
-	*VEC_PUSH(&pr->codes) = code;
-	u64map_put(&p->codes, addr, pr->codes.len);
-	return (uint32_t)pr->codes.len;
-}
-
-void pyreader_code(const struct pyreader *pr, uint32_t code, const char **name,
-		   const char **file)
-{
-	const struct py_code *c = pr->codes.v[code - 1];
-
-	*name = c->name;
-	*file = c->file;
+	*text = '\0';
+	return 0;
 }
 
 /* A location table varint: six bits a byte, low group first, bit 6 set when more follow. */
@@ -516,22 +611,23 @@ static uint32_t table_varint(const uint8_t **p, const uint8_t *end)
 }
 
 /*
- * The line of the instruction at byte offset at of code, from its location
- * table (3.11+): entries of a head byte (bit 7 set, a kind in bits 3-6,
- * code units covered less one in bits 0-2) and the bytes of their kind;
- * kinds 10-12 move the line by kind - 10, 13 and 14 by a signed varint,
- * 15 has no line. 0 when unknown.
+ * The lines of a code object's location table (3.11+), as runs into
+ * pr->runs: entries of a head byte (bit 7 set, a kind in bits 3-6, code
+ * units covered less one in bits 0-2) and the bytes of their kind; kinds
+ * 10-12 move the line by kind - 10, 13 and 14 by a signed varint, 15 has
+ * no line. Read once, so that a frame's line is a search, however long
+ * the table.
  */
-static uint32_t code_line(const struct py_code *code, int64_t at)
+static uint32_t table_runs(struct pyreader *pr, uint32_t len, int32_t firstlineno)
 {
-	const uint8_t *p = code->linetable, *end = p + code->linetable_len;
-	int64_t line = code->firstlineno, unit_end = 0;
+	const uint8_t *p = pr->table, *end = p + len;
+	int64_t line = firstlineno;
+	uint32_t unit_end = 0, n = 0;
 
-	if (at < 0)
-		return code->firstlineno > 0 ? (uint32_t)code->firstlineno : 0;
 	while (p < end) {
 		uint8_t head = *p++;
 		unsigned kind = head >> 3 & 15;
+		uint32_t at;
 
 		if (!(head & 0x80))
 			continue;
@@ -543,53 +639,184 @@ static uint32_t code_line(const struct py_code *code, int64_t at)
 			line += v & 1 ? -(int64_t)(v >> 1) : (int64_t)(v >> 1);
 		}
 		unit_end += ((head & 7) + 1) * 2;
-		if (at < unit_end)
-			return kind == 15 || line <= 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
+		at = kind == 15 || line <= 0 || line > UINT32_MAX ? 0 : (uint32_t)line;
+		if (n && pr->runs[n - 1].line == at)
+			pr->runs[n - 1].end = unit_end;
+		else
+			pr->runs[n++] = (struct line_run){ .end = unit_end, .line = at };
 		while (p < end && !(*p & 0x80))
 			p++;
 	}
+	return n;
+}
+
+/* The line of the instruction at byte offset at of code; 0 when unknown. */
+static uint32_t code_line(const struct py_code *code, int64_t at)
+{
+	uint32_t lo = 0, hi = code->nruns;
+
+	if (at < 0)
+		return code->firstlineno > 0 ? (uint32_t)code->firstlineno : 0;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (code->runs[mid].end > at)
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo < code->nruns ? code->runs[lo].line : 0;
+}
+
+static size_t code_set(uint64_t proc, uint64_t addr)
+{
+	return (size_t)(hash_u64(addr ^ hash_u64(proc)) % CODE_SETS) * CODE_WAYS;
+}
+
+static struct py_code *code_find(struct pyreader *pr, uint64_t proc, uint64_t addr)
+{
+	struct py_code *set = &pr->codes[code_set(proc, addr)];
+
+	for (int w = 0; w < CODE_WAYS; w++)
+		if (set[w].proc == proc && set[w].addr == addr)
+			return &set[w];
+	return NULL;
+}
+
+static void code_drop(struct pyreader *pr, struct py_code *c)
+{
+	pr->code_bytes -= c->nruns * sizeof(*c->runs);
+	free(c->runs);
+	memset(c, 0, sizeof(*c));
+}
+
+static void code_evict(struct pyreader *pr, struct py_code *c)
+{
+	if (!c->proc)
+		return;
+	code_drop(pr, c);
+	pr->counts[PY_CODES_EVICTED]++;
+}
+
+/*
+ * A slot for a code object of nruns runs: room made first by evicting
+ * slots in turn, each used since the hand last passed given another turn
+ * (so the code a program runs all the time stays), then the set's free or
+ * least recently used one.
+ */
+static struct py_code *code_slot(struct pyreader *pr, uint64_t proc, uint64_t addr,
+				 uint32_t nruns)
+{
+	size_t slots = CODE_SETS * CODE_WAYS, need = nruns * sizeof(struct line_run);
+	struct py_code *set = &pr->codes[code_set(proc, addr)], *victim = set;
+
+	for (size_t i = 0; pr->code_bytes + need > CODE_BYTES && i < 2 * slots; i++) {
+		struct py_code *c = &pr->codes[pr->hand];
+
+		pr->hand = (pr->hand + 1) % slots;
+		if (c->referenced)
+			c->referenced = false;
+		else
+			code_evict(pr, c);
+	}
+	for (int w = 0; w < CODE_WAYS; w++) {
+		if (!set[w].proc) {
+			victim = &set[w];
+			break;
+		}
+		if (pr->read - set[w].used > pr->read - victim->used)
+			victim = &set[w];
+	}
+	code_evict(pr, victim);
+	return victim;
+}
+
+/* The code object at addr, read at its first frame (within the read's budget). */
+static int code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t addr,
+		   const struct py_code **out)
+{
+	const struct py_layout *l = p->layout;
+	uint8_t obj[CODE_LINETABLE + 8];
+	uint64_t type, filename, qualname, linetable, func;
+	int32_t firstlineno;
+	int64_t table_len;
+	uint32_t nruns = 0;
+	struct py_code *code = code_find(pr, p->serial, addr);
+	int err;
+
+	if (code) {
+		code->used = pr->read;
+		code->referenced = true;
+		*out = code;
+		return 0;
+	}
+	if ((err = peek(pr, pid, addr, obj, sizeof(obj))))
+		return err;
+	memcpy(&type, obj + OBJECT_TYPE, sizeof(type));
+	memcpy(&filename, obj + CODE_FILENAME, sizeof(filename));
+	memcpy(&qualname, obj + CODE_QUALNAME, sizeof(qualname));
+	memcpy(&linetable, obj + CODE_LINETABLE, sizeof(linetable));
+	memcpy(&firstlineno, obj + l->code_firstlineno, sizeof(firstlineno));
+	if (type != p->code_type)
+		return -EFAULT;
+	if ((err = peek(pr, pid, linetable + VAR_SIZE, &table_len, sizeof(table_len))) ||
+	    (err = read_str(pr, l, pid, qualname, pr->func)) ||
+	    (err = read_str(pr, l, pid, filename, pr->file)))
+		return err;
+	if (table_len < 0)
+		return -EFAULT;
+	if (table_len > MAX_LINETABLE) {
+		pr->counts[PY_TABLES_TOO_LONG]++;
+	} else {
+		if (table_len &&
+		    (err = peek(pr, pid, linetable + BYTES_DATA, pr->table, (size_t)table_len)))
+			return err;
+		nruns = table_runs(pr, (uint32_t)table_len, firstlineno);
+	}
+	func = pr->name(pr->name_arg, pr->func, pr->file);
+	code = code_slot(pr, p->serial, addr, nruns);
+	*code = (struct py_code){
+		.proc = p->serial, .addr = addr, .units = addr + l->code_units, .func = func,
+		.used = pr->read, .firstlineno = firstlineno, .nruns = nruns,
+		.runs = xmemdup(pr->runs, nruns * sizeof(*pr->runs)),
+	};
+	memcpy(code->fingerprint, obj + CODE_FINGERPRINT, FINGERPRINT_LEN);
+	pr->code_bytes += nruns * sizeof(*pr->runs);
+	*out = code;
 	return 0;
 }
 
 /*
- * Forgets the code objects of frames whose address now holds another one,
+ * Drops the code objects of frames whose address now holds another one,
  * checking them all in one read.
  */
 static int check_codes(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t n)
 {
 	struct iovec local[PY_MAX_FRAMES], remote[PY_MAX_FRAMES];
 	uint8_t now[PY_MAX_FRAMES][FINGERPRINT_LEN];
-	uint32_t ids[PY_MAX_FRAMES], known = 0;
-	ssize_t got;
+	struct py_code *known[PY_MAX_FRAMES];
+	uint32_t nknown = 0;
+	int err;
 
 	for (uint32_t k = 0; k < n; k++) {
-		uint64_t id;
+		struct py_code *c = code_find(pr, p->serial, pr->raw[k].code);
 
-		if (!u64map_get(&p->codes, pr->raw[k].code, &id) || !id)
+		if (!c)
 			continue;
-		ids[known] = (uint32_t)id;
-		local[known] = (struct iovec){ now[known], FINGERPRINT_LEN };
-		remote[known] = (struct iovec){
-			(void *)(uintptr_t)(pr->raw[k].code + CODE_FINGERPRINT), FINGERPRINT_LEN };
-		known++;
+		known[nknown] = c;
+		local[nknown] = (struct iovec){ now[nknown], FINGERPRINT_LEN };
+		remote[nknown] = (struct iovec){
+			(void *)(uintptr_t)(c->addr + CODE_FINGERPRINT), FINGERPRINT_LEN };
+		nknown++;
 	}
-	if (!known)
+	if (!nknown)
 		return 0;
-	got = process_vm_readv((pid_t)pid, local, known, remote, known, 0);
-	if (got < 0)
-		return -errno;
-	if ((size_t)got != known * FINGERPRINT_LEN)
-		return -EFAULT;
-	for (uint32_t k = 0, i = 0; k < n && i < known; k++) {
-		uint64_t id;
-
-		if (!u64map_get(&p->codes, pr->raw[k].code, &id) || id != ids[i])
-			continue;
-		if (memcmp(now[i], pr->codes.v[id - 1]->fingerprint, FINGERPRINT_LEN))
-			u64map_put(&p->codes, pr->raw[k].code, 0);
-		i++;
-	}
-	return 0;
+	err = read_ranges(pr, pid, local, remote, nknown, nknown * FINGERPRINT_LEN);
+	/* A code object met twice was dropped at the first. */
+	for (uint32_t i = 0; !err && i < nknown; i++)
+		if (known[i]->proc && memcmp(now[i], known[i]->fingerprint, FINGERPRINT_LEN))
+			code_drop(pr, known[i]);
+	return err;
 }
 
 /* The frames walked into pr->raw, checked and named into st->frames. */
@@ -599,16 +826,46 @@ static int name_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid,
 	int err = check_codes(pr, p, pid, st->nframes);
 
 	for (uint32_t k = 0; !err && k < st->nframes; k++) {
-		uint32_t code = code_at(pr, p, pid, pr->raw[k].code);
 		const struct py_code *c;
 
-		if (!code)
-			return -EFAULT;
-		c = pr->codes.v[code - 1];
-		st->frames[k].code = code;
-		st->frames[k].line = code_line(c, (int64_t)(pr->raw[k].instr - c->units));
+		err = code_at(pr, p, pid, pr->raw[k].code, &c);
+		if (!err) {
+			st->frames[k].func = c->func;
+			st->frames[k].line = code_line(c, (int64_t)(pr->raw[k].instr - c->units));
+		}
 	}
 	return err;
+}
+
+/*
+ * len bytes of the frame at addr: from the window of the last read when
+ * there, else read anew with what lies below it in its page (its callers'
+ * frames, most often) up to FRAME_WINDOW bytes.
+ */
+static int frame_bytes(struct pyreader *pr, uint32_t pid, uint64_t addr, uint8_t *buf,
+		       size_t len)
+{
+	struct window *w = &pr->window;
+	uint64_t end, lo;
+	int err;
+
+	if (addr >= w->lo && addr - w->lo <= w->len && w->len - (addr - w->lo) >= len) {
+		memcpy(buf, w->bytes + (addr - w->lo), len);
+		return 0;
+	}
+	if (!addr || addr > UINT64_MAX - len)
+		return -EFAULT;
+	end = addr + len;
+	lo = addr & ~(uint64_t)(PAGE_SIZE - 1);
+	if (end - lo > FRAME_WINDOW)
+		lo = end - FRAME_WINDOW;
+	w->len = 0;
+	if ((err = peek(pr, pid, lo, w->bytes, end - lo)))
+		return err;
+	w->lo = lo;
+	w->len = end - lo;
+	memcpy(buf, w->bytes + (addr - lo), len);
+	return 0;
 }
 
 /*
@@ -626,12 +883,13 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 
 	st->nframes = st->groups = 0;
 	st->group_start[0] = 0;
+	pr->window.len = 0;
 	for (int i = 0; frame; i++) {
 		int err;
 
 		if (i == MAX_FRAMES || st->groups == PY_MAX_FRAMES)
 			return -ELOOP;
-		err = peek(pid, frame, buf, len);
+		err = frame_bytes(pr, pid, frame, buf, len);
 		if (err)
 			return err;
 		memcpy(&frame, buf + l->frame_previous, sizeof(frame));
@@ -693,6 +951,9 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 
 	st->nframes = st->groups = 0;
 	*found = NULL;
+	pr->read++;
+	pr->reads_left = PY_SAMPLE_READS;
+	pr->bytes_left = PY_SAMPLE_BYTES;
 	if (u64map_get(&pr->procs, pid, &v) && v)
 		p = (struct pyproc *)(uintptr_t)v;
 	else
@@ -703,15 +964,17 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 		return PY_UNSUPPORTED;
 	eval[0] = p->eval_lo;
 	eval[1] = p->eval_hi;
-	err = thread_state(p, pid, tid, &ts);
+	err = thread_state(pr, p, pid, tid, &ts);
 	if (err == -ENOENT)
 		return PY_NO_THREAD_STATE;
 	if (!err)
-		err = current_frame(p, pid, ts, &frame);
+		err = current_frame(pr, p, pid, ts, &frame);
 	if (!err)
 		err = walk_frames(pr, p, pid, frame, st);
 	if (err == -ESRCH)
 		return PY_EXITED;
+	if (err == OVER_BUDGET || err == -ELOOP)
+		return PY_OVER_BUDGET;
 	return err ? PY_READ_FAILED : PY_MATCHED;
 }
 
@@ -758,6 +1021,9 @@ static struct snapshot *take_snapshot(struct pyreader *pr, uint32_t tid, uint64_
 
 		if (snap->time == time) {
 			p->snaps.v[i] = p->snaps.v[--p->snaps.len];
+			/* A thread's room goes with its last snapshot: tids come and go. */
+			if (!p->snaps.len)
+				VEC_FREE(&p->snaps);
 			return snap;
 		}
 	}

@@ -9,12 +9,16 @@
  * frames, so the number of groups read must equal the number of eval frames
  * unwound. A mismatch means the thread moved on between the sample and the
  * read. CPython 3.11 to 3.13 are read (their layouts are facts of their
- * headers); another version is named once and left alone.
+ * headers); another version is named once and left alone. The process's
+ * memory may say anything: what one sample reads of it is bounded, and so
+ * is what the reader keeps of its code objects.
  */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
 
 /* What became of one sample of a CPython process: each a "python.<name>" counter. */
 enum py_outcome {
@@ -24,17 +28,36 @@ enum py_outcome {
 	PY_READ_FAILED,		/* its memory could not be read: changed under the reader, or denied */
 	PY_EXITED,		/* the process had exited when its sample was read */
 	PY_UNSUPPORTED,		/* a CPython version without a known layout */
+	PY_OVER_BUDGET,		/* more to read than one sample may: a chain too long or looping */
 	PY_OUTCOMES,
 	PY_NOT_PYTHON = PY_OUTCOMES	/* not a CPython process: no counter */
 };
 
 const char *py_outcome_name(enum py_outcome o);
 
+/* What the reader cut or left out to stay within its bounds: each a "python.<name>" counter. */
+enum py_counter {
+	PY_CODES_EVICTED,	/* code objects dropped from the cache for others */
+	PY_NAMES_CUT,		/* function or file names cut to their first characters */
+	PY_TABLES_TOO_LONG,	/* code objects read without lines: their table too long */
+	PY_COUNTERS
+};
+
+const char *py_counter_name(enum py_counter k);
+
 #define PY_MAX_FRAMES 256
 
-/* One Python frame: its function, by its code object, and the line it was at. */
+/*
+ * What one sample may read of the process: so many reads and bytes, past
+ * which it is PY_OVER_BUDGET. Code objects read before the budget ran out
+ * are kept, so a stack of many new ones is read in a few samples.
+ */
+#define PY_SAMPLE_READS 256
+#define PY_SAMPLE_BYTES (256u << 10)
+
+/* One Python frame: its function, as its code object was named, and the line it was at. */
 struct py_frame {
-	uint32_t code;		/* the code object's id in the reader, from 1 */
+	uint64_t func;		/* what py_name_fn gave the code object */
 	uint32_t line;		/* 0 unknown */
 };
 
@@ -54,8 +77,43 @@ struct py_stack {
 
 struct pyreader;
 
-int pyreader_new(struct pyreader **pr);
+/*
+ * Names the function (co_qualname) and file (co_filename) of a code object
+ * the reader read: what its frames carry as py_frame.func. The names are
+ * UTF-8 without NUL, at most 1024 characters, as the process's memory had
+ * them (control characters included).
+ */
+typedef uint64_t py_name_fn(void *arg, const char *func, const char *file);
+
+/* What the reader needs of a process's interpreter, from the file holding it. */
+struct py_interpreter {
+	char path[4096];
+	uint64_t runtime;		/* &_PyRuntime in the process */
+	uint64_t version;		/* &Py_Version; 0 when the file has none */
+	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault's code */
+	uint64_t code_type;		/* &PyCode_Type */
+};
+
+/*
+ * Where processes' interpreters are found and their memory read: live
+ * processes (/proc, process_vm_readv) unless a test hands a memory image.
+ */
+struct py_memory {
+	/* 0 and *in when pid runs CPython, else a negative errno. */
+	int (*find)(void *arg, uint32_t pid, struct py_interpreter *in);
+	/* As process_vm_readv with n ranges, but a negative errno on failure. */
+	ssize_t (*read)(void *arg, uint32_t pid, const struct iovec *local,
+			const struct iovec *remote, unsigned long n);
+	void *arg;
+};
+
+/* A reader naming code objects through name(arg, ...), of live processes when mem is NULL. */
+int pyreader_new(struct pyreader **pr, py_name_fn *name, void *arg,
+		 const struct py_memory *mem);
 void pyreader_free(struct pyreader *pr);
+
+/* Its counters so far, by enum py_counter. */
+const uint64_t *pyreader_counts(const struct pyreader *pr);
 
 /* The process exec'd, exited, or mapped a Python library: look again. */
 void pyreader_forget(struct pyreader *pr, uint32_t pid);
@@ -82,9 +140,5 @@ void pyreader_snapshot(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t
 enum py_outcome pyreader_sample(struct pyreader *pr, uint32_t pid, uint32_t tid, uint64_t time,
 				const uint64_t *ips, size_t n, bool complete,
 				struct py_stack *st, const char **found);
-
-/* The function name (co_qualname) and file (co_filename) of a frame's code. */
-void pyreader_code(const struct pyreader *pr, uint32_t code, const char **name,
-		   const char **file);
 
 #endif
