@@ -11,8 +11,8 @@
 #                   the unit, fuzz and hostile tests so
 #   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
 #                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
-#                   (default), ranks, reader, tables, ingest, kregions or
-#                   jitmap; new inputs in build-fuzz/corpus-*
+#                   (default), ranks, reader, tables, ingest, kregions,
+#                   jitmap or python; new inputs in build-fuzz/corpus-*
 #   make V=1        show the commands
 
 ifeq ($(wildcard config.mk),)

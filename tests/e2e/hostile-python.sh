@@ -3,7 +3,8 @@
 # memory says what it likes. The recorder reads it within bounds: code
 # objects that change at every turn leave it small and on time, each
 # sample reads at most its budget, loops and absurd lengths end the read,
-# and each bound it hits is counted and shown by diagnose.
+# and each bound it hits is counted and shown by diagnose. A FIFO planted
+# where the interpreter's file was is never waited on.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 need_perf_events
@@ -30,6 +31,13 @@ record_bounded() {
 	[ "$bounded_status" -eq 0 ] || { show "$TESTDIR/stderr"; fail "record of '$2' exited with $bounded_status"; }
 	echo "$2: $bounded_mib MiB, $bounded_seconds s"
 	run_gtrace diagnose -i "$1.data" >"$1.diag"
+}
+
+# map_files_open: whether this shell may open its mapped files through
+# /proc/PID/map_files, as a recorder run the same way may.
+map_files_open() {
+	entry=$(ls /proc/$$/map_files 2>/dev/null | head -n 1)
+	[ -n "$entry" ] && head -c 1 "/proc/$$/map_files/$entry" >/dev/null 2>&1
 }
 
 # The fake is read as CPython: its three frames, at their lines.
@@ -64,3 +72,26 @@ expect_counted hostile.diag python.matched python.read-failed python.over-budget
 run_gtrace flame -i hostile.data --folded >hostile.folded
 expect_contains hostile.folded ';lines \(lines\.py:65537\);lines \(lines\.py\);lines \(lines\.py\);lines \(lines\.py:2147483647\);lines \(lines\.py\);lines \(lines\.py:7\) [0-9]+$'
 expect_contains hostile.folded ';g \(huge\.py\);f \(huge\.py'
+
+# A copy of the fake mapped as its libpython, deleted, and a FIFO planted
+# where its maps say it was: the recorder reads the very file mapped
+# through /proc/PID/map_files where the kernel lets it, else refuses the
+# FIFO and leaves the process unread; it never waits on the FIFO.
+record_bounded planted planted 0.5
+if map_files_open; then
+	expect_contains planted.diag '^python\.process\.[0-9]+: +CPython 3\.12\.4 /tmp/python3-fake\.[^/]+/libpython3\.12\.so \(deleted\)$'
+else
+	expect_not_contains planted.diag '^python\.process\.'
+fi
+# The same as an ordinary user, who may not open map_files.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
+	mkdir user && chmod 1777 user && cd user || exit 1
+	bounded 256 30 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		--bounding-set=-all -- "$GTRACE" record -q -o planted.data -- "$fake" planted 0.5
+	if ! { [ "$bounded_status" -eq 1 ] && is_perf_refusal "$TESTDIR/stderr"; }; then
+		[ "$bounded_status" -eq 0 ] ||
+			{ show "$TESTDIR/stderr"; fail "unprivileged record of 'planted' exited with $bounded_status"; }
+		run_gtrace diagnose -i planted.data >planted.diag
+		expect_not_contains planted.diag '^python\.process\.'
+	fi
+fi

@@ -8,7 +8,9 @@
  * between two, each held against a native stack of as many eval frames as
  * it says. Beyond crashes and sanitizer reports, a bug is: a sample that
  * reads more than its budget, a name that is not bounded UTF-8 without
- * NUL, a frame named by no code object, groups out of order.
+ * NUL, a frame named by no code object, groups out of order. The corpus
+ * is python3-fake's scenarios as images:
+ *	build/tests/hostile/python3-fake image SCENARIO tests/fuzz/corpus/python/SCENARIO
  */
 #include <errno.h>
 #include <stdbool.h>

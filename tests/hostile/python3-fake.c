@@ -10,10 +10,13 @@
  *			under <module>, so that a test sees the reader read it
  *	churn		256 frames whose code objects change at every turn
  *			of the loop: the next of a pool of 6144, at their
- *			own addresses, each with a name of its own of 1100
- *			four-byte characters, a file of its own and a
- *			location table of 65536 lines (64 KiB)
+ *			own addresses, each with a name and a file name of
+ *			its own of 1100 four-byte characters and a location
+ *			table of 65536 lines (64 KiB)
  *	churn-inner	the same for the innermost 24 frames only, of 4 lines
+ *	planted		plain, and a copy of the program mapped as a
+ *			libpython3.12.so that is deleted, a FIFO planted
+ *			where its maps say it was
  *	hostile		each turn another of the structures below
  *	cycle, huge, ctrl, lines, threads, deep, wild, ends, groups
  *			one of them: a frame chain that loops; lengths of
@@ -30,12 +33,14 @@
  *	  python3-fake image SCENARIO FILE	the scenario as a memory image,
  *						an input of tests/fuzz/fuzz-python.c
  */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -298,8 +303,8 @@ static struct built build(struct fake_mem *m, enum scenario s, uint32_t tid)
 
 /*
  * The pool of code objects the churning frames take their next from: each
- * named by CHURN_NAME characters of four bytes (past what the reader
- * copies), of a file of its own, with a table of lines lines.
+ * named, and of a file named, by CHURN_NAME characters of four bytes (past
+ * what the reader copies) of its own, with a table of lines lines.
  */
 static void build_churn(struct run *r, int changing, int lines)
 {
@@ -307,8 +312,7 @@ static void build_churn(struct run *r, int changing, int lines)
 	struct churn *c = calloc(1, sizeof(*c));
 	uint8_t *table = malloc(CHURN_LINES);
 	uint32_t *name = malloc(CHURN_NAME * sizeof(*name));
-	uint64_t tables[CHURN_TABLES], previous = 0;
-	char file[48];
+	uint64_t tables[CHURN_TABLES], previous = 0, func;
 
 	memset(table, 0x80 | 11 << 3, CHURN_LINES);
 	for (int i = 0; i < CHURN_TABLES; i++)
@@ -316,13 +320,15 @@ static void build_churn(struct run *r, int changing, int lines)
 	for (int k = 0; k < CHURN_NAME; k++)
 		name[k] = 0x1f600 + (uint32_t)k % 64;
 	for (int i = 0; i < CHURN_POOL; i++) {
-		/* The first characters tell the names apart. */
+		/* The first characters tell the names apart, the one after a file from a function. */
 		for (int k = 0; k < 4; k++)
 			name[k] = 'a' + (uint32_t)(i >> (4 * k) & 15);
-		snprintf(file, sizeof(file), "/churn/%d.py", i);
-		c->pool[i] = fake_code(m, fake_str_kind(m, name, CHURN_NAME, 4, 0, CHURN_NAME,
-							 CHURN_NAME),
-				       fake_str(m, file), tables[i % CHURN_TABLES], 1);
+		name[4] = 'f';
+		func = fake_str_kind(m, name, CHURN_NAME, 4, 0, CHURN_NAME, CHURN_NAME);
+		name[4] = '/';
+		c->pool[i] = fake_code(m, func,
+				       fake_str_kind(m, name, CHURN_NAME, 4, 0, CHURN_NAME, CHURN_NAME),
+				       tables[i % CHURN_TABLES], 1);
 	}
 	for (int i = 0; i < CHURN_FRAMES; i++) {
 		uint64_t code = i >= CHURN_FRAMES - changing
@@ -390,6 +396,38 @@ static enum scenario scenario_named(const char *name)
 	exit(2);
 }
 
+/*
+ * Maps a copy of this program as DIR/libpython3.12.so, which the reader
+ * prefers to the executable, deletes it, and plants a FIFO under the name
+ * the maps now give it, "DIR/libpython3.12.so (deleted)": a reader that
+ * opens what the maps name waits on the FIFO for ever. Only readable, the
+ * copy is no code for the recorder's other readers to open.
+ */
+static void plant_fifo(char *dir)
+{
+	char path[64], fifo[80], buf[1 << 16];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
+	ssize_t n;
+
+	if (in < 0 || !mkdtemp(dir)) {
+		perror("python3-fake: planted");
+		exit(1);
+	}
+	snprintf(path, sizeof(path), "%s/libpython3.12.so", dir);
+	snprintf(fifo, sizeof(fifo), "%s (deleted)", path);
+	out = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, (size_t)n) != n)
+			n = -1;
+	if (out < 0 || mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE, out, 0) == MAP_FAILED ||
+	    unlink(path) || mkfifo(fifo, 0600)) {
+		perror(path);
+		exit(1);
+	}
+	close(out);
+	close(in);
+}
+
 /* Writes scenario s as a memory image of one sample of thread 1000. */
 static int write_image(enum scenario s, const char *path)
 {
@@ -430,7 +468,9 @@ static int write_image(enum scenario s, const char *path)
 
 int main(int argc, char **argv)
 {
+	char dir[] = "/tmp/python3-fake.XXXXXX";
 	struct run r = {0};
+	bool planted;
 	enum scenario s;
 
 	if (argc == 4 && !strcmp(argv[1], "image"))
@@ -439,7 +479,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: python3-fake SCENARIO SECONDS | image SCENARIO FILE\n");
 		return 2;
 	}
-	s = !strcmp(argv[1], "hostile") ? NSCENARIOS : scenario_named(argv[1]);
+	planted = !strcmp(argv[1], "planted");
+	if (planted)
+		plant_fifo(dir);
+	s = !strcmp(argv[1], "hostile") ? NSCENARIOS : planted ? PLAIN : scenario_named(argv[1]);
 	r.m.buf = mmap(NULL, REGION_BYTES, PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r.m.buf == MAP_FAILED) {
@@ -467,5 +510,12 @@ int main(int argc, char **argv)
 	r.end = now() + atof(argv[2]);
 	_PyEval_EvalFrameDefault(&r);
 	free(r.churn);
+	if (planted) {
+		char fifo[80];
+
+		snprintf(fifo, sizeof(fifo), "%s/libpython3.12.so (deleted)", dir);
+		unlink(fifo);
+		rmdir(dir);
+	}
 	return 0;
 }
