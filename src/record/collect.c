@@ -680,7 +680,7 @@ static void on_mmap2(struct collector *c, const struct perf_event_header *h)
 	sync_dsos(c);
 	/* A process that was not Python when first sampled may be now. */
 	if (pyreader_is_python_path(path))
-		pyreader_forget(c->python, m->pid);
+		pyreader_mapped(c->python, m->pid);
 }
 
 static void on_switch(struct collector *c, const struct perf_event_header *h, uint64_t ts)

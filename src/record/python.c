@@ -258,6 +258,15 @@ void pyreader_forget(struct pyreader *pr, uint32_t pid)
 	u64map_put(&pr->procs, pid, 0);
 }
 
+void pyreader_mapped(struct pyreader *pr, uint32_t pid)
+{
+	uint64_t v;
+
+	if (u64map_get(&pr->procs, pid, &v) && v &&
+	    ((struct pyproc *)(uintptr_t)v)->state != PROC_PYTHON)
+		pyreader_forget(pr, pid);
+}
+
 void pyreader_free(struct pyreader *pr)
 {
 	size_t pos = 0;

@@ -115,8 +115,15 @@ void pyreader_free(struct pyreader *pr);
 /* Its counters so far, by enum py_counter. */
 const uint64_t *pyreader_counts(const struct pyreader *pr);
 
-/* The process exec'd, exited, or mapped a Python library: look again. */
+/* The process exec'd or exited: look again. */
 void pyreader_forget(struct pyreader *pr, uint32_t pid);
+
+/*
+ * The process mapped a file that may hold an interpreter: look again
+ * unless it was found CPython already (it keeps its interpreter, and each
+ * look writes its description once more).
+ */
+void pyreader_mapped(struct pyreader *pr, uint32_t pid);
 
 /* Whether a mapped file may hold an interpreter (python3.X, libpython3.X.so). */
 bool pyreader_is_python_path(const char *path);

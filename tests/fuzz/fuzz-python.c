@@ -8,7 +8,8 @@
  * between two, each held against a native stack of as many eval frames as
  * it says. Beyond crashes and sanitizer reports, a bug is: a sample that
  * reads more than its budget, a name that is not bounded UTF-8 without
- * NUL, a frame named by no code object, groups out of order. The corpus
+ * NUL, a frame named by no code object, groups out of order, a process
+ * found CPython looked for anew when it maps a file again. The corpus
  * is python3-fake's scenarios as images:
  *	build/tests/hostile/python3-fake image SCENARIO tests/fuzz/corpus/python/SCENARIO
  */
@@ -109,6 +110,19 @@ static void check_stack(const struct image *im, const struct py_stack *st, size_
 			abort();
 }
 
+/*
+ * Whether the process is known CPython, found or not by this read: once
+ * it is, it is not looked for again until forgotten.
+ */
+static bool found_python(bool python, const char *found, bool forgotten)
+{
+	if (!found)
+		return python;
+	if (python && !forgotten)
+		abort();
+	return strncmp(found, "unsupported: ", 13) != 0;
+}
+
 static uint8_t header_byte(const uint8_t *data, size_t size, size_t at)
 {
 	return at < size ? data[at] : 0;
@@ -125,6 +139,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct py_stack *st = malloc(sizeof(*st));
 	struct pyreader *pr;
 	const char *found;
+	bool python = false;
 	size_t nips = 0;
 
 	memcpy(im.mem, data, size);
@@ -150,9 +165,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		im.reads = 0;
 		im.bytes = 0;
 		/* Half the samples read as they arrive, half when matched. */
-		if (s % 2)
+		if (s % 2) {
 			pyreader_snapshot(pr, PID, tid, s, &found);
+			python = found_python(python, found, s == samples);
+		}
 		outcome = pyreader_sample(pr, PID, tid, s, ips, nips, s % 3 != 2, st, &found);
+		python = found_python(python, found, s == samples);
 		if (im.reads > PY_SAMPLE_READS || im.bytes > PY_SAMPLE_BYTES ||
 		    outcome > PY_OUTCOMES)
 			abort();
@@ -160,6 +178,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			check_stack(&im, st, nips);
 		if (size)
 			im.mem[churn % size] ^= (uint8_t)(s + 1);
+		pyreader_mapped(pr, PID);
 	}
 	pyreader_free(pr);
 	free(st);
