@@ -7,7 +7,7 @@
 #
 #   churn        256 frames whose code objects all change at every turn,
 #                each with a 64 KiB location table and a long name of its own
-#   churn-inner  the innermost 24 frames change; the rest stay
+#   churn-inner  the innermost 8 frames change; the rest stay
 #   hostile      loops, absurd lengths and tables, wild pointers in turn
 #   planted      its libpython deleted, a FIFO planted where its maps say it was
 #
@@ -40,7 +40,8 @@ for scenario in churn churn-inner hostile planted; do
 		>/dev/null 2>"$WORK/$scenario.err"
 	status=$?
 	set -e
-	read -r kib wall <"$WORK/$scenario.time"
+	# A command killed has GNU time say so on a line of its own first.
+	read -r kib wall < <(tail -n 1 "$WORK/$scenario.time")
 	/usr/bin/time -f '%M' -o "$WORK/$scenario.fake" "$FAKE" "$scenario" "$RUN_SECONDS"
 	read -r fake_kib <"$WORK/$scenario.fake"
 	"$GTRACE" diagnose -i "$data" >"$WORK/$scenario.diag" 2>/dev/null || true

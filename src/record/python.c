@@ -16,7 +16,7 @@
 #include "util/vec.h"
 #include "util/xalloc.h"
 
-/* Bounds on what one read walks: a longer chain is taken as corrupt. */
+/* Frames one read walks: a longer chain (one that loops) is over budget. */
 #define MAX_FRAMES 4096
 /* Thread states noted per process, found on walks of its list. */
 #define MAX_THREADS 4096

@@ -53,7 +53,7 @@ const char *py_counter_name(enum py_counter k);
  * are kept, so a stack of many new ones is read in a few samples.
  */
 #define PY_SAMPLE_READS 256
-#define PY_SAMPLE_BYTES (256u << 10)
+#define PY_SAMPLE_BYTES (128u << 10)
 
 /* One Python frame: its function, as its code object was named, and the line it was at. */
 struct py_frame {

@@ -52,7 +52,7 @@ record_bounded churn churn 2
 expect_counted churn.diag python.over-budget python.codes-evicted python.names-cut
 expect_contains churn.diag '^Python: .*; [0-9]+ past what one sample may read$'
 
-# The innermost 24 change: most stacks are read, the code the program
+# The innermost 8 change: most stacks are read, the code the program
 # runs all the time stays in the cache, and the names past the budget are
 # one name.
 record_bounded inner churn-inner 2

@@ -13,7 +13,7 @@
  *			own addresses, each with a name and a file name of
  *			its own of 1100 four-byte characters and a location
  *			table of 65536 lines (64 KiB)
- *	churn-inner	the same for the innermost 24 frames only, of 4 lines
+ *	churn-inner	the same for the innermost 8 frames only, of 4 lines
  *	planted		plain, and a copy of the program mapped as a
  *			libpython3.12.so that is deleted, a FIFO planted
  *			where its maps say it was
@@ -54,7 +54,7 @@ const unsigned long Py_Version = FAKE_PY_VERSION;
 
 #define REGION_BYTES (96ul << 20)
 #define CHURN_FRAMES 256
-#define CHURN_INNER 24
+#define CHURN_INNER 8
 #define CHURN_POOL 6144
 #define CHURN_NAME 1100
 #define CHURN_TABLES 4
@@ -330,13 +330,13 @@ static void build_churn(struct run *r, int changing, int lines)
 				       fake_str_kind(m, name, CHURN_NAME, 4, 0, CHURN_NAME, CHURN_NAME),
 				       tables[i % CHURN_TABLES], 1);
 	}
-	for (int i = 0; i < CHURN_FRAMES; i++) {
-		uint64_t code = i >= CHURN_FRAMES - changing
+	for (int i = 0; i < CHURN_FRAMES; i++)
+		c->frame[i] = i >= CHURN_FRAMES - changing
 				      ? c->pool[i % CHURN_POOL]
 				      : code_named(m, "steady", "/fake/steady.py", 1, 4);
-
-		c->frame[i] = previous = fake_frame(m, code, previous, 1);
-	}
+	/* The frames together, as in CPython's data stack, each caller below. */
+	for (int i = 0; i < CHURN_FRAMES; i++)
+		c->frame[i] = previous = fake_frame(m, c->frame[i], previous, 1);
 	c->changing = changing;
 	c->lines = lines;
 	free(table);
