@@ -597,8 +597,8 @@ static int read_str(struct pyreader *pr, const struct py_layout *l, uint32_t pid
 			   : (uint32_t)chars[4 * i] | (uint32_t)chars[4 * i + 1] << 8 |
 			     (uint32_t)chars[4 * i + 2] << 16 | (uint32_t)chars[4 * i + 3] << 24;
 
-		/* A NUL cannot be in a trace's string. */
-		text += utf8_encode(c ? c : 0xfffd, text);
+		/* A NUL cannot be in a trace's string, and U+FFFE and U+FFFF read as no UTF-8. */
+		text += utf8_encode(c && c != 0xfffe && c != 0xffff ? c : 0xfffd, text);
 	}
 	*text = '\0';
 	return 0;

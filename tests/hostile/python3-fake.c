@@ -157,16 +157,16 @@ static uint64_t build_ctrl(struct fake_mem *m)
 {
 	static const char escapes[] = "\x1b]0;PWN\x07\x1b[2J\nmain;fake (x.py:1) 99\r\t\x7f";
 	static const char nul[] = "a\0b";
-	static const uint32_t wide[] = { 0x41, 0xd800, 0x110000, 0xffffffff, 0, 0x1b, 0x263a };
-	static const uint16_t two[] = { 0x263a, 0, 0xdfff, 0x0a };
+	static const uint32_t wide[] = { 0x41, 0xd800, 0x110000, 0xffffffff, 0, 0x1b, 0xffff, 0x263a };
+	static const uint16_t two[] = { 0x263a, 0, 0xdfff, 0x0a, 0xfffe };
 	uint64_t lines = fake_lines(m, 4), file = fake_str(m, "/fake/\x1b[31mctrl\n.py");
 	uint64_t f = fake_frame(m, fake_code(m, fake_str(m, escapes), file, lines, 1), 0, 0);
 
 	f = fake_frame(m, fake_code(m, fake_str_kind(m, nul, 3, 1, 1, 3, 3), file, lines, 1), f, 1);
-	f = fake_frame(m, fake_code(m, fake_str_kind(m, wide, 7, 4, 0, 7, 7), file, lines, 1), f,
+	f = fake_frame(m, fake_code(m, fake_str_kind(m, wide, 8, 4, 0, 8, 8), file, lines, 1), f,
 		       1);
-	return fake_frame(m, fake_code(m, fake_str_kind(m, two, 4, 2, 0, 4, 4),
-				       fake_str_kind(m, wide, 7, 4, 0, 7, 7), lines, 1), f, 2);
+	return fake_frame(m, fake_code(m, fake_str_kind(m, two, 5, 2, 0, 5, 5),
+				       fake_str_kind(m, wide, 8, 4, 0, 8, 8), lines, 1), f, 2);
 }
 
 /* Location tables no compiler writes; frames past their ends. */
