@@ -55,7 +55,7 @@ expect_contains churn.diag '^Python: .*; [0-9]+ past what one sample may read$'
 # The innermost 8 change: most stacks are read, the code the program
 # runs all the time stays in the cache, and the names past the budget are
 # one name.
-record_bounded inner churn-inner 2
+record_bounded inner churn-inner 3
 expect_counted inner.diag python.codes-evicted python.names-over-budget
 matched=$(counter inner.diag python.matched)
 all=$(awk '/^Python:/ { print $4 }' inner.diag)
