@@ -76,7 +76,10 @@ expect_contains hostile.folded ';g \(huge\.py\);f \(huge\.py'
 # A copy of the fake mapped as its libpython, deleted, and a FIFO planted
 # where its maps say it was: the recorder reads the very file mapped
 # through /proc/PID/map_files where the kernel lets it, else refuses the
-# FIFO and leaves the process unread; it never waits on the FIFO.
+# FIFO and leaves the process unread; it never waits on the FIFO. The fake
+# runs as "planter", so that it is CPython only once the FIFO is there.
+cp "$fake" planter
+fake=./planter
 record_bounded planted planted 0.5
 if map_files_open; then
 	expect_contains planted.diag '^python\.process\.[0-9]+: +CPython 3\.12\.4 /tmp/python3-fake\.[^/]+/libpython3\.12\.so \(deleted\)$'
@@ -85,7 +88,7 @@ else
 fi
 # The same as an ordinary user, who may not open map_files.
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null 2>&1; then
-	mkdir user && chmod 1777 user && cd user || exit 1
+	mkdir user && chmod 1777 user && cp planter user && cd user || exit 1
 	bounded 256 30 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		--bounding-set=-all -- "$GTRACE" record -q -o planted.data -- "$fake" planted 0.5
 	if ! { [ "$bounded_status" -eq 1 ] && is_perf_refusal "$TESTDIR/stderr"; }; then

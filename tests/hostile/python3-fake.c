@@ -16,7 +16,9 @@
  *	churn-inner	the same for the innermost 8 frames only, of 4 lines
  *	planted		plain, and a copy of the program mapped as a
  *			libpython3.12.so that is deleted, a FIFO planted
- *			where its maps say it was
+ *			where its maps say it was; run it under a name
+ *			that is not python3*, so that the recorder looks
+ *			for its interpreter only once the FIFO is there
  *	hostile		each turn another of the structures below
  *	cycle, huge, ctrl, lines, threads, deep, wild, ends, groups
  *			one of them: a frame chain that loops; lengths of
@@ -396,36 +398,66 @@ static enum scenario scenario_named(const char *name)
 	exit(2);
 }
 
+/* Copies this program to path and maps the whole copy with prot; exits when it cannot. */
+static void map_copy(const char *path, int prot)
+{
+	char buf[1 << 16];
+	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	int out = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+	ssize_t n = 0;
+	size_t size = 0;
+
+	while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			n = -1;
+		size += (size_t)n;
+	}
+	if (in < 0 || out < 0 || n < 0 || mmap(NULL, size, prot, MAP_PRIVATE, out, 0) == MAP_FAILED) {
+		perror(path);
+		exit(1);
+	}
+	close(in);
+	close(out);
+}
+
 /*
  * Maps a copy of this program as DIR/libpython3.12.so, which the reader
- * prefers to the executable, deletes it, and plants a FIFO under the name
- * the maps now give it, "DIR/libpython3.12.so (deleted)": a reader that
- * opens what the maps name waits on the FIFO for ever. Only readable, the
- * copy is no code for the recorder's other readers to open.
+ * prefers to any python3* file, deletes it, and plants a FIFO under the
+ * name the maps now give it, "DIR/libpython3.12.so (deleted)": a reader
+ * that opens what the maps name waits on the FIFO for ever. Only readable,
+ * the copy is no code for the recorder's other readers to open. Then maps
+ * another copy as code, DIR/python3-trigger, which tells the recorder to
+ * look for an interpreter again.
  */
 static void plant_fifo(char *dir)
 {
-	char path[64], fifo[80], buf[1 << 16];
-	int in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC), out;
-	ssize_t n;
+	char path[64], fifo[80];
 
-	if (in < 0 || !mkdtemp(dir)) {
+	if (!mkdtemp(dir)) {
 		perror("python3-fake: planted");
 		exit(1);
 	}
 	snprintf(path, sizeof(path), "%s/libpython3.12.so", dir);
 	snprintf(fifo, sizeof(fifo), "%s (deleted)", path);
-	out = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)n) != n)
-			n = -1;
-	if (out < 0 || mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE, out, 0) == MAP_FAILED ||
-	    unlink(path) || mkfifo(fifo, 0600)) {
-		perror(path);
+	map_copy(path, PROT_READ);
+	if (unlink(path) || mkfifo(fifo, 0600)) {
+		perror(fifo);
 		exit(1);
 	}
-	close(out);
-	close(in);
+	snprintf(path, sizeof(path), "%s/python3-trigger", dir);
+	map_copy(path, PROT_READ | PROT_EXEC);
+}
+
+/* Takes away what plant_fifo left in dir. */
+static void unplant(const char *dir)
+{
+	char path[80];
+
+	snprintf(path, sizeof(path), "%s/libpython3.12.so (deleted)", dir);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/python3-trigger", dir);
+	unlink(path);
+	rmdir(dir);
 }
 
 /* Writes scenario s as a memory image of one sample of thread 1000. */
@@ -510,12 +542,7 @@ int main(int argc, char **argv)
 	r.end = now() + atof(argv[2]);
 	_PyEval_EvalFrameDefault(&r);
 	free(r.churn);
-	if (planted) {
-		char fifo[80];
-
-		snprintf(fifo, sizeof(fifo), "%s/libpython3.12.so (deleted)", dir);
-		unlink(fifo);
-		rmdir(dir);
-	}
+	if (planted)
+		unplant(dir);
 	return 0;
 }
