@@ -21,9 +21,10 @@
 
 /*
  * Bytes of distinct Python function and file names a recording takes: a
- * program that makes ever new ones gets one name for the rest.
+ * program that makes ever new ones gets one name for the rest. Half the
+ * least a reader decodes of a file, so that its recording stays readable.
  */
-#define PYTHON_NAME_BYTES (16u << 20)
+#define PYTHON_NAME_BYTES (8u << 20)
 #define PYTHON_OVER_BUDGET_FUNC "[name over budget]"
 #define PYTHON_OVER_BUDGET_FILE "[python]"
 /* Rows pending past which a chunk is closed before its second is up. */

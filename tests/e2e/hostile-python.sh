@@ -25,12 +25,14 @@ expect_counted() {
 }
 
 # record_bounded NAME SCENARIO SECONDS: records the fake running SCENARIO
-# into NAME.data within 256 MiB and 30 s, and diagnoses it into NAME.diag.
+# into NAME.data within 256 MiB and 30 s, and diagnoses it into NAME.diag:
+# a recording read whole, within the readers' limit.
 record_bounded() {
 	bounded 256 30 "$GTRACE" record -q -o "$1.data" -- "$fake" "$2" "$3"
 	[ "$bounded_status" -eq 0 ] || { show "$TESTDIR/stderr"; fail "record of '$2' exited with $bounded_status"; }
 	echo "$2: $bounded_mib MiB, $bounded_seconds s"
 	run_gtrace diagnose -i "$1.data" >"$1.diag"
+	expect_contains "$1.diag" '^ended: +cleanly$'
 }
 
 # map_files_open: whether this shell may open its mapped files through
