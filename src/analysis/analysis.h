@@ -430,16 +430,6 @@ struct calltree {
 	uint32_t *kids;		/* by total, descending */
 };
 
-/*
- * a + b, or UINT64_MAX where that would wrap: the call tree's weights add
- * up capped, so that a recording's spans of 2^63 ns leave every node
- * within its parent, and a flame graph's frames within its width.
- */
-static inline uint64_t calltree_add(uint64_t a, uint64_t b)
-{
-	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* A node's own and total weight. */
 uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w);
 uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/xalloc.h"
 
@@ -192,14 +193,14 @@ static void finish_tree(struct calltree *t, const struct funcs *f)
 	for (size_t i = len; i-- > 0;) {
 		struct calltree_node *n = &t->nodes.v[i], *parent = &t->nodes.v[n->parent];
 
-		n->total = calltree_add(n->total, n->self);
-		n->target_total = calltree_add(n->target_total, n->target_self);
-		n->spans_total = calltree_add(n->spans_total, n->spans_self);
+		n->total = u64_sat_add(n->total, n->self);
+		n->target_total = u64_sat_add(n->target_total, n->target_self);
+		n->spans_total = u64_sat_add(n->spans_total, n->spans_self);
 		if (!i)
 			break;
-		parent->total = calltree_add(parent->total, n->total);
-		parent->target_total = calltree_add(parent->target_total, n->target_total);
-		parent->spans_total = calltree_add(parent->spans_total, n->spans_total);
+		parent->total = u64_sat_add(parent->total, n->total);
+		parent->target_total = u64_sat_add(parent->target_total, n->target_total);
+		parent->spans_total = u64_sat_add(parent->spans_total, n->spans_total);
 	}
 
 	t->kid_start = xcalloc(len + 1, sizeof(*t->kid_start));
@@ -226,7 +227,7 @@ static void add_span_name(struct tree_builder *b, struct funcs *f, uint32_t pare
 	uint32_t leaf = child_of(b, parent, funcs_span_frame(f, sp->name));
 
 	b->t->nodes.v[leaf].lane = true;
-	b->t->nodes.v[leaf].target_self = calltree_add(b->t->nodes.v[leaf].target_self, sp->dur);
+	b->t->nodes.v[leaf].target_self = u64_sat_add(b->t->nodes.v[leaf].target_self, sp->dur);
 	b->t->nodes.v[leaf].spans_self++;
 }
 

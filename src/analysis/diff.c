@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -241,8 +242,8 @@ static void add_threads(struct joined *j, int side, struct funcs *f)
 					   funcs_name(f, funcs_thread_name(f, th)));
 
 		e->self++;
-		e->children += model_thread_oncpu_ns(m, th);
-		e->offcpu_ns += th->offcpu_ns;
+		e->children = u64_sat_add(e->children, model_thread_oncpu_ns(m, th));
+		e->offcpu_ns = u64_sat_add(e->offcpu_ns, th->offcpu_ns);
 	}
 }
 
@@ -345,7 +346,7 @@ static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kind
 			uint64_t bytes;
 
 			if (model_span_attr(m, (uint32_t)i + 1, bytes_key, &bytes))
-				e->bytes += bytes;
+				e->bytes = u64_sat_add(e->bytes, bytes);
 		}
 	}
 	u64map_free(&by_span);

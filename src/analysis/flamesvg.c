@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "util/saturate.h"
 #include "util/utf8.h"
 
 #define SVG_WIDTH 1200
@@ -211,7 +212,7 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 
 	for (uint32_t k = c->t->kid_start[i]; k < c->t->kid_start[i + 1]; k++) {
 		put_frame(c, c->t->kids[k], offset);
-		offset = calltree_add(offset,
+		offset = u64_sat_add(offset,
 				      calltree_weight_total(&c->t->nodes.v[c->t->kids[k]], c->weight));
 	}
 }

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -194,7 +195,7 @@ static void run_stats(struct gpu_stats *st, const struct entry *e, size_t n)
 	st->min_ns = e[0].dur;
 	st->max_ns = e[n - 1].dur;
 	for (size_t i = 0; i < n; i++)
-		st->total_ns += e[i].dur;
+		st->total_ns = u64_sat_add(st->total_ns, e[i].dur);
 	st->median_ns = n % 2 ? (double)e[n / 2].dur
 			      : ((double)e[n / 2 - 1].dur + (double)e[n / 2].dur) / 2;
 	avg = (double)st->total_ns / (double)n;
@@ -265,7 +266,7 @@ static void run_bytes(struct gpu_builder *b, struct gpu_row *row, const struct e
 
 		if (!b->bytes_key || !model_span_attr(b->m, e[i].span + 1, b->bytes_key, &bytes))
 			continue;
-		row->bytes += bytes;
+		row->bytes = u64_sat_add(row->bytes, bytes);
 		if (!e[i].dur)
 			continue;
 		gbps = (double)bytes / (double)e[i].dur;	/* bytes per ns is GB/s */
@@ -315,8 +316,8 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 		else if (id == TABLE_COPIES)
 			run_bytes(b, row, e + i, end - i);
 		t->count += row->st.count;
-		t->total_ns += row->st.total_ns;
-		t->bytes += row->bytes;
+		t->total_ns = u64_sat_add(t->total_ns, row->st.total_ns);
+		t->bytes = u64_sat_add(t->bytes, row->bytes);
 	}
 	qsort_r(t->rows.v, t->rows.len, sizeof(*t->rows.v), cmp_rows, (void *)b->m);
 }
@@ -385,8 +386,8 @@ static void combine(struct kregion_row *row, const struct summary *s, size_t n, 
 	for (size_t i = 0; i < n; i++) {
 		const uint64_t *v = s[i].v;
 
-		row->instances += v[SUM_INSTANCES];
-		row->sum_ns += v[SUM_SUM];
+		row->instances = u64_sat_add(row->instances, v[SUM_INSTANCES]);
+		row->sum_ns = u64_sat_add(row->sum_ns, v[SUM_SUM]);
 		row->min_ns = v[SUM_MIN] < row->min_ns ? v[SUM_MIN] : row->min_ns;
 		row->max_ns = v[SUM_MAX] > row->max_ns ? v[SUM_MAX] : row->max_ns;
 		row->block_max_ns = v[SUM_BLOCK_MAX] > row->block_max_ns ? v[SUM_BLOCK_MAX]
@@ -449,7 +450,8 @@ static void kernel_times(struct gpu_report *r, const struct model *m)
 
 			if (name && r->kernels.rows.v[k].rank == row->rank &&
 			    kernel_named(name, plain[k], kernel, len))
-				row->kernel_ns += r->kernels.rows.v[k].st.total_ns;
+				row->kernel_ns = u64_sat_add(row->kernel_ns,
+							     r->kernels.rows.v[k].st.total_ns);
 		}
 	}
 	for (size_t k = 0; k < nk; k++)

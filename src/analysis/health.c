@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -493,7 +494,7 @@ static void put_target_counters(FILE *out, const struct model *m)
 	struct u64map pids = {0};
 
 	for (size_t i = 0; i < m->t.spans.len; i++)
-		target_ns += m->t.spans.v[i].dur;
+		target_ns = u64_sat_add(target_ns, m->t.spans.v[i].dur);
 	for (size_t i = 0; i < m->t.lanes.len; i++)
 		u64map_put(&pids, m->t.lanes.v[i].pid, 0);
 	field(out, "target:");
@@ -708,7 +709,7 @@ static void put_cuda_lanes(FILE *out, const struct model *m)
 			continue;
 		streams++;
 		spans += th->spans;
-		ns += th->span_ns;
+		ns = u64_sat_add(ns, th->span_ns);
 	}
 	field(out, "GPU lanes:");
 	fprintf(out, "%" PRIu64 " stream%s, %" PRIu64 " spans, %.3f ms of GPU time\n",

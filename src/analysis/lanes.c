@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -62,13 +63,13 @@ void lane_report_build(struct lane_report *r, struct funcs *f, const struct samp
 			row->min_ns = sp->dur;
 		}
 		row->spans++;
-		row->target_ns += sp->dur;
+		row->target_ns = u64_sat_add(row->target_ns, sp->dur);
 		if (sp->dur < row->min_ns)
 			row->min_ns = sp->dur;
 		if (sp->dur > row->max_ns)
 			row->max_ns = sp->dur;
 		r->spans++;
-		r->target_ns += sp->dur;
+		r->target_ns = u64_sat_add(r->target_ns, sp->dur);
 	}
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_lane_rows, (void *)m);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "symbols/demangle.h"
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -309,7 +310,8 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 			continue;
 		if (use[sp->lane] == LANE_WAIT) {
 			if (wait_ns)
-				wait_ns[rank[sp->lane]] += sp->dur;
+				wait_ns[rank[sp->lane]] = u64_sat_add(wait_ns[rank[sp->lane]],
+								      sp->dur);
 			continue;
 		}
 		name = sp->name <= m->t.strings.len ? kernel_name(f, names, sp->name) : 0;
@@ -319,7 +321,7 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 		k->rank = rank[sp->lane];
 		k->name = name;
 		k->start = sp->start;
-		k->end = sp->start + sp->dur;
+		k->end = u64_sat_add(sp->start, sp->dur);
 	}
 	free(names);
 	free(rank);
@@ -337,7 +339,7 @@ static void count_spans(struct rank_report *r, struct funcs *f, const struct sam
 	size_t n = gather_spans(f, flt, &kernels, wait_ns);
 
 	for (size_t i = 0; i < r->rows.len; i++)
-		r->rows.v[i].gpu_wait_ns += wait_ns[i];
+		r->rows.v[i].gpu_wait_ns = u64_sat_add(r->rows.v[i].gpu_wait_ns, wait_ns[i]);
 	sum_kernels(r, kernels, n);
 	match_collectives(r, kernels, n);
 	free(kernels);
@@ -371,7 +373,8 @@ static void count_threads(struct rank_report *r, struct funcs *f, const struct s
 		if (ti >= m->real_threads || !filter_thread(flt, f, th))
 			continue;
 		thread_group[ti] = (uint32_t)rank + 1;
-		r->rows.v[rank].cpu_ns += model_thread_oncpu_ns(m, th);
+		r->rows.v[rank].cpu_ns = u64_sat_add(r->rows.v[rank].cpu_ns,
+						     model_thread_oncpu_ns(m, th));
 	}
 	for (size_t i = 0; i < r->rows.len; i++) {
 		const struct model_rank *mr = &m->ranks.v[i];

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -367,7 +368,7 @@ static void link_group_tree(struct group_tree *gt, const struct model *m,
 
 		gt->stacks.v[at] = i + 1;
 		gt->count.v[at] += c[i].count;
-		gt->target.v[at] += c[i].target_ns;
+		gt->target.v[at] = u64_sat_add(gt->target.v[at], c[i].target_ns);
 	}
 	/* Counted into kid_start[parent + 1]: the prefix sum leaves kid_start[i] as i's first. */
 	for (size_t i = 0; i < n; i++) {
@@ -423,7 +424,8 @@ static void leave_node(struct row_builder *b, struct group_tree *gt, const struc
 
 		if (c->span && !gt->on_path.v[leaf]) {
 			rows[leaf].children += c->count;
-			rows[leaf].target_children += c->target_ns;
+			rows[leaf].target_children = u64_sat_add(rows[leaf].target_children,
+								 c->target_ns);
 		}
 	}
 	for (uint32_t k = 0; k < n; k++) {
@@ -431,7 +433,8 @@ static void leave_node(struct row_builder *b, struct group_tree *gt, const struc
 
 		if (!--gt->on_path.v[row]) {
 			rows[row].children += gt->count.v[i];
-			rows[row].target_children += gt->target.v[i];
+			rows[row].target_children = u64_sat_add(rows[row].target_children,
+								gt->target.v[i]);
 		}
 	}
 	gt->walk.len--;
@@ -492,7 +495,8 @@ static void add_stacks(struct row_builder *b, const struct funcs *f,
 						: row_of(b, group, fn[0]);
 
 			b->r->rows.v[leaf].self += c->count;
-			b->r->rows.v[leaf].target_self += c->target_ns;
+			b->r->rows.v[leaf].target_self = u64_sat_add(b->r->rows.v[leaf].target_self,
+								      c->target_ns);
 			gt.leaf_row.v[end] = leaf;
 			if (children)
 				reach_stack(b, &gt, f, group, c->node);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 #define UNKNOWN_NAME "[unknown]"
@@ -435,7 +436,7 @@ static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t ke
 	struct stack_count *c;
 
 	sc->total++;
-	sc->target_ns += target_ns;
+	sc->target_ns = u64_sat_add(sc->target_ns, target_ns);
 	if (u64map_get(index, key, &at)) {
 		c = &sc->c.v[at];
 	} else {
@@ -446,7 +447,7 @@ static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t ke
 		c->span = span;
 	}
 	c->count++;
-	c->target_ns += target_ns;
+	c->target_ns = u64_sat_add(c->target_ns, target_ns);
 }
 
 static void sort_counts(struct stack_counts *sc)

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "model/model-internal.h"
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 static void read_chunks(struct model *m, struct tr_reader *r)
@@ -148,7 +149,7 @@ static void index_offcpu(struct model *m)
 		struct model_thread *th = thread_of(m, o->tid, 0);
 
 		if (o->end > o->start)
-			th->offcpu_ns += o->end - o->start;
+			th->offcpu_ns = u64_sat_add(th->offcpu_ns, o->end - o->start);
 		see_ts(&th->first_ts, &th->last_ts, o->start);
 		see_ts(&th->first_ts, &th->last_ts, o->end);
 	}
@@ -244,9 +245,9 @@ static void index_lanes(struct model *m)
 			continue;
 		th = &m->threads.v[lane_thread[sp->lane]];
 		th->spans++;
-		th->span_ns += sp->dur;
+		th->span_ns = u64_sat_add(th->span_ns, sp->dur);
 		see_ts(&th->first_ts, &th->last_ts, sp->start);
-		see_ts(&th->first_ts, &th->last_ts, sp->start + sp->dur);
+		see_ts(&th->first_ts, &th->last_ts, u64_sat_add(sp->start, sp->dur));
 	}
 	free(lane_thread);
 }

@@ -42,9 +42,9 @@ struct model_thread {
 	uint64_t samples;
 	uint64_t first_ts;	/* first event seen: task, sample, switch, span */
 	uint64_t last_ts;
-	uint64_t offcpu_ns;	/* sum of its off-CPU intervals */
+	uint64_t offcpu_ns;	/* sum of its off-CPU intervals, at most UINT64_MAX */
 	uint64_t spans;		/* lanes: number of spans */
-	uint64_t span_ns;	/* lanes: exact sum of span durations */
+	uint64_t span_ns;	/* lanes: sum of span durations, at most UINT64_MAX */
 };
 
 /* Where the symbol rows of one location are: symbols.v[first .. first+count). */
