@@ -12,6 +12,7 @@
 
 #include <stdlib.h>
 
+#include "util/saturate.h"
 #include "util/vec.h"
 
 static int cmp_i64(const void *pa, const void *pb)
@@ -21,10 +22,21 @@ static int cmp_i64(const void *pa, const void *pb)
 	return a < b ? -1 : a > b;
 }
 
+/* Halfway between the middle two, their distance taken unsigned: it may pass INT64_MAX. */
 static int64_t median(int64_t *v, size_t n)
 {
 	qsort(v, n, sizeof(*v), cmp_i64);
-	return n % 2 ? v[n / 2] : v[n / 2 - 1] + (v[n / 2] - v[n / 2 - 1]) / 2;
+	if (n % 2)
+		return v[n / 2];
+	return v[n / 2 - 1] + (int64_t)(((uint64_t)v[n / 2] - (uint64_t)v[n / 2 - 1]) / 2);
+}
+
+/* a - b for ends of spans (a hostile file's may be 2^64 apart), within int64. */
+static int64_t end_gap(uint64_t a, uint64_t b)
+{
+	if (a >= b)
+		return a - b > INT64_MAX ? INT64_MAX : (int64_t)(a - b);
+	return b - a > INT64_MAX ? INT64_MIN : -(int64_t)(b - a);
 }
 
 /* For rank index r: the first rank's end minus r's, over the collectives both ran. */
@@ -43,7 +55,7 @@ static size_t end_gaps(const struct collective_kernel *k, size_t n, uint32_t r, 
 				mine = &k[j];
 		}
 		if (first && mine)
-			gaps[found++] = (int64_t)(first->end - mine->end);
+			gaps[found++] = end_gap(first->end, mine->end);
 	}
 	return found;
 }
@@ -63,8 +75,11 @@ size_t align_collectives(struct model *m, struct funcs *f)
 		if (!found)
 			continue;
 		shift[r] = median(gaps, found);
-		for (size_t i = 0; i < found; i++)
-			gaps[i] = llabs(gaps[i] - shift[r]);
+		for (size_t i = 0; i < found; i++) {
+			int64_t off = i64_sat_sub(gaps[i], shift[r]);
+
+			gaps[i] = off < 0 ? i64_sat_sub(0, off) : off;
+		}
 		m->ranks.v[r].residual_ns = median(gaps, found);
 		aligned++;
 	}

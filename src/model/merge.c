@@ -5,11 +5,11 @@
  * with their ids moved past the rows before them, times moved onto the
  * first recording's clock, and pids that collide renumbered.
  */
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/model-internal.h"
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 _Static_assert(TIMED_TABLES == sizeof(((struct model_rank *)0)->rows) /
@@ -42,19 +42,23 @@ static uint32_t pid_of(const struct offsets *o, uint32_t pid)
 	return u64map_get(&o->pids, pid, &to) ? (uint32_t)to : pid;
 }
 
-static uint64_t shifted(uint64_t ts, int64_t shift)
-{
-	return ts ? ts + (uint64_t)shift : 0;
-}
-
-/* "REALTIME MONOTONIC" of a clock pair: their difference, the monotonic clock's offset. */
+/*
+ * "REALTIME MONOTONIC" of a clock pair: their difference, the monotonic
+ * clock's offset. Here and below, what a file's pairs give stops at the
+ * ends of int64 (strtoll's readings too), never overflows.
+ */
 static bool clock_offset(const char *pair, int64_t *offset)
 {
+	char *real_end, *mono_end;
 	long long real, mono;
 
-	if (!pair || sscanf(pair, "%lld %lld", &real, &mono) != 2)
+	if (!pair)
 		return false;
-	*offset = (int64_t)(real - mono);
+	real = strtoll(pair, &real_end, 10);
+	mono = strtoll(real_end, &mono_end, 10);
+	if (real_end == pair || mono_end == real_end)
+		return false;
+	*offset = i64_sat_sub(real, mono);
 	return true;
 }
 
@@ -70,10 +74,10 @@ static void clock_shift(struct model_rank *r, const struct model *m, const struc
 			 clock_offset(model_meta(from, "clock-start"), &theirs);
 	if (!r->clock_pairs)
 		return;
-	r->shift_ns = theirs - mine;
+	r->shift_ns = i64_sat_sub(theirs, mine);
 	if (clock_offset(model_meta(m, "clock-end"), &mine_end) &&
 	    clock_offset(model_meta(from, "clock-end"), &theirs_end))
-		r->drift_ns = (theirs_end - mine_end) - r->shift_ns;
+		r->drift_ns = i64_sat_sub(i64_sat_sub(theirs_end, mine_end), r->shift_ns);
 }
 
 static void use_id(struct u64map *used, uint32_t id)
@@ -131,26 +135,26 @@ static void shift_rows(struct tr_tables *t, const struct model_rows rows[TIMED_T
 		       int64_t delta)
 {
 	for (size_t i = rows[TIMED_TASKS].first; i < rows[TIMED_TASKS].first + rows[TIMED_TASKS].n; i++)
-		t->tasks.v[i].ts = shifted(t->tasks.v[i].ts, delta);
+		t->tasks.v[i].ts = model_shifted(t->tasks.v[i].ts, delta);
 	for (size_t i = rows[TIMED_SAMPLES].first;
 	     i < rows[TIMED_SAMPLES].first + rows[TIMED_SAMPLES].n; i++)
-		t->samples.v[i].ts = shifted(t->samples.v[i].ts, delta);
+		t->samples.v[i].ts = model_shifted(t->samples.v[i].ts, delta);
 	for (size_t i = rows[TIMED_OFFCPU].first;
 	     i < rows[TIMED_OFFCPU].first + rows[TIMED_OFFCPU].n; i++) {
-		t->offcpu.v[i].start = shifted(t->offcpu.v[i].start, delta);
-		t->offcpu.v[i].end = shifted(t->offcpu.v[i].end, delta);
+		t->offcpu.v[i].start = model_shifted(t->offcpu.v[i].start, delta);
+		t->offcpu.v[i].end = model_shifted(t->offcpu.v[i].end, delta);
 	}
 	for (size_t i = rows[TIMED_SPANS].first; i < rows[TIMED_SPANS].first + rows[TIMED_SPANS].n;
 	     i++) {
-		t->spans.v[i].start = shifted(t->spans.v[i].start, delta);
-		t->spans.v[i].origin_ts = shifted(t->spans.v[i].origin_ts, delta);
+		t->spans.v[i].start = model_shifted(t->spans.v[i].start, delta);
+		t->spans.v[i].origin_ts = model_shifted(t->spans.v[i].origin_ts, delta);
 	}
 	for (size_t i = rows[TIMED_LOSSES].first;
 	     i < rows[TIMED_LOSSES].first + rows[TIMED_LOSSES].n; i++)
-		t->losses.v[i].ts = shifted(t->losses.v[i].ts, delta);
+		t->losses.v[i].ts = model_shifted(t->losses.v[i].ts, delta);
 	for (size_t i = rows[TIMED_METRIC_TICKS].first;
 	     i < rows[TIMED_METRIC_TICKS].first + rows[TIMED_METRIC_TICKS].n; i++)
-		t->metric_ticks.v[i].ts = shifted(t->metric_ticks.v[i].ts, delta);
+		t->metric_ticks.v[i].ts = model_shifted(t->metric_ticks.v[i].ts, delta);
 }
 
 /* The rows each timed table has now: where a recording appended next starts. */
@@ -402,8 +406,8 @@ void model_shift_rank(struct model *m, size_t r, int64_t delta)
 	if (m->ranks.len == 1)
 		rows_count(&m->t, rank->rows);
 	shift_rows(&m->t, rank->rows, delta);
-	rank->shift_ns += delta;
-	rank->start_ns = shifted(rank->start_ns, delta);
-	rank->end_ns = shifted(rank->end_ns, delta);
+	rank->shift_ns = i64_sat_add(rank->shift_ns, delta);
+	rank->start_ns = model_shifted(rank->start_ns, delta);
+	rank->end_ns = model_shifted(rank->end_ns, delta);
 	model_reindex(m);
 }

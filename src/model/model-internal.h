@@ -12,6 +12,16 @@ enum model_timed {
 	TIMED_METRIC_TICKS, TIMED_TABLES
 };
 
+/*
+ * A time moved by shift ns, modulo 2^64 as the clocks wrap (never a signed
+ * add that overflows, whatever a hostile recording's shift); 0, unknown,
+ * stays 0.
+ */
+static inline uint64_t model_shifted(uint64_t ts, int64_t shift)
+{
+	return ts ? ts + (uint64_t)shift : 0;
+}
+
 /* A recording's rank, place and times from its meta rows (shift_ns set first). */
 void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index);
 

@@ -405,8 +405,8 @@ void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n
 		r->rank = (int64_t)index;
 	r->local_rank = meta_int(meta, n, "local-rank", -1);
 	r->world_size = meta_int(meta, n, "world-size", -1);
-	r->start_ns = start > 0 ? (uint64_t)(start + r->shift_ns) : 0;
-	r->end_ns = end > 0 ? (uint64_t)(end + r->shift_ns) : 0;
+	r->start_ns = start > 0 ? model_shifted((uint64_t)start, r->shift_ns) : 0;
+	r->end_ns = end > 0 ? model_shifted((uint64_t)end, r->shift_ns) : 0;
 }
 
 void model_index(struct model *m)
