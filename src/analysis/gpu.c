@@ -420,44 +420,138 @@ size_t kregions_kernel_len(const char *lane_name)
 	return len;
 }
 
-/* Whether a kernel span's name is the kernel's: mangled, demangled, or less its parameters. */
-static bool kernel_named(const char *name, const char *plain, const char *kernel, size_t len)
+/*
+ * The kernels the region rows name, each name once (its text as their
+ * lanes give it), and the GPU time of each (name, rank) on the kernels
+ * table: a lookup for each kernel row's names, not a comparison of every
+ * region with every kernel.
+ */
+struct region_kernels {
+	struct strtab names;
+	struct u64map by_lane;	/* a region row's lane name (first string id) -> names id */
+	struct u64map index;	/* names id << 32 | rank -> index in sums */
+	VEC(uint64_t) sums;
+};
+
+/* The index in k->sums of a region row's kernel, added on first sight; UINT64_MAX for none. */
+static uint64_t region_kernel_of(struct region_kernels *k, const struct model *m,
+				 const struct kregion_row *row)
 {
-	if (strlen(name) == len && !strncmp(name, kernel, len))
-		return true;
-	return plain && !strncmp(plain, kernel, len) && (!plain[len] || plain[len] == '(');
+	const char *lane = model_str(m, row->lane_name);
+	uint64_t name, key, at;
+
+	if (!lane)
+		return UINT64_MAX;
+	if (!u64map_get(&k->by_lane, row->lane_name, &name)) {
+		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
+
+		name = strtab_intern(&k->names, kernel);
+		free(kernel);
+		u64map_put(&k->by_lane, row->lane_name, name);
+	}
+	key = name << 32 | row->rank;
+	if (!u64map_get(&k->index, key, &at)) {
+		at = k->sums.len;
+		*VEC_PUSH(&k->sums) = 0;
+		u64map_put(&k->index, key, at);
+	}
+	return at;
+}
+
+/* Where a demangled name's parameters start: the '(' that its last ')' closes; 0 for none. */
+static size_t parameters_at(const char *plain)
+{
+	size_t len = strlen(plain), depth = 0;
+
+	if (!len || plain[len - 1] != ')')
+		return 0;
+	for (size_t i = len; i-- > 0;) {
+		depth += plain[i] == ')';
+		if (plain[i] == '(' && !--depth)
+			return i;
+	}
+	return 0;
+}
+
+/*
+ * A kernel row's GPU time, to each region kernel it is: its name (mangled
+ * or not), its demangled name, or that less its parameters (cut at their
+ * '(', or at the first); to each once.
+ */
+static void count_kernel(struct region_kernels *k, const char *name, char *plain, uint32_t rank,
+			 uint64_t ns)
+{
+	uint32_t found[4] = { strtab_find(&k->names, name) };
+	size_t nfound = 1;
+
+	if (plain) {
+		size_t cuts[3] = { strlen(plain), parameters_at(plain), strcspn(plain, "(") };
+
+		for (size_t c = 0; c < 3; c++) {
+			char was = plain[cuts[c]];
+
+			if (c && !cuts[c])
+				continue;
+			plain[cuts[c]] = '\0';
+			found[nfound++] = strtab_find(&k->names, plain);
+			plain[cuts[c]] = was;
+		}
+	}
+	for (size_t i = 0; i < nfound; i++) {
+		bool again = false;
+		uint64_t at;
+
+		for (size_t j = 0; j < i; j++)
+			again |= found[j] == found[i];
+		if (found[i] && !again &&
+		    u64map_get(&k->index, (uint64_t)found[i] << 32 | rank, &at))
+			k->sums.v[at] = u64_sat_add(k->sums.v[at], ns);
+	}
 }
 
 /* Each region row's kernel time: the kernels table's rows of its kernel's name and rank. */
 static void kernel_times(struct gpu_report *r, const struct model *m)
 {
+	struct region_kernels k = {0};
 	struct demangler d = {0};
-	size_t nk = r->kernels.rows.len;
-	char **plain = xcalloc(nk + 1, sizeof(*plain));
+	uint64_t *kernel = xcalloc(r->regions.len + 1, sizeof(*kernel));
 
-	for (size_t k = 0; k < nk; k++) {
-		const char *name = model_str(m, r->kernels.rows.v[k].name);
+	for (size_t i = 0; i < r->regions.len; i++)
+		kernel[i] = region_kernel_of(&k, m, &r->regions.v[i]);
+	for (size_t i = 0; i < r->kernels.rows.len && k.sums.len; i++) {
+		const struct gpu_row *row = &r->kernels.rows.v[i];
+		const char *name = model_str(m, row->name);
+		char *plain = name ? demangle(&d, name) : NULL;
 
-		plain[k] = name ? demangle(&d, name) : NULL;
+		if (name)
+			count_kernel(&k, name, plain, row->rank, row->st.total_ns);
+		free(plain);
 	}
-	for (size_t i = 0; i < r->regions.len; i++) {
-		struct kregion_row *row = &r->regions.v[i];
-		const char *kernel = model_str(m, row->lane_name);
-		size_t len = kregions_kernel_len(kernel);
-
-		for (size_t k = 0; k < nk; k++) {
-			const char *name = model_str(m, r->kernels.rows.v[k].name);
-
-			if (name && r->kernels.rows.v[k].rank == row->rank &&
-			    kernel_named(name, plain[k], kernel, len))
-				row->kernel_ns = u64_sat_add(row->kernel_ns,
-							     r->kernels.rows.v[k].st.total_ns);
-		}
-	}
-	for (size_t k = 0; k < nk; k++)
-		free(plain[k]);
-	free(plain);
+	for (size_t i = 0; i < r->regions.len; i++)
+		r->regions.v[i].kernel_ns = kernel[i] == UINT64_MAX ? 0 : k.sums.v[kernel[i]];
+	free(kernel);
+	strtab_free(&k.names);
+	u64map_free(&k.by_lane);
+	u64map_free(&k.index);
+	VEC_FREE(&k.sums);
 	demangler_free(&d);
+}
+
+/*
+ * The first string id of id's text, so that equal names meet; 0 for no
+ * string. Each id's text is hashed once, not once a span that names it.
+ */
+static uint32_t first_id(const struct model *m, struct u64map *seen, uint32_t id)
+{
+	const char *s;
+	uint64_t first;
+
+	if (u64map_get(seen, id, &first))
+		return (uint32_t)first;
+	s = model_str(m, id);
+	first = s ? model_string_id(m, s) : 0;
+	u64map_put(seen, id, first);
+	return (uint32_t)first;
 }
 
 /* The region rows from the selected summary spans, in order of appearance. */
@@ -468,7 +562,7 @@ static void build_regions(struct gpu_builder *b)
 	size_t n = b->summaries.len;
 	struct summary *s = xcalloc(n + 1, sizeof(*s));
 	double *values = xcalloc(n + 1, sizeof(*values));
-	struct u64map kernels = {0}, groups = {0};
+	struct u64map kernels = {0}, groups = {0}, first_ids = {0};
 	uint32_t keys[SUMMARY_ATTRS];
 	VEC(uint32_t) group_name = {0};	/* at 2 (group - 1): its lane name, its region */
 	size_t kept = 0;
@@ -478,9 +572,8 @@ static void build_regions(struct gpu_builder *b)
 		keys[a] = model_string_id(m, summary_keys[a]);
 	for (size_t i = 0; i < n; i++) {
 		const struct tr_span *sp = &m->t.spans.v[b->summaries.v[i]];
-		/* The first id of each text, so that equal names meet. */
-		uint32_t lane_name = model_string_id(m, model_str(m, m->t.lanes.v[sp->lane - 1].name));
-		uint32_t region = model_string_id(m, model_str(m, sp->name));
+		uint32_t lane_name = first_id(m, &first_ids, m->t.lanes.v[sp->lane - 1].name);
+		uint32_t region = first_id(m, &first_ids, sp->name);
 		struct summary *e = &s[kept];
 
 		for (int a = 0; a < SUMMARY_ATTRS; a++)
@@ -525,6 +618,7 @@ static void build_regions(struct gpu_builder *b)
 	kernel_times(r, m);
 	u64map_free(&kernels);
 	u64map_free(&groups);
+	u64map_free(&first_ids);
 	VEC_FREE(&group_name);
 	free(values);
 	free(s);
@@ -782,7 +876,7 @@ static void put_calls(FILE *out, const struct gpu_table *t, const struct model *
 static const char *region_kernel(const struct model *m, const struct kregion_row *row,
 				 char **copy)
 {
-	const char *lane = model_str(m, row->lane_name);
+	const char *lane = name_or_dash(m, row->lane_name);
 
 	free(*copy);
 	*copy = xstrndup(lane, kregions_kernel_len(lane));

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "symbols/demangle.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"
@@ -200,6 +201,66 @@ static void test_table(void)
 	model_free(&m);
 }
 
+/* The kernel time of the region row of lane name lane; UINT64_MAX for none. */
+static uint64_t kernel_ns_of(const struct gpu_report *r, const struct model *m, const char *lane)
+{
+	for (size_t i = 0; i < r->regions.len; i++)
+		if (!strcmp(model_str(m, r->regions.v[i].lane_name), lane))
+			return r->regions.v[i].kernel_ns;
+	printf("  no region row of %s\n", lane);
+	return UINT64_MAX;
+}
+
+/*
+ * A region's kernel is each kernel it names: mangled or not, demangled,
+ * or demangled less its parameters, whose '(' may follow others; each
+ * kernel counted once however many of its names match.
+ */
+static void test_kernel_names(void)
+{
+	static const struct {
+		const char *lane;
+		uint64_t us, demangled_us;	/* without a demangler, with one */
+	} want[] = {
+		{ "_Z8attn_fwdPfi regions", 1, 1 },
+		{ "attn_fwd(float*, int) regions", 0, 1 },
+		{ "attn_fwd regions", 10, 11 },
+		{ "void k<void (*)(int)>(void (*)(int)) regions", 0, 100 },
+		{ "void k<void (*)(int)> regions", 0, 100 },
+		{ "void k<void  regions", 0, 100 },
+		{ "foo regions", 0, 1000 },
+		{ "foo() regions", 0, 1000 },
+		{ "fo regions", 0, 0 },
+	};
+	static const struct summary one = { "main", 1, 1 * US, 1 * US, 1 * US, 1 * US, 1, 1,
+					    1 * US, 1 * US, 0 };
+	struct demangler d = {0};
+	bool demangles = demangler_available(&d);
+	struct synth s = {0};
+	struct gpu_report r;
+	struct model m;
+	struct funcs f;
+	uint32_t stream = synth_lane(&s, PID, "GPU0 stream 7");
+
+	demangler_free(&d);
+	synth_span(&s, stream, "_Z8attn_fwdPfi", SYNTH_T0, 1 * US);
+	synth_span(&s, stream, "attn_fwd", SYNTH_T0, 10 * US);
+	synth_span(&s, stream, "_Z1kIPFviEEvT_", SYNTH_T0, 100 * US);
+	synth_span(&s, stream, "_Z3foov", SYNTH_T0, 1000 * US);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		summary(&s, synth_lane_kind(&s, PID, KREGIONS_STATS_LANE_KIND, want[i].lane),
+			SYNTH_T0, &one);
+	synth_model(&s, &m, TR_FEAT_LANES);
+	funcs_init(&f, &m, 0);
+	gpu_report_build(&r, &f, NULL);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		CHECK_EQ_U64(kernel_ns_of(&r, &m, want[i].lane),
+			     (demangles ? want[i].demangled_us : want[i].us) * US);
+	gpu_report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 /* A recording without regions has no table. */
 static void test_no_table(void)
 {
@@ -326,6 +387,7 @@ int main(void)
 {
 	RUN(test_kernel_len);
 	RUN(test_table);
+	RUN(test_kernel_names);
 	RUN(test_no_table);
 	RUN(test_flame);
 	RUN(test_diagnose);
