@@ -13,7 +13,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* Every command's ways of reading a recording; "@" is the file, "%" an empty dir. */
+/*
+ * Every command's ways of reading a recording; "@" is the file, "%" an
+ * empty dir, "^" a file in a dir of its own (outputs must be regular files).
+ */
 static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "report", "-i", "@", "--symfs", "%" },
 	{ "report", "-i", "@", "--symfs", "%", "--format", "json", "-s", "comm,tid,dso,symbol" },
@@ -25,7 +28,7 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "report", "-i", "@", "--metrics" },
 	{ "report", "-i", "@", "--metrics", "--format", "json", "--comm", "sleep" },
 	{ "flame", "-i", "@", "--symfs", "%", "--folded" },
-	{ "flame", "-i", "@", "--symfs", "%", "--svg", "/dev/null" },
+	{ "flame", "-i", "@", "--symfs", "%", "--svg", "^" },
 	{ "flame", "-i", "@", "--symfs", "%", "--gpu-pc", "--folded" },
 	{ "threads", "-i", "@" },
 	{ "threads", "-i", "@", "--format", "json" },
@@ -37,14 +40,17 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "diff", "--symfs", "%", "--format", "json", "--normalize", "none", "@", "@" },
 	{ "diff", "--by", "metrics,threads", "@", "@" },
 	{ "flame", "--diff", "--symfs", "%", "--folded", "@", "@" },
+	{ "flame", "--diff", "--symfs", "%", "--svg", "^", "@", "@" },
 };
 
-static char file_path[64], empty_dir[64];
+static char file_path[64], empty_dir[64], out_dir[64], out_path[80];
 
 static void clean_up(void)
 {
 	unlink(file_path);
 	rmdir(empty_dir);
+	unlink(out_path);
+	rmdir(out_dir);
 }
 
 static int set_up(void)
@@ -54,9 +60,11 @@ static int set_up(void)
 
 	snprintf(file_path, sizeof(file_path), "%s/fuzz-offline-XXXXXX", tmp ? tmp : "/tmp");
 	snprintf(empty_dir, sizeof(empty_dir), "%s/fuzz-symfs-XXXXXX", tmp ? tmp : "/tmp");
+	snprintf(out_dir, sizeof(out_dir), "%s/fuzz-out-XXXXXX", tmp ? tmp : "/tmp");
 	fd = mkstemp(file_path);
-	if (fd < 0 || !mkdtemp(empty_dir))
+	if (fd < 0 || !mkdtemp(empty_dir) || !mkdtemp(out_dir))
 		return -1;
+	snprintf(out_path, sizeof(out_path), "%s/out.svg", out_dir);
 	close(fd);
 	atexit(clean_up);
 	return fuzz_commands_set_up();
@@ -64,7 +72,9 @@ static int set_up(void)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	static const struct fuzz_placeholder ph[] = { { "@", file_path }, { "%", empty_dir } };
+	static const struct fuzz_placeholder ph[] = {
+		{ "@", file_path }, { "%", empty_dir }, { "^", out_path },
+	};
 	static int ready;
 
 	if (!ready && set_up())
