@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 #
-# The offline views on hostile recordings (tests/hostile/view-recordings):
+# The offline views on hostile recordings (tests/hostile/view-recordings,
+# reader-recordings):
 # wall time and peak RSS of each command, GTRACE's build against another's
 # to compare (e.g. GTRACE=/path/to/old/gtrace). Each command runs under
 # CAP_SECONDS (default 60) of wall time and 4 GB of address space; one cut
@@ -10,24 +11,34 @@
 #   deep    one stack DEPTH (60000) frames deep, a sample at each depth
 #   storm   one launch of STORM (80000) kernel spans, as many PC samples
 #   meta    META (80000) meta keys
+#   regions REGIONS (40000) kernels and a kernel region of each
+#   long    a kernel region of names 256 KiB long, collected LONG (20000) times
 #
-# usage: bench/hostile-views.sh   (DEPTH=60000 STORM=80000 META=80000 GTRACE=build/gtrace)
+# usage: bench/hostile-views.sh   (DEPTH=60000 STORM=80000 META=80000 REGIONS=40000
+#                                  LONG=20000 GTRACE=build/gtrace)
 
 . "$(dirname "$0")/lib.sh"
 
 DEPTH=${DEPTH:-60000}
 STORM=${STORM:-80000}
 META=${META:-80000}
+REGIONS=${REGIONS:-40000}
+LONG=${LONG:-20000}
 CAP_SECONDS=${CAP_SECONDS:-60}
 MAKER=$BUILD/tests/hostile/view-recordings
-[ -x "$MAKER" ] || { echo "bench: no '$MAKER': run make tests first" >&2; exit 1; }
+READER_MAKER=$BUILD/tests/hostile/reader-recordings
+for tool in "$MAKER" "$READER_MAKER"; do
+	[ -x "$tool" ] || { echo "bench: no '$tool': run make tests first" >&2; exit 1; }
+done
 [ -x /usr/bin/time ] || { echo "bench: needs GNU time in /usr/bin/time (package time)" >&2; exit 1; }
 
 cd "$WORK"
 "$MAKER" deep deep.data "$DEPTH"
 "$MAKER" storm storm.data "$STORM"
 "$MAKER" meta meta.data "$META"
-for f in deep storm meta; do
+"$READER_MAKER" regions regions.data "$REGIONS"
+"$READER_MAKER" long-names long.data "$LONG"
+for f in deep storm meta regions long; do
 	echo "$f.data: $(stat -c %s "$f.data") bytes"
 done
 
@@ -54,3 +65,5 @@ run flame --gpu-pc --folded -i storm.data
 run diagnose -i meta.data
 run diagnose --format json -i meta.data
 run export -o meta.pftrace -i meta.data
+run report --gpu -i regions.data
+run report --gpu -i long.data
