@@ -19,18 +19,6 @@ make_recording() {
 	"$MAKER" "$@" || fail "reader-recordings $* failed"
 }
 
-# views MIB SECONDS ARGS...: gtrace ARGS within the ceilings, which must succeed.
-views() {
-	mib=$1
-	seconds=$2
-	shift 2
-	bounded "$mib" "$seconds" "$GTRACE" "$@"
-	if [ "$bounded_status" -ne 0 ]; then
-		show "$TESTDIR/stderr"
-		fail "'gtrace $*' exited with $bounded_status"
-	fi
-}
-
 # json_value FILE KEY: the first number after "KEY": in FILE.
 json_value() {
 	grep -o "\"$2\": *-\{0,1\}[0-9]*" "$1" | head -1 | sed 's/.*: *//'
@@ -38,20 +26,20 @@ json_value() {
 
 # --- 40000 kernels, a region of each: each region's kernel time is 10%.
 make_recording regions regions.data 40000
-views 300 10 report --gpu -i regions.data
+bounded_gtrace 300 10 report --gpu -i regions.data
 expect_contains "$TESTDIR/stdout" '^# Kernel regions: 40000 regions of 40000 kernels, 40000 collects$'
 [ "$(grep -Ec '^ +4 +0\.025 +0\.020 +0\.010 +0\.100 +10\.00% +- +kernel_0+[0-9]+ +loop$' \
 	"$TESTDIR/stdout")" -eq 40000 ] || fail "not every region row is 10% of its kernel"
-views 300 10 report --gpu --format json -i regions.data
+bounded_gtrace 300 10 report --gpu --format json -i regions.data
 [ "$(grep -c '"kernel_percent": 10.0000' "$TESTDIR/stdout")" -eq 40000 ] ||
 	fail "not every JSON region row is 10% of its kernel"
 
 # --- A regions lane and region of names 256 KiB long, collected 5000 times: each name hashed once.
 make_recording long-names long.data 5000
-views 200 10 report --gpu -i long.data
+bounded_gtrace 200 10 report --gpu -i long.data
 expect_contains "$TESTDIR/stdout" '^# Kernel regions: 1 region of 1 kernel, 5000 collects$'
 expect_contains "$TESTDIR/stdout" '^ +20000 +0\.025 +0\.020 +0\.010 +0\.100 +50000\.00% +- +k+ +r+$'
-views 200 10 report --gpu --format json -i long.data
+bounded_gtrace 200 10 report --gpu --format json -i long.data
 
 # --- String ids 0 and past the last string: every reader, which must not fail.
 make_recording bad-ids bad.data
@@ -63,43 +51,43 @@ for cmd in "report" "report --format json -s comm,tid,dso,symbol" "report --gpu"
 	"threads" "threads --format json" "diagnose" "diagnose --format json" \
 	"export -o out.pftrace" "export --format chrome -o out.json"; do
 	# shellcheck disable=SC2086 # the command's words
-	views 200 10 $cmd -i bad.data
+	bounded_gtrace 200 10 $cmd -i bad.data
 done
 for cmd in "diff" "diff --format json" "diff --by metrics,threads" "flame --diff --folded" \
 	"flame --diff --svg diff.svg"; do
 	# shellcheck disable=SC2086
-	views 200 10 $cmd bad.data bad.data
+	bounded_gtrace 200 10 $cmd bad.data bad.data
 done
 # Regions lanes of no name: a dash for their kernel, which is none.
-views 200 10 report --gpu -i bad.data
+bounded_gtrace 200 10 report --gpu -i bad.data
 expect_contains "$TESTDIR/stdout" '^ +8 +0\.025 +0\.020 +0\.010 +0\.100 +- +- +- +k$'
 
 # --- Sums past 2^64 ns: 2^64 - 1, never wrapped to a few ns.
 make_recording sums sums.data
-views 200 10 report -i sums.data
+bounded_gtrace 200 10 report -i sums.data
 for lane in "cuda lane" "cuda-api lane" "cuda-wait lane" "queue lane"; do
 	expect_contains "$TESTDIR/stdout" "^ 18446744073709\.551 +100\.00% +2 .*  $lane +big\$"
 	expect_contains "$TESTDIR/stdout" "^ +0\.000 +0\.00% +1 .*  $lane +small\$"
 done
-views 200 10 report --gpu -i sums.data
+bounded_gtrace 200 10 report --gpu -i sums.data
 expect_contains "$TESTDIR/stdout" '^# CUDA kernels: 3 instances of 2 kernels, 18446744073709\.551 ms of GPU time$'
 expect_contains "$TESTDIR/stdout" '^ +100\.00% 18446744073709\.551 +2 .* big$'
 expect_contains "$TESTDIR/stdout" '^# CUDA API: 3 calls, 18446744073709\.551 ms$'
 expect_contains "$TESTDIR/stdout" '^ +8 2305843009213694\.000 .* 50\.00% +- +big +loop$'
-views 200 10 threads -i sums.data
+bounded_gtrace 200 10 threads -i sums.data
 expect_contains "$TESTDIR/stdout" '^ +100 +100 +sums +2 +0\.0 +18446744073709\.6 '
 expect_contains "$TESTDIR/stdout" '^ +100 0xfff00001 +cuda +cuda lane +3 +18446744073709\.6 '
-views 200 10 diagnose -i sums.data
+bounded_gtrace 200 10 diagnose -i sums.data
 expect_contains "$TESTDIR/stdout" '^target: +14 spans in 5 lanes of 1 process, 18446744073709\.551 ms of target time$'
 expect_contains "$TESTDIR/stdout" '^GPU lanes: +1 stream, 3 spans, 18446744073709\.551 ms of GPU time$'
-views 200 10 report --ranks -i sums.data
-views 200 10 diff sums.data sums.data
+bounded_gtrace 200 10 report --ranks -i sums.data
+bounded_gtrace 200 10 diff sums.data sums.data
 expect_contains "$TESTDIR/stdout" '^ +thread +1 +1 +0\.0ms +0\.0ms .* sums$'
 
 # --- Clock pairs, start and end at the ends of int64: shifts and drifts stop there.
 make_recording clocks clocks0.data 0
 make_recording clocks clocks1.data 1
-views 200 10 diagnose --format json -i clocks0.data -i clocks1.data
+bounded_gtrace 200 10 diagnose --format json -i clocks0.data -i clocks1.data
 tr '{' '\n' <"$TESTDIR/stdout" | grep '"rank": 1,' >rank1.json ||
 	{ show "$TESTDIR/stdout"; fail "diagnose shows no rank 1"; }
 [ "$(json_value rank1.json shift_ns)" = 9223372036854775807 ] ||
@@ -109,18 +97,18 @@ tr '{' '\n' <"$TESTDIR/stdout" | grep '"rank": 1,' >rank1.json ||
 for cmd in "diagnose" "report --ranks" "report" "threads" "export -o clocks.pftrace" \
 	"export --format chrome -o clocks.json"; do
 	# shellcheck disable=SC2086
-	views 200 10 $cmd -i clocks0.data -i clocks1.data
+	bounded_gtrace 200 10 $cmd -i clocks0.data -i clocks1.data
 done
 
 # --- Collectives 2^63 - 1 ns apart, one way then the other: the median gap is 0.
 make_recording collectives coll0.data 0
 make_recording collectives coll1.data 1
-views 200 10 diagnose --align collectives --format json -i coll0.data -i coll1.data
+bounded_gtrace 200 10 diagnose --align collectives --format json -i coll0.data -i coll1.data
 tr '{' '\n' <"$TESTDIR/stdout" | grep '"rank": 1,' >rank1.json ||
 	{ show "$TESTDIR/stdout"; fail "diagnose shows no rank 1"; }
 [ "$(json_value rank1.json aligned_by)" = 2 ] && [ "$(json_value rank1.json shift_ns)" = 0 ] &&
 	[ "$(json_value rank1.json residual_ns)" = 9223372036854775807 ] ||
 	{ show rank1.json; fail "rank 1 is not aligned by 2 collectives, shift 0, residual 2^63 - 1"; }
-views 200 10 report --ranks --align collectives -i coll0.data -i coll1.data
-views 200 10 report --ranks --align clocks -i coll0.data -i coll1.data
+bounded_gtrace 200 10 report --ranks --align collectives -i coll0.data -i coll1.data
+bounded_gtrace 200 10 report --ranks --align clocks -i coll0.data -i coll1.data
 exit 0

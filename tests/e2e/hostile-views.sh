@@ -13,18 +13,6 @@ make_recording() {
 		fail "view-recordings $* failed"
 }
 
-# views MIB SECONDS ARGS...: gtrace ARGS within the ceilings, which must succeed.
-views() {
-	mib=$1
-	seconds=$2
-	shift 2
-	bounded "$mib" "$seconds" "$GTRACE" "$@"
-	if [ "$bounded_status" -ne 0 ]; then
-		show "$TESTDIR/stderr"
-		fail "'gtrace $*' exited with $bounded_status"
-	fi
-}
-
 esc=$(printf '\033')
 bel=$(printf '\007')
 
@@ -47,70 +35,70 @@ well_folded() {
 
 # --- Deep stacks: the children of report and diff, the flame diff's paths.
 make_recording deep deep.data 60000
-views 300 10 report -i deep.data
+bounded_gtrace 300 10 report -i deep.data
 expect_contains "$TESTDIR/stdout" '^ +100\.00% +0\.00% +60000 +deep +deep +f0$'
-views 300 10 diff deep.data deep.data
-views 300 10 flame -i deep.data
-views 300 10 flame --svg deep.svg -i deep.data
-views 150 10 flame --diff --svg deep-diff.svg deep.data deep.data
-views 300 10 export --format chrome -o deep.json -i deep.data
+bounded_gtrace 300 10 diff deep.data deep.data
+bounded_gtrace 300 10 flame -i deep.data
+bounded_gtrace 300 10 flame --svg deep.svg -i deep.data
+bounded_gtrace 150 10 flame --diff --svg deep-diff.svg deep.data deep.data
+bounded_gtrace 300 10 export --format chrome -o deep.json -i deep.data
 
 # --- One launch of 80000 kernel spans: each PC sample bucket looks it up.
 make_recording storm storm.data 80000
-views 300 10 report --gpu-pc -i storm.data
+bounded_gtrace 300 10 report --gpu-pc -i storm.data
 expect_contains "$TESTDIR/stdout" '^ +80000 +100\.00% +missing$'
-views 300 10 flame --gpu-pc --folded -i storm.data
+bounded_gtrace 300 10 flame --gpu-pc --folded -i storm.data
 
 # --- 80000 meta keys: diagnose and export print each once, with its last value.
 make_recording meta meta.data 80000
-views 300 10 diagnose -i meta.data
+bounded_gtrace 300 10 diagnose -i meta.data
 expect_contains "$TESTDIR/stdout" '^k79999: +v$'
-views 300 10 diagnose --format json -i meta.data
-views 300 10 export -o meta.pftrace -i meta.data
-views 300 10 export --format chrome -o meta.json -i meta.data
+bounded_gtrace 300 10 diagnose --format json -i meta.data
+bounded_gtrace 300 10 export -o meta.pftrace -i meta.data
+bounded_gtrace 300 10 export --format chrome -o meta.json -i meta.data
 
 # --- Durations adding past 2^64 ns: no frame wider than the graph's root.
 make_recording overflow overflow.data
-views 200 10 flame --svg overflow.svg -i overflow.data
+bounded_gtrace 200 10 flame --svg overflow.svg -i overflow.data
 awk 'match($0, /data-w="[0-9]+"/) {
 		w = substr($0, RSTART + 8, RLENGTH - 9) + 0
 		if (!n++) root = w
 		else if (w > root) { print "frame wider than the root: " w " > " root; bad = 1 }
 	}
 	END { exit bad || !n }' overflow.svg || fail "overflow.svg has frames wider than its root"
-views 200 10 flame -i overflow.data
-views 200 10 report -i overflow.data
+bounded_gtrace 200 10 flame -i overflow.data
+bounded_gtrace 200 10 report -i overflow.data
 
 # --- Names: escaped in every text view, and each sample under the name it was taken under.
 make_recording names names.data
-views 200 10 report -i names.data --sort comm
+bounded_gtrace 200 10 report -i names.data --sort comm
 no_raw_escapes "$TESTDIR/stdout"
 expect_contains "$TESTDIR/stdout" '^ +41\.67% +41\.67% +5 +after$'
 expect_contains "$TESTDIR/stdout" '^ +25\.00% +25\.00% +3 +before$'
 expect_contains "$TESTDIR/stdout" '^ +16\.67% +16\.67% +2 +\\x1b\]0;PWN\\x07\\x1b\[2J$'
 expect_contains "$TESTDIR/stdout" '^ +16\.67% +16\.67% +2 +fake\\x0aline;frame$'
-views 200 10 threads -i names.data
+bounded_gtrace 200 10 threads -i names.data
 no_raw_escapes "$TESTDIR/stdout"
 expect_contains "$TESTDIR/stdout" '^ +100 +100 +after +8 '
 expect_contains "$TESTDIR/stdout" '^ +PID +TID +Samples +Sampled as$'
 expect_contains "$TESTDIR/stdout" '^ +100 +100 +3 +before$'
 expect_contains "$TESTDIR/stdout" '^ +100 +100 +5 +after$'
 expect_contains "$TESTDIR/stdout" '^ +100 +102 +fake\\x0aline;frame +2 '
-views 200 10 flame --folded -i names.data
+bounded_gtrace 200 10 flame --folded -i names.data
 cp "$TESTDIR/stdout" names.folded
 [ "$(well_folded names.folded)" -eq 4 ] ||
 	{ show names.folded; fail "names.folded is not 4 stacks"; }
 expect_contains names.folded '^fake\\x0aline\\x3bframe;main;work 2$'
 expect_contains names.folded '^before;main;work 3$'
-views 200 10 flame --diff --folded names.data names.data
+bounded_gtrace 200 10 flame --diff --folded names.data names.data
 cp "$TESTDIR/stdout" names-diff.folded
 [ "$(well_folded names-diff.folded)" -eq 4 ] ||
 	{ show names-diff.folded; fail "names-diff.folded is not 4 stacks"; }
-views 200 10 flame -i names.data
+bounded_gtrace 200 10 flame -i names.data
 no_raw_escapes "$TESTDIR/stdout"
-views 200 10 diagnose -i names.data
+bounded_gtrace 200 10 diagnose -i names.data
 no_raw_escapes "$TESTDIR/stdout"
-views 200 10 diff names.data names.data
+bounded_gtrace 200 10 diff names.data names.data
 no_raw_escapes "$TESTDIR/stdout"
 
 # --- The same from a program that renames its threads (needs perf events).

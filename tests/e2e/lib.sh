@@ -281,3 +281,16 @@ bounded() {
 		fail "'$*' peaked at $bounded_mib MiB, more than $mib MiB"
 	fi
 }
+
+# bounded_gtrace MIB SECONDS ARGS...: gtrace ARGS within bounded's ceilings,
+# which must succeed.
+bounded_gtrace() {
+	mib=$1
+	seconds=$2
+	shift 2
+	bounded "$mib" "$seconds" "$GTRACE" "$@"
+	if [ "$bounded_status" -ne 0 ]; then
+		show "$TESTDIR/stderr"
+		fail "'gtrace $*' exited with $bounded_status"
+	fi
+}

@@ -40,23 +40,6 @@
 /* Two of these add up to 2^64 + 2. */
 #define HALF_PAST (UINT64_MAX / 2 + 2)
 
-static int write_file(struct synth *s, const char *path, uint64_t features)
-{
-	struct tr_writer *w;
-	int err = tr_writer_open(&w, path, features);
-
-	if (err)
-		return err;
-	err = synth_put_chunk(s, w);
-	if (!err)
-		err = synth_put_end(w);
-	if (!err)
-		err = tr_writer_close(w);
-	else
-		tr_writer_close(w);
-	return err;
-}
-
 /* A kernel region's summary span on its lane, as the agent writes one. */
 static void region_summary(struct synth *s, uint32_t lane, const char *region,
 			   uint64_t start, uint64_t sum_ns)
@@ -296,7 +279,7 @@ int main(int argc, char **argv)
 	} else {
 		return usage();
 	}
-	err = write_file(&s, argv[2], features);
+	err = synth_write(&s, argv[2], features);
 	synth_free(&s);
 	if (err) {
 		fprintf(stderr, "reader-recordings: cannot write '%s': error %d\n", argv[2], err);

@@ -24,23 +24,6 @@
 #define PID 100
 #define TID 100
 
-static int write_file(struct synth *s, const char *path, uint64_t features)
-{
-	struct tr_writer *w;
-	int err = tr_writer_open(&w, path, features);
-
-	if (err)
-		return err;
-	err = synth_put_chunk(s, w);
-	if (!err)
-		err = synth_put_end(w);
-	if (!err)
-		err = tr_writer_close(w);
-	else
-		tr_writer_close(w);
-	return err;
-}
-
 /*
  * Frames f0 (outermost) .. f<depth-1>, and a sample at each depth: depth
  * distinct stacks whose lengths add up to depth^2 / 2.
@@ -186,7 +169,7 @@ int main(int argc, char **argv)
 	} else {
 		return usage();
 	}
-	err = write_file(&s, argv[2], features);
+	err = synth_write(&s, argv[2], features);
 	synth_free(&s);
 	if (err) {
 		fprintf(stderr, "view-recordings: cannot write '%s': error %d\n", argv[2], err);

@@ -294,6 +294,23 @@ static inline int synth_put_end(struct tr_writer *w)
 	return tr_writer_put(w, TR_CHUNK_END, NULL, 0);
 }
 
+/* The rows added so far as a whole recording at path: one TABLES chunk, then END. */
+static inline int synth_write(struct synth *s, const char *path, uint64_t features)
+{
+	struct tr_writer *w;
+	int err = tr_writer_open(&w, path, features);
+
+	if (err)
+		return err;
+	err = synth_put_chunk(s, w);
+	if (!err)
+		err = synth_put_end(w);
+	if (!err)
+		return tr_writer_close(w);
+	tr_writer_close(w);
+	return err;
+}
+
 static inline void synth_free(struct synth *s)
 {
 	tr_tables_free(&s->t);
