@@ -116,16 +116,21 @@ objcopy --add-section .gnu_debugaltlink=altlink.section "$WORKLOADS/hot" altlink
 	fail "objcopy cannot add a .gnu_debugaltlink to hot"
 mkfifo altlink/alt.fifo
 names="debuglink altlink"
-if command -v dwz >/dev/null 2>&1; then
-	mkdir dwz
-	cp "$WORKLOADS/hot" dwz/hot
-	cp "$WORKLOADS/hot" dwz/twin
-	(cd dwz && dwz -m alt.dwz hot twin) || fail "dwz cannot share out the DWARF of hot"
+mkdir dwz
+cp "$WORKLOADS/hot" dwz/hot
+cp "$WORKLOADS/hot" dwz/twin
+if ! command -v dwz >/dev/null 2>&1; then
+	echo "note: no dwz: DWARF in a supplementary file not checked"
+elif (cd dwz && dwz -m alt.dwz hot twin) 2>dwz.err; then
 	rm dwz/alt.dwz
 	mkfifo dwz/alt.dwz
 	names="$names dwz"
+elif grep -q 'Unknown debugging section' dwz.err; then
+	# dwz 0.15 cannot read the .debug_addr of clang's DWARF 5 (make UBSAN=1).
+	echo "note: dwz cannot read hot's DWARF: DWARF in a supplementary file not checked"
 else
-	echo "note: no dwz: DWARF in a supplementary file not checked"
+	show dwz.err
+	fail "dwz cannot share out the DWARF of hot"
 fi
 for name in $names; do
 	bounded 200 30 "$GTRACE" record -q -o "$name.data" -- "$TESTDIR/$name/hot" 0.3

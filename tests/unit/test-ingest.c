@@ -678,7 +678,7 @@ static void test_cubins_on_their_way(void)
 static void test_out_of_descriptors(void)
 {
 	struct pollfd p;
-	struct rlimit old, low;
+	struct rlimit old = {0}, low;
 	struct tr_tables t = {0};
 	struct recorder s;
 	int fds[64], n = 0, peer;
