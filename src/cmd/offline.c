@@ -511,6 +511,8 @@ static int load_inputs(struct offline_args *a, struct model *m)
 		pr_err("no gtrace recording in '%s' could be read", a->input);
 		status = EXIT_FAIL;
 	}
+	if (!status && loaded > 1)
+		model_merge_end(m);
 	if (!status && a->align_collectives)
 		align_by_collectives(m);
 	if (!status && (status = check_ranks(&a->filter, m)))

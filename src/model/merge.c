@@ -108,25 +108,27 @@ static void ids_of(const struct model *m, struct u64map *ids)
 /*
  * from's ids that m has already: each gets the next free one from
  * MODEL_MERGED_PID_BASE, so that the threads of two machines stay apart.
+ * The ids m has, and the next to try, are kept from merge to merge.
  */
-static void renumber(struct offsets *o, const struct model *m, const struct model *from)
+static void renumber(struct offsets *o, struct model *m, const struct model *from)
 {
-	struct u64map used = {0}, theirs = {0};
-	uint64_t next = MODEL_MERGED_PID_BASE;
+	struct u64map theirs = {0};
 
-	ids_of(m, &used);
 	ids_of(from, &theirs);
 	for (size_t i = 0; i < theirs.cap; i++) {
 		uint64_t id = theirs.keys[i];
 
-		if (id == U64MAP_EMPTY || !u64map_get(&used, id, NULL))
+		if (id == U64MAP_EMPTY)
 			continue;
-		while (u64map_get(&used, next, NULL) || u64map_get(&theirs, next, NULL))
-			next++;
-		u64map_put(&o->pids, id, next);
-		u64map_put(&used, next, 0);
+		if (u64map_get(&m->merged_ids, id, NULL)) {
+			while (u64map_get(&m->merged_ids, m->next_merged_id, NULL) ||
+			       u64map_get(&theirs, m->next_merged_id, NULL))
+				m->next_merged_id++;
+			u64map_put(&o->pids, id, m->next_merged_id);
+			id = m->next_merged_id;
+		}
+		u64map_put(&m->merged_ids, id, 0);
 	}
-	u64map_free(&used);
 	u64map_free(&theirs);
 }
 
@@ -179,32 +181,24 @@ static void rows_count(const struct tr_tables *t, struct model_rows rows[TIMED_T
 
 /*
  * The ids of from's strings in m: m's of the same text, else a new one,
- * taken from from. The views find kinds and names by their id
- * (model_string_id), so a text must keep one.
+ * taken from from (and indexed at once, for the recordings after). The
+ * views find kinds and names by their id (model_string_id), so a text must
+ * keep one.
  */
 static void merge_strings(struct offsets *o, struct model *m, struct tr_tables *f)
 {
-	struct strtab added = {0};	/* the texts m did not have, in the order added */
-	VEC(uint32_t) added_ids = {0};	/* their ids in m */
-
 	o->strings = xcalloc(f->strings.len + 1, sizeof(*o->strings));
 	for (size_t i = 0; i < f->strings.len; i++) {
-		const char *text = f->strings.v[i] ? f->strings.v[i] : "";
-		uint32_t id = model_string_id(m, text), k;
+		uint32_t id = model_string_id(m, f->strings.v[i] ? f->strings.v[i] : "");
 
 		if (!id) {
-			k = strtab_intern(&added, text);
-			if (k > added_ids.len) {
-				*VEC_PUSH(&m->t.strings) = f->strings.v[i];
-				f->strings.v[i] = NULL;
-				*VEC_PUSH(&added_ids) = (uint32_t)m->t.strings.len;
-			}
-			id = added_ids.v[k - 1];
+			*VEC_PUSH(&m->t.strings) = f->strings.v[i];
+			f->strings.v[i] = NULL;
+			id = (uint32_t)m->t.strings.len;
+			model_add_text(m, id);
 		}
 		o->strings[i + 1] = id;
 	}
-	strtab_free(&added);
-	VEC_FREE(&added_ids);
 }
 
 /* from's ids and pids moved to where its rows go in m, in place. */
@@ -311,30 +305,48 @@ static void append_tables(struct tr_tables *t, struct tr_tables *f)
 }
 
 /*
- * The counters of both, one row a name: a count of the job is the sum of
- * its recordings'. Once from's strings are m's: names are m's texts.
+ * from's counters added to m's, one row a name: a count of the job is the
+ * sum of its recordings' (stopping at 2^64 - 1). Once from's strings are
+ * m's: names are m's texts, found by their id.
  */
 static void sum_counters(struct model *m, const struct model *from, const struct offsets *o)
 {
-	VEC(struct tr_counter) sums = {0};
-
-	VEC_APPEND(&sums, m->counters.v, m->counters.len);
 	for (size_t i = 0; i < from->counters.len; i++) {
 		const struct tr_counter *c = &from->counters.v[i];
 		uint32_t name = string_of(o, c->name, from->t.strings.len);
-		size_t k = 0;
+		uint64_t row;
 
 		if (!name)
 			continue;
-		while (k < sums.len && sums.v[k].name != name)
-			k++;
-		if (k < sums.len)
-			sums.v[k].value += c->value;
-		else
-			*VEC_PUSH(&sums) = (struct tr_counter){ name, c->value };
+		if (u64map_get(&m->merged_counters, name, &row)) {
+			uint64_t *sum = &m->t.counters.v[row].value;
+
+			*sum = u64_sat_add(*sum, c->value);
+		} else {
+			u64map_put(&m->merged_counters, name, m->t.counters.len);
+			*VEC_PUSH(&m->t.counters) = (struct tr_counter){ name, c->value };
+		}
 	}
-	VEC_FREE(&m->t.counters);
-	memcpy(&m->t.counters, &sums, sizeof(sums));
+}
+
+/*
+ * What the merges share, from the first recording's indexes: its rows (all
+ * there is before the second comes), its ids, and its counters one row a
+ * name (the last value of each, as model_counter's), named by the first id
+ * of their text as the others' will be.
+ */
+static void start_merging(struct model *m)
+{
+	rows_count(&m->t, m->ranks.v[0].rows);
+	ids_of(m, &m->merged_ids);
+	m->next_merged_id = MODEL_MERGED_PID_BASE;
+	m->t.counters.len = 0;
+	for (size_t i = 0; i < m->counters.len; i++) {
+		uint32_t name = model_string_id(m, model_str(m, m->counters.v[i].name));
+
+		u64map_put(&m->merged_counters, name, i);
+		*VEC_PUSH(&m->t.counters) = (struct tr_counter){ name, m->counters.v[i].value };
+	}
 }
 
 void model_merge(struct model *m, struct model *from)
@@ -352,9 +364,8 @@ void model_merge(struct model *m, struct model *from)
 		.metrics = (uint32_t)m->t.metrics.len,
 	};
 
-	/* The first recording's rows: all there is before the second comes. */
 	if (index == 1)
-		rows_count(&m->t, m->ranks.v[0].rows);
+		start_merging(m);
 	clock_shift(r, m, from);
 	/* from's rows, all of them, go after m's, on m's clock. */
 	rows_count(&from->t, all);
@@ -396,18 +407,28 @@ void model_merge(struct model *m, struct model *from)
 	u64map_free(&o.pids);
 	free(o.strings);
 	model_free(from);
+}
+
+void model_merge_end(struct model *m)
+{
+	u64map_free(&m->merged_ids);
+	u64map_free(&m->merged_counters);
 	model_reindex(m);
 }
 
-void model_shift_rank(struct model *m, size_t r, int64_t delta)
+void model_shift_ranks(struct model *m, const int64_t *delta)
 {
-	struct model_rank *rank = &m->ranks.v[r];
-
 	if (m->ranks.len == 1)
-		rows_count(&m->t, rank->rows);
-	shift_rows(&m->t, rank->rows, delta);
-	rank->shift_ns = i64_sat_add(rank->shift_ns, delta);
-	rank->start_ns = model_shifted(rank->start_ns, delta);
-	rank->end_ns = model_shifted(rank->end_ns, delta);
+		rows_count(&m->t, m->ranks.v[0].rows);
+	for (size_t r = 0; r < m->ranks.len; r++) {
+		struct model_rank *rank = &m->ranks.v[r];
+
+		if (!delta[r])
+			continue;
+		shift_rows(&m->t, rank->rows, delta[r]);
+		rank->shift_ns = i64_sat_add(rank->shift_ns, delta[r]);
+		rank->start_ns = model_shifted(rank->start_ns, delta[r]);
+		rank->end_ns = model_shifted(rank->end_ns, delta[r]);
+	}
 	model_reindex(m);
 }

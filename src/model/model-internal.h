@@ -25,6 +25,9 @@ static inline uint64_t model_shifted(uint64_t ts, int64_t shift)
 /* A recording's rank, place and times from its meta rows (shift_ns set first). */
 void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index);
 
+/* Indexes string id's text for model_string_id, if none before had it. */
+void model_add_text(struct model *m, uint32_t id);
+
 /* Frees the indexes of model_index, keeping the tables, and builds them again. */
 void model_reindex(struct model *m);
 

@@ -291,17 +291,20 @@ static void index_span_attrs(struct model *m)
 	}
 }
 
+void model_add_text(struct model *m, uint32_t id)
+{
+	size_t known = m->texts.len;
+	const char *s = m->t.strings.v[id - 1];
+
+	if (strtab_intern(&m->texts, s ? s : "") > known)
+		*VEC_PUSH(&m->text_string_id) = id;
+}
+
 /* A recorder writes each text once; should one repeat, its first id wins. */
 static void index_strings(struct model *m)
 {
-	m->text_string_id = xcalloc(m->t.strings.len + 1, sizeof(*m->text_string_id));
-	for (size_t i = 0; i < m->t.strings.len; i++) {
-		size_t known = m->texts.len;
-		uint32_t text = strtab_intern(&m->texts, m->t.strings.v[i] ? m->t.strings.v[i] : "");
-
-		if (text > known)
-			m->text_string_id[text - 1] = (uint32_t)i + 1;
-	}
+	for (size_t i = 0; i < m->t.strings.len; i++)
+		model_add_text(m, (uint32_t)i + 1);
 }
 
 /* Each meta key's last row, so that model_meta is one lookup, not a scan of them all. */
@@ -459,7 +462,7 @@ static void free_indexes(struct model *m)
 	u64map_free(&m->thread_by_tid);
 	free(m->loc_syms);
 	free(m->span_attrs);
-	free(m->text_string_id);
+	VEC_FREE(&m->text_string_id);
 	free(m->meta_last);
 	free(m->metric_points);
 	free(m->metric_first);
@@ -467,7 +470,6 @@ static void free_indexes(struct model *m)
 	strtab_free(&m->meta_keys);
 	m->loc_syms = NULL;
 	m->span_attrs = NULL;
-	m->text_string_id = NULL;
 	m->meta_last = NULL;
 	m->metric_points = NULL;
 	m->metric_first = NULL;
@@ -498,6 +500,8 @@ void model_free(struct model *m)
 	}
 	VEC_FREE(&m->ranks);
 	u64map_free(&m->rank_of_pid);
+	u64map_free(&m->merged_ids);
+	u64map_free(&m->merged_counters);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -573,7 +577,7 @@ uint32_t model_string_id(const struct model *m, const char *s)
 {
 	uint32_t text = strtab_find(&m->texts, s);
 
-	return text ? m->text_string_id[text - 1] : 0;
+	return text ? m->text_string_id.v[text - 1] : 0;
 }
 
 bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,

@@ -121,7 +121,7 @@ struct model {
 	struct model_loc_syms *loc_syms; /* by loc id; [0] unused */
 	VEC(struct tr_counter) counters; /* one per name, last value wins */
 	struct strtab texts;		/* distinct string texts, for model_string_id */
-	uint32_t *text_string_id;	/* by texts id - 1: the first string id with it */
+	VEC(uint32_t) text_string_id;	/* by texts id - 1: the first string id with it */
 	struct strtab meta_keys;	/* distinct meta keys */
 	size_t *meta_last;		/* by meta_keys id - 1: the index of its last row */
 	struct model_span_attrs *span_attrs; /* by span id; [0] unused */
@@ -133,6 +133,10 @@ struct model {
 	uint64_t processes;		/* distinct pids of real threads */
 
 	VEC(struct model_rank) ranks;	/* at least one once loaded */
+	/* From model_merge to model_merge_end: what the merges share. */
+	struct u64map merged_ids;	/* every pid and tid of the recordings merged */
+	uint64_t next_merged_id;	/* where the search for a free one goes on */
+	struct u64map merged_counters;	/* counter name -> its row in t.counters */
 	struct u64map rank_of_pid;	/* pid -> rank index + 1, for ranks after the first */
 };
 
@@ -157,9 +161,11 @@ int model_load_within(struct model *m, const char *path, uint64_t limit);
  * machines line up as well as their clocks agree; its pids and tids that m
  * uses already are renumbered from MODEL_MERGED_PID_BASE up; its strings
  * take the ids of m's of the same text; its counters add to m's. m's
- * indexes are built again.
+ * indexes are out of date until model_merge_end, which builds them once,
+ * however many recordings were merged (a merge costs its recording).
  */
 void model_merge(struct model *m, struct model *from);
+void model_merge_end(struct model *m);
 #define MODEL_MERGED_PID_BASE 0x400000u	/* above Linux's largest pid */
 
 /* The index in m->ranks of the recording that process pid is in. */
@@ -169,10 +175,11 @@ size_t model_metric_rank(const struct model *m, uint32_t metric);
 /* The last value of key in rank index r's own meta, or NULL. */
 const char *model_rank_meta(const struct model *m, size_t r, const char *key);
 /*
- * Moves rank index r's timestamps by delta ns more (its shift_ns grows by
- * it), for a finer alignment than the clock pairs'; indexes are rebuilt.
+ * Moves each rank index r's timestamps by delta[r] ns more (its shift_ns
+ * grows by it), for a finer alignment than the clock pairs'; indexes are
+ * rebuilt, once.
  */
-void model_shift_rank(struct model *m, size_t r, int64_t delta);
+void model_shift_ranks(struct model *m, const int64_t *delta);
 
 /* Builds the indexes from m->t, for tables filled by other means (tests). */
 void model_index(struct model *m);

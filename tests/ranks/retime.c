@@ -55,7 +55,7 @@ static void retime(struct model *m, int64_t ns, bool realtime)
 	for (size_t i = 0; i < m->t.meta.len; i++)
 		move_meta(&m->t.meta.v[i], ns, realtime);
 	if (!realtime)
-		model_shift_rank(m, 0, ns);
+		model_shift_ranks(m, (int64_t[]){ ns });
 }
 
 int main(int argc, char **argv)

@@ -63,6 +63,7 @@ static void test_merge(void)
 	rank_model(&m, 0, 100, 10, 0);
 	rank_model(&other, 1, 100, 20, 5000000000ll);
 	model_merge(&m, &other);
+	model_merge_end(&m);
 
 	CHECK_EQ_U64(m.ranks.len, 2);
 	CHECK(m.ranks.v[1].clock_pairs);
@@ -100,7 +101,7 @@ static void test_merge(void)
 	CHECK_EQ_U64(m.counters.len, 1);
 
 	/* A finer alignment moves the rank's rows, and only them. */
-	model_shift_rank(&m, 1, -1000);
+	model_shift_ranks(&m, (int64_t[]){ 0, -1000 });
 	CHECK_EQ_U64(samples_of(&m, renamed, &ts), 20);
 	CHECK_EQ_U64(ts, SYNTH_T0 + 5000000000ull - 1000);
 	CHECK_EQ_U64(samples_of(&m, 100, &ts), 10);
@@ -119,6 +120,7 @@ static void test_merge_without_pairs(void)
 	synth_comm(&s, 200, 200, "other");
 	synth_model(&s, &other, 0);
 	model_merge(&m, &other);
+	model_merge_end(&m);
 	CHECK(!m.ranks.v[1].clock_pairs);
 	CHECK_EQ_U64(m.ranks.v[1].shift_ns, 0);
 	/* No rank said: its place among the recordings. */

@@ -78,6 +78,7 @@ static void make_job(struct model *m)
 		rank_model(&other, i);
 		model_merge(m, &other);
 	}
+	model_merge_end(m);
 }
 
 /* The pid recording i's process has in the merged model. */
@@ -184,6 +185,7 @@ static void test_gpu(void)
 	gpu_rank_model(&m, 0);
 	gpu_rank_model(&other, 1);
 	model_merge(&m, &other);
+	model_merge_end(&m);
 	funcs_init(&f, &m, 0);
 	gpu_report_build(&r, &f, NULL);
 	CHECK_EQ_U64(r.kernels.rows.len, 2);

@@ -66,6 +66,7 @@ static void mpi_job(struct model *m, const int *order, size_t n, const unsigned 
 		if (i)
 			model_merge(m, &other);
 	}
+	model_merge_end(m);
 }
 
 static const struct rank_row *row_of(const struct rank_report *r, const struct model *m,
@@ -298,6 +299,7 @@ static void test_gpu_straggler(void)
 		gpu_rank(&other, rank, late[rank], 5, 0);
 		model_merge(&m, &other);
 	}
+	model_merge_end(&m);
 	build(&r, &f, &m);
 	CHECK_EQ_U64(r.matched, 5);
 	CHECK(r.basis == STRAGGLER_GPU);
