@@ -13,9 +13,11 @@
 #   meta    META (80000) meta keys
 #   regions REGIONS (40000) kernels and a kernel region of each
 #   long    a kernel region of names 256 KiB long, collected LONG (20000) times
+#   job     a directory of JOB (2000) recordings, the ranks of a job
+#   counters  COUNTERS (300000) counters, read as two ranks
 #
 # usage: bench/hostile-views.sh   (DEPTH=60000 STORM=80000 META=80000 REGIONS=40000
-#                                  LONG=20000 GTRACE=build/gtrace)
+#                                  LONG=20000 JOB=2000 COUNTERS=300000 GTRACE=build/gtrace)
 
 . "$(dirname "$0")/lib.sh"
 
@@ -24,6 +26,8 @@ STORM=${STORM:-80000}
 META=${META:-80000}
 REGIONS=${REGIONS:-40000}
 LONG=${LONG:-20000}
+JOB=${JOB:-2000}
+COUNTERS=${COUNTERS:-300000}
 CAP_SECONDS=${CAP_SECONDS:-60}
 MAKER=$BUILD/tests/hostile/view-recordings
 READER_MAKER=$BUILD/tests/hostile/reader-recordings
@@ -38,9 +42,13 @@ cd "$WORK"
 "$MAKER" meta meta.data "$META"
 "$READER_MAKER" regions regions.data "$REGIONS"
 "$READER_MAKER" long-names long.data "$LONG"
-for f in deep storm meta regions long; do
+"$READER_MAKER" counters counters.data "$COUNTERS"
+mkdir job
+"$READER_MAKER" job job "$JOB"
+for f in deep storm meta regions long counters; do
 	echo "$f.data: $(stat -c %s "$f.data") bytes"
 done
+echo "job: $JOB recordings, $(du -bs job | cut -f1) bytes"
 
 # run ARGS...: gtrace ARGS under the caps, its wall time and peak RSS.
 run() {
@@ -67,3 +75,6 @@ run diagnose --format json -i meta.data
 run export -o meta.pftrace -i meta.data
 run report --gpu -i regions.data
 run report --gpu -i long.data
+run report --ranks -i job
+run diagnose --align collectives -i job
+run diagnose -i counters.data -i counters.data

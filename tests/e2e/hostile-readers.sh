@@ -3,9 +3,11 @@
 # The offline readers on hostile recordings (tests/hostile/reader-recordings),
 # each under memory and time ceilings: 40000 kernels and 40000 kernel
 # regions (a region's kernel time was a walk over every kernel); a region
-# of names 256 KiB long collected 5000 times (each collect hashed them);
+# of names 256 KiB long collected 40000 times (each collect hashed them);
 # string id 0 and ids past the last string wherever a name or kind is
-# expected, through every command that reads a recording; durations whose
+# expected, through every command that reads a recording; a job of 3000
+# recordings (each merge and alignment indexed them all again) and two of
+# 300000 counters (each summed by a walk over the others); durations whose
 # sums pass 2^64 ns, which stop at 2^64 - 1 instead of wrapping to a few
 # ns; ranks whose clock pairs, start and end reach the ends of int64, and
 # collectives whose ends are 2^63 - 1 ns apart, which --align takes
@@ -34,11 +36,11 @@ bounded_gtrace 300 10 report --gpu --format json -i regions.data
 [ "$(grep -c '"kernel_percent": 10.0000' "$TESTDIR/stdout")" -eq 40000 ] ||
 	fail "not every JSON region row is 10% of its kernel"
 
-# --- A regions lane and region of names 256 KiB long, collected 5000 times: each name hashed once.
-make_recording long-names long.data 5000
+# --- A regions lane and region of names 256 KiB long, collected 40000 times: each name hashed once.
+make_recording long-names long.data 40000
 bounded_gtrace 200 10 report --gpu -i long.data
-expect_contains "$TESTDIR/stdout" '^# Kernel regions: 1 region of 1 kernel, 5000 collects$'
-expect_contains "$TESTDIR/stdout" '^ +20000 +0\.025 +0\.020 +0\.010 +0\.100 +50000\.00% +- +k+ +r+$'
+expect_contains "$TESTDIR/stdout" '^# Kernel regions: 1 region of 1 kernel, 40000 collects$'
+expect_contains "$TESTDIR/stdout" '^ +160000 +0\.025 +0\.020 +0\.010 +0\.100 +400000\.00% +- +k+ +r+$'
 bounded_gtrace 200 10 report --gpu --format json -i long.data
 
 # --- String ids 0 and past the last string: every reader, which must not fail.
@@ -83,6 +85,24 @@ expect_contains "$TESTDIR/stdout" '^GPU lanes: +1 stream, 3 spans, 1844674407370
 bounded_gtrace 200 10 report --ranks -i sums.data
 bounded_gtrace 200 10 diff sums.data sums.data
 expect_contains "$TESTDIR/stdout" '^ +thread +1 +1 +0\.0ms +0\.0ms .* sums$'
+
+# --- A job of 3000 recordings: each merged and aligned at the cost of its own rows.
+mkdir job
+make_recording job job 3000
+bounded_gtrace 300 10 report --ranks -i job
+expect_contains "$TESTDIR/stdout" '^ +2999 '
+bounded_gtrace 300 10 diagnose --align collectives --format json -i job
+tr '{' '\n' <"$TESTDIR/stdout" | grep '"rank": 2999,' >rank2999.json ||
+	{ show "$TESTDIR/stdout"; fail "diagnose shows no rank 2999"; }
+[ "$(json_value rank2999.json aligned_by)" = 2 ] && [ "$(json_value rank2999.json shift_ns)" = -2999 ] ||
+	{ show rank2999.json; fail "rank 2999 is not aligned by 2 collectives, 2999 ns back"; }
+bounded_gtrace 300 10 diagnose -i job
+expect_contains "$TESTDIR/stdout" '^  rank2999\.c3 +1$'
+
+# --- Two recordings of 300000 counters each: the job's sums, by name.
+make_recording counters counters.data 300000
+bounded_gtrace 300 10 diagnose -i counters.data -i counters.data
+expect_contains "$TESTDIR/stdout" '^  c299999 +2$'
 
 # --- Clock pairs, start and end at the ends of int64: shifts and drifts stop there.
 make_recording clocks clocks0.data 0

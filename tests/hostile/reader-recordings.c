@@ -18,6 +18,11 @@
  *                                        a lane's spans, a kernel's, a
  *                                        region's collects, the waits and
  *                                        off-CPU time of a thread
+ *   reader-recordings counters OUT N     N counters of distinct names, which
+ *                                        the ranks of a job add up by name
+ *   reader-recordings job DIR N          N recordings, ranks 0 to N - 1, in
+ *                                        DIR: 16 threads, 4 counters of its
+ *                                        own and 2 NCCL collectives each
  *   reader-recordings clocks OUT RANK    rank 0 of clocks that agree, or
  *                                        rank 1 whose clock pairs, start-ns
  *                                        and end-ns reach the ends of int64
@@ -39,6 +44,31 @@
 #define BAD_ID 0xfffffff0u
 /* Two of these add up to 2^64 + 2. */
 #define HALF_PAST (UINT64_MAX / 2 + 2)
+
+/*
+ * Thread TID of PID, named comm, sampled n times in main of /usr/bin/app
+ * (cpu-clock, 1 kHz); that stack's node.
+ */
+static uint32_t sampled_thread(struct synth *s, const char *comm, unsigned n)
+{
+	uint32_t loc = synth_loc(s, synth_dso(s, "/usr/bin/app"), 0x1000, "main");
+	uint32_t node = synth_stack(s, &loc, 1);
+
+	synth_meta(s, "event", "cpu-clock");
+	synth_meta(s, "frequency", "1000");
+	synth_comm(s, PID, TID, comm);
+	synth_samples(s, PID, TID, node, n);
+	return node;
+}
+
+/* The meta row of a job's rank. */
+static void rank_meta(struct synth *s, unsigned long rank)
+{
+	char value[32];
+
+	snprintf(value, sizeof(value), "%lu", rank);
+	synth_meta(s, "rank", value);
+}
 
 /* A kernel region's summary span on its lane, as the agent writes one. */
 static void region_summary(struct synth *s, uint32_t lane, const char *region,
@@ -151,14 +181,8 @@ static void bad_rows(struct synth *s, uint32_t id)
 
 static void bad_ids(struct synth *s)
 {
-	uint32_t dso = synth_dso(s, "/usr/bin/app");
-	uint32_t loc = synth_loc(s, dso, 0x1000, "main");
-
-	synth_meta(s, "event", "cpu-clock");
-	synth_meta(s, "frequency", "1000");
+	sampled_thread(s, "bad-ids", 2);
 	synth_meta(s, "cuda.pc.status", "on");
-	synth_comm(s, PID, TID, "bad-ids");
-	synth_samples(s, PID, TID, synth_stack(s, &loc, 1), 2);
 	bad_rows(s, 0);
 	bad_rows(s, BAD_ID);
 }
@@ -172,13 +196,8 @@ static void sums(struct synth *s)
 {
 	const char *kinds[] = { "cuda", "cuda-api", "cuda-wait", "queue" };
 	uint32_t stats = synth_lane_kind(s, PID, "kernel-region-stats", "big regions");
-	uint32_t dso = synth_dso(s, "/usr/bin/sums");
-	uint32_t loc = synth_loc(s, dso, 0x1000, "main");
 
-	synth_meta(s, "event", "cpu-clock");
-	synth_meta(s, "frequency", "1000");
-	synth_comm(s, PID, TID, "sums");
-	synth_samples(s, PID, TID, synth_stack(s, &loc, 1), 2);
+	sampled_thread(s, "sums", 2);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		char name[32];
 		uint32_t lane;
@@ -195,6 +214,60 @@ static void sums(struct synth *s)
 	synth_offcpu(s, TID, SYNTH_T0, SYNTH_T0 + HALF_PAST);
 }
 
+/* n counters of distinct names, each of value 1. */
+static void counters(struct synth *s, unsigned long n)
+{
+	sampled_thread(s, "counters", 2);
+	for (unsigned long i = 0; i < n; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "c%lu", i);
+		synth_counter(s, name, 1);
+	}
+}
+
+/*
+ * Rank rank of a job: threads 100.. sampled, counters of its own, and two
+ * NCCL collectives, which end rank ns after rank 0's.
+ */
+static void job_rank(struct synth *s, unsigned long rank)
+{
+	uint32_t node = sampled_thread(s, "job", 8), lane = synth_lane(s, PID, "GPU0 stream 7");
+	char name[32];
+
+	rank_meta(s, rank);
+	for (uint32_t t = 1; t < 16; t++) {
+		synth_comm(s, PID, TID + t, "job");
+		synth_samples(s, PID, TID + t, node, 8);
+	}
+	for (int c = 0; c < 4; c++) {
+		snprintf(name, sizeof(name), "rank%lu.c%d", rank, c);
+		synth_counter(s, name, 1);
+	}
+	synth_span(s, lane, "ncclKernel_AllReduce", SYNTH_T0, 1000 + rank);
+	synth_span(s, lane, "ncclKernel_AllReduce", SYNTH_T0 + 2000, 1000 + rank);
+}
+
+/* n recordings of one job, DIR/rank<i>.data. */
+static int job(const char *dir, unsigned long n)
+{
+	int err = 0;
+
+	for (unsigned long i = 0; i < n && !err; i++) {
+		struct synth s = {0};
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/rank%lu.data", dir, i);
+		job_rank(&s, i);
+		err = synth_write(&s, path, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+		synth_free(&s);
+		if (err)
+			fprintf(stderr, "reader-recordings: cannot write '%s': error %d\n", path,
+				err);
+	}
+	return err ? 1 : 0;
+}
+
 /*
  * Rank 0's clocks agree (offset 0); rank 1's offset is 2^63 - 1 at its
  * start, and at its end one whose reading (realtime minus monotonic)
@@ -203,14 +276,8 @@ static void sums(struct synth *s)
  */
 static void clocks(struct synth *s, unsigned long rank)
 {
-	uint32_t dso = synth_dso(s, "/usr/bin/clocks");
-	uint32_t loc = synth_loc(s, dso, 0x1000, "main");
-	char value[16];
-
-	snprintf(value, sizeof(value), "%lu", rank);
-	synth_meta(s, "rank", value);
-	synth_meta(s, "event", "cpu-clock");
-	synth_meta(s, "frequency", "1000");
+	sampled_thread(s, "clocks", 2);
+	rank_meta(s, rank);
 	if (rank) {
 		synth_meta(s, "clock-start", "9223372036854775807 0");
 		synth_meta(s, "clock-end", "-9223372036854775807 9223372036854775807");
@@ -222,8 +289,6 @@ static void clocks(struct synth *s, unsigned long rank)
 		synth_meta(s, "start-ns", "1000");
 		synth_meta(s, "end-ns", "2000");
 	}
-	synth_comm(s, PID, TID, "clocks");
-	synth_samples(s, PID, TID, synth_stack(s, &loc, 1), 2);
 }
 
 /*
@@ -234,10 +299,8 @@ static void collectives(struct synth *s, unsigned long rank)
 {
 	uint32_t lane = synth_lane(s, PID, "GPU0 stream 7");
 	uint64_t far = (uint64_t)INT64_MAX + 1;
-	char value[16];
 
-	snprintf(value, sizeof(value), "%lu", rank);
-	synth_meta(s, "rank", value);
+	rank_meta(s, rank);
 	synth_comm(s, PID, TID, "collectives");
 	synth_span(s, lane, "ncclKernel_AllReduce", SYNTH_T0, rank ? far : 1);
 	synth_span(s, lane, "ncclKernel_AllReduce", SYNTH_T0 + 10, rank ? 1 : far);
@@ -245,8 +308,9 @@ static void collectives(struct synth *s, unsigned long rank)
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: reader-recordings regions OUT N | long-names OUT N | bad-ids OUT |\n"
-		"       sums OUT | clocks OUT RANK | collectives OUT RANK\n");
+	fprintf(stderr, "usage: reader-recordings regions OUT N | long-names OUT N |\n"
+		"       bad-ids OUT | sums OUT | counters OUT N | job DIR N |\n"
+		"       clocks OUT RANK | collectives OUT RANK\n");
 	return 2;
 }
 
@@ -272,6 +336,10 @@ int main(int argc, char **argv)
 	} else if (argc == 3 && !strcmp(argv[1], "sums")) {
 		sums(&s);
 		features |= TR_FEAT_OFFCPU;
+	} else if (argc == 4 && !strcmp(argv[1], "job") && n) {
+		return job(argv[2], n);
+	} else if (argc == 4 && !strcmp(argv[1], "counters") && n) {
+		counters(&s, n);
 	} else if (argc == 4 && !strcmp(argv[1], "clocks") && n < 2) {
 		clocks(&s, n);
 	} else if (argc == 4 && !strcmp(argv[1], "collectives") && n < 2) {
