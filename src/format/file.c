@@ -69,12 +69,23 @@ uint64_t tr_budget_limit(uint64_t file_size)
 							: UINT64_MAX;
 }
 
+/* Adds bytes to *count, unless that would take it past limit (0: none). */
+static int budget_add(uint64_t limit, uint64_t *count, uint64_t bytes)
+{
+	if (limit && (bytes > limit || *count > limit - bytes))
+		return -TR_ERR_BUDGET;
+	*count += bytes;
+	return 0;
+}
+
 int tr_budget_charge(struct tr_budget *b, uint64_t bytes)
 {
-	if (b->limit && (bytes > b->limit || b->used > b->limit - bytes))
-		return -TR_ERR_BUDGET;
-	b->used += bytes;
-	return 0;
+	return budget_add(b->limit, &b->used, bytes);
+}
+
+int tr_budget_inflate(struct tr_budget *b, uint64_t bytes)
+{
+	return budget_add(b->limit, &b->inflated, bytes);
 }
 
 static uint32_t get_le32(const uint8_t *p)
@@ -397,7 +408,7 @@ static int read_chunk(struct tr_reader *r, struct tr_chunk *c)
 	if (crc32c(p, compressed_len) != frame_crc)
 		return -TR_ERR_CORRUPT;
 	/* Before the decompressing, whose buffer is what a bomb would cost. */
-	err = tr_budget_charge(&r->budget, raw_len);
+	err = tr_budget_inflate(&r->budget, raw_len);
 	if (err)
 		return err;
 

@@ -26,8 +26,10 @@
 #define TR_CHUNK_MAX_RAW (256u << 20)
 
 /*
- * What reading one file may decode: its chunks' payloads and the rows of
- * the tables decoded from them, in bytes, at most TR_BUDGET_RATIO times the
+ * What reading one file may decode, in bytes: the memory of the rows of
+ * the tables decoded from it (and of what is built from them, such as
+ * parsed cubins), and apart from that its chunks' payloads decompressed
+ * (time, and each chunk's buffer), each at most TR_BUDGET_RATIO times the
  * file's size (TR_BUDGET_FLOOR for a small file). A few KB of zstd can
  * claim gigabytes; a recording never comes near (man/gtrace-format.5,
  * READERS, has the figures).
@@ -37,14 +39,17 @@
 
 struct tr_budget {
 	uint64_t limit;		/* bytes; 0: no limit */
-	uint64_t used;
+	uint64_t used;		/* the rows' memory */
+	uint64_t inflated;	/* the payloads decompressed */
 	const char *table;	/* the table that would have passed the limit, else NULL */
 };
 
 /* The default limit for a file of that many bytes. */
 uint64_t tr_budget_limit(uint64_t file_size);
-/* Counts bytes in, or returns -TR_ERR_BUDGET counting nothing when they would pass the limit. */
+/* Counts bytes of rows in, or returns -TR_ERR_BUDGET counting nothing when they would pass the limit. */
 int tr_budget_charge(struct tr_budget *b, uint64_t bytes);
+/* The same for bytes of payload about to be decompressed. */
+int tr_budget_inflate(struct tr_budget *b, uint64_t bytes);
 
 /* Feature bits in the header: what kinds of data the file may hold. */
 enum tr_feature {

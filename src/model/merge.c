@@ -400,6 +400,7 @@ void model_merge(struct model *m, struct model *from)
 	m->budget.limit = m->budget.limit && from->budget.limit
 				  ? m->budget.limit + from->budget.limit : 0;
 	m->budget.used += from->budget.used;
+	m->budget.inflated += from->budget.inflated;
 	if (!m->damage) {
 		m->damage = from->damage;
 		m->budget.table = from->budget.table;

@@ -739,11 +739,11 @@ static void test_reader_budget(void)
 	CHECK_EQ_U64(tr_reader_budget(r)->limit, tr_budget_limit(img.len));
 	CHECK_EQ_U64(tr_reader_next(r, &c), 1);
 	first = c.len;
-	CHECK_EQ_U64(tr_reader_budget(r)->used, first);
+	CHECK_EQ_U64(tr_reader_budget(r)->inflated, first);
 	tr_reader_budget(r)->limit = first + 1;
 	CHECK(tr_reader_next(r, &c) == -TR_ERR_BUDGET);
 	CHECK_EQ_U64(c.offset, img.offsets[1]);
-	CHECK_EQ_U64(tr_reader_budget(r)->used, first);
+	CHECK_EQ_U64(tr_reader_budget(r)->inflated, first);
 	CHECK(tr_reader_next(r, &c) == -TR_ERR_BUDGET);
 	tr_reader_close(r);
 	sample_image_free(&img);
