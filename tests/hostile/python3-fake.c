@@ -373,11 +373,21 @@ static void show(struct run *r, enum scenario s)
 
 void _PyEval_EvalFrameDefault(struct run *r)
 {
+	uint32_t turn = 1;
+
 	while (now() < r->end) {
 		if (r->churn) {
 			churn_turn(r);
 		} else if (r->rotate) {
-			r->at = (r->at + 1) % NSCENARIOS;
+			/*
+			 * The next scenario at a turn of no fixed length: turns
+			 * of one length would let the sampling period alias
+			 * with the rotation and meet the same few scenarios.
+			 */
+			turn ^= turn << 13;
+			turn ^= turn >> 17;
+			turn ^= turn << 5;
+			r->at = (enum scenario)(turn % NSCENARIOS);
 			show(r, r->at);
 		}
 		for (int i = 0; i < 20000; i++)
