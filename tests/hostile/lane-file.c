@@ -21,7 +21,6 @@
 int main(int argc, char **argv)
 {
 	struct synth s = {0};
-	struct tr_writer *w;
 	uint32_t app, node, lanes;
 	int err;
 
@@ -42,13 +41,7 @@ int main(int argc, char **argv)
 		synth_lane_kind(&s, VICTIM_PID, "queue", "lane");
 	synth_span(&s, 1, "work", SYNTH_T0, 1000);
 	synth_span(&s, lanes, "work", SYNTH_T0, 1000);
-	err = tr_writer_open(&w, argv[1], TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
-	if (!err)
-		err = synth_put_chunk(&s, w);
-	if (!err)
-		err = synth_put_end(w);
-	if (!err)
-		err = tr_writer_close(w);
+	err = synth_write(&s, argv[1], TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
 	synth_free(&s);
 	if (err) {
 		fprintf(stderr, "lane-file: cannot write '%s': %s\n", argv[1], tr_strerror(err));
