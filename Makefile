@@ -189,9 +189,10 @@ include tests/workloads/workloads.mk
 include tests/metrics/metrics.mk
 include tests/ranks/ranks.mk
 include tests/hostile/hostile.mk
+include tests/golden/golden.mk
 
 tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS) $(METRICS_TOOLS) $(RANKS_TOOLS) \
-	$(HOSTILE_TOOLS)
+	$(HOSTILE_TOOLS) $(GOLDEN_TOOLS)
 
 check: tests
 	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) SAN_FLAGS="$(SAN_FLAGS)" sh tests/run.sh $(T)
