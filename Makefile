@@ -2,7 +2,13 @@
 #
 #   make            build gtrace (run ./configure first)
 #   make check      build and run the test suite (T=PATTERN: only the
-#                   tests whose name contains PATTERN, e.g. T=e2e/hot)
+#                   tests whose name contains PATTERN, e.g. T=e2e/hot;
+#                   T=golden: the golden tests, each reading command's
+#                   output compared byte for byte with tests/golden/expected/)
+#   make golden-update  rewrite tests/golden/expected/ from the committed
+#                   recordings (T=PATTERN: the cases whose name contains it),
+#                   for a change that alters a view's output on purpose:
+#                   commit the diff with it (tests/golden/README)
 #   make demo       record the bundled workload and print its report
 #   make install    install under $(PREFIX) (DESTDIR for staging)
 #   make ASAN=1     build and test with AddressSanitizer and UBSan (in build-asan/)
@@ -197,6 +203,9 @@ tests: $(GTRACE) $(UNIT_BINS) $(FUZZ_BINS) $(WORKLOADS) $(METRICS_TOOLS) $(RANKS
 check: tests
 	$(Q)BUILD=$(BUILD) GTRACE=$(abspath $(GTRACE)) SAN_FLAGS="$(SAN_FLAGS)" sh tests/run.sh $(T)
 
+golden-update: $(GTRACE)
+	$(Q)GTRACE=$(abspath $(GTRACE)) sh tests/golden/run.sh --update $(T)
+
 demo: $(GTRACE) $(WORKLOADS)
 	$(Q)sh scripts/demo.sh $(BUILD)
 
@@ -222,7 +231,7 @@ clean:
 distclean: clean
 	rm -f config.mk config.h
 
-.PHONY: all tests check demo install clean distclean fuzz
+.PHONY: all tests check golden-update demo install clean distclean fuzz
 .SECONDARY:
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

@@ -6,6 +6,9 @@
 #
 #   unit tests   $BUILD/tests/test-*  exit 0 pass, 77 skip, else fail
 #   fuzz replay  $BUILD/tests/fuzz-NAME over tests/fuzz/corpus/NAME/
+#   golden       each case of tests/golden/cases: a reading command run on a
+#                committed recording, its output compared byte for byte
+#                with tests/golden/expected/ (tests/golden/run.sh)
 #   end to end   tests/e2e/*.sh, run with GTRACE, BUILD, WORKLOADS, SRCDIR,
 #                SAN_FLAGS (the build's sanitizer flags, may be empty) and a
 #                fresh TESTDIR each; XDG_RUNTIME_DIR is $TESTDIR/run, so the
@@ -14,7 +17,8 @@
 #                left after a test that passed fails it
 #
 # usage: BUILD=build GTRACE=build/gtrace sh tests/run.sh [PATTERN]
-# PATTERN keeps the tests whose name contains it, e.g. "e2e/hot" or "fuzz".
+# PATTERN keeps the tests whose name contains it, e.g. "e2e/hot", "fuzz" or
+# "golden/cuda".
 # Each test prints "PASS name", "SKIP name: reason" or "FAIL name" followed
 # by its output; the last line counts them. TEST_TIMEOUT (seconds, default
 # 300) stops a hung test.
@@ -92,6 +96,17 @@ for bin in "$BUILD"/tests/fuzz-*; do
 		echo "SKIP: no corpus in tests/fuzz/corpus/$corpus" >"$log"
 		report "$name" 77
 	fi
+done
+
+for name in $(sh "$SRCDIR/tests/golden/run.sh" --list); do
+	selected "golden/$name" || continue
+	if [ ! -x "$GTRACE" ]; then
+		echo "SKIP: no gtrace binary at $GTRACE" >"$log"
+		report "golden/$name" 77
+		continue
+	fi
+	$with_timeout sh "$SRCDIR/tests/golden/run.sh" "$name" >"$log" 2>&1
+	report "golden/$name" $?
 done
 
 for script in "$SRCDIR"/tests/e2e/*.sh; do
