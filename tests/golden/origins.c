@@ -99,7 +99,7 @@ int main(int argc, char **argv)
 	threads(&s);
 	spans(&s);
 	about(&s);
-	err = synth_write_file(&s, argv[1], TR_FEAT_CPU_SAMPLES | TR_FEAT_DWARF_STACKS |
+	err = synth_write(&s, argv[1], TR_FEAT_CPU_SAMPLES | TR_FEAT_DWARF_STACKS |
 			       TR_FEAT_OFFCPU | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
 	synth_free(&s);
 	if (err) {
