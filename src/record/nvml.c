@@ -12,27 +12,12 @@
 #include "util/untrusted.h"
 #include "util/xalloc.h"
 
-/* X(member, symbol, prototype's parameters): every function used. */
-#define NVML_FUNCTIONS(X)                                                      \
-	X(init, "nvmlInit_v2", (void))                                         \
-	X(shutdown, "nvmlShutdown", (void))                                    \
-	X(count, "nvmlDeviceGetCount_v2", (unsigned int *))                    \
-	X(handle, "nvmlDeviceGetHandleByIndex_v2", (unsigned int, nvml_device *)) \
-	X(utilization, "nvmlDeviceGetUtilizationRates",                        \
-	  (nvml_device, struct nvml_utilization *))                            \
-	X(memory, "nvmlDeviceGetMemoryInfo", (nvml_device, struct nvml_memory *)) \
-	X(power, "nvmlDeviceGetPowerUsage", (nvml_device, unsigned int *))     \
-	X(temperature, "nvmlDeviceGetTemperature", (nvml_device, int, unsigned int *)) \
-	X(clock, "nvmlDeviceGetClockInfo", (nvml_device, int, unsigned int *)) \
-	X(pcie, "nvmlDeviceGetPcieThroughput", (nvml_device, int, unsigned int *))
-
 #define DECLARE(member, symbol, params) nvml_return (*member) params;
 
 struct nvml {
 	void *lib;
 	NVML_FUNCTIONS(DECLARE)
-	/* Renamed from nvmlDeviceGetCurrentClocksThrottleReasons in r535: either. */
-	nvml_return (*reasons)(nvml_device, unsigned long long *);
+	nvml_return (*reasons) NVML_REASONS_PARAMS;
 	bool started;		/* nvmlInit succeeded: shut it down at the end */
 	unsigned gpus;
 	nvml_device *devices;
@@ -99,9 +84,9 @@ int nvml_open(struct nvml **out, char *why, size_t size)
 		return fail(nv, err, why, size, what);
 	}
 #define RESOLVE(member, symbol, params)                                        \
-	*(void **)&nv->member = dlsym(nv->lib, symbol);                        \
+	*(void **)&nv->member = dlsym(nv->lib, #symbol);                       \
 	if (!nv->member)                                                       \
-		return fail(nv, -ENOSYS, why, size, "NVML lacks " symbol);
+		return fail(nv, -ENOSYS, why, size, "NVML lacks " #symbol);
 	NVML_FUNCTIONS(RESOLVE)
 #undef RESOLVE
 	*(void **)&nv->reasons = dlsym(nv->lib, "nvmlDeviceGetCurrentClocksEventReasons");

@@ -50,8 +50,8 @@
  * file to which each nvmlInit_v2 and nvmlShutdown appends a line: the
  * function's name and what it returned ("nvmlInit_v2 0").
  *
- * Its types are gtrace's (src/record/nvml-abi.h), its functions declared
- * here, not from NVIDIA's header; one lock keeps the state whole for a
+ * Its types and functions are declared as gtrace's (src/record/nvml-abi.h),
+ * not from NVIDIA's header; one lock keeps the state whole for a
  * reading thread or several.
  * Built with -DFAKE_NVML_OLD_NAMES, it exports the clock event reasons
  * under their name before r535, nvmlDeviceGetCurrentClocksThrottleReasons,
@@ -71,25 +71,16 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT nvml_return nvmlInit_v2(void);
-EXPORT nvml_return nvmlShutdown(void);
+#define DECLARE(member, symbol, params) EXPORT nvml_return symbol params;
+NVML_FUNCTIONS(DECLARE)
+#undef DECLARE
 EXPORT const char *nvmlErrorString(nvml_return result);
-EXPORT nvml_return nvmlDeviceGetCount_v2(unsigned int *count);
-EXPORT nvml_return nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvml_device *device);
-EXPORT nvml_return nvmlDeviceGetUtilizationRates(nvml_device device,
-						 struct nvml_utilization *utilization);
-EXPORT nvml_return nvmlDeviceGetMemoryInfo(nvml_device device, struct nvml_memory *memory);
-EXPORT nvml_return nvmlDeviceGetPowerUsage(nvml_device device, unsigned int *power);
-EXPORT nvml_return nvmlDeviceGetTemperature(nvml_device device, int sensor, unsigned int *temp);
-EXPORT nvml_return nvmlDeviceGetClockInfo(nvml_device device, int type, unsigned int *clock);
-EXPORT nvml_return nvmlDeviceGetPcieThroughput(nvml_device device, int counter,
-					       unsigned int *value);
 #ifdef FAKE_NVML_OLD_NAMES
 #define REASONS_NAME nvmlDeviceGetCurrentClocksThrottleReasons
 #else
 #define REASONS_NAME nvmlDeviceGetCurrentClocksEventReasons
 #endif
-EXPORT nvml_return REASONS_NAME(nvml_device device, unsigned long long *reasons);
+EXPORT nvml_return REASONS_NAME NVML_REASONS_PARAMS;
 
 /* The scripted quantities, in the order of the table of keys below. */
 enum quantity {
@@ -511,14 +502,15 @@ nvml_return nvmlDeviceGetPowerUsage(nvml_device device, unsigned int *power)
 	return read_one(device, Q_POWER, power);
 }
 
-nvml_return nvmlDeviceGetTemperature(nvml_device device, int sensor, unsigned int *temp)
+nvml_return nvmlDeviceGetTemperature(nvml_device device, nvml_temperature_sensor sensor,
+				     unsigned int *temp)
 {
 	if (sensor != NVML_TEMPERATURE_GPU)
 		return NVML_ERROR_INVALID_ARGUMENT;
 	return read_one(device, Q_TEMP, temp);
 }
 
-nvml_return nvmlDeviceGetClockInfo(nvml_device device, int type, unsigned int *clock)
+nvml_return nvmlDeviceGetClockInfo(nvml_device device, nvml_clock_type type, unsigned int *clock)
 {
 	switch (type) {
 	case NVML_CLOCK_GRAPHICS:
@@ -531,7 +523,8 @@ nvml_return nvmlDeviceGetClockInfo(nvml_device device, int type, unsigned int *c
 	}
 }
 
-nvml_return nvmlDeviceGetPcieThroughput(nvml_device device, int counter, unsigned int *value)
+nvml_return nvmlDeviceGetPcieThroughput(nvml_device device, nvml_pcie_counter counter,
+					unsigned int *value)
 {
 	switch (counter) {
 	case NVML_PCIE_UTIL_RX_BYTES:

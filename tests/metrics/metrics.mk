@@ -30,6 +30,27 @@ $(METRICS_TEST_DIR)/metrics-dump: $(BUILD)/tests/metrics/metrics-dump.o $(CORE_L
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $< $(CORE_LIB) -o $@ $(LIBS)
 
+# gtrace's declarations of NVML held against NVIDIA's nvml.h at build time
+# (tests/metrics/nvml-abi-check.c: compiled, never run), where the CUDA
+# toolkit or the system has one; NVML_H=PATH names another. Without one the
+# check is skipped, and says so.
+NVML_H ?= $(firstword $(wildcard $(CUDA_HOME)/include/nvml.h \
+	$(CUDA_HOME)/targets/x86_64-linux/include/nvml.h /usr/include/nvml.h))
+ifneq ($(NVML_H),)
+METRICS_TOOLS += $(METRICS_TEST_DIR)/nvml-abi.stamp
+$(METRICS_TEST_DIR)/nvml-abi.stamp: tests/metrics/nvml-abi-check.c src/record/nvml-abi.h $(NVML_H)
+	$(call say,CHECK,$<)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=c11 $(WARNINGS) -Werror -Wno-deprecated-declarations -Isrc \
+		-I$(dir $(NVML_H)) -fsyntax-only $<
+	$(Q)touch $@
+else
+METRICS_TOOLS += nvml-abi-skipped
+nvml-abi-skipped:
+	$(call say,SKIP,"tests/metrics/nvml-abi-check.c: no nvml.h (NVML_H=PATH names one)")
+.PHONY: nvml-abi-skipped
+endif
+
 nvml-fakes: $(NVML_FAKES)
 
 .PHONY: nvml-fakes
