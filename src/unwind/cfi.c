@@ -136,13 +136,21 @@ static uint64_t read_encoded(struct reader *r, const uint8_t *data, uint8_t enc,
 	}
 }
 
-/* The length that starts a CIE or FDE; the reader then ends with the entry. */
-static bool read_entry(struct reader *r)
+/*
+ * The length that starts a CIE or FDE; the reader then ends with the
+ * entry. *id_size: the size of the CIE id or pointer that follows, 8 after
+ * a 64-bit length (as libunwind and gdb read it; readelf disagrees with
+ * itself there).
+ */
+static bool read_entry(struct reader *r, size_t *id_size)
 {
 	uint64_t len = read_u(r, 4);
 
-	if (len == 0xffffffff)
+	*id_size = 4;
+	if (len == 0xffffffff) {
 		len = read_u(r, 8);
+		*id_size = 8;
+	}
 	if (r->err || !len || len > (uint64_t)(r->end - r->p))
 		return false;
 	r->end = r->p + len;
@@ -164,11 +172,12 @@ static bool parse_cie(struct reader r, const uint8_t *data, uint64_t delta, stru
 	const char *aug;
 	uint8_t version;
 	uint64_t aug_len;
+	size_t id_size;
 	struct reader a;
 
 	memset(c, 0, sizeof(*c));
 	c->fde_enc = 0;
-	if (!read_entry(&r) || read_u(&r, 4) != 0)
+	if (!read_entry(&r, &id_size) || read_u(&r, id_size) != 0)
 		return false;
 	version = (uint8_t)read_u(&r, 1);
 	aug = (const char *)r.p;
@@ -433,6 +442,7 @@ void cfi_row_at(const struct cfi_image *img, uint64_t addr, struct cfi_row *row)
 	uint64_t fde_vaddr, fde_off, delta, cie_field, cie_rel, begin, range;
 	const struct dso_load *l;
 	struct reader r;
+	size_t id_size;
 	struct cie c;
 
 	memset(row, 0, sizeof(*row));
@@ -446,10 +456,10 @@ void cfi_row_at(const struct cfi_image *img, uint64_t addr, struct cfi_row *row)
 	if (fde_off >= img->size)
 		return;
 	r = (struct reader){ .p = img->data + fde_off, .end = img->data + img->size };
-	if (!read_entry(&r))
+	if (!read_entry(&r, &id_size))
 		return;
 	cie_field = (uint64_t)(r.p - img->data);
-	cie_rel = read_u(&r, 4);
+	cie_rel = read_u(&r, id_size);
 	if (r.err || !cie_rel || cie_rel > cie_field)
 		return;
 	if (!parse_cie((struct reader){ .p = img->data + cie_field - cie_rel,
