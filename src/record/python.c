@@ -572,12 +572,13 @@ static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, ui
 static int read_str(struct pyreader *pr, const struct py_layout *l, uint32_t pid,
 		    uint64_t addr, char *text)
 {
-	uint8_t head[80], chars[MAX_NAME_CHARS * 4];
+	uint8_t head[STR_STATE + 4], chars[MAX_NAME_CHARS * 4];
 	uint32_t state, kind;
 	int64_t len;
 	int err;
 
-	if ((err = peek(pr, pid, addr, head, l->compact_size)))
+	/* Its length and state only: a short ASCII str may end where memory does. */
+	if ((err = peek(pr, pid, addr, head, sizeof(head))))
 		return err;
 	memcpy(&len, head + VAR_SIZE, sizeof(len));
 	memcpy(&state, head + STR_STATE, sizeof(state));

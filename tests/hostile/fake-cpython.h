@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * A fake CPython 3.12 interpreter: its runtime's interpreter, thread
- * states, frames, code objects and the str and bytes objects these point
- * to, laid out at the offsets of CPython 3.12's headers on x86-64, which
- * is where gtrace's Python reader (src/record/python.c) looks for them.
+ * A fake CPython interpreter: its runtime's interpreter, thread states,
+ * frames, code objects and the str and bytes objects these point to, laid
+ * out at the offsets of CPython 3.12's headers on x86-64 (or of 3.11's or
+ * 3.13's: fake_mem.layout), which is where gtrace's Python reader
+ * (src/record/python.c) looks for them.
  * Built into a region of memory whose addresses, as the reader sees them,
  * start at base: the region itself in a running fake interpreter
  * (tests/hostile/python3-fake.c), or a fixed address in a memory image,
@@ -63,13 +64,67 @@
 #define FAKE_STR_COMPACT_DATA 56	/* sizeof(PyCompactUnicodeObject) */
 #define FAKE_BYTES_DATA 32
 
+/*
+ * Where a CPython version keeps what the reader reads (offsetof() and
+ * sizeof() against its Py_BUILD_CORE headers, x86-64), written apart from
+ * the reader's own table so that a test (tests/unit/test-python-reader.c)
+ * holds one against the other.
+ */
+struct fake_layout {
+	unsigned minor;
+	uint32_t runtime_interp;	/* _PyRuntimeState.interpreters.head */
+	uint32_t interp_threads;	/* PyInterpreterState.threads.head */
+	uint32_t interp_size;
+	uint32_t tstate_next, tstate_tid;	/* PyThreadState.next, .native_thread_id */
+	uint32_t tstate_cframe;		/* .cframe; 0: none (3.13) */
+	uint32_t current_frame;		/* in _PyCFrame, else in PyThreadState */
+	uint32_t tstate_size;
+	uint32_t frame_code;		/* _PyInterpreterFrame.f_code (f_executable) */
+	uint32_t frame_previous, frame_instr;	/* .previous, .prev_instr (instr_ptr) */
+	uint32_t frame_is_entry;	/* .is_entry (3.11); 0: none */
+	uint32_t frame_owner;
+	uint32_t code_firstlineno, code_units;	/* PyCodeObject.co_firstlineno, co_code_adaptive */
+	uint32_t code_size;
+	uint32_t str_ascii_data, str_compact_data;	/* sizeof PyASCIIObject, PyCompactUnicodeObject */
+};
+
+static const struct fake_layout fake_layouts[] = {
+	{ .minor = 11, .runtime_interp = 40, .interp_threads = 16, .interp_size = 128,
+	  .tstate_next = 8, .tstate_tid = 160, .tstate_cframe = 56, .current_frame = 8,
+	  .tstate_size = 176, .frame_code = 32, .frame_previous = 48, .frame_instr = 56,
+	  .frame_is_entry = 68, .frame_owner = 69, .code_firstlineno = 72, .code_units = 184,
+	  .code_size = 200, .str_ascii_data = 48, .str_compact_data = 72 },
+	{ .minor = 12, .runtime_interp = FAKE_RUNTIME_INTERP, .interp_threads = FAKE_INTERP_THREADS,
+	  .interp_size = FAKE_INTERP_SIZE, .tstate_next = FAKE_TSTATE_NEXT,
+	  .tstate_tid = FAKE_TSTATE_TID, .tstate_cframe = FAKE_TSTATE_CFRAME,
+	  .current_frame = FAKE_CFRAME_FRAME, .tstate_size = FAKE_TSTATE_SIZE,
+	  .frame_code = FAKE_FRAME_CODE, .frame_previous = FAKE_FRAME_PREVIOUS,
+	  .frame_instr = FAKE_FRAME_INSTR, .frame_owner = FAKE_FRAME_OWNER,
+	  .code_firstlineno = FAKE_CODE_FIRSTLINENO, .code_units = FAKE_CODE_UNITS,
+	  .code_size = FAKE_CODE_SIZE, .str_ascii_data = FAKE_STR_ASCII_DATA,
+	  .str_compact_data = FAKE_STR_COMPACT_DATA },
+	{ .minor = 13, .runtime_interp = 632, .interp_threads = 7344, .interp_size = 7360,
+	  .tstate_next = 8, .tstate_tid = 160, .current_frame = 72, .tstate_size = 176,
+	  .frame_code = 0, .frame_previous = 8, .frame_instr = 56, .frame_owner = 70,
+	  .code_firstlineno = 68, .code_units = 200, .code_size = 216, .str_ascii_data = 40,
+	  .str_compact_data = 56 },
+};
+
+#define FAKE_LAYOUTS (sizeof(fake_layouts) / sizeof(fake_layouts[0]))
+
 /* The region the objects go in; addresses are base + offset. */
 struct fake_mem {
 	uint8_t *buf;
 	uint64_t base;
 	size_t len, cap;
 	uint64_t code_type;	/* &PyCode_Type */
+	const struct fake_layout *layout;	/* NULL: 3.12's */
 };
+
+static inline const struct fake_layout *fake_layout(const struct fake_mem *m)
+{
+	return m->layout ? m->layout : &fake_layouts[1];
+}
 
 static inline uint8_t *fake_at(struct fake_mem *m, uint64_t addr)
 {
@@ -113,7 +168,8 @@ static inline uint64_t fake_alloc(struct fake_mem *m, size_t size)
 static inline uint64_t fake_str_kind(struct fake_mem *m, const void *chars, size_t n,
 				     unsigned kind, int ascii, int64_t claimed, size_t room)
 {
-	size_t data = ascii ? FAKE_STR_ASCII_DATA : FAKE_STR_COMPACT_DATA;
+	const struct fake_layout *l = fake_layout(m);
+	size_t data = ascii ? l->str_ascii_data : l->str_compact_data;
 	uint64_t s = fake_alloc(m, data + (room + 1) * kind);
 
 	fake_put64(m, s + FAKE_VAR_SIZE, (uint64_t)claimed);
@@ -140,7 +196,7 @@ static inline void fake_str_set(struct fake_mem *m, uint64_t s, const char *text
 {
 	size_t n = strlen(text);
 
-	memcpy(fake_at(m, s + FAKE_STR_ASCII_DATA), text, n + 1);
+	memcpy(fake_at(m, s + fake_layout(m)->str_ascii_data), text, n + 1);
 	fake_put64(m, s + FAKE_VAR_SIZE, n);
 }
 
@@ -180,10 +236,11 @@ static inline uint64_t fake_lines(struct fake_mem *m, size_t n)
 static inline uint64_t fake_code(struct fake_mem *m, uint64_t qualname, uint64_t filename,
 				 uint64_t linetable, int32_t firstlineno)
 {
-	uint64_t c = fake_alloc(m, FAKE_CODE_SIZE);
+	const struct fake_layout *l = fake_layout(m);
+	uint64_t c = fake_alloc(m, l->code_size);
 
 	fake_put64(m, c + FAKE_OBJECT_TYPE, m->code_type);
-	fake_put32(m, c + FAKE_CODE_FIRSTLINENO, (uint32_t)firstlineno);
+	fake_put32(m, c + l->code_firstlineno, (uint32_t)firstlineno);
 	fake_put64(m, c + FAKE_CODE_QUALNAME, qualname);
 	fake_put64(m, c + FAKE_CODE_FILENAME, filename);
 	fake_put64(m, c + FAKE_CODE_LINETABLE, linetable);
@@ -194,9 +251,11 @@ static inline uint64_t fake_code(struct fake_mem *m, uint64_t qualname, uint64_t
 static inline void fake_frame_at(struct fake_mem *m, uint64_t f, uint64_t code,
 				 uint64_t previous, uint32_t unit)
 {
-	fake_put64(m, f + FAKE_FRAME_CODE, code);
-	fake_put64(m, f + FAKE_FRAME_PREVIOUS, previous);
-	fake_put64(m, f + FAKE_FRAME_INSTR, code + FAKE_CODE_UNITS + 2ull * unit);
+	const struct fake_layout *l = fake_layout(m);
+
+	fake_put64(m, f + l->frame_code, code);
+	fake_put64(m, f + l->frame_previous, previous);
+	fake_put64(m, f + l->frame_instr, code + l->code_units + 2ull * unit);
 }
 
 static inline uint64_t fake_frame(struct fake_mem *m, uint64_t code, uint64_t previous,
@@ -208,16 +267,20 @@ static inline uint64_t fake_frame(struct fake_mem *m, uint64_t code, uint64_t pr
 	return f;
 }
 
-/* A thread state of tid running frame (through its _PyCFrame), before next. */
+/* A thread state of tid running frame (through its _PyCFrame before 3.13), before next. */
 static inline uint64_t fake_thread(struct fake_mem *m, uint32_t tid, uint64_t frame,
 				   uint64_t next)
 {
-	uint64_t ts = fake_alloc(m, FAKE_TSTATE_SIZE), cframe = fake_alloc(m, 16);
+	const struct fake_layout *l = fake_layout(m);
+	uint64_t ts = fake_alloc(m, l->tstate_size), holder = ts;
 
-	fake_put64(m, ts + FAKE_TSTATE_NEXT, next);
-	fake_put64(m, ts + FAKE_TSTATE_CFRAME, cframe);
-	fake_put64(m, ts + FAKE_TSTATE_TID, tid);
-	fake_put64(m, cframe + FAKE_CFRAME_FRAME, frame);
+	fake_put64(m, ts + l->tstate_next, next);
+	fake_put64(m, ts + l->tstate_tid, tid);
+	if (l->tstate_cframe) {
+		holder = fake_alloc(m, 16);
+		fake_put64(m, ts + l->tstate_cframe, holder);
+	}
+	fake_put64(m, holder + l->current_frame, frame);
 	return ts;
 }
 
@@ -227,10 +290,11 @@ static inline uint64_t fake_thread(struct fake_mem *m, uint32_t tid, uint64_t fr
  */
 static inline uint64_t fake_interp(struct fake_mem *m, uint8_t *runtime, uint64_t threads)
 {
-	uint64_t interp = fake_alloc(m, FAKE_INTERP_SIZE);
+	const struct fake_layout *l = fake_layout(m);
+	uint64_t interp = fake_alloc(m, l->interp_size);
 
-	fake_put64(m, interp + FAKE_INTERP_THREADS, threads);
-	memcpy(runtime + FAKE_RUNTIME_INTERP, &interp, sizeof(interp));
+	fake_put64(m, interp + l->interp_threads, threads);
+	memcpy(runtime + l->runtime_interp, &interp, sizeof(interp));
 	return interp;
 }
 
