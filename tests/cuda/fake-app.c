@@ -7,6 +7,7 @@
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
  *                 [--nvtx-early] [--nvtx-more] [--exit N]
  *        fake-app --kernels N [--names M]
+ *        fake-app --threads N
  *        fake-app --collectives N
  *        fake-app --pc-cubin CUBIN [--launches N]
  *
@@ -51,6 +52,13 @@
  *   --still-running  ends with a 10 s kernel "long_kernel" still running
  *                    and exits without synchronizing or cleaning up
  *   --exit N         exits with status N
+ *   --threads N      instead: N threads (at most 8) named launcher, started
+ *                    together, each on a stream of its own (streams 15
+ *                    on) launching 10 x
+ *                    _Z4tinyv (5 us) there and 5 x vector_add (200 us) on
+ *                    A, alternating (two tiny, one vector_add), then
+ *                    synchronizing its stream and destroying it; then
+ *                    cuCtxSynchronize
  *   --kernels N      instead: N launches of 100 ns kernels over M (default
  *                    500, at most 1000) names, alternating streams A and B; prints the
  *                    launch loop's time per launch and, once the context
@@ -113,6 +121,7 @@
 #include <cuda.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -424,6 +433,51 @@ FRAME static void collective_steps(CUmodule module, CUstream a, long n)
 	}
 }
 
+#define MAX_LAUNCHERS 8
+
+struct launcher {
+	CUcontext ctx;
+	CUstream shared, own;
+	pthread_barrier_t *go;
+	pthread_t thread;
+};
+
+FRAME static void *launcher(void *arg)
+{
+	struct launcher *l = arg;
+
+	pthread_setname_np(pthread_self(), "launcher");
+	CHECK(cuCtxSetCurrent(l->ctx));
+	pthread_barrier_wait(l->go);
+	for (int i = 0; i < 15; i++)
+		launch(i % 3 == 2 ? &vector_add : &tiny, i % 3 == 2 ? l->shared : l->own);
+	CHECK(cuStreamSynchronize(l->own));
+	CHECK(cuStreamDestroy(l->own));
+	return NULL;
+}
+
+/* --threads: n threads launching at once, on their own streams and on a. */
+static void launch_from_threads(CUcontext ctx, CUstream a, long n)
+{
+	struct launcher ls[MAX_LAUNCHERS];
+	pthread_barrier_t go;
+
+	pthread_barrier_init(&go, NULL, (unsigned)n + 1);
+	for (long i = 0; i < n; i++) {
+		ls[i] = (struct launcher){ .ctx = ctx, .shared = a, .go = &go };
+		CHECK(cuStreamCreate(&ls[i].own, 0));
+		if (pthread_create(&ls[i].thread, NULL, launcher, &ls[i])) {
+			fprintf(stderr, "fake-app: cannot start a thread\n");
+			exit(2);
+		}
+	}
+	pthread_barrier_wait(&go);
+	for (long i = 0; i < n; i++)
+		pthread_join(ls[i].thread, NULL);
+	pthread_barrier_destroy(&go);
+	CHECK(cuCtxSynchronize());
+}
+
 static int many_launches(CUmodule module, CUstream a, CUstream b, long n, long names)
 {
 	struct kernel *kernels = calloc((size_t)names, sizeof(*kernels));
@@ -594,6 +648,7 @@ static void usage(void)
 			"[--two-contexts]\n"
 			"                [--nvtx-early] [--nvtx-more] [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n"
+			"       fake-app --threads N\n"
 			"       fake-app --collectives N\n"
 			"       fake-app --pc-cubin CUBIN [--launches N]\n");
 	exit(2);
@@ -604,7 +659,7 @@ int main(int argc, char **argv)
 	bool fork_child = false, still_running = false, peer = false, optin = false;
 	bool two_contexts = false;
 	bool nvtx_early = false, nvtx_more = false;
-	long kernels = 0, names = 500, launches = 50, collectives = 0;
+	long kernels = 0, names = 500, launches = 50, collectives = 0, threads = 0;
 	const char *pc_cubin = NULL;
 	int exit_status = 0;
 	static char host[4000000];
@@ -635,6 +690,8 @@ int main(int argc, char **argv)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
 			kernels = atol(argv[++i]);
+		else if (!strcmp(argv[i], "--threads") && i + 1 < argc)
+			threads = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--collectives") && i + 1 < argc)
 			collectives = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--names") && i + 1 < argc)
@@ -646,7 +703,7 @@ int main(int argc, char **argv)
 		else
 			usage();
 	}
-	if (names < 1 || names > 1000 || launches < 0)
+	if (names < 1 || names > 1000 || launches < 0 || threads < 0 || threads > MAX_LAUNCHERS)
 		usage();
 
 	if (nvtx_early)
@@ -669,6 +726,12 @@ int main(int argc, char **argv)
 	}
 	if (pc_cubin) {
 		pc_kernels(pc_cubin, launches);
+		goto out;
+	}
+	if (threads > 0) {
+		load(module, &vector_add);
+		load(module, &tiny);
+		launch_from_threads(ctx, a, threads);
 		goto out;
 	}
 	load(module, &vector_add);

@@ -28,6 +28,21 @@
  *   names-freed          kernel names are overwritten and freed as soon as
  *                        bufferCompleted returns
  *   out-of-order         records and buffers are delivered newest first
+ *   completion-order     each buffer's records are delivered in the order
+ *                        their work ended (records without times first),
+ *                        not in the order it was queued: the records of
+ *                        streams interleaved as a busy GPU ends their work
+ *   jitter=NS            the GPU's clock as CUPTI converts it: every start
+ *                        and end of a GPU record moves by its own amount in
+ *                        [-NS, NS], drawn from a fixed sequence
+ *                        (xorshift64*, seed $FAKE_CUPTI_SEED, default 1),
+ *                        one start and end after the other in the order the
+ *                        work is queued
+ *   offset=NS            every start and end of a GPU record moves by NS
+ *                        (signed): the GPU clock off CUPTI's own
+ *   half-finished        a forced flush writes the start of work that has
+ *                        started but not ended, leaving its end 0 (as a
+ *                        real one does); without it, start stays 0 too
  *   causality[=N]        the first N (1) kernels start 10 ms before their
  *                        launch call
  *   fail-kind=KIND       cuptiActivityEnable fails (CUPTI_ERROR_NOT_SUPPORTED)
@@ -60,7 +75,10 @@
  *                        pointer once, at the end; one freed earlier aborts
  *                        when it is handed again; without it every record
  *                        has its own copy
- * FAKE_CUPTI_VERSION=N makes cuptiGetVersion say N.
+ * FAKE_CUPTI_VERSION=N makes cuptiGetVersion say N. FAKE_CUPTI_LOG, a file,
+ * gets a line for each timed GPU record as delivered: its kind (KERNEL,
+ * MEMCPY, MEMCPY2, MEMSET), name (a kernel's; "-" else), correlation id,
+ * start and end, for tests to hold the recording against.
  *
  * One subscriber at a time, as in CUPTI: a later cuptiSubscribe_v2 fails
  * with error 39 and learns the holder's name, "CUPTI for <its name>" (the
@@ -91,7 +109,9 @@
 
 static struct {
 	bool null_buffer, fatal, subscriber_conflict, old_version, names_freed, out_of_order;
-	bool no_timestamp_callback;
+	bool no_timestamp_callback, completion_order, half_finished;
+	uint64_t jitter;
+	int64_t offset;
 	unsigned zero_timestamps, causality;
 	size_t dropped;
 	CUpti_ActivityKind fail_kind;
@@ -272,6 +292,14 @@ static void parse_faults(const char *env)
 			faults.names_freed = true;
 		else if (!strcmp(item, "out-of-order"))
 			faults.out_of_order = true;
+		else if (!strcmp(item, "completion-order"))
+			faults.completion_order = true;
+		else if (!strcmp(item, "jitter"))
+			faults.jitter = fault_count(value);
+		else if (!strcmp(item, "offset"))
+			faults.offset = value ? strtoll(value, NULL, 10) : 0;
+		else if (!strcmp(item, "half-finished"))
+			faults.half_finished = true;
 		else if (!strcmp(item, "causality"))
 			faults.causality = fault_count(value);
 		else if (!strcmp(item, "fail-kind"))
@@ -617,12 +645,100 @@ static void reverse_records(struct buffer *b)
 	free(copy);
 }
 
+/* The end of a record's work, as its buffer holds it; 0 for other kinds. */
+static uint64_t record_end(const void *record)
+{
+	size_t start, end;
+
+	return timestamp_offsets(record, &start, &end) ? get_u64(record, end) : 0;
+}
+
+/* completion-order: the buffer's records by the end of their work, stably. */
+static void order_by_end(struct buffer *b)
+{
+	struct by_end {
+		size_t at, size;
+		uint64_t end;
+	} *recs = xmalloc(b->records * sizeof(*recs));
+	uint8_t *copy = xmalloc(b->used);
+	size_t n = 0, to = 0;
+
+	for (size_t at = 0; at < b->used; n++) {
+		recs[n].at = at;
+		recs[n].size = record_size(record_kind(b->data + at));
+		recs[n].end = record_end(b->data + at);
+		at += recs[n].size;
+	}
+	/* Insertion sort: stable, and a buffer's records are few. */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k && recs[k - 1].end > recs[k].end; k--) {
+			struct by_end t = recs[k];
+
+			recs[k] = recs[k - 1];
+			recs[k - 1] = t;
+		}
+	for (size_t i = 0; i < n; i++) {
+		memcpy(copy + to, b->data + recs[i].at, recs[i].size);
+		to += recs[i].size;
+	}
+	memcpy(b->data, copy, b->used);
+	free(recs);
+	free(copy);
+}
+
+/* FAKE_CUPTI_LOG: the timed GPU records of the buffer, as delivered. */
+static void log_records(const struct buffer *b)
+{
+	const char *path = getenv("FAKE_CUPTI_LOG");
+	FILE *f;
+
+	if (!path || !*path || !(f = fopen(path, "a")))
+		return;
+	for (size_t at = 0; at < b->used; at += record_size(record_kind(b->data + at))) {
+		const uint8_t *r = b->data + at;
+		size_t start, end, name = name_offset(r), corr;
+		const char *kind, *text = NULL;
+
+		switch (record_kind(r)) {
+		case CUPTI_ACTIVITY_KIND_KERNEL:
+		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+			kind = "KERNEL";
+			corr = offsetof(CUpti_ActivityKernel10, correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY:
+			kind = "MEMCPY";
+			corr = offsetof(CUpti_ActivityMemcpy6, correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMCPY2:
+			kind = "MEMCPY2";
+			corr = offsetof(CUpti_ActivityMemcpyPtoP4, correlationId);
+			break;
+		case CUPTI_ACTIVITY_KIND_MEMSET:
+			kind = "MEMSET";
+			corr = offsetof(CUpti_ActivityMemset4, correlationId);
+			break;
+		default:
+			continue;
+		}
+		timestamp_offsets(r, &start, &end);
+		if (name)
+			memcpy(&text, r + name, sizeof(text));
+		fprintf(f, "%s %s %u %llu %llu\n", kind, text ? text : "-",
+			(unsigned)get_u64(r, corr) & 0xffffffffu, (unsigned long long)get_u64(r, start),
+			(unsigned long long)get_u64(r, end));
+	}
+	fclose(f);
+}
+
 /* Hands a buffer back to the client, then (names-freed) spoils the names
  * its records pointed to, as a module unload would. */
 static void deliver(struct buffer *b)
 {
 	if (faults.out_of_order)
 		reverse_records(b);
+	if (faults.completion_order)
+		order_by_end(b);
+	log_records(b);
 	buffer_completed(NULL, 0, b->data, b->size, b->used);
 	for (size_t i = 0; i < b->nnames; i++) {
 		memset(b->names[i], POISON, strlen(b->names[i]));
@@ -685,7 +801,8 @@ static void deliver_all(struct buffer *list)
 
 /*
  * Writes the times of the records whose work has ended by t; forced, the
- * others count as complete too, with the zero times they hold.
+ * others count as complete too, with the zero times they hold (but for
+ * half-finished: the start of those started).
  */
 static void complete_locked(uint64_t t, bool forced)
 {
@@ -694,11 +811,13 @@ static void complete_locked(uint64_t t, bool forced)
 	for (size_t i = 0; i < npending; i++) {
 		struct pending *p = &pending[i];
 
-		if (p->ready <= t)
+		if (p->ready <= t) {
 			write_times(p->buffer->data + p->at, &p->times);
-		else if (!forced) {
+		} else if (!forced) {
 			pending[kept++] = *p;
 			continue;
+		} else if (faults.half_finished && p->times.start <= t) {
+			write_times(p->buffer->data + p->at, &(struct times){ p->times.start, 0 });
 		}
 		p->buffer->incomplete--;
 	}
@@ -784,6 +903,36 @@ static void api_record(CUpti_ActivityKind kind, CUpti_CallbackId cbid, uint64_t 
 		append(&r, sizeof(r), NULL, NULL, 0);
 }
 
+/* jitter and offset: a GPU record's times as a GPU clock that is off would make them. */
+static struct times clock_error(struct times t)
+{
+	static uint64_t state;
+	uint64_t draw[2] = { 0, 0 };
+
+	if (!faults.jitter && !faults.offset)
+		return t;
+	pthread_mutex_lock(&lock);
+	if (!state) {
+		const char *seed = getenv("FAKE_CUPTI_SEED");
+
+		state = seed && strtoull(seed, NULL, 10) ? strtoull(seed, NULL, 10) : 1;
+	}
+	for (int i = 0; i < 2; i++) {
+		state ^= state >> 12;
+		state ^= state << 25;
+		state ^= state >> 27;
+		draw[i] = state * 0x2545f4914f6cdd1dull;
+	}
+	pthread_mutex_unlock(&lock);
+	if (faults.jitter) {
+		t.start += draw[0] % (2 * faults.jitter + 1) - faults.jitter;
+		t.end += draw[1] % (2 * faults.jitter + 1) - faults.jitter;
+	}
+	t.start += (uint64_t)faults.offset;
+	t.end += (uint64_t)faults.offset;
+	return t;
+}
+
 static void record(const void *rec, size_t size, const char *name, uint64_t ready)
 {
 	struct times t;
@@ -796,7 +945,7 @@ static void record(const void *rec, size_t size, const char *name, uint64_t read
 		append(rec, size, name, NULL, 0);
 		return;
 	}
-	t = (struct times){ get_u64(rec, start), get_u64(rec, end) };
+	t = clock_error((struct times){ get_u64(rec, start), get_u64(rec, end) });
 	if (is_kernel(rec)) {
 		unsigned seen = __atomic_fetch_add(&kernels_seen, 1, __ATOMIC_RELAXED);
 
