@@ -689,6 +689,19 @@ static void order_by_end(struct buffer *b)
 /* FAKE_CUPTI_LOG: the timed GPU records of the buffer, as delivered. */
 static void log_records(const struct buffer *b)
 {
+	static const struct {
+		CUpti_ActivityKind kind;
+		const char *name;
+		size_t correlation;
+	} logged[] = {
+		{ CUPTI_ACTIVITY_KIND_KERNEL, "KERNEL", offsetof(CUpti_ActivityKernel10, correlationId) },
+		{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "KERNEL",
+		  offsetof(CUpti_ActivityKernel10, correlationId) },
+		{ CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", offsetof(CUpti_ActivityMemcpy6, correlationId) },
+		{ CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2",
+		  offsetof(CUpti_ActivityMemcpyPtoP4, correlationId) },
+		{ CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", offsetof(CUpti_ActivityMemset4, correlationId) },
+	};
 	const char *path = getenv("FAKE_CUPTI_LOG");
 	FILE *f;
 
@@ -696,36 +709,21 @@ static void log_records(const struct buffer *b)
 		return;
 	for (size_t at = 0; at < b->used; at += record_size(record_kind(b->data + at))) {
 		const uint8_t *r = b->data + at;
-		size_t start, end, name = name_offset(r), corr;
-		const char *kind, *text = NULL;
+		size_t start, end, name = name_offset(r);
+		const char *text = NULL;
 
-		switch (record_kind(r)) {
-		case CUPTI_ACTIVITY_KIND_KERNEL:
-		case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
-			kind = "KERNEL";
-			corr = offsetof(CUpti_ActivityKernel10, correlationId);
-			break;
-		case CUPTI_ACTIVITY_KIND_MEMCPY:
-			kind = "MEMCPY";
-			corr = offsetof(CUpti_ActivityMemcpy6, correlationId);
-			break;
-		case CUPTI_ACTIVITY_KIND_MEMCPY2:
-			kind = "MEMCPY2";
-			corr = offsetof(CUpti_ActivityMemcpyPtoP4, correlationId);
-			break;
-		case CUPTI_ACTIVITY_KIND_MEMSET:
-			kind = "MEMSET";
-			corr = offsetof(CUpti_ActivityMemset4, correlationId);
-			break;
-		default:
+		if (!timestamp_offsets(r, &start, &end))
 			continue;
+		for (size_t k = 0; k < sizeof(logged) / sizeof(logged[0]); k++) {
+			if (logged[k].kind != record_kind(r))
+				continue;
+			if (name)
+				memcpy(&text, r + name, sizeof(text));
+			fprintf(f, "%s %s %u %llu %llu\n", logged[k].name, text ? text : "-",
+				(unsigned)get_u64(r, logged[k].correlation) & 0xffffffffu,
+				(unsigned long long)get_u64(r, start),
+				(unsigned long long)get_u64(r, end));
 		}
-		timestamp_offsets(r, &start, &end);
-		if (name)
-			memcpy(&text, r + name, sizeof(text));
-		fprintf(f, "%s %s %u %llu %llu\n", kind, text ? text : "-",
-			(unsigned)get_u64(r, corr) & 0xffffffffu, (unsigned long long)get_u64(r, start),
-			(unsigned long long)get_u64(r, end));
 	}
 	fclose(f);
 }

@@ -52,7 +52,8 @@ unkind jitter jitter=1000
 expect_whole jitter 26
 expect_default_lanes jitter
 run_gtrace report -i jitter.data --gpu --format json >jitter.json
-python3 - jitter.json jitter.log <<'PY' || fail "report --gpu is not what CUPTI delivered (see above)"
+python3 - jitter.json jitter.log <<'PY' ||
+	fail "report --gpu is not what CUPTI delivered (see above)"
 import json, statistics, sys
 names = {"vector_add": "vector_add", "_Z6matmulPfS_S_i": "matmul(float*, float*, float*, int)",
          "_Z10graph_stepPf": "graph_step(float*)", "_Z4tinyv": "tiny()"}
@@ -80,7 +81,8 @@ expect_counter behind.diag cuda.causality 26
 expect_default_lanes behind
 run_gtrace report -i behind.data --gpu >behind.gpu
 expect_row behind.gpu ' vector_add' ' 10 +200\.000 +200\.000 +200\.000 +200\.000 +0\.000 '
-expect_row behind.gpu ' graph_step(float*)' ' 3 +5000\.000 +5000\.000 +5000\.000 +5000\.000 +0\.000 '
+expect_row behind.gpu ' graph_step(float*)' \
+	' 3 +5000\.000 +5000\.000 +5000\.000 +5000\.000 +0\.000 '
 app_last=$(thread_column behind.threads fake-app 8)
 awk -v last="$app_last" '$2 ~ /^0xfff/ && ($(NF - 1) < 0 || $NF > last + 0.05) { bad = 1 }
 	END { exit bad }' behind.threads ||
@@ -94,7 +96,8 @@ expect_counter ended.diag cuda.causality 0
 expect_default_lanes ended
 run_gtrace report -i ended.data --gpu >ended.gpu
 expect_contains ended.gpu '^# CUDA kernels: 21 instances of 4 kernels'
-expect_row ended.gpu ' matmul(float*, float*, float*, int)' ' 4 +500\.000 +500\.000 +500\.000 +500\.000 +0\.000 '
+expect_row ended.gpu ' matmul(float*, float*, float*, int)' \
+	' 4 +500\.000 +500\.000 +500\.000 +500\.000 +0\.000 '
 expect_row ended.gpu ' DtoH' ' 1 +2\.000 MB +200\.000 +10\.000 '
 # The log holds them as delivered: not in the order of their calls.
 sort -n -k3 ended.log | cmp -s - ended.log &&

@@ -175,6 +175,40 @@ static struct pyreader *reader_of(struct proc *p)
 	return pr;
 }
 
+/* One process of a layout, the reader reading it, and what a sample gives. */
+struct run {
+	struct proc *p;
+	struct pyreader *pr;
+	struct py_stack *st;
+};
+
+static struct run run_start(const struct fake_layout *l)
+{
+	struct run r = { .p = proc_new(l), .st = calloc(1, sizeof(struct py_stack)) };
+
+	r.pr = reader_of(r.p);
+	return r;
+}
+
+static void run_end(struct run *r)
+{
+	pyreader_free(r->pr);
+	free(r->st);
+	proc_free(r->p);
+}
+
+/* Runs a test on a process of each layout, with a reader of its own. */
+static void each_layout(void (*test)(const struct fake_layout *l, struct proc *p,
+				     struct pyreader *pr, struct py_stack *st))
+{
+	for (const struct fake_layout *l = fake_layouts; l < fake_layouts + FAKE_LAYOUTS; l++) {
+		struct run r = run_start(l);
+
+		test(l, r.p, r.pr, r.st);
+		run_end(&r);
+	}
+}
+
 #define FOR_EACH_LAYOUT(l)                                                     \
 	for (const struct fake_layout *l = fake_layouts; l < fake_layouts + FAKE_LAYOUTS; l++)
 
@@ -192,75 +226,71 @@ static struct pyreader *reader_of(struct proc *p)
  * eval call) to run inner: two groups, innermost first, each run by its
  * own eval frame of the native stack.
  */
+static void stack_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+		     struct py_stack *st)
+{
+	const char *found;
+	char want[128];
+
+	push_eval(p);
+	push_frame(p, code_of(p, "<module>", "/app/main.py", 50, 1), 39);
+	push_frame(p, code_of(p, "main", "/app/main.py", 20, 30), 4);
+	push_eval(p);
+	push_frame(p, code_of(p, "Outer.inner", "/app/lib.py", 10, 7), 2);
+	proc_thread(p);
+	CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MATCHED);
+	snprintf(want, sizeof(want), "CPython 3.%u.4 /fake/bin/python3.%u", l->minor,
+		 l->minor);
+	CHECK_AT(l, found && !strcmp(found, want));
+	CHECK_AT(l, st->nframes == 3 && st->groups == 2);
+	CHECK_AT(l, st->group_start[0] == 0 && st->group_start[1] == 1 &&
+		    st->group_start[2] == 3);
+	/* ips: C, eval, C, eval, main: the groups' eval frames are ips[1] and ips[3]. */
+	CHECK_AT(l, st->eval_at[0] == 1 && st->eval_at[1] == 3);
+	CHECK_AT(l, p->names == 3);
+	if (st->nframes == 3 && p->names == 3) {
+		/* Innermost first; named innermost first too. */
+		CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "Outer.inner"));
+		CHECK_AT(l, !strcmp(p->file[st->frames[0].func - 1], "/app/lib.py"));
+		CHECK_AT(l, !strcmp(p->func[st->frames[1].func - 1], "main"));
+		CHECK_AT(l, !strcmp(p->func[st->frames[2].func - 1], "<module>"));
+		CHECK_AT(l, st->frames[0].line == 9 && st->frames[1].line == 34 &&
+			    st->frames[2].line == 40);
+	}
+	/* Known now: read again, nothing named anew. */
+	CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MATCHED && !found);
+	CHECK_AT(l, p->names == 3 && st->nframes == 3);
+}
+
 static void test_stack(void)
 {
-	FOR_EACH_LAYOUT(l) {
-		struct proc *p = proc_new(l);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr = reader_of(p);
-		const char *found;
-		char want[128];
-
-		push_eval(p);
-		push_frame(p, code_of(p, "<module>", "/app/main.py", 50, 1), 39);
-		push_frame(p, code_of(p, "main", "/app/main.py", 20, 30), 4);
-		push_eval(p);
-		push_frame(p, code_of(p, "Outer.inner", "/app/lib.py", 10, 7), 2);
-		proc_thread(p);
-		CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MATCHED);
-		snprintf(want, sizeof(want), "CPython 3.%u.4 /fake/bin/python3.%u", l->minor,
-			 l->minor);
-		CHECK_AT(l, found && !strcmp(found, want));
-		CHECK_AT(l, st->nframes == 3 && st->groups == 2);
-		CHECK_AT(l, st->group_start[0] == 0 && st->group_start[1] == 1 &&
-			    st->group_start[2] == 3);
-		/* ips: C, eval, C, eval, main: the groups' eval frames are ips[1] and ips[3]. */
-		CHECK_AT(l, st->eval_at[0] == 1 && st->eval_at[1] == 3);
-		CHECK_AT(l, p->names == 3);
-		if (st->nframes == 3 && p->names == 3) {
-			/* Innermost first; named innermost first too. */
-			CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "Outer.inner"));
-			CHECK_AT(l, !strcmp(p->file[st->frames[0].func - 1], "/app/lib.py"));
-			CHECK_AT(l, !strcmp(p->func[st->frames[1].func - 1], "main"));
-			CHECK_AT(l, !strcmp(p->func[st->frames[2].func - 1], "<module>"));
-			CHECK_AT(l, st->frames[0].line == 9 && st->frames[1].line == 34 &&
-				    st->frames[2].line == 40);
-		}
-		/* Known now: read again, nothing named anew. */
-		CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MATCHED && !found);
-		CHECK_AT(l, p->names == 3 && st->nframes == 3);
-		pyreader_free(pr);
-		free(st);
-		proc_free(p);
-	}
+	each_layout(stack_on);
 }
 
 /*
  * A native stack that holds another number of eval frames: a mismatch
  * when it is whole; when it was cut, the innermost groups it holds.
  */
+static void eval_frames_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+			   struct py_stack *st)
+{
+	const char *found;
+
+	for (int i = 0; i < 3; i++) {
+		push_eval(p);
+		push_frame(p, code_of(p, "f", "/app/f.py", 4, 1), 1);
+	}
+	proc_thread(p);
+	CHECK_AT(l, sample(pr, 3, true, st, &found) == PY_MATCHED && st->groups == 3);
+	CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MISMATCH);
+	CHECK_AT(l, sample(pr, 4, true, st, &found) == PY_MISMATCH);
+	CHECK_AT(l, sample(pr, 4, false, st, &found) == PY_MISMATCH);
+	CHECK_AT(l, sample(pr, 2, false, st, &found) == PY_MATCHED && st->groups == 2);
+}
+
 static void test_eval_frames(void)
 {
-	FOR_EACH_LAYOUT(l) {
-		struct proc *p = proc_new(l);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr = reader_of(p);
-		const char *found;
-
-		for (int i = 0; i < 3; i++) {
-			push_eval(p);
-			push_frame(p, code_of(p, "f", "/app/f.py", 4, 1), 1);
-		}
-		proc_thread(p);
-		CHECK_AT(l, sample(pr, 3, true, st, &found) == PY_MATCHED && st->groups == 3);
-		CHECK_AT(l, sample(pr, 2, true, st, &found) == PY_MISMATCH);
-		CHECK_AT(l, sample(pr, 4, true, st, &found) == PY_MISMATCH);
-		CHECK_AT(l, sample(pr, 4, false, st, &found) == PY_MISMATCH);
-		CHECK_AT(l, sample(pr, 2, false, st, &found) == PY_MATCHED && st->groups == 2);
-		pyreader_free(pr);
-		free(st);
-		proc_free(p);
-	}
+	each_layout(eval_frames_on);
 }
 
 /*
@@ -292,42 +322,40 @@ static const struct {
 
 #define NLINES (sizeof(lines_at) / sizeof(lines_at[0]))
 
+static void lines_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+		     struct py_stack *st)
+{
+	uint64_t code = fake_code(&p->m, fake_str(&p->m, "lines"), fake_str(&p->m, "/l.py"),
+				  fake_bytes(&p->m, linetable, sizeof(linetable),
+					     sizeof(linetable)), 20);
+	const char *found;
+
+	/* One eval call, a frame of the code at each instruction, the first outermost. */
+	push_eval(p);
+	for (size_t i = 0; i < NLINES; i++) {
+		int32_t unit = lines_at[i].unit;
+		uint64_t f = push_frame(p, code, unit < 0 ? 0 : (uint32_t)unit);
+
+		if (unit < 0)
+			fake_put64(&p->m, f + l->frame_instr, code + l->code_units - 2);
+	}
+	proc_thread(p);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
+	CHECK_AT(l, st->nframes == NLINES && p->names == 1);
+	for (size_t i = 0; i < NLINES && st->nframes == NLINES; i++) {
+		uint32_t got = st->frames[NLINES - 1 - i].line;
+
+		if (got != lines_at[i].line) {
+			printf("  3.%u: unit %d at line %u, expected %u\n", l->minor,
+			       lines_at[i].unit, got, lines_at[i].line);
+			test_current_failed = 1;
+		}
+	}
+}
+
 static void test_lines(void)
 {
-	FOR_EACH_LAYOUT(l) {
-		struct proc *p = proc_new(l);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr = reader_of(p);
-		uint64_t code = fake_code(&p->m, fake_str(&p->m, "lines"), fake_str(&p->m, "/l.py"),
-					  fake_bytes(&p->m, linetable, sizeof(linetable),
-						     sizeof(linetable)), 20);
-		const char *found;
-
-		/* One eval call, a frame of the code at each instruction, the first outermost. */
-		push_eval(p);
-		for (size_t i = 0; i < NLINES; i++) {
-			int32_t unit = lines_at[i].unit;
-			uint64_t f = push_frame(p, code, unit < 0 ? 0 : (uint32_t)unit);
-
-			if (unit < 0)
-				fake_put64(&p->m, f + l->frame_instr, code + l->code_units - 2);
-		}
-		proc_thread(p);
-		CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
-		CHECK_AT(l, st->nframes == NLINES && p->names == 1);
-		for (size_t i = 0; i < NLINES && st->nframes == NLINES; i++) {
-			uint32_t got = st->frames[NLINES - 1 - i].line;
-
-			if (got != lines_at[i].line) {
-				printf("  3.%u: unit %d at line %u, expected %u\n", l->minor,
-				       lines_at[i].unit, got, lines_at[i].line);
-				test_current_failed = 1;
-			}
-		}
-		pyreader_free(pr);
-		free(st);
-		proc_free(p);
-	}
+	each_layout(lines_on);
 }
 
 /* A name and the UTF-8 it must read as. */
@@ -339,7 +367,8 @@ struct name_case {
 	const char *utf8;
 };
 
-static void test_names(void)
+static void names_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+		     struct py_stack *st)
 {
 	static const uint8_t latin1[] = { 'c', 'a', 'f', 0xe9 };
 	static const uint16_t two[] = { 0x3c0, '_', 0x20ac, 0, 0xfffe, 0xd800 };
@@ -354,57 +383,53 @@ static void test_names(void)
 		{ four, 5, 4, 0, "\xf0\x9d\x94\x98n" UTF8_REPLACEMENT UTF8_REPLACEMENT
 				 "\xe2\x98\xba" },
 	};
+	uint64_t lines = fake_lines(&p->m, 4), file = fake_str(&p->m, "/n.py");
+	size_t n = sizeof(names) / sizeof(names[0]);
+	char *big = malloc(1501);
+	const char *found;
 
-	FOR_EACH_LAYOUT(l) {
-		struct proc *p = proc_new(l);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr = reader_of(p);
-		uint64_t lines = fake_lines(&p->m, 4), file = fake_str(&p->m, "/n.py");
-		size_t n = sizeof(names) / sizeof(names[0]);
-		char *big = malloc(1501);
-		const char *found;
+	memset(big, 'x', 1500);
+	big[1500] = '\0';
+	push_eval(p);
+	/* The longest name first (outermost): cut to its first 1024 characters. */
+	push_frame(p, fake_code(&p->m, fake_str(&p->m, big), file, lines, 1), 0);
+	for (size_t i = 0; i < n; i++) {
+		const struct name_case *c = &names[i];
+		uint64_t s = fake_str_kind(&p->m, c->chars, c->n, c->kind, c->ascii,
+					   (int64_t)c->n, c->n);
 
-		memset(big, 'x', 1500);
-		big[1500] = '\0';
-		push_eval(p);
-		/* The longest name first (outermost): cut to its first 1024 characters. */
-		push_frame(p, fake_code(&p->m, fake_str(&p->m, big), file, lines, 1), 0);
-		for (size_t i = 0; i < n; i++) {
-			const struct name_case *c = &names[i];
-			uint64_t s = fake_str_kind(&p->m, c->chars, c->n, c->kind, c->ascii,
-						   (int64_t)c->n, c->n);
-
-			/* As the file too: names and file names are read alike. */
-			push_frame(p, fake_code(&p->m, s, s, lines, 1), 0);
-		}
-		/* The innermost's name ends memory: its head is shorter than a non-ASCII str's. */
-		push_frame(p, fake_code(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4,
-					file, lines, 1), 0);
-		proc_thread(p);
-		fake_put64(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4 + FAKE_VAR_SIZE, 3);
-		fake_put32(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4 + FAKE_STR_STATE,
-			   1u << 2 | 1u << 5 | 1u << 6);
-		memcpy(fake_at(&p->m, p->m.base + p->m.cap - 4), "end", 4);
-		p->m.len = p->m.cap;
-		CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
-		/* Innermost first: "end", the names from the last, the longest. */
-		CHECK_AT(l, p->names == n + 2 && st->nframes == n + 2);
-		for (size_t i = 0; i < n && p->names == n + 2; i++) {
-			const char *got = p->func[st->frames[n - i].func - 1];
-
-			CHECK_AT(l, !strcmp(got, names[i].utf8));
-			CHECK_AT(l, !strcmp(p->file[st->frames[n - i].func - 1], names[i].utf8));
-		}
-		if (p->names == n + 2) {
-			CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "end"));
-			CHECK_AT(l, strlen(p->func[st->frames[n + 1].func - 1]) == 1024);
-		}
-		CHECK_AT(l, pyreader_counts(pr)[PY_NAMES_CUT] == 1);
-		pyreader_free(pr);
-		free(big);
-		free(st);
-		proc_free(p);
+		/* As the file too: names and file names are read alike. */
+		push_frame(p, fake_code(&p->m, s, s, lines, 1), 0);
 	}
+	/* The innermost's name ends memory: its head is shorter than a non-ASCII str's. */
+	push_frame(p, fake_code(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4,
+				file, lines, 1), 0);
+	proc_thread(p);
+	fake_put64(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4 + FAKE_VAR_SIZE, 3);
+	fake_put32(&p->m, p->m.base + p->m.cap - l->str_ascii_data - 4 + FAKE_STR_STATE,
+		   1u << 2 | 1u << 5 | 1u << 6);
+	memcpy(fake_at(&p->m, p->m.base + p->m.cap - 4), "end", 4);
+	p->m.len = p->m.cap;
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
+	/* Innermost first: "end", the names from the last, the longest. */
+	CHECK_AT(l, p->names == n + 2 && st->nframes == n + 2);
+	for (size_t i = 0; i < n && p->names == n + 2; i++) {
+		const char *got = p->func[st->frames[n - i].func - 1];
+
+		CHECK_AT(l, !strcmp(got, names[i].utf8));
+		CHECK_AT(l, !strcmp(p->file[st->frames[n - i].func - 1], names[i].utf8));
+	}
+	if (p->names == n + 2) {
+		CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "end"));
+		CHECK_AT(l, strlen(p->func[st->frames[n + 1].func - 1]) == 1024);
+	}
+	CHECK_AT(l, pyreader_counts(pr)[PY_NAMES_CUT] == 1);
+	free(big);
+}
+
+static void test_names(void)
+{
+	each_layout(names_on);
 }
 
 /* What a thread's innermost frame is made to say, and what its sample must come to. */
@@ -509,9 +534,10 @@ static void test_lies(void)
 {
 	FOR_EACH_LAYOUT(l) {
 		for (int lie = 0; lie < LIES; lie++) {
-			struct proc *p = proc_new(l);
-			struct py_stack *st = calloc(1, sizeof(*st));
-			struct pyreader *pr = reader_of(p);
+			struct run r = run_start(l);
+			struct proc *p = r.p;
+			struct py_stack *st = r.st;
+			struct pyreader *pr = r.pr;
 			const char *found;
 			enum py_outcome got;
 
@@ -528,9 +554,7 @@ static void test_lies(void)
 				CHECK_AT(l, st->nframes == 2 && st->frames[0].line == 0);
 				CHECK_AT(l, pyreader_counts(pr)[PY_TABLES_TOO_LONG] == 1);
 			}
-			pyreader_free(pr);
-			free(st);
-			proc_free(p);
+			run_end(&r);
 		}
 	}
 }
@@ -556,9 +580,8 @@ static void test_versions(void)
 	};
 
 	for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
-		struct proc *p = proc_new(&fake_layouts[2]);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr;
+		struct run r = run_start(&fake_layouts[2]);
+		struct proc *p = r.p;
 		const char *found;
 
 		p->py_version = versions[i].py_version;
@@ -567,38 +590,33 @@ static void test_versions(void)
 		push_eval(p);
 		push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
 		proc_thread(p);
-		pr = reader_of(p);
-		CHECK(sample(pr, 1, true, st, &found) == versions[i].outcome);
+		CHECK(sample(r.pr, 1, true, r.st, &found) == versions[i].outcome);
 		CHECK_STREQ(found, versions[i].found);
-		pyreader_free(pr);
-		free(st);
-		proc_free(p);
+		run_end(&r);
 	}
 }
 
 /* A code object freed and another made at its address: named anew, not as the first. */
+static void code_reused_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+			   struct py_stack *st)
+{
+	uint64_t code = code_of(p, "first", "/a.py", 4, 1);
+	const char *found;
+
+	push_eval(p);
+	push_frame(p, code, 1);
+	proc_thread(p);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
+	fake_put64(&p->m, code + FAKE_CODE_QUALNAME, fake_str(&p->m, "second"));
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
+	CHECK_AT(l, p->names == 2 && st->nframes == 1);
+	if (p->names == 2 && st->nframes == 1)
+		CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "second"));
+}
+
 static void test_code_reused(void)
 {
-	FOR_EACH_LAYOUT(l) {
-		struct proc *p = proc_new(l);
-		struct py_stack *st = calloc(1, sizeof(*st));
-		struct pyreader *pr = reader_of(p);
-		uint64_t code = code_of(p, "first", "/a.py", 4, 1);
-		const char *found;
-
-		push_eval(p);
-		push_frame(p, code, 1);
-		proc_thread(p);
-		CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
-		fake_put64(&p->m, code + FAKE_CODE_QUALNAME, fake_str(&p->m, "second"));
-		CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
-		CHECK_AT(l, p->names == 2 && st->nframes == 1);
-		if (p->names == 2 && st->nframes == 1)
-			CHECK_AT(l, !strcmp(p->func[st->frames[0].func - 1], "second"));
-		pyreader_free(pr);
-		free(st);
-		proc_free(p);
-	}
+	each_layout(code_reused_on);
 }
 
 int main(void)
