@@ -128,6 +128,8 @@ struct pyproc {
 	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
 	uint64_t walk_at;		/* where a walk of its threads ran out of budget */
+	uint64_t walk_head;		/* the head of the list that walk began at */
+	uint32_t walk_steps;		/* the states that walk has met */
 };
 
 /* A sample's Python stack as read when the sample arrived, until it is matched. */
@@ -509,7 +511,9 @@ static struct pyproc *proc_detect(struct pyreader *pr, uint32_t pid, const char 
 /*
  * The PyThreadState of tid: the one noted for it if it still says so, else
  * from a walk of the list, noting each state met. A walk that runs out of
- * budget goes on from there at the next read.
+ * budget goes on from there at the next read, while the list has the same
+ * head and the walk has met no more states than are noted: else (a list
+ * replaced, or one that loops) it starts again at the head.
  */
 static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
 			uint64_t *ts)
@@ -518,19 +522,24 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	uint32_t next = l->tstate_next, id_at = l->tstate_native_thread_id;
 	uint32_t lo = next < id_at ? next : id_at, hi = (next > id_at ? next : id_at) + 8;
 	uint8_t buf[256];
-	uint64_t at = p->walk_at, interp, id, known;
-	int err = 0;
+	uint64_t at = 0, head = 0, interp, id, known;
+	uint32_t steps = 0;
+	int err;
 
 	if (u64map_get(&p->tstates, tid, ts) && *ts &&
 	    !peek_u64(pr, pid, *ts + l->tstate_native_thread_id, &id) && id == tid)
 		return 0;
-	if (!at) {
-		err = peek_u64(pr, pid, p->runtime + l->runtime_interpreters_head, &interp);
-		if (!err)
-			err = interp ? peek_u64(pr, pid, interp + l->interp_threads_head, &at)
-				     : -ENOENT;
+	err = peek_u64(pr, pid, p->runtime + l->runtime_interpreters_head, &interp);
+	if (!err)
+		err = interp ? peek_u64(pr, pid, interp + l->interp_threads_head, &head) : -ENOENT;
+	if (!err) {
+		at = head;
+		if (p->walk_at && p->walk_head == head && p->walk_steps < MAX_THREADS) {
+			at = p->walk_at;
+			steps = p->walk_steps;
+		}
 	}
-	while (!err && at) {
+	for (; !err && at; steps++) {
 		err = peek(pr, pid, at + lo, buf, hi - lo);
 		if (err)
 			break;
@@ -546,6 +555,8 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 		memcpy(&at, buf + next - lo, sizeof(at));
 	}
 	p->walk_at = err == OVER_BUDGET ? at : 0;
+	p->walk_head = head;
+	p->walk_steps = steps;
 	return err ? err : -ENOENT;
 }
 

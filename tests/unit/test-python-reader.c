@@ -559,6 +559,80 @@ static void test_lies(void)
 	}
 }
 
+/* Samples until the thread's stack is read, at most max: how many it took, max + 1 when never. */
+static unsigned samples_to_read(struct pyreader *pr, struct py_stack *st, unsigned max)
+{
+	const char *found;
+	unsigned n = 1;
+
+	while (n <= max && sample(pr, 1, true, st, &found) != PY_MATCHED)
+		n++;
+	return n;
+}
+
+/* The thread behind 1000 others: a walk that runs out of budget goes on at the next sample. */
+static void thread_list_long_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+				struct py_stack *st)
+{
+	uint64_t head;
+
+	push_eval(p);
+	push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
+	head = fake_thread(&p->m, TID, p->frame, 0);
+	for (uint32_t i = 1; i <= 1000; i++)
+		head = fake_thread(&p->m, TID + i, p->frame, head);
+	fake_interp(&p->m, fake_at(&p->m, p->runtime), head);
+	CHECK_AT(l, samples_to_read(pr, st, 8) <= 5);
+}
+
+/* A list that loops without the thread, then another that holds it: read at the next sample. */
+static void thread_list_replaced_on(const struct fake_layout *l, struct proc *p,
+				    struct pyreader *pr, struct py_stack *st)
+{
+	uint64_t a, b;
+	const char *found;
+
+	push_eval(p);
+	push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
+	a = fake_thread(&p->m, TID + 1, p->frame, 0);
+	b = fake_thread(&p->m, TID + 2, p->frame, a);
+	fake_put64(&p->m, a + l->tstate_next, b);
+	fake_interp(&p->m, fake_at(&p->m, p->runtime), b);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_OVER_BUDGET);
+	proc_thread(p);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
+}
+
+/*
+ * The same head, and a loop behind it that the head leaves for the
+ * thread: the walk, gone round the loop more times than a list may hold
+ * threads, starts again at the head and finds it.
+ */
+static void thread_list_loop_left_on(const struct fake_layout *l, struct proc *p,
+				     struct pyreader *pr, struct py_stack *st)
+{
+	uint64_t a, b, head;
+	const char *found;
+
+	push_eval(p);
+	push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
+	a = fake_thread(&p->m, TID + 1, p->frame, 0);
+	b = fake_thread(&p->m, TID + 2, p->frame, a);
+	fake_put64(&p->m, a + l->tstate_next, b);
+	head = fake_thread(&p->m, TID + 3, p->frame, b);
+	fake_interp(&p->m, fake_at(&p->m, p->runtime), head);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_OVER_BUDGET);
+	fake_put64(&p->m, head + l->tstate_next, fake_thread(&p->m, TID, p->frame, 0));
+	CHECK_AT(l, samples_to_read(pr, st, 64) <= 64);
+}
+
+static void test_thread_walks(void)
+{
+	each_layout(thread_list_long_on);
+	each_layout(thread_list_replaced_on);
+	each_layout(thread_list_loop_left_on);
+}
+
 /* Versions without a layout are named and left alone; without Py_Version, the file names it. */
 static void test_versions(void)
 {
@@ -626,6 +700,7 @@ int main(void)
 	RUN(test_lines);
 	RUN(test_names);
 	RUN(test_lies);
+	RUN(test_thread_walks);
 	RUN(test_versions);
 	RUN(test_code_reused);
 	return test_summary();
