@@ -59,8 +59,10 @@ ALL_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(CONFIG_CFLAGS) $(SAN
 ALL_LDFLAGS = $(LDFLAGS) $(CONFIG_LDFLAGS) $(SAN_FLAGS)
 
 # Everything but main and the commands goes into one archive that the
-# commands and the unit tests link against.
-SUBSYSTEMS = util format model analysis record unwind symbols
+# commands and the unit tests link against. contract/ is what the products
+# that write a recording and those that read it share (the CUDA agent and
+# libgtrace-target take its headers, and the agent its pcopts.c, too).
+SUBSYSTEMS = util contract format model analysis record unwind symbols
 CORE_SRCS = $(foreach d,$(SUBSYSTEMS),$(wildcard src/$(d)/*.c))
 ifeq ($(HAVE_LIBUNWIND),1)
 CORE_SRCS := $(filter-out src/unwind/unwind-stub.c,$(CORE_SRCS))

@@ -25,7 +25,7 @@
 #include "cuda/cupti-api.h"
 #include "cuda/pcduty.h"
 #include "target/internal.h"
-#include "util/pcopts.h"
+#include "contract/pcopts.h"
 
 #define PC_CONTEXTS 64			/* contexts sampled at once */
 #define PC_RECORDS 2048			/* PCs one GetData call may bring */

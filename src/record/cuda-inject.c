@@ -12,7 +12,7 @@
 
 #include "config.h"
 #include "record/collect.h"
-#include "util/pcopts.h"
+#include "contract/pcopts.h"
 #include "util/xalloc.h"
 
 #define AGENT_NAME "libgtrace-cuda.so"

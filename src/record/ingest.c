@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "format/tables.h"
-#include "target/wire.h"
+#include "contract/wire.h"
 #include "util/clock.h"
 #include "util/hashmap.h"
 #include "util/remover.h"

@@ -3,7 +3,7 @@
 #define GTRACE_RECORD_INGEST_H
 
 /*
- * The recorder's end of the span channel (src/target/wire.h): a listening
+ * The recorder's end of the span channel (src/contract/wire.h): a listening
  * SOCK_SEQPACKET socket the target's processes connect to. A connection is
  * read only once its peer (SO_PEERCRED) is known to be part of the
  * recording; then its strings, lanes and spans become rows through the

@@ -27,7 +27,7 @@
 #include "record/queue.h"
 #include "record/secure-exec.h"
 #include "record/writer.h"
-#include "target/wire.h"
+#include "contract/wire.h"
 #include "util/clock.h"
 #include "util/xalloc.h"
 

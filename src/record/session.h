@@ -16,7 +16,7 @@
 
 #include "record/collect.h"
 #include "record/sampler.h"
-#include "util/pcopts.h"
+#include "contract/pcopts.h"
 
 struct record_opts {
 	char **argv;			/* the command, NULL-terminated */

@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "gtrace/target.h"
-#include "target/wire.h"
+#include "contract/wire.h"
 
 #define TGT_NAME_MAX WIRE_MAX_STRING	/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"

@@ -20,7 +20,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "target/wire.h"
+#include "contract/wire.h"
 #include "tests/unit/recorder.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

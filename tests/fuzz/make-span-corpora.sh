@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 #
 # Writes the seeds of tests/fuzz/fuzz-ingest.c (packets of the span
-# channel, src/target/wire.h: a 16-bit length before each, 0 for a new
+# channel, src/contract/wire.h: a 16-bit length before each, 0 for a new
 # connection) and tests/fuzz/fuzz-kregions.c (a number of regions, then a
 # kernel-regions buffer's words, include/gtrace/target.h), host order
 # (little-endian), into OUTDIR/ingest and OUTDIR/kregions. Needs python3.

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A hostile span-channel client: speaks the wire protocol of
- * src/target/wire.h directly to the recorder in $GTRACE_TARGET_SOCKET, the
+ * src/contract/wire.h directly to the recorder in $GTRACE_TARGET_SOCKET, the
  * way no copy of libgtrace-target would, to make it keep, spin or crash.
  *
  *   span-client instances N ID  N copies of the library in this process,
@@ -28,7 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "target/wire.h"
+#include "contract/wire.h"
 
 static void die(const char *what)
 {

@@ -21,7 +21,7 @@
 #include "record/collect.h"
 #include "record/ingest.h"
 #include "record/writer.h"
-#include "target/wire.h"
+#include "contract/wire.h"
 #include "recorder.h"
 #include "test.h"
 

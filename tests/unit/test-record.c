@@ -21,7 +21,7 @@
 #include "record/sampler.h"
 #include "record/writer.h"
 #include "util/clock.h"
-#include "util/pcopts.h"
+#include "contract/pcopts.h"
 #include "readback.h"
 #include "test.h"
 

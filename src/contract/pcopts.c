@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-#include "util/pcopts.h"
+#include "contract/pcopts.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GTRACE_UTIL_PCOPTS_H
-#define GTRACE_UTIL_PCOPTS_H
+#ifndef GTRACE_CONTRACT_PCOPTS_H
+#define GTRACE_CONTRACT_PCOPTS_H
 
 /*
  * The settings of GPU PC sampling: what gtrace record --gpu-pc-sampling

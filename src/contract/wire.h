@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GTRACE_TARGET_WIRE_H
-#define GTRACE_TARGET_WIRE_H
+#ifndef GTRACE_CONTRACT_WIRE_H
+#define GTRACE_CONTRACT_WIRE_H
 
 /*
  * The private protocol between libgtrace-target (inside the application)
