@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "contract/lanes.h"
 #include "model/model.h"
 #include "symbols/demangle.h"
 #include "util/hashmap.h"
@@ -183,12 +184,6 @@ const char *origin_outcome_name(enum origin_outcome o);
 int u64_cmp(const void *pa, const void *pb);
 /* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
 double u64_quantile(const uint64_t *sorted, size_t n, double q);
-
-/* Lane kinds the views know: what the CUDA agent writes. */
-#define CUDA_LANE_KIND "cuda"		/* a GPU stream: kernels, copies, memsets */
-#define CUDA_API_LANE_KIND "cuda-api"	/* runtime and driver API calls */
-#define CUDA_WAIT_LANE_KIND "cuda-wait"	/* the CPU waiting in a synchronizing call */
-#define NVTX_LANE_KIND "nvtx"		/* NVTX ranges of their origin threads */
 
 /* Whether a span on a CUDA stream lane is a copy or a memset, not a kernel. */
 bool gpu_is_copy_name(const char *name);
@@ -545,15 +540,7 @@ struct gpu_table {
 	uint64_t count, total_ns, bytes;
 };
 
-/*
- * Kernel regions (gtrace-kernel-regions(3)): each collect of a kernel's
- * buffer leaves one summary span per region that ran on a lane of kind
- * KREGIONS_STATS_LANE_KIND named "<kernel> regions", and the first blocks'
- * regions as spans on lanes of kind KREGIONS_LANE_KIND named
- * "<kernel> b<block> g<group>".
- */
-#define KREGIONS_LANE_KIND "kernel-regions"
-#define KREGIONS_STATS_LANE_KIND "kernel-region-stats"
+/* Kernel regions (gtrace-kernel-regions(3)), from the spans of their lanes (contract/lanes.h). */
 
 /* One region of one kernel, over the collects of its summary spans. */
 struct kregion_row {
@@ -619,7 +606,6 @@ const char *pc_explain(const struct model *m, char *buf, size_t size);
  * samples taken on a cycle when no instruction was issued: those buckets
  * are no more samples, and the totals leave them out.
  */
-#define CUDA_PC_LANE_KIND "cuda-pc"	/* the sampling windows */
 /* The frame of a kernel in the PC samples' call tree: the prefix, then its name. */
 #define KERNEL_FRAME_PREFIX "[kernel] "
 

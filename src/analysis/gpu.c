@@ -401,8 +401,7 @@ static void combine(struct kregion_row *row, const struct summary *s, size_t n, 
 
 size_t kregions_kernel_len(const char *lane_name)
 {
-	static const char stats_suffix[] = " regions";
-	size_t len = strlen(lane_name), slen = strlen(stats_suffix);
+	size_t len = strlen(lane_name), slen = strlen(KREGIONS_STATS_LANE_SUFFIX);
 	size_t g = len, b;
 
 	/* " b<block> g<group>": digits, a letter and a space, twice. */
@@ -415,7 +414,7 @@ size_t kregions_kernel_len(const char *lane_name)
 		if (b < g && b >= 2 && lane_name[b - 1] == 'b' && lane_name[b - 2] == ' ')
 			return b - 2;
 	}
-	if (len > slen && !strcmp(lane_name + len - slen, stats_suffix))
+	if (len > slen && !strcmp(lane_name + len - slen, KREGIONS_STATS_LANE_SUFFIX))
 		return len - slen;
 	return len;
 }

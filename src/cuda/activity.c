@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "contract/lanes.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -164,7 +165,7 @@ static gtrace_lane *find_lane(const struct stream_key *key)
 			lane = gpu_lanes[i].lane;
 	if (!lane) {
 		lane_name(name, sizeof(name), key);
-		lane = gtrace_lane_get("cuda", name);
+		lane = gtrace_lane_get(CUDA_LANE_KIND, name);
 		if (lane && ngpu_lanes < MAX_GPU_LANES) {
 			gpu_lanes[ngpu_lanes].key = *key;
 			gpu_lanes[ngpu_lanes].lane = lane;

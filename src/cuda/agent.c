@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "contract/lanes.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -518,9 +519,9 @@ static void start(void)
 
 	agent_pid = getpid();
 	/* The lanes first: they connect to the recorder, which hears the status. */
-	agent_api_lane = gtrace_lane_get("cuda-api", "CUDA API");
-	agent_wait_lane = gtrace_lane_get("cuda-wait", "CPU wait");
-	agent_nvtx_lane = gtrace_lane_get("nvtx", "NVTX");
+	agent_api_lane = gtrace_lane_get(CUDA_API_LANE_KIND, "CUDA API");
+	agent_wait_lane = gtrace_lane_get(CUDA_WAIT_LANE_KIND, "CPU wait");
+	agent_nvtx_lane = gtrace_lane_get(NVTX_LANE_KIND, "NVTX");
 	if (!path || !*path)
 		path = CUPTI_LIB_PATH;
 	if (cupti_api_load(path, why, sizeof(why))) {

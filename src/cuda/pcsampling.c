@@ -22,10 +22,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/lanes.h"
+#include "contract/pcopts.h"
 #include "cuda/cupti-api.h"
 #include "cuda/pcduty.h"
 #include "target/internal.h"
-#include "contract/pcopts.h"
 
 #define PC_CONTEXTS 64			/* contexts sampled at once */
 #define PC_RECORDS 2048			/* PCs one GetData call may bring */
@@ -503,7 +504,7 @@ void pcs_context_created(CUcontext ctx)
 	pc_duty_init(&c->duty, opts.rate);
 	cupti.cuptiGetDeviceId(ctx, &c->device);
 	snprintf(name, sizeof(name), "GPU%u PC sampling", c->device);
-	c->lane = gtrace_lane_get("cuda-pc", name);
+	c->lane = gtrace_lane_get(CUDA_PC_LANE_KIND, name);
 	r = cupti.cuptiPCSamplingEnable(&enable);
 	if (r != CUPTI_SUCCESS) {
 		refused("cuptiPCSamplingEnable", r);

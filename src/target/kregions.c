@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define LANE_KIND "kernel-regions"
-#define STATS_LANE_KIND "kernel-region-stats"
+#include "contract/lanes.h"
+
 /* The kernel's part of a lane name: room left for " b<block> g<group>". */
 #define KERNEL_NAME_MAX (TGT_NAME_MAX - 32)
 #define LANES_PER_BLOCK (GTRACE_KR_GROUP_MASK + 1)
@@ -445,7 +445,7 @@ static int report_lanes(const struct tgt_kr_decoded *d, size_t shown, const char
 
 			snprintf(name, sizeof(name), "%.*s b%" PRIu64 " g%" PRIu32, KERNEL_NAME_MAX,
 				 kernel, s->block, s->group);
-			lane = gtrace_lane_get(LANE_KIND, name);
+			lane = gtrace_lane_get(KREGIONS_LANE_KIND, name);
 			if (!lane)
 				return -ENOMEM;
 		}
@@ -463,8 +463,8 @@ static int report_stats(const struct tgt_kr_stats *stats, const char *kernel,
 	char name[TGT_NAME_MAX + 1];
 	gtrace_lane *lane;
 
-	snprintf(name, sizeof(name), "%.*s regions", KERNEL_NAME_MAX, kernel);
-	lane = gtrace_lane_get(STATS_LANE_KIND, name);
+	snprintf(name, sizeof(name), "%.*s" KREGIONS_STATS_LANE_SUFFIX, KERNEL_NAME_MAX, kernel);
+	lane = gtrace_lane_get(KREGIONS_STATS_LANE_KIND, name);
 	if (!lane)
 		return -ENOMEM;
 	for (unsigned r = 0; r < n_regions; r++) {
