@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -517,7 +518,7 @@ static void describe(struct diff_recording *r, const struct model *m, uint64_t s
 {
 	r->samples = samples;
 	r->ms = m->last_ts > m->start_ts ? (double)(m->last_ts - m->start_ts) / 1e6 : 0;
-	r->command = model_meta(m, "command");
+	r->command = model_meta(m, META_COMMAND);
 }
 
 void diff_build(struct diff *d, struct funcs *base, struct funcs *new,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
 #include "util/text.h"
@@ -1102,7 +1103,7 @@ static bool has_gpu_lanes(const struct model *m)
  */
 static void cupti_note(const struct model *m, char *buf, size_t size)
 {
-	const char *version = model_meta(m, "cuda.cupti-version");
+	const char *version = model_meta(m, META_CUDA_CUPTI_VERSION);
 	unsigned long v = version ? strtoul(version, NULL, 10) : 0;
 	size_t len = strlen(buf);
 
@@ -1114,12 +1115,12 @@ static void cupti_note(const struct model *m, char *buf, size_t size)
 
 const char *cuda_explain(const struct model *m, char *buf, size_t size)
 {
-	const char *status = model_meta(m, "cuda.status");
-	const char *injection = model_meta(m, "cuda.injection");
-	const char *driver = model_meta(m, "cuda.driver");
-	const char *libcuda = model_meta(m, "cuda.libcuda");
+	const char *status = model_meta(m, META_CUDA_STATUS);
+	const char *injection = model_meta(m, META_CUDA_INJECTION);
+	const char *driver = model_meta(m, META_CUDA_DRIVER);
+	const char *libcuda = model_meta(m, META_CUDA_LIBCUDA);
 	/* Failures the agent lived with: said, never taken for the status. */
-	bool warned = model_meta(m, "cuda.warnings") != NULL;
+	bool warned = model_meta(m, META_CUDA_WARNINGS) != NULL;
 	const char *why, *lost;
 
 	if (status) {
@@ -1172,7 +1173,7 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 
 const char *pc_explain(const struct model *m, char *buf, size_t size)
 {
-	const char *status = model_meta(m, "cuda.pc.status");
+	const char *status = model_meta(m, META_CUDA_PC_STATUS);
 	char cuda[512];
 	const char *why;
 

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "symbols/cubin.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -658,8 +659,8 @@ static void note_reasons(struct shown_reasons *sr, const struct pc_report *r,
 static void put_header(FILE *out, const struct pc_report *r, const struct pc_view *v,
 		       const char *path)
 {
-	const char *mode = model_meta(v->lines.m, "cuda.pc.mode");
-	const char *period = model_meta(v->lines.m, "cuda.pc.period");
+	const char *mode = model_meta(v->lines.m, META_CUDA_PC_MODE);
+	const char *period = model_meta(v->lines.m, META_CUDA_PC_PERIOD);
 	char lines[256];
 
 	fprintf(out, "# File: %s\n", text_escape(path));

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -22,20 +23,20 @@ static const struct {
 	const char *key;
 	const char *label;
 } meta_lines[] = {
-	{ "command", "command" },
-	{ "event", "event" },
-	{ "kernel-time", "kernel time" },
-	{ "frequency", "frequency (Hz)" },
-	{ "call-graph", "call graph" },
-	{ "stack-size", "stack size" },
-	{ "kernel", "kernel" },
-	{ "paranoid", "perf_event_paranoid" },
-	{ "gtrace-version", "gtrace version" },
-	{ "duration", NULL },	/* its own line, below */
-	{ "recorder-cpu-ns", NULL },	/* with the counts */
-	{ "recorder-naming-ns", NULL },
-	{ "metrics-interval", NULL },	/* the metrics section */
-	{ "metrics-nvml", NULL },
+	{ META_COMMAND, "command" },
+	{ META_EVENT, "event" },
+	{ META_KERNEL_TIME, "kernel time" },
+	{ META_FREQUENCY, "frequency (Hz)" },
+	{ META_CALL_GRAPH, "call graph" },
+	{ META_STACK_SIZE, "stack size" },
+	{ META_KERNEL, "kernel" },
+	{ META_PARANOID, "perf_event_paranoid" },
+	{ META_GTRACE_VERSION, "gtrace version" },
+	{ META_DURATION, NULL },	/* its own line, below */
+	{ META_RECORDER_CPU_NS, NULL },	/* with the counts */
+	{ META_RECORDER_NAMING_NS, NULL },
+	{ META_METRICS_INTERVAL, NULL },	/* the metrics section */
+	{ META_METRICS_NVML, NULL },
 };
 
 /* Counters with a line of their own; the rest are listed by name. */
@@ -45,10 +46,8 @@ static const char *const counter_lines[] = { "samples", "lost", "throttled" };
 #define TARGET_PREFIX "target."
 #define DROPPED_PREFIX "target.dropped."
 #define CUDA_PREFIX "cuda."
-#define CUDA_DEVICE_PREFIX "cuda.device."
 #define KR_PREFIX "kr."
 #define PYTHON_PREFIX "python."
-#define PYTHON_PROCESS_PREFIX "python.process."
 
 /* The metrics reader's counters, in the words of the metrics section. */
 static const char *const metrics_counter_lines[] = {
@@ -72,8 +71,8 @@ static const char *const python_counter_lines[] = {
 
 /* CUDA meta keys in print order; the devices go before cuda.flush. */
 static const char *const cuda_meta_lines[] = {
-	"cuda.injection", "cuda.driver", "cuda.status", "cuda.cupti-version",
-	"cuda.driver-version",
+	META_CUDA_INJECTION, META_CUDA_DRIVER, META_CUDA_STATUS, META_CUDA_CUPTI_VERSION,
+	META_CUDA_DRIVER_VERSION,
 };
 
 /* CUDA counters in print order; any others follow. */
@@ -88,7 +87,7 @@ static const char *const cuda_counter_lines[] = {
 
 /* GPU PC sampling's meta keys and counters: its section says them in words. */
 static const char *const pc_meta_lines[] = {
-	"cuda.pc.status", "cuda.pc.mode", "cuda.pc.period", "cuda.pc.rate",
+	META_CUDA_PC_STATUS, META_CUDA_PC_MODE, META_CUDA_PC_PERIOD, META_CUDA_PC_RATE,
 };
 
 static const char *const pc_counter_lines[] = {
@@ -195,7 +194,7 @@ static bool has_prefix(const char *s, const char *prefix)
 
 static bool is_meta_line(const char *key)
 {
-	if (has_prefix(key, CUDA_PREFIX) || has_prefix(key, PYTHON_PREFIX))	/* sections' */
+	if (has_prefix(key, META_CUDA_PREFIX) || has_prefix(key, META_PYTHON_PREFIX))	/* sections' */
 		return true;
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
 		if (!strcmp(meta_lines[i].key, key))
@@ -206,7 +205,7 @@ static bool is_meta_line(const char *key)
 /* The recording's length: its duration meta, else from the events read. */
 static double recording_seconds(const struct model *m)
 {
-	const char *duration = model_meta(m, "duration");
+	const char *duration = model_meta(m, META_DURATION);
 
 	return duration ? strtod(duration, NULL) : (double)(m->last_ts - m->start_ts) / 1e9;
 }
@@ -225,8 +224,8 @@ static void put_meta(FILE *out, const struct model *m)
 		put_value(out, v ? v : "n/a");
 	}
 	field(out, "duration:");
-	if (model_meta(m, "duration"))
-		fprintf(out, "%s s\n", text_escape(model_meta(m, "duration")));
+	if (model_meta(m, META_DURATION))
+		fprintf(out, "%s s\n", text_escape(model_meta(m, META_DURATION)));
 	else	/* the recorder was stopped before it could write it */
 		fprintf(out, "%.3f s (from the events read)\n", recording_seconds(m));
 	/* Keys this version has no line for, once each with their last value. */
@@ -286,8 +285,8 @@ static void put_losses(FILE *out, const struct model *m)
  */
 static void put_recorder_cpu(FILE *out, const struct model *m)
 {
-	const char *v = model_meta(m, "recorder-cpu-ns");
-	const char *naming = model_meta(m, "recorder-naming-ns");
+	const char *v = model_meta(m, META_RECORDER_CPU_NS);
+	const char *naming = model_meta(m, META_RECORDER_NAMING_NS);
 	double ns = v ? strtod(v, NULL) : 0, naming_ns = naming ? strtod(naming, NULL) : 0;
 	uint64_t metrics_ns = 0;
 	bool metrics = model_counter(m, "metrics.cpu-ns", &metrics_ns);
@@ -420,13 +419,13 @@ static const char *signed_duration(char *buf, size_t size, int64_t ns)
 /* Whether rank index r's drift was measured: it and the first have end pairs too. */
 static bool drift_known(const struct model *m, size_t r)
 {
-	return r && m->ranks.v[r].clock_pairs && model_rank_meta(m, 0, "clock-end") &&
-	       model_rank_meta(m, r, "clock-end");
+	return r && m->ranks.v[r].clock_pairs && model_rank_meta(m, 0, META_CLOCK_END) &&
+	       model_rank_meta(m, r, META_CLOCK_END);
 }
 
 static const char *rank_host(const struct model *m, size_t r)
 {
-	const char *host = model_rank_meta(m, r, "hostname");
+	const char *host = model_rank_meta(m, r, META_HOSTNAME);
 
 	return host && *host ? host : "-";
 }
@@ -646,7 +645,7 @@ static bool is_cuda_lane(const struct model *m, const struct tr_lane *lane)
 static bool has_cuda(const struct model *m)
 {
 	for (size_t i = 0; i < m->t.meta.len; i++)
-		if (m->t.meta.v[i].key && has_prefix(m->t.meta.v[i].key, CUDA_PREFIX))
+		if (m->t.meta.v[i].key && has_prefix(m->t.meta.v[i].key, META_CUDA_PREFIX))
 			return true;
 	for (size_t i = 0; i < m->counters.len; i++)
 		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_PREFIX))
@@ -670,7 +669,7 @@ static bool is_cuda_meta_line(const char *key)
 	if (is_listed(cuda_meta_lines, sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]), key) ||
 	    is_listed(pc_meta_lines, sizeof(pc_meta_lines) / sizeof(pc_meta_lines[0]), key))
 		return true;
-	return !strcmp(key, "cuda.flush") || has_prefix(key, CUDA_DEVICE_PREFIX);
+	return !strcmp(key, META_CUDA_FLUSH) || has_prefix(key, META_CUDA_DEVICE_PREFIX);
 }
 
 static void put_meta_line(FILE *out, const char *key, const char *value)
@@ -719,7 +718,7 @@ static void put_cuda_lanes(FILE *out, const struct model *m)
 /* The agent counts a problem once it happens: with the agent running, no counter is none. */
 static void put_cuda_problems(FILE *out, const struct model *m)
 {
-	bool any = false, known = model_meta(m, "cuda.status") != NULL;
+	bool any = false, known = model_meta(m, META_CUDA_STATUS) != NULL;
 
 	field(out, "GPU record problems:");
 	for (size_t i = 0; i < sizeof(cuda_problems) / sizeof(cuda_problems[0]); i++) {
@@ -776,9 +775,9 @@ static void put_cuda(FILE *out, const struct model *m)
 		  : "the recording says nothing about CUDA collection");
 	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
 		put_meta_line(out, cuda_meta_lines[i], model_meta(m, cuda_meta_lines[i]));
-	put_meta_keys(out, m, CUDA_DEVICE_PREFIX, false);
-	put_meta_line(out, "cuda.flush", model_meta(m, "cuda.flush"));
-	put_meta_keys(out, m, CUDA_PREFIX, true);
+	put_meta_keys(out, m, META_CUDA_DEVICE_PREFIX, false);
+	put_meta_line(out, META_CUDA_FLUSH, model_meta(m, META_CUDA_FLUSH));
+	put_meta_keys(out, m, META_CUDA_PREFIX, true);
 	put_cuda_lanes(out, m);
 	put_cuda_problems(out, m);
 	put_cuda_counters(out, m);
@@ -811,7 +810,7 @@ static const char *count_text(char *buf, size_t size, const struct model *m, con
 static const char *pc_count_text(char *buf, size_t size, const struct model *m,
 				 const char *name)
 {
-	return count_text(buf, size, m, name, model_meta(m, "cuda.pc.status") != NULL);
+	return count_text(buf, size, m, name, model_meta(m, META_CUDA_PC_STATUS) != NULL);
 }
 
 /* label, then each of the n counts of names with its words: "3 sent, 1 over the cap". */
@@ -829,9 +828,9 @@ static void put_counts_line(FILE *out, const struct model *m, const char *label,
 
 static void put_pc_settings(FILE *out, const struct model *m)
 {
-	const char *mode = model_meta(m, "cuda.pc.mode");
-	const char *period = model_meta(m, "cuda.pc.period");
-	const char *rate = model_meta(m, "cuda.pc.rate");
+	const char *mode = model_meta(m, META_CUDA_PC_MODE);
+	const char *period = model_meta(m, META_CUDA_PC_PERIOD);
+	const char *rate = model_meta(m, META_CUDA_PC_RATE);
 
 	field(out, "PC mode:");
 	put_value(out, mode ? mode : "n/a");
@@ -875,7 +874,7 @@ static void put_pc_getdata(FILE *out, const struct model *m)
 {
 	uint64_t calls = 0, ns = 0;
 	bool known = model_counter(m, "cuda.pc.getdata-calls", &calls) ||
-		     model_meta(m, "cuda.pc.status");
+		     model_meta(m, META_CUDA_PC_STATUS);
 
 	model_counter(m, "cuda.pc.getdata-ns", &ns);
 	field(out, "PC GetData:");
@@ -900,7 +899,7 @@ static void put_pc_cubins(FILE *out, const struct model *m)
 	for (size_t i = 0; i < m->t.cubins.len; i++)
 		bytes += m->t.cubins.v[i].image.len;
 	put_counts_line(out, m, "PC cubins:", names, words, sizeof(names) / sizeof(names[0]),
-			model_meta(m, "cuda.pc.status") != NULL);
+			model_meta(m, META_CUDA_PC_STATUS) != NULL);
 	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
 }
 
@@ -923,7 +922,7 @@ static void put_pc(FILE *out, const struct model *m)
 	static const char *const drops_words[] = {
 		"samples dropped", "buffer-full events", "pairs unsent",
 	};
-	const char *status = model_meta(m, "cuda.pc.status");
+	const char *status = model_meta(m, META_CUDA_PC_STATUS);
 	bool requested = status || m->t.pc_samples.len || (m->header.features & TR_FEAT_GPU_PC);
 	uint64_t lines[PC_LINE_OUTCOMES];
 	char buf[512];
@@ -1051,7 +1050,7 @@ static void put_python(FILE *out, const struct model *m)
 	if (over_budget)
 		fprintf(out, "; %" PRIu64 " past what one sample may read", over_budget);
 	fprintf(out, "\n");
-	put_meta_keys(out, m, PYTHON_PROCESS_PREFIX, false);
+	put_meta_keys(out, m, META_PYTHON_PROCESS_PREFIX, false);
 	for (size_t i = 0; i < outcomes + counts; i++) {
 		const char *name = i < outcomes ? python_outcome_lines[i]
 						: python_counter_lines[i - outcomes];
@@ -1088,8 +1087,8 @@ static bool tick_spacing(const struct model *m, uint64_t *ns)
  */
 static void put_metrics(FILE *out, const struct model *m)
 {
-	const char *interval = model_meta(m, "metrics-interval");
-	const char *nvml = model_meta(m, "metrics-nvml");
+	const char *interval = model_meta(m, META_METRICS_INTERVAL);
+	const char *nvml = model_meta(m, META_METRICS_NVML);
 	size_t subjects[METRIC_SUBJECTS] = {0}, ticks = m->t.metric_ticks.len;
 	struct metrics_storage stored;
 	uint64_t cpu_ns, made, spacing;
@@ -1207,7 +1206,7 @@ static void json_ranks(FILE *out, const struct model *m)
 	fprintf(out, "  \"ranks\": [");
 	for (size_t r = 0; r < m->ranks.len; r++) {
 		const struct model_rank *k = &m->ranks.v[r];
-		const char *host = model_rank_meta(m, r, "hostname");
+		const char *host = model_rank_meta(m, r, META_HOSTNAME);
 
 		fprintf(out, "%s\n    {\"rank\": %" PRId64 ", \"has_rank\": %s, \"host\": ",
 			r ? "," : "", k->rank, k->has_rank ? "true" : "false");
@@ -1238,8 +1237,8 @@ static void json_ranks(FILE *out, const struct model *m)
 /* The metrics section's figures; the reader's counters are under "counters". */
 static void json_metrics(FILE *out, const struct model *m)
 {
-	const char *interval = model_meta(m, "metrics-interval");
-	const char *nvml = model_meta(m, "metrics-nvml");
+	const char *interval = model_meta(m, META_METRICS_INTERVAL);
+	const char *nvml = model_meta(m, META_METRICS_NVML);
 	struct metrics_storage stored;
 	uint64_t spacing;
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "format/buf.h"
 #include "format/file.h"
 #include "util/text.h"
@@ -247,7 +248,7 @@ const char *metrics_explain(const struct model *m, char *buf, size_t size)
 		if (model_metric_points(m, id, &n))
 			return NULL;
 	}
-	if (!model_meta(m, "metrics-interval") && !m->t.metrics.len)
+	if (!model_meta(m, META_METRICS_INTERVAL) && !m->t.metrics.len)
 		snprintf(buf, size, "it was recorded with --no-metrics, or by a gtrace without them");
 	else
 		snprintf(buf, size, "the recording ended before the first reading");
@@ -324,7 +325,7 @@ static bool new_subject(const struct metrics_report *r, const struct model *m, s
 /* The interval asked for, in ms; < 0 when the recording does not say. */
 static double interval_ms(const struct model *m)
 {
-	const char *interval = model_meta(m, "metrics-interval");
+	const char *interval = model_meta(m, META_METRICS_INTERVAL);
 
 	return interval ? strtod(interval, NULL) / 1e6 : -1;
 }

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
 #include "util/text.h"
@@ -434,7 +435,7 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 
 static const char *rank_host(const struct model *m, size_t index)
 {
-	return model_rank_meta(m, index, "hostname");
+	return model_rank_meta(m, index, META_HOSTNAME);
 }
 
 static size_t count_hosts(const struct rank_report *r, const struct model *m)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
@@ -770,7 +771,7 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 	static const struct value_columns samples = {
 		"Children", "Self", "Samples", 10, put_sample_values,
 	};
-	const char *event = model_meta(f->m, "event");
+	const char *event = model_meta(f->m, META_EVENT);
 
 	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
 		event ? text_escape(event) : "unknown");
@@ -842,7 +843,7 @@ void report_print_json(FILE *out, const struct report *samples, const struct rep
 		       const struct lane_report *lanes, struct funcs *f,
 		       const struct report_opts *o, const char *path)
 {
-	const char *event = model_meta(f->m, "event");
+	const char *event = model_meta(f->m, META_EVENT);
 
 	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
 	utf8_fput_json(out, path);

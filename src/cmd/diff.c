@@ -9,6 +9,7 @@
 #include "analysis/diff.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
+#include "contract/meta.h"
 #include "util/text.h"
 #include "util/log.h"
 
@@ -181,7 +182,7 @@ int cmd_diff(int argc, char **argv)
 	da.o.filter = &a.filter;
 	for (int s = 0; s < 2; s++) {
 		funcs_init(&f[s], &m[s], a.funcs_flags);
-		cmd[s] = model_meta(&m[s], "command");
+		cmd[s] = model_meta(&m[s], META_COMMAND);
 	}
 	if (cmd[0] && cmd[1] && strcmp(cmd[0], cmd[1]))
 		pr_warn("the recordings ran different commands: '%s' and '%s'", text_escape(cmd[0]),

@@ -28,6 +28,7 @@
 
 #include "config.h"
 #include "contract/lanes.h"
+#include "contract/meta.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -153,7 +154,7 @@ void agent_status(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	gtrace_meta_set("cuda.status", buf);
+	gtrace_meta_set(META_CUDA_STATUS, buf);
 }
 
 /* Adds to cuda.warnings, which ends in "..." once full. */
@@ -168,7 +169,7 @@ static void warn(const char *text)
 		full = len + strlen("; ") + strlen(text) + strlen("; ...") >= sizeof(warnings);
 		snprintf(warnings + len, sizeof(warnings) - len, "%s%s", len ? "; " : "",
 			 full ? "..." : text);
-		gtrace_meta_set("cuda.warnings", warnings);
+		gtrace_meta_set(META_CUDA_WARNINGS, warnings);
 	}
 	pthread_mutex_unlock(&warnings_lock);
 }
@@ -243,7 +244,7 @@ void agent_buffer_arrived(void)
 void agent_stop(const char *status)
 {
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
-	gtrace_meta_set("cuda.status", status);
+	gtrace_meta_set(META_CUDA_STATUS, status);
 	status_clean = false;
 }
 
@@ -358,7 +359,7 @@ static void at_exit(void)
 	if (incomplete)
 		snprintf(buf, sizeof(buf), "incomplete: %llu records still running at exit",
 			 (unsigned long long)incomplete);
-	gtrace_meta_set("cuda.flush", incomplete ? buf : "clean");
+	gtrace_meta_set(META_CUDA_FLUSH, incomplete ? buf : "clean");
 	check_taken_over(queued);
 	/* Later buffers (the runtime's own teardown) are not waited for. */
 	__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
@@ -496,7 +497,7 @@ static bool choose_clock(void)
 	char buf[32], clock[128];
 
 	if (r == CUPTI_SUCCESS) {
-		gtrace_meta_set("cuda.clock", "callback");
+		gtrace_meta_set(META_CUDA_CLOCK, "callback");
 		return true;
 	}
 	cupti_clock = true;
@@ -506,7 +507,7 @@ static bool choose_clock(void)
 	}
 	snprintf(clock, sizeof(clock), "cupti+offset: cuptiActivityRegisterTimestampCallback: %s",
 		 cupti_result_string(r, buf, sizeof(buf)));
-	gtrace_meta_set("cuda.clock", clock);
+	gtrace_meta_set(META_CUDA_CLOCK, clock);
 	return true;
 }
 
@@ -534,7 +535,7 @@ static void start(void)
 		return;
 	}
 	snprintf(why, sizeof(why), "%u", (unsigned)version);
-	gtrace_meta_set("cuda.cupti-version", why);
+	gtrace_meta_set(META_CUDA_CUPTI_VERSION, why);
 	if (version < MIN_CUPTI_VERSION) {
 		agent_status("cupti-too-old: %u < %u", (unsigned)version, MIN_CUPTI_VERSION);
 		return;

@@ -15,6 +15,8 @@
 
 #include <cuda.h>
 
+#include "contract/meta.h"
+
 #define MAX_DEVICES 64
 
 enum { SLOT_EMPTY, SLOT_WRITING, SLOT_READY };
@@ -41,7 +43,7 @@ static void publish_meta(uint32_t id, const char *name, const struct cuda_device
 {
 	char key[32], value[384];
 
-	snprintf(key, sizeof(key), "cuda.device.%u", (unsigned)id);
+	snprintf(key, sizeof(key), META_CUDA_DEVICE_PREFIX "%u", (unsigned)id);
 	snprintf(value, sizeof(value), "%s, sm %d.%d, %d SMs, %llu MiB", name, l->cc_major,
 		 l->cc_minor, l->sms, (unsigned long long)(mem_bytes >> 20));
 	gtrace_meta_set(key, value);
@@ -54,7 +56,8 @@ static void publish_clock(uint32_t id, int khz)
 
 	if (khz <= 0)
 		return;
-	snprintf(key, sizeof(key), "cuda.device.%u.clock-khz", (unsigned)id);
+	snprintf(key, sizeof(key), META_CUDA_DEVICE_PREFIX "%u" META_CUDA_DEVICE_CLOCK_SUFFIX,
+		 (unsigned)id);
 	snprintf(value, sizeof(value), "%d", khz);
 	gtrace_meta_set(key, value);
 }
@@ -192,6 +195,6 @@ void devices_query_driver(void)
 		return;
 	if (drv.get_version && drv.get_version(&version) == CUDA_SUCCESS) {
 		snprintf(buf, sizeof(buf), "%d.%d", version / 1000, version % 1000 / 10);
-		gtrace_meta_set("cuda.driver-version", buf);
+		gtrace_meta_set(META_CUDA_DRIVER_VERSION, buf);
 	}
 }

@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "contract/lanes.h"
+#include "contract/meta.h"
 #include "contract/pcopts.h"
 #include "cuda/cupti-api.h"
 #include "cuda/pcduty.h"
@@ -95,7 +96,7 @@ static void pc_status(const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(buf, sizeof(buf), fmt, ap);
 	va_end(ap);
-	gtrace_meta_set("cuda.pc.status", buf);
+	gtrace_meta_set(META_CUDA_PC_STATUS, buf);
 }
 
 void pcs_init(void)
@@ -110,10 +111,10 @@ void pcs_init(void)
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%u", opts.period);
-	gtrace_meta_set("cuda.pc.period", buf);
-	gtrace_meta_set("cuda.pc.mode", opts.continuous ? "continuous" : "kernel-serialized");
+	gtrace_meta_set(META_CUDA_PC_PERIOD, buf);
+	gtrace_meta_set(META_CUDA_PC_MODE, opts.continuous ? "continuous" : "kernel-serialized");
 	snprintf(buf, sizeof(buf), "%u", opts.rate);
-	gtrace_meta_set("cuda.pc.rate", buf);
+	gtrace_meta_set(META_CUDA_PC_RATE, buf);
 	pc_status("%s", "on: waiting for a CUDA context");
 	__atomic_store_n(&sampling, 1, __ATOMIC_RELAXED);
 }
@@ -143,7 +144,7 @@ static void refused(const char *what, CUptiResult r)
 	else {
 		snprintf(status, sizeof(status), "refused: %s: %s", what,
 			 cupti_result_string(r, buf, sizeof(buf)));
-		gtrace_meta_set("cuda.pc.status", status);
+		gtrace_meta_set(META_CUDA_PC_STATUS, status);
 	}
 	agent_count(CNT_PC_REFUSED, 1);
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "model/model-internal.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"
@@ -70,13 +71,13 @@ static void clock_shift(struct model_rank *r, const struct model *m, const struc
 {
 	int64_t mine, theirs, mine_end, theirs_end;
 
-	r->clock_pairs = clock_offset(model_meta(m, "clock-start"), &mine) &&
-			 clock_offset(model_meta(from, "clock-start"), &theirs);
+	r->clock_pairs = clock_offset(model_meta(m, META_CLOCK_START), &mine) &&
+			 clock_offset(model_meta(from, META_CLOCK_START), &theirs);
 	if (!r->clock_pairs)
 		return;
 	r->shift_ns = i64_sat_sub(theirs, mine);
-	if (clock_offset(model_meta(m, "clock-end"), &mine_end) &&
-	    clock_offset(model_meta(from, "clock-end"), &theirs_end))
+	if (clock_offset(model_meta(m, META_CLOCK_END), &mine_end) &&
+	    clock_offset(model_meta(from, META_CLOCK_END), &theirs_end))
 		r->drift_ns = i64_sat_sub(i64_sat_sub(theirs_end, mine_end), r->shift_ns);
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "contract/meta.h"
 #include "model/model-internal.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"
@@ -400,14 +401,14 @@ static int64_t meta_int(const struct tr_meta *v, size_t n, const char *key, int6
 
 void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index)
 {
-	int64_t start = meta_int(meta, n, "start-ns", 0), end = meta_int(meta, n, "end-ns", 0);
+	int64_t start = meta_int(meta, n, META_START_NS, 0), end = meta_int(meta, n, META_END_NS, 0);
 
-	r->rank = meta_int(meta, n, "rank", -1);
+	r->rank = meta_int(meta, n, META_RANK, -1);
 	r->has_rank = r->rank >= 0;
 	if (!r->has_rank)
 		r->rank = (int64_t)index;
-	r->local_rank = meta_int(meta, n, "local-rank", -1);
-	r->world_size = meta_int(meta, n, "world-size", -1);
+	r->local_rank = meta_int(meta, n, META_LOCAL_RANK, -1);
+	r->world_size = meta_int(meta, n, META_WORLD_SIZE, -1);
 	r->start_ns = start > 0 ? model_shifted((uint64_t)start, r->shift_ns) : 0;
 	r->end_ns = end > 0 ? model_shifted((uint64_t)end, r->shift_ns) : 0;
 }
@@ -737,7 +738,7 @@ void model_python_view(struct model *m, enum model_python_view view)
 
 uint64_t model_sample_period_ns(const struct model *m)
 {
-	const char *freq = model_meta(m, "frequency");
+	const char *freq = model_meta(m, META_FREQUENCY);
 	unsigned long long hz = freq ? strtoull(freq, NULL, 10) : 0;
 
 	return hz ? 1000000000ull / hz : 0;

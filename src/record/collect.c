@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "format/file.h"
 #include "format/tables.h"
 #include "record/procfs.h"
@@ -429,7 +430,7 @@ static void python_found(struct collector *c, uint32_t pid, const char *found)
 
 	if (!found)
 		return;
-	snprintf(key, sizeof(key), "python.process.%" PRIu32, pid);
+	snprintf(key, sizeof(key), META_PYTHON_PROCESS_PREFIX "%" PRIu32, pid);
 	collector_meta(c, key, found);
 	c->python_counted = true;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "contract/meta.h"
 #include "record/collect.h"
 #include "contract/pcopts.h"
 #include "util/xalloc.h"
@@ -228,23 +229,23 @@ static void driver_meta(struct collector *c)
 	if (f)
 		fclose(f);
 	if (!ok) {
-		collector_meta(c, "cuda.driver", "none: no NVIDIA kernel driver loaded");
+		collector_meta(c, META_CUDA_DRIVER, "none: no NVIDIA kernel driver loaded");
 		return;
 	}
 	line[strcspn(line, "\n")] = '\0';
-	collector_meta(c, "cuda.driver", line);
+	collector_meta(c, META_CUDA_DRIVER, line);
 	libcuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
 	if (libcuda) {
 		dlclose(libcuda);
 		return;
 	}
 	snprintf(line, sizeof(line), "missing: %s", dlerror());
-	collector_meta(c, "cuda.libcuda", line);
+	collector_meta(c, META_CUDA_LIBCUDA, line);
 }
 
 void cuda_inject_meta(const struct cuda_inject *ci, struct collector *c)
 {
-	collector_meta(c, "cuda.injection", ci->agent ? ci->agent : ci->off);
+	collector_meta(c, META_CUDA_INJECTION, ci->agent ? ci->agent : ci->off);
 	driver_meta(c);
 }
 

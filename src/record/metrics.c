@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/meta.h"
 #include "record/nvml.h"
 #include "record/procstat.h"
 #include "util/clock.h"
@@ -604,13 +605,13 @@ static void put_meta(struct metrics *m, struct collector *c)
 
 	if (!m->meta_written) {
 		snprintf(interval, sizeof(interval), "%llu", (unsigned long long)m->interval_ns);
-		collector_meta(c, "metrics-interval", interval);
+		collector_meta(c, META_METRICS_INTERVAL, interval);
 		for (int k = 0; k < MC_COUNTERS; k++)
 			m->counter_ids[k] = collector_intern(c, counter_names[k]);
 		m->meta_written = true;
 	}
 	if (m->status[0] && strcmp(m->status, m->status_taken)) {
-		collector_meta(c, "metrics-nvml", m->status);
+		collector_meta(c, META_METRICS_NVML, m->status);
 		memcpy(m->status_taken, m->status, sizeof(m->status_taken));
 	}
 }

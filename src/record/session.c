@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "contract/meta.h"
 #include "format/file.h"
 #include "record/cuda-inject.h"
 #include "record/ingest.h"
@@ -340,12 +341,12 @@ static void add_rank_meta(struct collector *c)
 	job_rank_from_env(&r);
 	if (r.rank < 0)
 		return;
-	meta_u64(c, "rank", (uint64_t)r.rank);
+	meta_u64(c, META_RANK, (uint64_t)r.rank);
 	if (r.local_rank >= 0)
-		meta_u64(c, "local-rank", (uint64_t)r.local_rank);
+		meta_u64(c, META_LOCAL_RANK, (uint64_t)r.local_rank);
 	if (r.world_size >= 0)
-		meta_u64(c, "world-size", (uint64_t)r.world_size);
-	collector_meta(c, "rank-from", r.from);
+		meta_u64(c, META_WORLD_SIZE, (uint64_t)r.world_size);
+	collector_meta(c, META_RANK_FROM, r.from);
 }
 
 /* What puts the recordings of several machines on one time axis. */
@@ -369,41 +370,41 @@ static void add_start_meta(struct session *se)
 	long paranoid;
 
 	command = command_line(se);
-	collector_meta(c, "command", command);
+	collector_meta(c, META_COMMAND, command);
 	free(command);
 
-	collector_meta(c, "event", sampler_event_name(se->sampler));
-	collector_meta(c, "kernel-time", kernel_time(se));
-	meta_u64(c, "frequency", o->freq);
-	collector_meta(c, "call-graph", o->method == UNWIND_DWARF ? "dwarf" : "fp");
+	collector_meta(c, META_EVENT, sampler_event_name(se->sampler));
+	collector_meta(c, META_KERNEL_TIME, kernel_time(se));
+	meta_u64(c, META_FREQUENCY, o->freq);
+	collector_meta(c, META_CALL_GRAPH, o->method == UNWIND_DWARF ? "dwarf" : "fp");
 	if (o->method == UNWIND_DWARF)
-		meta_u64(c, "stack-size", o->stack_size);
-	meta_u64(c, "ring-size", sampler_ring_bytes(se->sampler));
+		meta_u64(c, META_STACK_SIZE, o->stack_size);
+	meta_u64(c, META_RING_SIZE, sampler_ring_bytes(se->sampler));
 	if (o->method == UNWIND_DWARF)
-		meta_u64(c, "unwind-threads", unwind_threads(o));
+		meta_u64(c, META_UNWIND_THREADS, unwind_threads(o));
 	if (!uname(&uts))
-		collector_meta(c, "kernel", uts.release);
+		collector_meta(c, META_KERNEL, uts.release);
 	if (!gethostname(buf, sizeof(buf))) {
 		buf[sizeof(buf) - 1] = '\0';
-		collector_meta(c, "hostname", buf);
+		collector_meta(c, META_HOSTNAME, buf);
 	}
 	/* Signed: -1 is the most permissive setting. */
 	if (!sampler_read_sysctl("perf_event_paranoid", &paranoid)) {
 		snprintf(buf, sizeof(buf), "%ld", paranoid);
-		collector_meta(c, "paranoid", buf);
+		collector_meta(c, META_PARANOID, buf);
 	}
 	if (!o->attach) {
 		se->res->sampling_stopped = secure_exec_why(o->argv[0]);
 		if (se->res->sampling_stopped)
-			collector_meta(c, "sampling-stopped", se->res->sampling_stopped);
+			collector_meta(c, META_SAMPLING_STOPPED, se->res->sampling_stopped);
 	}
 	add_rank_meta(c);
-	add_clock_pair(c, "clock-start");
+	add_clock_pair(c, META_CLOCK_START);
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
-	collector_meta(c, "start-time", buf);
-	meta_u64(c, "start-ns", se->start_ns);
-	meta_u64(c, "pid", (uint64_t)se->target);
-	collector_meta(c, "gtrace-version", GTRACE_VERSION);
+	collector_meta(c, META_START_TIME, buf);
+	meta_u64(c, META_START_NS, se->start_ns);
+	meta_u64(c, META_PID, (uint64_t)se->target);
+	collector_meta(c, META_GTRACE_VERSION, GTRACE_VERSION);
 	cuda_inject_meta(&se->cuda, c);
 }
 
@@ -423,19 +424,19 @@ static void add_end_meta(struct session *se, uint64_t end_ns)
 	char buf[64];
 
 	/* Before the names are worked out: what recording cost, sample by sample. */
-	meta_u64(se->c, "recorder-cpu-ns", own_cpu_ns());
-	meta_u64(se->c, "recorder-naming-ns", collector_naming_ns(se->c));
+	meta_u64(se->c, META_RECORDER_CPU_NS, own_cpu_ns());
+	meta_u64(se->c, META_RECORDER_NAMING_NS, collector_naming_ns(se->c));
 
-	add_clock_pair(se->c, "clock-end");
+	add_clock_pair(se->c, META_CLOCK_END);
 	format_iso_time(now_ns(CLOCK_REALTIME), buf, sizeof(buf));
-	collector_meta(se->c, "end-time", buf);
-	meta_u64(se->c, "end-ns", end_ns);
+	collector_meta(se->c, META_END_TIME, buf);
+	meta_u64(se->c, META_END_NS, end_ns);
 	snprintf(buf, sizeof(buf), "%.3f", (double)(end_ns - se->start_ns) / NSEC_PER_SEC);
-	collector_meta(se->c, "duration", buf);
+	collector_meta(se->c, META_DURATION, buf);
 	/* An attached process goes on, or ended with a status only its parent sees. */
 	if (!se->o->attach) {
 		snprintf(buf, sizeof(buf), "%d", se->res->exit_status);
-		collector_meta(se->c, "exit-status", buf);
+		collector_meta(se->c, META_EXIT_STATUS, buf);
 	}
 }
 
