@@ -61,7 +61,7 @@ ALL_LDFLAGS = $(LDFLAGS) $(CONFIG_LDFLAGS) $(SAN_FLAGS)
 # Everything but main and the commands goes into one archive that the
 # commands and the unit tests link against. contract/ is what the products
 # that write a recording and those that read it share (the CUDA agent and
-# libgtrace-target take its headers, and the agent its pcopts.c, too).
+# libgtrace-target take its headers and what of its code they need, too).
 SUBSYSTEMS = util contract format model analysis record unwind symbols
 CORE_SRCS = $(foreach d,$(SUBSYSTEMS),$(wildcard src/$(d)/*.c))
 ifeq ($(HAVE_LIBUNWIND),1)
@@ -72,8 +72,9 @@ endif
 CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
 
 # libgtrace-target goes into applications, not into gtrace: its own
-# position-independent objects, exporting only the gtrace_* API.
-TARGET_SRCS = $(wildcard src/target/*.c)
+# position-independent objects, exporting only the gtrace_* API, with its
+# own copy of the kr.* counters' names (kernel regions count them).
+TARGET_SRCS = $(wildcard src/target/*.c) src/contract/kr-counters.c
 TARGET_OBJS = $(TARGET_SRCS:%.c=$(BUILD)/pic/%.o)
 # The same minus the constructor that connects at load time, for agents
 # that link the library into themselves (src/target/autostart.c says why).

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/counters.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
 #include "util/text.h"
@@ -40,33 +41,12 @@ static const struct {
 };
 
 /* Counters with a line of their own; the rest are listed by name. */
-static const char *const counter_lines[] = { "samples", "lost", "throttled" };
-
-#define UNWIND_PREFIX "unwind."
-#define TARGET_PREFIX "target."
-#define DROPPED_PREFIX "target.dropped."
-#define CUDA_PREFIX "cuda."
-#define KR_PREFIX "kr."
-#define PYTHON_PREFIX "python."
+static const char *const counter_lines[] = { COUNTER_SAMPLES, COUNTER_LOST, COUNTER_THROTTLED };
 
 /* The metrics reader's counters, in the words of the metrics section. */
-static const char *const metrics_counter_lines[] = {
-	"metrics.ticks", "metrics.missed", "metrics.processes", "metrics.read-failed",
-};
-static const char *const metrics_counter_words[] = {
-	"made", "missed", "processes read", "reads failed",
-};
-
-/* The Python reader's outcomes, as in src/record/python.h. */
-static const char *const python_outcome_lines[] = {
-	"python.matched", "python.mismatch", "python.no-thread-state", "python.read-failed",
-	"python.exited", "python.unsupported", "python.over-budget",
-};
-
-/* Then its frame count, and what it cut or left out to stay within its bounds. */
-static const char *const python_counter_lines[] = {
-	"python.frames", "python.codes-evicted", "python.names-cut", "python.linetables-too-long",
-	"python.names-over-budget",
+static const struct counter_name *const metrics_counter_lines[] = {
+	&metrics_counters[METRICS_TICKS], &metrics_counters[METRICS_MISSED],
+	&metrics_counters[METRICS_PROCESSES], &metrics_counters[METRICS_READ_FAILED],
 };
 
 /* CUDA meta keys in print order; the devices go before cuda.flush. */
@@ -75,39 +55,21 @@ static const char *const cuda_meta_lines[] = {
 	META_CUDA_DRIVER_VERSION,
 };
 
-/* CUDA counters in print order; any others follow. */
-static const char *const cuda_counter_lines[] = {
-	"cuda.records.kernel", "cuda.records.memcpy", "cuda.records.memset",
-	"cuda.records.sync",
-	"cuda.records.overhead", "cuda.records.device", "cuda.records.context",
-	"cuda.records.other", "cuda.dropped", "cuda.no-timestamp", "cuda.incomplete",
-	"cuda.causality", "cuda.no-origin", "cuda.buffers", "cuda.flushes",
-	"cuda.null-buffers",
-};
+/* CUDA counters listed in order: CUPTI's records and what became of them; any others follow. */
+#define CUDA_LINES_LAST CUDA_CNT_NULL_BUFFERS
 
 /* GPU PC sampling's meta keys and counters: its section says them in words. */
 static const char *const pc_meta_lines[] = {
 	META_CUDA_PC_STATUS, META_CUDA_PC_MODE, META_CUDA_PC_PERIOD, META_CUDA_PC_RATE,
 };
+#define PC_LINES_FIRST CUDA_CNT_PC_PAIRS
+#define PC_LINES_LAST CUDA_CNT_PC_CUBINS_OVER_CAP
 
-static const char *const pc_counter_lines[] = {
-	"cuda.pc.pairs", "cuda.pc.samples", "cuda.pc.dropped", "cuda.pc.buffer-full",
-	"cuda.pc.unsent", "cuda.pc.windows", "cuda.pc.windows-failed",
-	"cuda.pc.getdata-calls", "cuda.pc.getdata-ns", "cuda.pc.refused", "cuda.pc.cubins",
-	"cuda.pc.cubins-unsent", "cuda.pc.cubins-over-cap",
-};
-
-/* Counters that mean GPU work is missing or misplaced, and what they mean. */
-static const struct {
-	const char *name;
-	const char *what;
-} cuda_problems[] = {
-	{ "cuda.dropped", "dropped by CUPTI" },
-	{ "cuda.no-timestamp", "without timestamps" },
-	{ "cuda.incomplete", "still running at the final flush" },
-	{ "cuda.causality", "starting before their API call" },
-	{ "cuda.no-origin", "without an API call" },
-	{ "cuda.null-buffers", "buffers CUPTI delivered empty" },
+/* Counters that mean GPU work is missing or misplaced, said in their words. */
+static const struct counter_name *const cuda_problems[] = {
+	&cuda_counters[CUDA_CNT_DROPPED], &cuda_counters[CUDA_CNT_NO_TIMESTAMP],
+	&cuda_counters[CUDA_CNT_INCOMPLETE], &cuda_counters[CUDA_CNT_CAUSALITY],
+	&cuda_counters[CUDA_CNT_NO_ORIGIN], &cuda_counters[CUDA_CNT_NULL_BUFFERS],
 };
 
 static const struct {
@@ -194,7 +156,8 @@ static bool has_prefix(const char *s, const char *prefix)
 
 static bool is_meta_line(const char *key)
 {
-	if (has_prefix(key, META_CUDA_PREFIX) || has_prefix(key, META_PYTHON_PREFIX))	/* sections' */
+	/* The CUDA and Python sections show theirs. */
+	if (has_prefix(key, META_CUDA_PREFIX) || has_prefix(key, META_PYTHON_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
 		if (!strcmp(meta_lines[i].key, key))
@@ -289,7 +252,7 @@ static void put_recorder_cpu(FILE *out, const struct model *m)
 	const char *naming = model_meta(m, META_RECORDER_NAMING_NS);
 	double ns = v ? strtod(v, NULL) : 0, naming_ns = naming ? strtod(naming, NULL) : 0;
 	uint64_t metrics_ns = 0;
-	bool metrics = model_counter(m, "metrics.cpu-ns", &metrics_ns);
+	bool metrics = model_counter(m, metrics_counters[METRICS_CPU_NS].name, &metrics_ns);
 
 	field(out, "recorder CPU:");
 	if (!v) {
@@ -314,8 +277,8 @@ static void put_recovered(FILE *out, const struct model *m)
 {
 	uint64_t found = 0, not_found = 0;
 
-	model_counter(m, "processes.recovered", &found);
-	model_counter(m, "processes.unrecovered", &not_found);
+	model_counter(m, COUNTER_PROCESSES_RECOVERED, &found);
+	model_counter(m, COUNTER_PROCESSES_UNRECOVERED, &not_found);
 	if (found || not_found)
 		fprintf(out, " (%" PRIu64 " unannounced, found in /proc; %" PRIu64 " not found)",
 			found, not_found);
@@ -330,7 +293,7 @@ static void put_counts(FILE *out, const struct model *m)
 		truncated += !!(m->t.samples.v[i].flags & TR_SAMPLE_TRUNCATED);
 	field(out, "samples:");
 	fprintf(out, "%zu\n", m->t.samples.len);
-	put_counter(out, m, "samples counted:", "samples");
+	put_counter(out, m, "samples counted:", COUNTER_SAMPLES);
 	field(out, "truncated stacks:");
 	fprintf(out, "%" PRIu64 " (%.2f%%)\n", truncated,
 		percent(truncated, m->t.samples.len));
@@ -340,9 +303,9 @@ static void put_counts(FILE *out, const struct model *m)
 	fprintf(out, "%" PRIu64, m->processes);
 	put_recovered(out, m);
 	put_recorder_cpu(out, m);
-	put_counter(out, m, "lost records:", "lost");
+	put_counter(out, m, "lost records:", COUNTER_LOST);
 	put_losses(out, m);
-	put_counter(out, m, "throttled:", "throttled");
+	put_counter(out, m, "throttled:", COUNTER_THROTTLED);
 	field(out, "lanes:");
 	fprintf(out, "%zu\n", m->t.lanes.len);
 	field(out, "spans:");
@@ -351,13 +314,13 @@ static void put_counts(FILE *out, const struct model *m)
 
 static void put_unwinding(FILE *out, const struct model *m)
 {
-	size_t plen = strlen(UNWIND_PREFIX);
+	size_t plen = strlen(UNWIND_COUNTER_PREFIX);
 	uint64_t all = 0;
 
 	for (size_t i = 0; i < m->counters.len; i++) {
 		const char *name = model_str(m, m->counters.v[i].name);
 
-		if (!strncmp(name, UNWIND_PREFIX, plen))
+		if (!strncmp(name, UNWIND_COUNTER_PREFIX, plen))
 			all += m->counters.v[i].value;
 	}
 	field(out, "unwinding:");
@@ -366,7 +329,7 @@ static void put_unwinding(FILE *out, const struct model *m)
 		const char *name = model_str(m, m->counters.v[i].name);
 		uint64_t v = m->counters.v[i].value;
 
-		if (!strncmp(name, UNWIND_PREFIX, plen))
+		if (!strncmp(name, UNWIND_COUNTER_PREFIX, plen))
 			fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%\n", text_escape(name + plen), v,
 				percent(v, all));
 	}
@@ -505,10 +468,11 @@ static void put_target_counters(FILE *out, const struct model *m)
 		const char *name = model_str(m, m->counters.v[i].name);
 		uint64_t v = m->counters.v[i].value;
 
-		if (!has_prefix(name, TARGET_PREFIX))
+		if (!has_prefix(name, TARGET_COUNTER_PREFIX))
 			continue;
-		fprintf(out, "  %-28s%12" PRIu64 "\n", text_escape(name + strlen(TARGET_PREFIX)), v);
-		if (has_prefix(name, DROPPED_PREFIX))
+		fprintf(out, "  %-28s%12" PRIu64 "\n",
+			text_escape(name + strlen(TARGET_COUNTER_PREFIX)), v);
+		if (has_prefix(name, TARGET_DROPPED_PREFIX))
 			dropped += v;
 	}
 	field(out, "spans dropped:");
@@ -617,7 +581,7 @@ static void put_target(FILE *out, const struct model *m, const struct origin_lin
 	bool counters = false;
 
 	for (size_t i = 0; i < m->counters.len; i++)
-		counters |= has_prefix(model_str(m, m->counters.v[i].name), TARGET_PREFIX);
+		counters |= has_prefix(model_str(m, m->counters.v[i].name), TARGET_COUNTER_PREFIX);
 	if (!counters && !m->t.lanes.len && !m->t.spans.len)
 		return;
 	put_target_counters(out, m);
@@ -648,7 +612,7 @@ static bool has_cuda(const struct model *m)
 		if (m->t.meta.v[i].key && has_prefix(m->t.meta.v[i].key, META_CUDA_PREFIX))
 			return true;
 	for (size_t i = 0; i < m->counters.len; i++)
-		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_PREFIX))
+		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_COUNTER_PREFIX))
 			return true;
 	for (size_t i = 0; i < m->t.lanes.len; i++)
 		if (is_cuda_lane(m, &m->t.lanes.v[i]))
@@ -724,12 +688,12 @@ static void put_cuda_problems(FILE *out, const struct model *m)
 	for (size_t i = 0; i < sizeof(cuda_problems) / sizeof(cuda_problems[0]); i++) {
 		uint64_t v;
 
-		if (!model_counter(m, cuda_problems[i].name, &v))
+		if (!model_counter(m, cuda_problems[i]->name, &v))
 			continue;
 		known = true;
 		if (!v)
 			continue;
-		fprintf(out, "%s%" PRIu64 " %s", any ? ", " : "", v, cuda_problems[i].what);
+		fprintf(out, "%s%" PRIu64 " %s", any ? ", " : "", v, cuda_problems[i]->words);
 		any = true;
 	}
 	fprintf(out, "%s\n", any ? "" : known ? "none" : "n/a");
@@ -737,24 +701,25 @@ static void put_cuda_problems(FILE *out, const struct model *m)
 
 static bool is_cuda_counter_line(const char *name)
 {
-	return is_listed(cuda_counter_lines,
-			 sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]), name) ||
-	       is_listed(pc_counter_lines,
-			 sizeof(pc_counter_lines) / sizeof(pc_counter_lines[0]), name);
+	for (int c = 0; c < CUDA_COUNTERS; c++)
+		if ((c <= CUDA_LINES_LAST || (c >= PC_LINES_FIRST && c <= PC_LINES_LAST)) &&
+		    !strcmp(cuda_counters[c].name, name))
+			return true;
+	return false;
 }
 
 static void put_cuda_counters(FILE *out, const struct model *m)
 {
-	for (size_t i = 0; i < sizeof(cuda_counter_lines) / sizeof(cuda_counter_lines[0]); i++) {
+	for (int c = 0; c <= CUDA_LINES_LAST; c++) {
 		uint64_t v;
 
-		if (model_counter(m, cuda_counter_lines[i], &v))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", cuda_counter_lines[i], v);
+		if (model_counter(m, cuda_counters[c].name, &v))
+			fprintf(out, "  %-30s%10" PRIu64 "\n", cuda_counters[c].name, v);
 	}
 	for (size_t i = 0; i < m->counters.len; i++) {
 		const char *name = model_str(m, m->counters.v[i].name);
 
-		if (has_prefix(name, CUDA_PREFIX) && !is_cuda_counter_line(name))
+		if (has_prefix(name, CUDA_COUNTER_PREFIX) && !is_cuda_counter_line(name))
 			fprintf(out, "  %-30s%10" PRIu64 "\n", text_escape(name),
 				m->counters.v[i].value);
 	}
@@ -813,9 +778,9 @@ static const char *pc_count_text(char *buf, size_t size, const struct model *m,
 	return count_text(buf, size, m, name, model_meta(m, META_CUDA_PC_STATUS) != NULL);
 }
 
-/* label, then each of the n counts of names with its words: "3 sent, 1 over the cap". */
+/* label, then each of the n counters' counts with its words: "3 sent, 1 over the cap". */
 static void put_counts_line(FILE *out, const struct model *m, const char *label,
-			    const char *const *names, const char *const *words, size_t n,
+			    const struct counter_name *const *counters, size_t n,
 			    bool missing_is_zero)
 {
 	char buf[24];
@@ -823,7 +788,8 @@ static void put_counts_line(FILE *out, const struct model *m, const char *label,
 	field(out, label);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s%s %s", i ? ", " : "",
-			count_text(buf, sizeof(buf), m, names[i], missing_is_zero), words[i]);
+			count_text(buf, sizeof(buf), m, counters[i]->name, missing_is_zero),
+			counters[i]->words);
 }
 
 static void put_pc_settings(FILE *out, const struct model *m)
@@ -860,8 +826,10 @@ static void put_pc_kept(FILE *out, const struct model *m, const uint64_t lines[P
 	field(out, "PC kept:");
 	fprintf(out, "%zu pairs, %" PRIu64 " samples (the agent sent %s pairs, %s samples)\n",
 		m->t.pc_samples.len, samples,
-		pc_count_text(pairs_sent, sizeof(pairs_sent), m, "cuda.pc.pairs"),
-		pc_count_text(samples_sent, sizeof(samples_sent), m, "cuda.pc.samples"));
+		pc_count_text(pairs_sent, sizeof(pairs_sent), m,
+			      cuda_counters[CUDA_CNT_PC_PAIRS].name),
+		pc_count_text(samples_sent, sizeof(samples_sent), m,
+			      cuda_counters[CUDA_CNT_PC_SAMPLES].name));
 	field(out, "PC pairs/s:");
 	if (seconds > 0)
 		fprintf(out, "%.1f kept per second of recording\n",
@@ -873,10 +841,10 @@ static void put_pc_kept(FILE *out, const struct model *m, const uint64_t lines[P
 static void put_pc_getdata(FILE *out, const struct model *m)
 {
 	uint64_t calls = 0, ns = 0;
-	bool known = model_counter(m, "cuda.pc.getdata-calls", &calls) ||
+	bool known = model_counter(m, cuda_counters[CUDA_CNT_PC_GETDATA].name, &calls) ||
 		     model_meta(m, META_CUDA_PC_STATUS);
 
-	model_counter(m, "cuda.pc.getdata-ns", &ns);
+	model_counter(m, cuda_counters[CUDA_CNT_PC_GETDATA_NS].name, &ns);
 	field(out, "PC GetData:");
 	if (!known)
 		fprintf(out, "n/a\n");
@@ -889,16 +857,16 @@ static void put_pc_getdata(FILE *out, const struct model *m)
 
 static void put_pc_cubins(FILE *out, const struct model *m)
 {
-	static const char *const names[] = {
-		"cuda.pc.cubins", "cuda.pc.cubins-over-cap", "cuda.pc.cubins-unsent",
-		"cuda.pc.cubins-cut-short",
+	static const struct counter_name *const cubins[] = {
+		&cuda_counters[CUDA_CNT_PC_CUBINS], &cuda_counters[CUDA_CNT_PC_CUBINS_OVER_CAP],
+		&cuda_counters[CUDA_CNT_PC_CUBINS_UNSENT],
+		&cuda_counters[CUDA_CNT_PC_CUBINS_CUT_SHORT],
 	};
-	static const char *const words[] = { "sent", "over the cap", "unsent", "cut short" };
 	uint64_t bytes = 0;
 
 	for (size_t i = 0; i < m->t.cubins.len; i++)
 		bytes += m->t.cubins.v[i].image.len;
-	put_counts_line(out, m, "PC cubins:", names, words, sizeof(names) / sizeof(names[0]),
+	put_counts_line(out, m, "PC cubins:", cubins, sizeof(cubins) / sizeof(cubins[0]),
 			model_meta(m, META_CUDA_PC_STATUS) != NULL);
 	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
 }
@@ -910,17 +878,13 @@ static void put_pc_cubins(FILE *out, const struct model *m)
  */
 static void put_pc(FILE *out, const struct model *m)
 {
-	static const char *const windows[] = {
-		"cuda.pc.windows", "cuda.pc.windows-failed", "cuda.pc.refused",
+	static const struct counter_name *const windows[] = {
+		&cuda_counters[CUDA_CNT_PC_WINDOWS], &cuda_counters[CUDA_CNT_PC_WINDOWS_FAILED],
+		&cuda_counters[CUDA_CNT_PC_REFUSED],
 	};
-	static const char *const windows_words[] = {
-		"completed", "failed to open", "contexts refused",
-	};
-	static const char *const drops[] = {
-		"cuda.pc.dropped", "cuda.pc.buffer-full", "cuda.pc.unsent",
-	};
-	static const char *const drops_words[] = {
-		"samples dropped", "buffer-full events", "pairs unsent",
+	static const struct counter_name *const drops[] = {
+		&cuda_counters[CUDA_CNT_PC_DROPPED], &cuda_counters[CUDA_CNT_PC_BUFFER_FULL],
+		&cuda_counters[CUDA_CNT_PC_UNSENT],
 	};
 	const char *status = model_meta(m, META_CUDA_PC_STATUS);
 	bool requested = status || m->t.pc_samples.len || (m->header.features & TR_FEAT_GPU_PC);
@@ -937,10 +901,10 @@ static void put_pc(FILE *out, const struct model *m)
 	put_value(out, status ? status : pc_explain(m, buf, sizeof(buf)));
 	pc_lines_count(m, lines);
 	put_pc_settings(out, m);
-	put_counts_line(out, m, "PC windows:", windows, windows_words, 3, status != NULL);
+	put_counts_line(out, m, "PC windows:", windows, 3, status != NULL);
 	fputc('\n', out);
 	put_pc_kept(out, m, lines);
-	put_counts_line(out, m, "PC drops:", drops, drops_words, 3, status != NULL);
+	put_counts_line(out, m, "PC drops:", drops, 3, status != NULL);
 	fputc('\n', out);
 	put_pc_getdata(out, m);
 	put_pc_cubins(out, m);
@@ -985,22 +949,24 @@ static void count_kr_lanes(struct kr_lanes *k, const struct model *m)
  */
 static void put_kernel_regions(FILE *out, const struct model *m)
 {
-	static const char *const collected[] = { "kr.buffers", "kr.events", "kr.lanes-capped" };
-	static const char *const collected_words[] = {
-		"buffers collected", "events decoded", "lanes capped",
+	static const struct counter_name *const collected[] = {
+		&kr_counters[KR_BUFFERS], &kr_counters[KR_EVENTS], &kr_counters[KR_LANES_CAPPED],
 	};
-	static const char *const lost[] = { "kr.overflowed", "kr.events-lost" };
-	static const char *const lost_words[] = { "buffers overflowed", "events lost" };
-	static const char *const unmatched[] = { "kr.unmatched", "kr.collisions" };
-	static const char *const unmatched_words[] = { "unmatched begins or ends", "collisions" };
-	static const char *const bad[] = { "kr.bad-events", "kr.bad-buffers" };
-	static const char *const bad_words[] = { "events", "buffers" };
+	static const struct counter_name *const lost[] = {
+		&kr_counters[KR_OVERFLOWED], &kr_counters[KR_EVENTS_LOST],
+	};
+	static const struct counter_name *const unmatched[] = {
+		&kr_counters[KR_UNMATCHED], &kr_counters[KR_COLLISIONS],
+	};
+	static const struct counter_name *const bad[] = {
+		&kr_counters[KR_BAD_EVENTS], &kr_counters[KR_BAD_BUFFERS],
+	};
 	bool counted = false;
 	struct kr_lanes k;
 	char buf[32];
 
 	for (size_t i = 0; i < m->counters.len; i++)
-		counted |= has_prefix(model_str(m, m->counters.v[i].name), KR_PREFIX);
+		counted |= has_prefix(model_str(m, m->counters.v[i].name), KR_COUNTER_PREFIX);
 	count_kr_lanes(&k, m);
 	if (!counted && !k.lanes && !k.stats_lanes) {
 		if (has_cuda(m)) {
@@ -1009,13 +975,13 @@ static void put_kernel_regions(FILE *out, const struct model *m)
 		}
 		return;
 	}
-	put_counts_line(out, m, "Kernel regions:", collected, collected_words, 3, false);
+	put_counts_line(out, m, "Kernel regions:", collected, 3, false);
 	fprintf(out, "; %zu region lanes, %zu summary lanes\n", k.lanes, k.stats_lanes);
-	put_counts_line(out, m, "KR overflows:", lost, lost_words, 2, false);
+	put_counts_line(out, m, "KR overflows:", lost, 2, false);
 	fputc('\n', out);
-	put_counts_line(out, m, "KR mismatches:", unmatched, unmatched_words, 2, false);
+	put_counts_line(out, m, "KR mismatches:", unmatched, 2, false);
 	fputc('\n', out);
-	put_counts_line(out, m, "KR undecodable:", bad, bad_words, 2, false);
+	put_counts_line(out, m, "KR undecodable:", bad, 2, false);
 	fputc('\n', out);
 	field(out, "KR clock error:");
 	if (k.clock_known)
@@ -1030,15 +996,13 @@ static void put_kernel_regions(FILE *out, const struct model *m)
  */
 static void put_python(FILE *out, const struct model *m)
 {
-	const size_t outcomes = sizeof(python_outcome_lines) / sizeof(python_outcome_lines[0]);
-	const size_t counts = sizeof(python_counter_lines) / sizeof(python_counter_lines[0]);
-	uint64_t all = 0, matched = counter_or_0(m, "python.matched");
-	uint64_t frames = counter_or_0(m, "python.frames");
-	uint64_t unsupported = counter_or_0(m, "python.unsupported");
-	uint64_t over_budget = counter_or_0(m, "python.over-budget");
+	uint64_t all = 0, matched = counter_or_0(m, python_counters[PYTHON_MATCHED].name);
+	uint64_t frames = counter_or_0(m, python_counters[PYTHON_FRAMES].name);
+	uint64_t unsupported = counter_or_0(m, python_counters[PYTHON_UNSUPPORTED].name);
+	uint64_t over_budget = counter_or_0(m, python_counters[PYTHON_OVER_BUDGET].name);
 
-	for (size_t i = 0; i < outcomes; i++)
-		all += counter_or_0(m, python_outcome_lines[i]);
+	for (int i = 0; i < PYTHON_OUTCOMES; i++)
+		all += counter_or_0(m, python_counters[i].name);
 	if (!all)
 		return;
 	field(out, "Python:");
@@ -1051,9 +1015,8 @@ static void put_python(FILE *out, const struct model *m)
 		fprintf(out, "; %" PRIu64 " past what one sample may read", over_budget);
 	fprintf(out, "\n");
 	put_meta_keys(out, m, META_PYTHON_PROCESS_PREFIX, false);
-	for (size_t i = 0; i < outcomes + counts; i++) {
-		const char *name = i < outcomes ? python_outcome_lines[i]
-						: python_counter_lines[i - outcomes];
+	for (int i = 0; i < PYTHON_COUNTERS; i++) {
+		const char *name = python_counters[i].name;
 		uint64_t v;
 
 		if (model_counter(m, name, &v))
@@ -1119,13 +1082,13 @@ static void put_metrics(FILE *out, const struct model *m)
 			(double)stored.encoded / (double)stored.values,
 			(double)stored.compressed / (double)stored.values);
 	fputc('\n', out);
-	put_counts_line(out, m, "metric readings:", metrics_counter_lines, metrics_counter_words,
+	put_counts_line(out, m, "metric readings:", metrics_counter_lines,
 			sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), false);
 	fputc('\n', out);
 	field(out, "metrics CPU:");
-	if (model_counter(m, "metrics.cpu-ns", &cpu_ns)) {
+	if (model_counter(m, metrics_counters[METRICS_CPU_NS].name, &cpu_ns)) {
 		/* Per reading the recorder made; the file's ticks when it did not say. */
-		if (!model_counter(m, "metrics.ticks", &made) || !made)
+		if (!model_counter(m, metrics_counters[METRICS_TICKS].name, &made) || !made)
 			made = ticks;
 		fprintf(out, "%.3f ms", (double)cpu_ns / 1e6);
 		if (made)
@@ -1140,17 +1103,18 @@ static void put_metrics(FILE *out, const struct model *m)
 
 static bool is_counter_line(const char *name)
 {
-	if (has_prefix(name, UNWIND_PREFIX) || has_prefix(name, TARGET_PREFIX) ||
-	    has_prefix(name, CUDA_PREFIX) || has_prefix(name, PYTHON_PREFIX) ||
-	    has_prefix(name, KR_PREFIX))
+	if (has_prefix(name, UNWIND_COUNTER_PREFIX) || has_prefix(name, TARGET_COUNTER_PREFIX) ||
+	    has_prefix(name, CUDA_COUNTER_PREFIX) || has_prefix(name, PYTHON_COUNTER_PREFIX) ||
+	    has_prefix(name, KR_COUNTER_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
 			return true;
-	return !strcmp(name, "metrics.cpu-ns") || !strcmp(name, "processes.recovered") ||
-	       !strcmp(name, "processes.unrecovered") ||
-	       is_listed(metrics_counter_lines,
-			 sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), name);
+	for (int i = 0; i < METRICS_COUNTERS; i++)
+		if (!strcmp(metrics_counters[i].name, name))
+			return true;
+	return !strcmp(name, COUNTER_PROCESSES_RECOVERED) ||
+	       !strcmp(name, COUNTER_PROCESSES_UNRECOVERED);
 }
 
 static void put_other_counters(FILE *out, const struct model *m)

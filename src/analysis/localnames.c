@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/counters.h"
 #include "symbols/symbols.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
@@ -20,7 +21,7 @@ bool localnames_needed(const struct model *m)
 	uint64_t v;
 
 	/* The recorder's symbol counters come with its names, at the end. */
-	return m->t.locs.len && !model_counter(m, "symbols.resolved", &v);
+	return m->t.locs.len && !model_counter(m, COUNTER_SYMBOLS_RESOLVED, &v);
 }
 
 /*

@@ -71,7 +71,7 @@ struct occ_entry {
 
 /* One buffer's walk. */
 struct walk {
-	uint64_t counts[CNT_COUNT];	/* added to the agent's at the end: no atomic per record */
+	uint64_t counts[CUDA_COUNTERS];	/* added to the agent's at the end: no atomic per record */
 	uint64_t arrived_ns;		/* when CUPTI handed the buffer over */
 	uint64_t delay_sum_ns, delay_max_ns;
 	struct stream_key last_key;
@@ -92,7 +92,7 @@ void CUPTIAPI activity_buffer_requested(uint8_t **buffer, size_t *size, size_t *
 	if (!b)
 		b = malloc(BUFFER_BYTES);	/* 16-byte aligned: CUPTI needs 8 */
 	if (!b)
-		agent_count(CNT_NULL_BUFFERS, 1);	/* CUPTI drops what it had, and counts it */
+		agent_count(CUDA_CNT_NULL_BUFFERS, 1);	/* CUPTI drops what it had, and counts it */
 	*buffer = b;
 	*size = b ? BUFFER_BYTES : 0;
 	*max_records = 0;			/* as many as fit */
@@ -202,14 +202,14 @@ static bool timed(struct walk *w, uint64_t start, uint64_t end)
 		w->delay_sum_ns += delay;
 		if (delay > w->delay_max_ns)
 			w->delay_max_ns = delay;
-		w->counts[CNT_DELAY_RECORDS]++;
+		w->counts[CUDA_CNT_DELAY_RECORDS]++;
 		return true;
 	}
 	if (!end && __atomic_load_n(&forced_active, __ATOMIC_SEQ_CST)) {
-		w->counts[CNT_INCOMPLETE]++;
+		w->counts[CUDA_CNT_INCOMPLETE]++;
 		__atomic_add_fetch(&forced_incomplete, 1, __ATOMIC_SEQ_CST);
 	} else {
-		w->counts[CNT_NO_TIMESTAMP]++;
+		w->counts[CUDA_CNT_NO_TIMESTAMP]++;
 	}
 	return false;
 }
@@ -222,11 +222,11 @@ static const gtrace_origin *origin_of(struct walk *w, uint32_t correlation, uint
 				      uint64_t *end, gtrace_origin *o)
 {
 	if (!origins_get(correlation, o)) {
-		w->counts[CNT_NO_ORIGIN]++;
+		w->counts[CUDA_CNT_NO_ORIGIN]++;
 		return NULL;
 	}
 	if (*start < o->ts_ns) {
-		w->counts[CNT_CAUSALITY]++;
+		w->counts[CUDA_CNT_CAUSALITY]++;
 		*end += o->ts_ns - *start;
 		*start = o->ts_ns;
 	}
@@ -298,7 +298,7 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 	gtrace_origin o;
 	unsigned n = 0;
 
-	w->counts[CNT_KERNEL]++;
+	w->counts[CUDA_CNT_KERNEL]++;
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, k->correlationId, &start, &end, &o);
@@ -348,7 +348,7 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 		ATTR("correlation", c->correlationId),
 	};
 
-	w->counts[CNT_MEMCPY]++;
+	w->counts[CUDA_CNT_MEMCPY]++;
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
@@ -374,7 +374,7 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 		ATTR("dst.device", c->dstDeviceId),
 	};
 
-	w->counts[CNT_MEMCPY]++;
+	w->counts[CUDA_CNT_MEMCPY]++;
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, c->correlationId, &start, &end, &o);
@@ -397,7 +397,7 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 		ATTR("correlation", m->correlationId),
 	};
 
-	w->counts[CNT_MEMSET]++;
+	w->counts[CUDA_CNT_MEMSET]++;
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, m->correlationId, &start, &end, &o);
@@ -422,20 +422,20 @@ static void record(struct walk *w, const CUpti_Activity *r)
 		memset_record(w, (const CUpti_ActivityMemset4 *)r);
 		break;
 	case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
-		w->counts[CNT_SYNC]++;
+		w->counts[CUDA_CNT_SYNC]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_OVERHEAD:
-		w->counts[CNT_OVERHEAD]++;
+		w->counts[CUDA_CNT_OVERHEAD]++;
 		break;
 	case CUPTI_ACTIVITY_KIND_DEVICE:
-		w->counts[CNT_DEVICE]++;
+		w->counts[CUDA_CNT_DEVICE]++;
 		devices_from_record((const CUpti_ActivityDevice5 *)r);
 		break;
 	case CUPTI_ACTIVITY_KIND_CONTEXT:
-		w->counts[CNT_CONTEXT]++;
+		w->counts[CUDA_CNT_CONTEXT]++;
 		break;
 	default:
-		w->counts[CNT_OTHER]++;
+		w->counts[CUDA_CNT_OTHER]++;
 		break;
 	}
 }
@@ -448,7 +448,7 @@ static void raise_delay_max(uint64_t us)
 	while (us > old) {
 		if (__atomic_compare_exchange_n(&delay_max_us, &old, us, false, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			agent_count(CNT_DELAY_MAX_US, us - old);
+			agent_count(CUDA_CNT_DELAY_MAX_US, us - old);
 			return;
 		}
 	}
@@ -462,7 +462,7 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 	struct walk w = { 0 };
 
 	if (!buffer) {
-		agent_count(CNT_NULL_BUFFERS, 1);
+		agent_count(CUDA_CNT_NULL_BUFFERS, 1);
 		return;
 	}
 	/* A forked child, or after a fatal error: only the buffer matters. */
@@ -470,18 +470,18 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 		give_back(buffer);
 		return;
 	}
-	agent_count(CNT_BUFFERS, 1);
+	agent_count(CUDA_CNT_BUFFERS, 1);
 	agent_buffer_arrived();
 	w.arrived_ns = gtrace_now_ns();
 	while (cupti.cuptiActivityGetNextRecord(buffer, valid, &r) == CUPTI_SUCCESS)
 		record(&w, r);
-	w.counts[CNT_DELAY_SUM_US] = w.delay_sum_ns / 1000;
+	w.counts[CUDA_CNT_DELAY_SUM_US] = w.delay_sum_ns / 1000;
 	raise_delay_max(w.delay_max_ns / 1000);
-	for (int i = 0; i < CNT_COUNT; i++)
+	for (int i = 0; i < CUDA_COUNTERS; i++)
 		if (w.counts[i])
 			agent_count(i, w.counts[i]);
 	if (cupti.cuptiActivityGetNumDroppedRecords(ctx, stream, &dropped) == CUPTI_SUCCESS)
-		agent_count(CNT_DROPPED, dropped);
+		agent_count(CUDA_CNT_DROPPED, dropped);
 	give_back(buffer);
 	agent_publish_counters();
 }

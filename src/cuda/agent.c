@@ -69,44 +69,9 @@ static int64_t clock_offset;
 static uint64_t work_queued, work_at_last_buffer;
 static uint64_t start_ns, last_buffer_ns;
 
-static uint64_t counters[CNT_COUNT];
-static uint64_t published[CNT_COUNT];
+static uint64_t counters[CUDA_COUNTERS];
+static uint64_t published[CUDA_COUNTERS];
 static pthread_mutex_t publish_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static const char *const counter_names[CNT_COUNT] = {
-	[CNT_KERNEL] = "cuda.records.kernel",
-	[CNT_MEMCPY] = "cuda.records.memcpy",
-	[CNT_MEMSET] = "cuda.records.memset",
-	[CNT_SYNC] = "cuda.records.sync",
-	[CNT_OVERHEAD] = "cuda.records.overhead",
-	[CNT_DEVICE] = "cuda.records.device",
-	[CNT_CONTEXT] = "cuda.records.context",
-	[CNT_OTHER] = "cuda.records.other",
-	[CNT_DROPPED] = "cuda.dropped",
-	[CNT_NO_TIMESTAMP] = "cuda.no-timestamp",
-	[CNT_INCOMPLETE] = "cuda.incomplete",
-	[CNT_CAUSALITY] = "cuda.causality",
-	[CNT_NO_ORIGIN] = "cuda.no-origin",
-	[CNT_BUFFERS] = "cuda.buffers",
-	[CNT_FLUSHES] = "cuda.flushes",
-	[CNT_NULL_BUFFERS] = "cuda.null-buffers",
-	[CNT_DELAY_MAX_US] = "cuda.delay.max-us",
-	[CNT_DELAY_SUM_US] = "cuda.delay.sum-us",
-	[CNT_DELAY_RECORDS] = "cuda.delay.records",
-	[CNT_PC_PAIRS] = "cuda.pc.pairs",
-	[CNT_PC_SAMPLES] = "cuda.pc.samples",
-	[CNT_PC_DROPPED] = "cuda.pc.dropped",
-	[CNT_PC_BUFFER_FULL] = "cuda.pc.buffer-full",
-	[CNT_PC_UNSENT] = "cuda.pc.unsent",
-	[CNT_PC_WINDOWS] = "cuda.pc.windows",
-	[CNT_PC_WINDOWS_FAILED] = "cuda.pc.windows-failed",
-	[CNT_PC_GETDATA] = "cuda.pc.getdata-calls",
-	[CNT_PC_GETDATA_NS] = "cuda.pc.getdata-ns",
-	[CNT_PC_REFUSED] = "cuda.pc.refused",
-	[CNT_PC_CUBINS] = "cuda.pc.cubins",
-	[CNT_PC_CUBINS_UNSENT] = "cuda.pc.cubins-unsent",
-	[CNT_PC_CUBINS_OVER_CAP] = "cuda.pc.cubins-over-cap",
-};
 
 static __thread uint32_t my_tid __attribute__((tls_model("initial-exec")));
 
@@ -122,12 +87,12 @@ bool agent_collecting(void)
 	return __atomic_load_n(&collecting, __ATOMIC_RELAXED);
 }
 
-void agent_count(enum agent_counter c, uint64_t n)
+void agent_count(enum cuda_counter c, uint64_t n)
 {
 	__atomic_add_fetch(&counters[c], n, __ATOMIC_RELAXED);
 }
 
-uint64_t agent_counter(enum agent_counter c)
+uint64_t agent_counter(enum cuda_counter c)
 {
 	return __atomic_load_n(&counters[c], __ATOMIC_RELAXED);
 }
@@ -135,11 +100,11 @@ uint64_t agent_counter(enum agent_counter c)
 void agent_publish_counters(void)
 {
 	pthread_mutex_lock(&publish_lock);
-	for (int i = 0; i < CNT_COUNT; i++) {
+	for (int i = 0; i < CUDA_COUNTERS; i++) {
 		uint64_t v = agent_counter(i);
 
 		if (v != published[i]) {
-			gtrace_counter_set(counter_names[i], v);
+			gtrace_counter_set(cuda_counters[i].name, v);
 			published[i] = v;
 		}
 	}
@@ -259,7 +224,7 @@ uint64_t agent_forced_flush(void)
 	activity_forced_begin();
 	cupti.cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	incomplete = activity_forced_end();
-	agent_count(CNT_FLUSHES, 1);
+	agent_count(CUDA_CNT_FLUSHES, 1);
 	agent_publish_counters();
 	return incomplete;
 }
@@ -267,7 +232,7 @@ uint64_t agent_forced_flush(void)
 void agent_flush(void)
 {
 	cupti.cuptiActivityFlushAll(0);
-	agent_count(CNT_FLUSHES, 1);
+	agent_count(CUDA_CNT_FLUSHES, 1);
 	agent_publish_counters();
 }
 

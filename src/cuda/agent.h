@@ -30,45 +30,9 @@
 #include <cupti.h>
 #include <cupti_pcsampling.h>
 
+#include "contract/counters.h"
 #include "cuda/occupancy.h"
 #include "gtrace/target.h"
-
-/* The cuda.* counters, cumulative per process. */
-enum agent_counter {
-	CNT_KERNEL,
-	CNT_MEMCPY,
-	CNT_MEMSET,
-	CNT_SYNC,
-	CNT_OVERHEAD,
-	CNT_DEVICE,
-	CNT_CONTEXT,
-	CNT_OTHER,
-	CNT_DROPPED,
-	CNT_NO_TIMESTAMP,
-	CNT_INCOMPLETE,
-	CNT_CAUSALITY,
-	CNT_NO_ORIGIN,
-	CNT_BUFFERS,
-	CNT_FLUSHES,
-	CNT_NULL_BUFFERS,
-	CNT_DELAY_MAX_US,
-	CNT_DELAY_SUM_US,
-	CNT_DELAY_RECORDS,
-	CNT_PC_PAIRS,
-	CNT_PC_SAMPLES,
-	CNT_PC_DROPPED,
-	CNT_PC_BUFFER_FULL,
-	CNT_PC_UNSENT,
-	CNT_PC_WINDOWS,
-	CNT_PC_WINDOWS_FAILED,
-	CNT_PC_GETDATA,
-	CNT_PC_GETDATA_NS,
-	CNT_PC_REFUSED,
-	CNT_PC_CUBINS,
-	CNT_PC_CUBINS_UNSENT,
-	CNT_PC_CUBINS_OVER_CAP,
-	CNT_COUNT
-};
 
 /* agent.c */
 extern gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
@@ -77,8 +41,9 @@ extern gtrace_lane *agent_api_lane, *agent_wait_lane, *agent_nvtx_lane;
 bool agent_collecting(void);
 /* Stops collecting for good after a fatal CUPTI error; the status says why. */
 void agent_stop(const char *status);
-void agent_count(enum agent_counter c, uint64_t n);
-uint64_t agent_counter(enum agent_counter c);
+/* The cuda.* counters (contract/counters.h), cumulative per process. */
+void agent_count(enum cuda_counter c, uint64_t n);
+uint64_t agent_counter(enum cuda_counter c);
 /* Sends the counters that changed (gtrace_counter_set takes a lock: per batch). */
 void agent_publish_counters(void);
 /* A failed call that collection lives with: added to cuda.warnings. */

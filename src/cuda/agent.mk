@@ -11,7 +11,7 @@
 
 CUDA_AGENT = $(BUILD)/libgtrace-cuda.so
 CUDA_AGENT_SRCS = $(wildcard src/cuda/*.c) $(filter-out src/target/autostart.c,$(TARGET_SRCS)) \
-		  src/contract/pcopts.c
+		  src/contract/cuda-counters.c src/contract/pcopts.c
 CUDA_AGENT_OBJS = $(CUDA_AGENT_SRCS:%.c=$(BUILD)/agent/%.o)
 CUDA_AGENT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(CONFIG_CFLAGS) \
 		    -Isrc -Iinclude -I. -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden -MMD -MP

@@ -146,7 +146,7 @@ static void refused(const char *what, CUptiResult r)
 			 cupti_result_string(r, buf, sizeof(buf)));
 		gtrace_meta_set(META_CUDA_PC_STATUS, status);
 	}
-	agent_count(CNT_PC_REFUSED, 1);
+	agent_count(CUDA_CNT_PC_REFUSED, 1);
 }
 
 static CUptiResult set_attributes(CUcontext ctx, CUpti_PCSamplingConfigurationInfo *info,
@@ -299,7 +299,7 @@ static void send_batch(struct pc_context *c)
 	size_t len = c->batched * sizeof(c->batch[0]);
 
 	if (c->batched && tgt_post(WIRE_PC_SAMPLES, c->batched, c->batch, len))
-		agent_count(CNT_PC_UNSENT, c->batched);
+		agent_count(CUDA_CNT_PC_UNSENT, c->batched);
 	c->batched = 0;
 }
 
@@ -317,7 +317,7 @@ static void take_record(struct pc_context *c, const CUpti_PCSamplingPCData *pc)
 		if (!s->samples)
 			continue;
 		if (!fn || !stall) {
-			agent_count(CNT_PC_UNSENT, 1);
+			agent_count(CUDA_CNT_PC_UNSENT, 1);
 			continue;
 		}
 		if (c->batched == WIRE_PC_SAMPLES_PER_PACKET)
@@ -332,10 +332,10 @@ static void take_record(struct pc_context *c, const CUpti_PCSamplingPCData *pc)
 			.count = s->samples,
 		};
 		c->window_pairs++;
-		agent_count(CNT_PC_PAIRS, 1);
+		agent_count(CUDA_CNT_PC_PAIRS, 1);
 		if (!c->stall_not_issued[s->pcSamplingStallReasonIndex]) {
 			c->window_samples += s->samples;
-			agent_count(CNT_PC_SAMPLES, s->samples);
+			agent_count(CUDA_CNT_PC_SAMPLES, s->samples);
 		}
 	}
 }
@@ -410,18 +410,18 @@ static void drain(struct pc_context *c)
 		uint64_t t0 = gtrace_now_ns();
 		CUptiResult r = cupti.cuptiPCSamplingGetData(&p);
 
-		agent_count(CNT_PC_GETDATA, 1);
+		agent_count(CUDA_CNT_PC_GETDATA, 1);
 		/* A full hardware buffer comes as an error, with what it held before. */
 		if (r == CUPTI_ERROR_OUT_OF_MEMORY && c->data.hardwareBufferFull) {
-			agent_count(CNT_PC_BUFFER_FULL, 1);
+			agent_count(CUDA_CNT_PC_BUFFER_FULL, 1);
 		} else if (r != CUPTI_SUCCESS) {
 			snprintf(what, sizeof(what), "cuptiPCSamplingGetData(GPU%u)", c->device);
 			agent_call_failed(what, r);
 			break;
 		}
-		agent_count(CNT_PC_DROPPED, c->data.droppedSamples);
+		agent_count(CUDA_CNT_PC_DROPPED, c->data.droppedSamples);
 		take_buffer(c, &c->data);
-		agent_count(CNT_PC_GETDATA_NS, gtrace_now_ns() - t0);
+		agent_count(CUDA_CNT_PC_GETDATA_NS, gtrace_now_ns() - t0);
 		if (!c->data.remainingNumPcs)
 			break;
 	}
@@ -447,7 +447,7 @@ static void switch_window(struct pc_context *c, enum pc_duty_action a, uint64_t 
 	if (a == PC_DUTY_START) {
 		r = cupti.cuptiPCSamplingStart(&start);
 		if (r != CUPTI_SUCCESS) {
-			agent_count(CNT_PC_WINDOWS_FAILED, 1);
+			agent_count(CUDA_CNT_PC_WINDOWS_FAILED, 1);
 			pc_duty_failed(&c->duty, now);
 			return;
 		}
@@ -463,7 +463,7 @@ static void switch_window(struct pc_context *c, enum pc_duty_action a, uint64_t 
 	attrs[1] = (gtrace_attr){ .key = "samples", .value = c->window_samples };
 	attrs[2] = (gtrace_attr){ .key = "device", .value = c->device };
 	gtrace_span_attrs(c->lane, "PC sampling", c->duty.opened_ns, now, NULL, attrs, 3);
-	agent_count(CNT_PC_WINDOWS, 1);
+	agent_count(CUDA_CNT_PC_WINDOWS, 1);
 	pc_duty_closed(&c->duty, now, c->window_pairs);
 }
 
@@ -526,7 +526,7 @@ void pcs_context_created(CUcontext ctx)
 		contexts[slot] = c;
 	pthread_mutex_unlock(&contexts_lock);
 	if (slot == PC_CONTEXTS) {
-		agent_count(CNT_PC_REFUSED, 1);
+		agent_count(CUDA_CNT_PC_REFUSED, 1);
 		goto disable;
 	}
 	pc_status("on: %s, a sample every 2^%u cycles",
@@ -639,7 +639,7 @@ static bool sent_before(uint64_t crc, size_t size)
 		cubins_sent[ncubins_sent++] = crc;
 		cubin_bytes += size;
 	} else if (!seen) {
-		agent_count(CNT_PC_CUBINS_OVER_CAP, 1);
+		agent_count(CUDA_CNT_PC_CUBINS_OVER_CAP, 1);
 		seen = true;
 	}
 	pthread_mutex_unlock(&cubins_lock);
@@ -659,14 +659,14 @@ void pcs_module_loaded(const CUpti_ModuleResourceData *m)
 	if (!pc_wanted() || !m || !m->pCubin || !m->cubinSize)
 		return;
 	if (cupti.cuptiGetCubinCrc(&crc) != CUPTI_SUCCESS) {
-		agent_count(CNT_PC_CUBINS_UNSENT, 1);
+		agent_count(CUDA_CNT_PC_CUBINS_UNSENT, 1);
 		return;
 	}
 	if (sent_before(crc.cubinCrc, m->cubinSize))
 		return;
 	msg = malloc(sizeof(part) + WIRE_CUBIN_PART);
 	if (!msg) {
-		agent_count(CNT_PC_CUBINS_UNSENT, 1);
+		agent_count(CUDA_CNT_PC_CUBINS_UNSENT, 1);
 		return;
 	}
 	part.crc = crc.cubinCrc;
@@ -681,12 +681,12 @@ void pcs_module_loaded(const CUpti_ModuleResourceData *m)
 		memcpy(msg + sizeof(part), m->pCubin + part.offset, len);
 		/* A part that cannot go leaves the image incomplete: the recorder drops it. */
 		if (tgt_post(WIRE_CUBIN, 1, msg, sizeof(part) + len)) {
-			agent_count(CNT_PC_CUBINS_UNSENT, 1);
+			agent_count(CUDA_CNT_PC_CUBINS_UNSENT, 1);
 			break;
 		}
 	}
 	pthread_mutex_unlock(&cubin_post_lock);
 	if (part.offset >= part.size)
-		agent_count(CNT_PC_CUBINS, 1);
+		agent_count(CUDA_CNT_PC_CUBINS, 1);
 	free(msg);
 }

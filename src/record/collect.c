@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/counters.h"
 #include "contract/meta.h"
 #include "format/file.h"
 #include "format/tables.h"
@@ -69,40 +70,39 @@ enum counter {
 };
 
 static const char *const fixed_counter_names[CNT_UNWIND] = {
-	[CNT_SAMPLES] = "samples",
-	[CNT_LOST] = "lost",
-	[CNT_THROTTLED] = "throttled",
-	[CNT_THREADS] = "threads",
-	[CNT_PROCESSES] = "processes",
-	[CNT_CHUNKS] = "chunks",
-	[CNT_MALFORMED] = "records.malformed",
-	[CNT_PROCESSES_RECOVERED] = "processes.recovered",
-	[CNT_PROCESSES_UNRECOVERED] = "processes.unrecovered",
+	[CNT_SAMPLES] = COUNTER_SAMPLES,
+	[CNT_LOST] = COUNTER_LOST,
+	[CNT_THROTTLED] = COUNTER_THROTTLED,
+	[CNT_THREADS] = COUNTER_THREADS,
+	[CNT_PROCESSES] = COUNTER_PROCESSES,
+	[CNT_CHUNKS] = COUNTER_CHUNKS,
+	[CNT_MALFORMED] = COUNTER_RECORDS_MALFORMED,
+	[CNT_PROCESSES_RECOVERED] = COUNTER_PROCESSES_RECOVERED,
+	[CNT_PROCESSES_UNRECOVERED] = COUNTER_PROCESSES_UNRECOVERED,
 };
 
 static const char *const symbol_counter_names[] = {
-	"symbols.resolved", "symbols.unresolved", "symbols.missing-dso", "symbols.refused",
-	"symbols.jit-maps-cut",
+	COUNTER_SYMBOLS_RESOLVED, COUNTER_SYMBOLS_UNRESOLVED, COUNTER_SYMBOLS_MISSING_DSO,
+	COUNTER_SYMBOLS_REFUSED, COUNTER_SYMBOLS_JIT_MAPS_CUT,
 };
 
-static const char *const target_counter_names[TARGET_COUNTERS] = {
-	[TARGET_BATCHES] = "target.batches",
-	[TARGET_SPANS] = "target.spans",
-	[TARGET_SPAN_ATTRS] = "target.span-attrs",
-	[TARGET_LANES] = "target.lanes",
-	[TARGET_PROCESSES] = "target.processes",
-	[TARGET_DROPPED_QUEUE_FULL] = "target.dropped.queue-full",
-	[TARGET_DROPPED_UNSENT] = "target.dropped.unsent",
-	[TARGET_DROPPED_NO_RUN] = "target.dropped.no-run",
-	[TARGET_DROPPED_WRONG_PID] = "target.dropped.wrong-pid",
-	[TARGET_DROPPED_BAD_MESSAGE] = "target.dropped.bad-message",
-	[TARGET_DROPPED_LIMIT] = "target.dropped.limit",
-	[TARGET_REFUSED_CONNECTIONS] = "target.refused.connections",
-	[TARGET_REFUSED_INSTANCES] = "target.refused.instances",
-	[TARGET_REFUSED_STRINGS] = "target.refused.strings",
-	[TARGET_REFUSED_LANES] = "target.refused.lanes",
-	[TARGET_REFUSED_META] = "target.refused.meta",
+/* The python.* counter of each slot from CNT_PYTHON on. */
+static const enum python_counter python_slot_counters[NCOUNTERS - CNT_PYTHON] = {
+	[PY_MATCHED] = PYTHON_MATCHED,
+	[PY_MISMATCH] = PYTHON_MISMATCH,
+	[PY_NO_THREAD_STATE] = PYTHON_NO_THREAD_STATE,
+	[PY_READ_FAILED] = PYTHON_READ_FAILED,
+	[PY_EXITED] = PYTHON_EXITED,
+	[PY_UNSUPPORTED] = PYTHON_UNSUPPORTED,
+	[PY_OVER_BUDGET] = PYTHON_OVER_BUDGET,
+	[CNT_PYTHON_FRAMES - CNT_PYTHON] = PYTHON_FRAMES,
+	[CNT_PYTHON_NAMES_OVER_BUDGET - CNT_PYTHON] = PYTHON_NAMES_OVER_BUDGET,
+	[CNT_PYTHON_READER - CNT_PYTHON + PY_CODES_EVICTED] = PYTHON_CODES_EVICTED,
+	[CNT_PYTHON_READER - CNT_PYTHON + PY_NAMES_CUT] = PYTHON_NAMES_CUT,
+	[CNT_PYTHON_READER - CNT_PYTHON + PY_TABLES_TOO_LONG] = PYTHON_LINETABLES_TOO_LONG,
 };
+
+_Static_assert(NCOUNTERS - CNT_PYTHON == PYTHON_COUNTERS, "a slot for each python.* counter");
 
 /*
  * The leaf node of a recent native stack. A program is sampled in the same
@@ -887,26 +887,18 @@ int collector_new(struct collector **out, enum unwind_method method,
 		if (i < CNT_UNWIND) {
 			c->counter_names[i] = intern_str(c, fixed_counter_names[i]);
 		} else if (i < CNT_SYM_RESOLVED) {
-			snprintf(name, sizeof(name), "unwind.%s",
+			snprintf(name, sizeof(name), UNWIND_COUNTER_PREFIX "%s",
 				 unwind_outcome_name((enum unwind_outcome)(i - CNT_UNWIND)));
 			c->counter_names[i] = intern_str(c, name);
 		} else if (i < CNT_TARGET) {
 			c->counter_names[i] =
 				intern_str(c, symbol_counter_names[i - CNT_SYM_RESOLVED]);
 		} else if (i < CNT_PYTHON) {
-			c->counter_names[i] = intern_str(c, target_counter_names[i - CNT_TARGET]);
-		} else if (i < CNT_PYTHON_FRAMES) {
-			snprintf(name, sizeof(name), "python.%s",
-				 py_outcome_name((enum py_outcome)(i - CNT_PYTHON)));
-			c->counter_names[i] = intern_str(c, name);
-		} else if (i == CNT_PYTHON_FRAMES) {
-			c->counter_names[i] = intern_str(c, "python.frames");
-		} else if (i == CNT_PYTHON_NAMES_OVER_BUDGET) {
-			c->counter_names[i] = intern_str(c, "python.names-over-budget");
+			c->counter_names[i] = intern_str(c, target_counters[i - CNT_TARGET].name);
 		} else {
-			snprintf(name, sizeof(name), "python.%s",
-				 py_counter_name((enum py_counter)(i - CNT_PYTHON_READER)));
-			c->counter_names[i] = intern_str(c, name);
+			enum python_counter k = python_slot_counters[i - CNT_PYTHON];
+
+			c->counter_names[i] = intern_str(c, python_counters[k].name);
 		}
 	}
 	*out = c;
@@ -1121,7 +1113,7 @@ bool collector_cubin_wanted(struct collector *c, uint64_t crc, uint64_t size)
 		c->cubins_refused++;
 		u64map_put(&c->cubin_ids, crc, 0);
 	}
-	count_cubin_loss(c, &c->over_cap_name, "cuda.pc.cubins-over-cap");
+	count_cubin_loss(c, &c->over_cap_name, cuda_counters[CUDA_CNT_PC_CUBINS_OVER_CAP].name);
 	return false;
 }
 
@@ -1129,7 +1121,7 @@ void collector_cubin_cut_short(struct collector *c, uint64_t crc, uint64_t size)
 {
 	cubin_came(c, crc);
 	c->cubin_bytes -= cubin_charge(size);
-	count_cubin_loss(c, &c->cut_short_name, "cuda.pc.cubins-cut-short");
+	count_cubin_loss(c, &c->cut_short_name, cuda_counters[CUDA_CNT_PC_CUBINS_CUT_SHORT].name);
 }
 
 void collector_add_cubin(struct collector *c, uint64_t crc, uint8_t *image, uint64_t size)

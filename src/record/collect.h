@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract/counters.h"
 #include "format/tables.h"
 #include "record/records.h"
 #include "record/writer.h"
@@ -30,31 +31,6 @@ struct collect_stats {
 	uint64_t spans_dropped;	/* lane work lost, all target.dropped.* together */
 	uint64_t pc_buckets;	/* GPU PC sample buckets */
 	uint64_t cubins;	/* GPU code images kept */
-};
-
-/*
- * Counts of the span channel, written as the target.* counters once any
- * is non-zero. Spans and lanes count themselves as they are added.
- */
-enum target_counter {
-	TARGET_BATCHES,			/* WIRE_SPANS packets */
-	TARGET_SPANS,
-	TARGET_SPAN_ATTRS,		/* attribute rows of the spans */
-	TARGET_LANES,
-	TARGET_PROCESSES,		/* distinct pids that said HELLO */
-	TARGET_DROPPED_QUEUE_FULL,	/* by the application's queue */
-	TARGET_DROPPED_UNSENT,		/* lost by the application with its connection */
-	TARGET_DROPPED_NO_RUN,		/* arrived after the run */
-	TARGET_DROPPED_WRONG_PID,	/* from a process not in the recording */
-	TARGET_DROPPED_BAD_MESSAGE,	/* malformed, or naming an unknown lane or string */
-	TARGET_DROPPED_LIMIT,		/* their lane, names or copy of the library refused */
-	/* What the recorder refused past its limits (src/record/ingest.c). */
-	TARGET_REFUSED_CONNECTIONS,	/* closed at once: too many open */
-	TARGET_REFUSED_INSTANCES,	/* HELLOs: too many copies in one process */
-	TARGET_REFUSED_STRINGS,		/* string definitions */
-	TARGET_REFUSED_LANES,		/* lane definitions, and lanes */
-	TARGET_REFUSED_META,		/* meta changes */
-	TARGET_COUNTERS
 };
 
 /* Returns 0 or the negative errno of the addrspace or unwinder set-up. */
@@ -129,6 +105,10 @@ void collector_cubin_cut_short(struct collector *c, uint64_t crc, uint64_t size)
 /* The cubin id of crc, 0 when its image is not kept. */
 uint32_t collector_cubin_id(const struct collector *c, uint64_t crc);
 void collector_add_pc_samples(struct collector *c, const struct tr_pc_sample *rows, size_t n);
+/*
+ * Counts of the span channel, written as the target.* counters once any
+ * is non-zero. Spans and lanes count themselves as they are added.
+ */
 void collector_count_target(struct collector *c, enum target_counter k, uint64_t n);
 
 /* One record. */

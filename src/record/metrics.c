@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/counters.h"
 #include "contract/meta.h"
 #include "record/nvml.h"
 #include "record/procstat.h"
@@ -127,19 +128,6 @@ struct process_change {
 	bool alive;
 };
 
-/* Totals behind the metrics.* counters. */
-enum metrics_counter {
-	MC_TICKS, MC_MISSED, MC_PROCESSES, MC_READ_FAILED, MC_CPU_NS, MC_COUNTERS
-};
-
-static const char *const counter_names[MC_COUNTERS] = {
-	[MC_TICKS] = "metrics.ticks",
-	[MC_MISSED] = "metrics.missed",
-	[MC_PROCESSES] = "metrics.processes",
-	[MC_READ_FAILED] = "metrics.read-failed",
-	[MC_CPU_NS] = "metrics.cpu-ns",
-};
-
 struct metrics {
 	uint64_t interval_ns;
 	pthread_t thread;
@@ -168,13 +156,13 @@ struct metrics {
 	VEC(struct series_def) series;
 	VEC(struct tr_metric_tick) ticks;
 	VEC(struct tr_metric_value) values;
-	uint64_t counters[MC_COUNTERS];
+	uint64_t counters[METRICS_COUNTERS];
 	char status[256];		/* metrics-nvml */
 
 	/* The recorder's thread's own. */
-	uint64_t counters_taken[MC_COUNTERS];
+	uint64_t counters_taken[METRICS_COUNTERS];
 	char status_taken[256];
-	uint32_t counter_ids[MC_COUNTERS];
+	uint32_t counter_ids[METRICS_COUNTERS];
 	bool meta_written;
 };
 
@@ -243,7 +231,7 @@ static void read_machine(struct metrics *m)
 		memcpy(ma->ticks, ticks, sizeof(ticks));
 		ma->seen = true;
 	} else if (ma->stat >= 0) {
-		m->counters[MC_READ_FAILED]++;
+		m->counters[METRICS_READ_FAILED]++;
 	}
 	n = read_at_start(ma->meminfo, buf, sizeof(buf));
 	if (n > 0 && !procstat_parse_meminfo(buf, (size_t)n, &total_kib, &avail_kib)) {
@@ -335,7 +323,7 @@ static int read_proc(struct metrics *m, struct proc *p, uint64_t now)
 	if (n <= 0 || procstat_parse_stat(buf, (size_t)n, &st))
 		return -ESRCH;
 	if (read_ctxsw(p, st.threads, &vol, &invol))
-		m->counters[MC_READ_FAILED]++;
+		m->counters[METRICS_READ_FAILED]++;
 	n = read_at_start(p->io, buf, sizeof(buf));
 	c.io = n > 0 && !procstat_parse_io(buf, (size_t)n, &c.read_bytes, &c.write_bytes);
 	c.utime = st.utime;
@@ -426,12 +414,12 @@ static void apply_changes(struct metrics *m)
 		p->io = openat(dir, "io", O_RDONLY | O_CLOEXEC);
 		if (p->stat < 0 || p->status < 0) {
 			/* Out of files, most likely: counted, not followed. */
-			m->counters[MC_READ_FAILED]++;
+			m->counters[METRICS_READ_FAILED]++;
 			free_proc(p);
 			continue;
 		}
 		*VEC_PUSH(&m->procs) = p;
-		m->counters[MC_PROCESSES]++;
+		m->counters[METRICS_PROCESSES]++;
 	}
 	m->my_changes.len = 0;
 }
@@ -490,8 +478,8 @@ static void tick(struct metrics *m)
 	VEC_APPEND(&m->series, m->new_series.v, m->new_series.len);
 	VEC_APPEND(&m->values, m->tick_values.v, m->tick_values.len);
 	*VEC_PUSH(&m->ticks) = (struct tr_metric_tick){ now, (uint32_t)m->tick_values.len };
-	m->counters[MC_TICKS]++;
-	m->counters[MC_CPU_NS] = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	m->counters[METRICS_TICKS]++;
+	m->counters[METRICS_CPU_NS] = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	memcpy(m->status, m->nvml_status, sizeof(m->status));
 	pthread_mutex_unlock(&m->lock);
 	m->new_series.len = 0;
@@ -536,7 +524,7 @@ static void *run(void *arg)
 			/* Late by whole intervals: those readings are missed, not made up. */
 			uint64_t late = (now - next) / m->interval_ns + 1;
 
-			m->counters[MC_MISSED] += late;
+			m->counters[METRICS_MISSED] += late;
 			next += late * m->interval_ns;
 		}
 		until = to_timespec(next);
@@ -606,8 +594,8 @@ static void put_meta(struct metrics *m, struct collector *c)
 	if (!m->meta_written) {
 		snprintf(interval, sizeof(interval), "%llu", (unsigned long long)m->interval_ns);
 		collector_meta(c, META_METRICS_INTERVAL, interval);
-		for (int k = 0; k < MC_COUNTERS; k++)
-			m->counter_ids[k] = collector_intern(c, counter_names[k]);
+		for (int k = 0; k < METRICS_COUNTERS; k++)
+			m->counter_ids[k] = collector_intern(c, metrics_counters[k].name);
 		m->meta_written = true;
 	}
 	if (m->status[0] && strcmp(m->status, m->status_taken)) {
@@ -636,7 +624,7 @@ void metrics_take(struct metrics *m, struct collector *c)
 	}
 	collector_add_metrics(c, rows, m->series.len, m->ticks.v, m->ticks.len, m->values.v,
 			      m->values.len);
-	for (int k = 0; k < MC_COUNTERS; k++) {
+	for (int k = 0; k < METRICS_COUNTERS; k++) {
 		collector_add_to_counter(c, m->counter_ids[k],
 					 m->counters[k] - m->counters_taken[k]);
 		m->counters_taken[k] = m->counters[k];

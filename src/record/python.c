@@ -182,32 +182,6 @@ struct pyreader {
 	char found[4200];
 };
 
-static const char *const outcome_names[PY_OUTCOMES] = {
-	[PY_MATCHED] = "matched",
-	[PY_MISMATCH] = "mismatch",
-	[PY_NO_THREAD_STATE] = "no-thread-state",
-	[PY_READ_FAILED] = "read-failed",
-	[PY_EXITED] = "exited",
-	[PY_UNSUPPORTED] = "unsupported",
-	[PY_OVER_BUDGET] = "over-budget",
-};
-
-static const char *const counter_names[PY_COUNTERS] = {
-	[PY_CODES_EVICTED] = "codes-evicted",
-	[PY_NAMES_CUT] = "names-cut",
-	[PY_TABLES_TOO_LONG] = "linetables-too-long",
-};
-
-const char *py_outcome_name(enum py_outcome o)
-{
-	return o < PY_OUTCOMES ? outcome_names[o] : "not-python";
-}
-
-const char *py_counter_name(enum py_counter k)
-{
-	return counter_names[k];
-}
-
 static int find_live(void *arg, uint32_t pid, struct py_interpreter *in);
 
 static ssize_t read_live(void *arg, uint32_t pid, const struct iovec *local,

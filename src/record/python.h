@@ -20,7 +20,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-/* What became of one sample of a CPython process: each a "python.<name>" counter. */
+/* What became of one sample of a CPython process: each a python.* counter. */
 enum py_outcome {
 	PY_MATCHED,		/* read, and as many groups as eval frames */
 	PY_MISMATCH,		/* read, but the groups and eval frames differ */
@@ -33,17 +33,13 @@ enum py_outcome {
 	PY_NOT_PYTHON = PY_OUTCOMES	/* not a CPython process: no counter */
 };
 
-const char *py_outcome_name(enum py_outcome o);
-
-/* What the reader cut or left out to stay within its bounds: each a "python.<name>" counter. */
+/* What the reader cut or left out to stay within its bounds: each a python.* counter. */
 enum py_counter {
 	PY_CODES_EVICTED,	/* code objects dropped from the cache for others */
 	PY_NAMES_CUT,		/* function or file names cut to their first characters */
 	PY_TABLES_TOO_LONG,	/* code objects read without lines: their table too long */
 	PY_COUNTERS
 };
-
-const char *py_counter_name(enum py_counter k);
 
 #define PY_MAX_FRAMES 256
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "contract/counters.h"
 #include "contract/lanes.h"
 
 /* The kernel's part of a lane name: room left for " b<block> g<group>". */
@@ -368,32 +369,7 @@ size_t tgt_kr_shown_spans(const struct tgt_kr_decoded *d, uint64_t max_blocks,
 	return shown;
 }
 
-/* The counters, sums over the buffers submitted while a recording ran. */
-enum {
-	KR_BUFFERS,
-	KR_EVENTS,
-	KR_OVERFLOWED,
-	KR_EVENTS_LOST,
-	KR_UNMATCHED,
-	KR_COLLISIONS,
-	KR_LANES_CAPPED,
-	KR_BAD_EVENTS,
-	KR_BAD_BUFFERS,
-	KR_COUNTERS
-};
-
-static const char *const counter_names[KR_COUNTERS] = {
-	[KR_BUFFERS] = "kr.buffers",
-	[KR_EVENTS] = "kr.events",
-	[KR_OVERFLOWED] = "kr.overflowed",
-	[KR_EVENTS_LOST] = "kr.events-lost",
-	[KR_UNMATCHED] = "kr.unmatched",
-	[KR_COLLISIONS] = "kr.collisions",
-	[KR_LANES_CAPPED] = "kr.lanes-capped",
-	[KR_BAD_EVENTS] = "kr.bad-events",
-	[KR_BAD_BUFFERS] = "kr.bad-buffers",
-};
-
+/* The kr.* counters, sums over the buffers submitted while a recording ran. */
 static uint64_t totals[KR_COUNTERS];
 
 /*
@@ -405,7 +381,7 @@ static void count(const uint64_t add[KR_COUNTERS])
 	for (int i = 0; i < KR_COUNTERS; i++)
 		TGT_ADD(&totals[i], add[i]);
 	for (int i = 0; i < KR_COUNTERS; i++)
-		gtrace_counter_set(counter_names[i], TGT_LOAD(&totals[i]));
+		gtrace_counter_set(kr_counters[i].name, TGT_LOAD(&totals[i]));
 }
 
 static pthread_once_t blocks_once = PTHREAD_ONCE_INIT;

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/counters.h"
 #include "record/python.h"
 #include "test.h"
 #include "tests/hostile/fake-cpython.h"
@@ -545,7 +546,8 @@ static void test_lies(void)
 			got = sample(pr, 1, true, st, &found);
 			if (got != lie_outcome[lie]) {
 				printf("  3.%u: lie %d came to %s, expected %s\n", l->minor, lie,
-				       py_outcome_name(got), py_outcome_name(lie_outcome[lie]));
+				       python_counters[got].name,
+				       python_counters[lie_outcome[lie]].name);
 				test_current_failed = 1;
 			}
 			/* No read past a sample's budget, whatever memory says. */

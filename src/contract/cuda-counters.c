@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+#include "contract/counters.h"
+
+#include <stddef.h>
+
+const struct counter_name cuda_counters[CUDA_COUNTERS] = {
+	[CUDA_CNT_KERNEL] = { "cuda.records.kernel", NULL },
+	[CUDA_CNT_MEMCPY] = { "cuda.records.memcpy", NULL },
+	[CUDA_CNT_MEMSET] = { "cuda.records.memset", NULL },
+	[CUDA_CNT_SYNC] = { "cuda.records.sync", NULL },
+	[CUDA_CNT_OVERHEAD] = { "cuda.records.overhead", NULL },
+	[CUDA_CNT_DEVICE] = { "cuda.records.device", NULL },
+	[CUDA_CNT_CONTEXT] = { "cuda.records.context", NULL },
+	[CUDA_CNT_OTHER] = { "cuda.records.other", NULL },
+	[CUDA_CNT_DROPPED] = { "cuda.dropped", "dropped by CUPTI" },
+	[CUDA_CNT_NO_TIMESTAMP] = { "cuda.no-timestamp", "without timestamps" },
+	[CUDA_CNT_INCOMPLETE] = { "cuda.incomplete", "still running at the final flush" },
+	[CUDA_CNT_CAUSALITY] = { "cuda.causality", "starting before their API call" },
+	[CUDA_CNT_NO_ORIGIN] = { "cuda.no-origin", "without an API call" },
+	[CUDA_CNT_BUFFERS] = { "cuda.buffers", NULL },
+	[CUDA_CNT_FLUSHES] = { "cuda.flushes", NULL },
+	[CUDA_CNT_NULL_BUFFERS] = { "cuda.null-buffers", "buffers CUPTI delivered empty" },
+	[CUDA_CNT_DELAY_MAX_US] = { "cuda.delay.max-us", NULL },
+	[CUDA_CNT_DELAY_SUM_US] = { "cuda.delay.sum-us", NULL },
+	[CUDA_CNT_DELAY_RECORDS] = { "cuda.delay.records", NULL },
+	[CUDA_CNT_PC_PAIRS] = { "cuda.pc.pairs", NULL },
+	[CUDA_CNT_PC_SAMPLES] = { "cuda.pc.samples", NULL },
+	[CUDA_CNT_PC_DROPPED] = { "cuda.pc.dropped", "samples dropped" },
+	[CUDA_CNT_PC_BUFFER_FULL] = { "cuda.pc.buffer-full", "buffer-full events" },
+	[CUDA_CNT_PC_UNSENT] = { "cuda.pc.unsent", "pairs unsent" },
+	[CUDA_CNT_PC_WINDOWS] = { "cuda.pc.windows", "completed" },
+	[CUDA_CNT_PC_WINDOWS_FAILED] = { "cuda.pc.windows-failed", "failed to open" },
+	[CUDA_CNT_PC_GETDATA] = { "cuda.pc.getdata-calls", NULL },
+	[CUDA_CNT_PC_GETDATA_NS] = { "cuda.pc.getdata-ns", NULL },
+	[CUDA_CNT_PC_REFUSED] = { "cuda.pc.refused", "contexts refused" },
+	[CUDA_CNT_PC_CUBINS] = { "cuda.pc.cubins", "sent" },
+	[CUDA_CNT_PC_CUBINS_UNSENT] = { "cuda.pc.cubins-unsent", "unsent" },
+	[CUDA_CNT_PC_CUBINS_OVER_CAP] = { "cuda.pc.cubins-over-cap", "over the cap" },
+	[CUDA_CNT_PC_CUBINS_CUT_SHORT] = { "cuda.pc.cubins-cut-short", "cut short" },
+};
