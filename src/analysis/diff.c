@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
 #include "util/text.h"
@@ -326,7 +327,7 @@ static uint32_t span_entry(struct joined *j, int side, struct funcs *f, unsigned
 static void add_spans(struct joined *j, int side, struct funcs *f, unsigned kinds)
 {
 	const struct model *m = f->m;
-	uint32_t bytes_key = model_string_id(m, "bytes");
+	uint32_t bytes_key = model_string_id(m, CUDA_ATTR_BYTES);
 	struct u64map by_span = {0};	/* lane << 32 | name -> entry id, 0 left out */
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "contract/meta.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
@@ -44,14 +45,11 @@ enum config_attr {
 };
 
 static const char *const config_keys[CONFIG_ATTRS] = {
-	[ATTR_GRID_X] = "grid.x", [ATTR_GRID_Y] = "grid.y", [ATTR_GRID_Z] = "grid.z",
-	[ATTR_BLOCK_X] = "block.x", [ATTR_BLOCK_Y] = "block.y", [ATTR_BLOCK_Z] = "block.z",
-	[ATTR_REGS] = "regs", [ATTR_OCCUPANCY] = "occupancy.permille",
-	[ATTR_LIMITER] = "occupancy.limiter",
-};
-
-static const char *const limiter_names[] = {
-	[1] = "warps", [2] = "registers", [3] = "shared-memory", [4] = "blocks",
+	[ATTR_GRID_X] = CUDA_ATTR_GRID_X, [ATTR_GRID_Y] = CUDA_ATTR_GRID_Y,
+	[ATTR_GRID_Z] = CUDA_ATTR_GRID_Z, [ATTR_BLOCK_X] = CUDA_ATTR_BLOCK_X,
+	[ATTR_BLOCK_Y] = CUDA_ATTR_BLOCK_Y, [ATTR_BLOCK_Z] = CUDA_ATTR_BLOCK_Z,
+	[ATTR_REGS] = CUDA_ATTR_REGS, [ATTR_OCCUPANCY] = CUDA_ATTR_OCCUPANCY_PERMILLE,
+	[ATTR_LIMITER] = CUDA_ATTR_OCCUPANCY_LIMITER,
 };
 
 /* One selected span of a table: its group (by rank and name) and duration. */
@@ -331,9 +329,10 @@ enum summary_attr {
 };
 
 static const char *const summary_keys[SUMMARY_ATTRS] = {
-	[SUM_INSTANCES] = "instances", [SUM_SUM] = "sum_ns", [SUM_MIN] = "min_ns",
-	[SUM_MAX] = "max_ns", [SUM_MEDIAN] = "median_ns", [SUM_LANES] = "lanes",
-	[SUM_BLOCK_MEDIAN] = "block_median_ns", [SUM_BLOCK_MAX] = "block_max_ns",
+	[SUM_INSTANCES] = KR_ATTR_INSTANCES, [SUM_SUM] = KR_ATTR_SUM_NS,
+	[SUM_MIN] = KR_ATTR_MIN_NS, [SUM_MAX] = KR_ATTR_MAX_NS, [SUM_MEDIAN] = KR_ATTR_MEDIAN_NS,
+	[SUM_LANES] = KR_ATTR_LANES, [SUM_BLOCK_MEDIAN] = KR_ATTR_BLOCK_MEDIAN_NS,
+	[SUM_BLOCK_MAX] = KR_ATTR_BLOCK_MAX_NS,
 };
 
 /* One collect's summary of one region of one kernel. */
@@ -635,7 +634,7 @@ void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample
 	memset(r, 0, sizeof(*r));
 	for (int a = 0; a < CONFIG_ATTRS; a++)
 		b.config_key[a] = model_string_id(f->m, config_keys[a]);
-	b.bytes_key = model_string_id(f->m, "bytes");
+	b.bytes_key = model_string_id(f->m, CUDA_ATTR_BYTES);
 	collect(&b, f, flt);
 	for (int id = 0; id < GPU_TABLES; id++) {
 		build_table(&b, (enum gpu_table_id)id, tables[id]);
@@ -685,8 +684,7 @@ static void format_dims(char *buf, size_t size, const uint64_t *dim)
 static void format_occupancy(char *buf, size_t size, const struct kernel_config *c)
 {
 	uint64_t lim = c->limiter;
-	const char *why = lim < sizeof(limiter_names) / sizeof(limiter_names[0]) &&
-			  limiter_names[lim] ? limiter_names[lim] : NULL;
+	const char *why = lim < CUDA_OCC_LIMITERS ? cuda_occupancy_limiter_names[lim] : NULL;
 
 	if (c->occupancy == KERNEL_CONFIG_UNKNOWN)
 		snprintf(buf, size, "-");

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "contract/meta.h"
 #include "symbols/cubin.h"
 #include "util/text.h"
@@ -284,7 +285,7 @@ static void launches_build(struct launches *ls, struct funcs *f)
 {
 	const struct model *m = f->m;
 	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
-	uint32_t key = model_string_id(m, "correlation");
+	uint32_t key = model_string_id(m, CUDA_ATTR_CORRELATION);
 
 	memset(ls, 0, sizeof(*ls));
 	if (!kind || !key)

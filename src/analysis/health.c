@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "contract/counters.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
@@ -923,7 +924,7 @@ static void count_kr_lanes(struct kr_lanes *k, const struct model *m)
 {
 	uint32_t kind = model_string_id(m, KREGIONS_LANE_KIND);
 	uint32_t stats_kind = model_string_id(m, KREGIONS_STATS_LANE_KIND);
-	uint32_t error_key = model_string_id(m, "clock_error_ns");
+	uint32_t error_key = model_string_id(m, KR_ATTR_CLOCK_ERROR_NS);
 
 	memset(k, 0, sizeof(*k));
 	for (size_t i = 0; i < m->t.lanes.len; i++) {

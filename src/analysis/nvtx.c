@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "util/xalloc.h"
-
-#define NVTX_DEPTH_ATTR "nvtx.depth"
 
 /* One range of one thread. */
 struct range {
@@ -46,7 +45,7 @@ static int cmp_ranges(const void *pa, const void *pb)
 static struct range *collect_ranges(const struct model *m, size_t *n)
 {
 	uint32_t kind = model_string_id(m, NVTX_LANE_KIND);
-	uint32_t depth_key = model_string_id(m, NVTX_DEPTH_ATTR);
+	uint32_t depth_key = model_string_id(m, NVTX_ATTR_DEPTH);
 	VEC(struct range) ranges = {0};
 
 	*n = 0;

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "contract/attrs.h"
 #include "contract/lanes.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
@@ -303,32 +304,32 @@ static void kernel(struct walk *w, const CUpti_ActivityKernel10 *k)
 		return;
 	origin = origin_of(w, k->correlationId, &start, &end, &o);
 	lane = stream_lane(w, k->deviceId, k->contextId, k->streamId);
-	a[n++] = ATTR("grid.x", k->gridX);
-	a[n++] = ATTR("grid.y", k->gridY);
-	a[n++] = ATTR("grid.z", k->gridZ);
-	a[n++] = ATTR("block.x", k->blockX);
-	a[n++] = ATTR("block.y", k->blockY);
-	a[n++] = ATTR("block.z", k->blockZ);
-	a[n++] = ATTR("regs", k->registersPerThread);
-	a[n++] = ATTR("smem.static", k->staticSharedMemory);
-	a[n++] = ATTR("smem.dynamic", k->dynamicSharedMemory);
-	a[n++] = ATTR("local.per-thread", k->localMemoryPerThread);
-	a[n++] = ATTR("local.total", k->localMemoryTotal_v2);
+	a[n++] = ATTR(CUDA_ATTR_GRID_X, k->gridX);
+	a[n++] = ATTR(CUDA_ATTR_GRID_Y, k->gridY);
+	a[n++] = ATTR(CUDA_ATTR_GRID_Z, k->gridZ);
+	a[n++] = ATTR(CUDA_ATTR_BLOCK_X, k->blockX);
+	a[n++] = ATTR(CUDA_ATTR_BLOCK_Y, k->blockY);
+	a[n++] = ATTR(CUDA_ATTR_BLOCK_Z, k->blockZ);
+	a[n++] = ATTR(CUDA_ATTR_REGS, k->registersPerThread);
+	a[n++] = ATTR(CUDA_ATTR_SMEM_STATIC, k->staticSharedMemory);
+	a[n++] = ATTR(CUDA_ATTR_SMEM_DYNAMIC, k->dynamicSharedMemory);
+	a[n++] = ATTR(CUDA_ATTR_LOCAL_PER_THREAD, k->localMemoryPerThread);
+	a[n++] = ATTR(CUDA_ATTR_LOCAL_TOTAL, k->localMemoryTotal_v2);
 	if (k->graphId) {			/* absent: not launched from a graph */
-		a[n++] = ATTR("graph.id", k->graphId);
-		a[n++] = ATTR("graph.node", k->graphNodeId);
+		a[n++] = ATTR(CUDA_ATTR_GRAPH_ID, k->graphId);
+		a[n++] = ATTR(CUDA_ATTR_GRAPH_NODE, k->graphNodeId);
 	}
-	a[n++] = ATTR("device", k->deviceId);
-	a[n++] = ATTR("context", k->contextId);
-	a[n++] = ATTR("stream", k->streamId);
-	a[n++] = ATTR("correlation", k->correlationId);
+	a[n++] = ATTR(CUDA_ATTR_DEVICE, k->deviceId);
+	a[n++] = ATTR(CUDA_ATTR_CONTEXT, k->contextId);
+	a[n++] = ATTR(CUDA_ATTR_STREAM, k->streamId);
+	a[n++] = ATTR(CUDA_ATTR_CORRELATION, k->correlationId);
 	occ = occupancy_of(w, k->deviceId, &shape);
 	if (occ) {
-		a[n++] = ATTR("occupancy.permille", occ->permille);
-		a[n++] = ATTR("occupancy.limiter", occ->limiter);
-		a[n++] = ATTR("occupancy.blocks-per-sm", occ->blocks_per_sm);
+		a[n++] = ATTR(CUDA_ATTR_OCCUPANCY_PERMILLE, occ->permille);
+		a[n++] = ATTR(CUDA_ATTR_OCCUPANCY_LIMITER, occ->limiter);
+		a[n++] = ATTR(CUDA_ATTR_OCCUPANCY_BLOCKS_PER_SM, occ->blocks_per_sm);
 	} else {
-		a[n++] = ATTR("occupancy.limiter", CUDA_OCC_LIMIT_UNKNOWN);
+		a[n++] = ATTR(CUDA_ATTR_OCCUPANCY_LIMITER, CUDA_OCC_LIMIT_UNKNOWN);
 	}
 	emit(w, lane, k->name ? k->name : "[unknown kernel]", start, end, origin, a, n);
 }
@@ -340,12 +341,12 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 	gtrace_origin o;
 	char buf[32];
 	gtrace_attr a[] = {
-		ATTR("copy.kind", c->copyKind),
-		ATTR("bytes", c->bytes),
-		ATTR("device", c->deviceId),
-		ATTR("context", c->contextId),
-		ATTR("stream", c->streamId),
-		ATTR("correlation", c->correlationId),
+		ATTR(CUDA_ATTR_COPY_KIND, c->copyKind),
+		ATTR(CUDA_ATTR_BYTES, c->bytes),
+		ATTR(CUDA_ATTR_DEVICE, c->deviceId),
+		ATTR(CUDA_ATTR_CONTEXT, c->contextId),
+		ATTR(CUDA_ATTR_STREAM, c->streamId),
+		ATTR(CUDA_ATTR_CORRELATION, c->correlationId),
 	};
 
 	w->counts[CUDA_CNT_MEMCPY]++;
@@ -364,14 +365,14 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 	gtrace_origin o;
 	char buf[32];
 	gtrace_attr a[] = {
-		ATTR("copy.kind", CUPTI_ACTIVITY_MEMCPY_KIND_PTOP),
-		ATTR("bytes", c->bytes),
-		ATTR("device", c->deviceId),
-		ATTR("context", c->contextId),
-		ATTR("stream", c->streamId),
-		ATTR("correlation", c->correlationId),
-		ATTR("src.device", c->srcDeviceId),
-		ATTR("dst.device", c->dstDeviceId),
+		ATTR(CUDA_ATTR_COPY_KIND, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP),
+		ATTR(CUDA_ATTR_BYTES, c->bytes),
+		ATTR(CUDA_ATTR_DEVICE, c->deviceId),
+		ATTR(CUDA_ATTR_CONTEXT, c->contextId),
+		ATTR(CUDA_ATTR_STREAM, c->streamId),
+		ATTR(CUDA_ATTR_CORRELATION, c->correlationId),
+		ATTR(CUDA_ATTR_SRC_DEVICE, c->srcDeviceId),
+		ATTR(CUDA_ATTR_DST_DEVICE, c->dstDeviceId),
 	};
 
 	w->counts[CUDA_CNT_MEMCPY]++;
@@ -389,12 +390,12 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 	const gtrace_origin *origin;
 	gtrace_origin o;
 	gtrace_attr a[] = {
-		ATTR("bytes", m->bytes),
-		ATTR("value", m->value),
-		ATTR("device", m->deviceId),
-		ATTR("context", m->contextId),
-		ATTR("stream", m->streamId),
-		ATTR("correlation", m->correlationId),
+		ATTR(CUDA_ATTR_BYTES, m->bytes),
+		ATTR(CUDA_ATTR_VALUE, m->value),
+		ATTR(CUDA_ATTR_DEVICE, m->deviceId),
+		ATTR(CUDA_ATTR_CONTEXT, m->contextId),
+		ATTR(CUDA_ATTR_STREAM, m->streamId),
+		ATTR(CUDA_ATTR_CORRELATION, m->correlationId),
 	};
 
 	w->counts[CUDA_CNT_MEMSET]++;

@@ -16,6 +16,7 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include "contract/attrs.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -97,8 +98,8 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 	gtrace_origin o = { .tid = agent_tid() };
 	const char *name = d->functionName ? d->functionName : "[unknown CUDA call]";
 	gtrace_attr a[] = {
-		{ .key = "correlation", .value = d->correlationId },
-		{ .key = "api.domain", .value = (uint64_t)domain },
+		{ .key = CUDA_ATTR_CORRELATION, .value = d->correlationId },
+		{ .key = CUDA_ATTR_API_DOMAIN, .value = (uint64_t)domain },
 	};
 	uint32_t stream;
 
@@ -114,11 +115,11 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		return;
 	/* The wait span: the correlation, then the stream or that the wait is implicit. */
 	if (wait == CUDA_WAIT_IMPLICIT) {
-		a[1].key = "implicit";
+		a[1].key = CUDA_ATTR_IMPLICIT;
 		a[1].value = 1;
 		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 2);
 	} else if (waited_stream(domain, cbid, d, &stream)) {
-		a[1].key = "stream";
+		a[1].key = CUDA_ATTR_STREAM;
 		a[1].value = stream;
 		gtrace_span_attrs(agent_wait_lane, name, o.ts_ns, end, &o, a, 2);
 	} else {

@@ -18,6 +18,8 @@
 
 #include <generated_nvtx_meta.h>
 
+#include "contract/attrs.h"
+
 #define NAME_MAX_BYTES 1024
 #define MAX_DEPTH 1024			/* deeper pushes are counted, not kept */
 #define MAX_DOMAINS 64			/* per thread; pushes in more are dropped */
@@ -249,8 +251,8 @@ static void pop(const void *domain)
 	f = &s->frames[--s->depth];
 	if (f->name) {
 		gtrace_attr a[] = {
-			{ .key = "nvtx.depth", .value = s->depth },
-			{ .key = "nvtx.kind", .value = NVTX_PUSH_POP },
+			{ .key = NVTX_ATTR_DEPTH, .value = s->depth },
+			{ .key = NVTX_ATTR_KIND, .value = NVTX_PUSH_POP },
 		};
 
 		emit(f->name, agent_tid(), f->start, a, 2);
@@ -289,7 +291,7 @@ static void start(const void *id, char *name)
 static void end(nvtxRangeId_t id)
 {
 	struct open_range *r = NULL;
-	gtrace_attr a[] = { { .key = "nvtx.kind", .value = NVTX_START_END } };
+	gtrace_attr a[] = { { .key = NVTX_ATTR_KIND, .value = NVTX_START_END } };
 
 	pthread_mutex_lock(&table_lock);
 	for (struct open_range **p = &open_ranges; *p; p = &(*p)->next) {

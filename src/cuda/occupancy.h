@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "contract/attrs.h"
+
 /* What limits a device's SMs; zero where unknown. */
 struct cuda_device_limits {
 	int cc_major, cc_minor;
@@ -35,15 +37,6 @@ struct cuda_launch_shape {
 	size_t smem_dynamic;
 	int smem_optin;			/* the function opted in to more shared memory */
 	int carveout;			/* requested shared memory carveout in %, or -1 */
-};
-
-/* Values of the occupancy.limiter attribute. */
-enum cuda_occupancy_limiter {
-	CUDA_OCC_LIMIT_UNKNOWN = 0,
-	CUDA_OCC_LIMIT_WARPS = 1,
-	CUDA_OCC_LIMIT_REGISTERS = 2,
-	CUDA_OCC_LIMIT_SHARED_MEMORY = 3,
-	CUDA_OCC_LIMIT_BLOCKS = 4,
 };
 
 struct cuda_occupancy {

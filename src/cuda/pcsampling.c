@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "contract/lanes.h"
 #include "contract/meta.h"
 #include "contract/pcopts.h"
@@ -459,9 +460,9 @@ static void switch_window(struct pc_context *c, enum pc_duty_action a, uint64_t 
 		agent_call_failed("cuptiPCSamplingStop", r);
 	drain(c);
 	now = gtrace_now_ns();
-	attrs[0] = (gtrace_attr){ .key = "pairs", .value = c->window_pairs };
-	attrs[1] = (gtrace_attr){ .key = "samples", .value = c->window_samples };
-	attrs[2] = (gtrace_attr){ .key = "device", .value = c->device };
+	attrs[0] = (gtrace_attr){ .key = CUDA_ATTR_PAIRS, .value = c->window_pairs };
+	attrs[1] = (gtrace_attr){ .key = CUDA_ATTR_SAMPLES, .value = c->window_samples };
+	attrs[2] = (gtrace_attr){ .key = CUDA_ATTR_DEVICE, .value = c->device };
 	gtrace_span_attrs(c->lane, "PC sampling", c->duty.opened_ns, now, NULL, attrs, 3);
 	agent_count(CUDA_CNT_PC_WINDOWS, 1);
 	pc_duty_closed(&c->duty, now, c->window_pairs);

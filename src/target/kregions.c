@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "contract/attrs.h"
 #include "contract/counters.h"
 #include "contract/lanes.h"
 
@@ -446,16 +447,16 @@ static int report_stats(const struct tgt_kr_stats *stats, const char *kernel,
 	for (unsigned r = 0; r < n_regions; r++) {
 		const struct tgt_kr_stats *s = &stats[r];
 		const gtrace_attr attrs[] = {
-			{ "instances", s->instances },
-			{ "sum_ns", s->sum_ns },
-			{ "min_ns", s->min_ns },
-			{ "max_ns", s->max_ns },
-			{ "median_ns", s->median_ns },
-			{ "lanes", s->lanes },
-			{ "blocks", s->blocks },
-			{ "block_median_ns", s->block_median_ns },
-			{ "block_max_ns", s->block_max_ns },
-			{ "clock_error_ns", clock_error_ns },
+			{ KR_ATTR_INSTANCES, s->instances },
+			{ KR_ATTR_SUM_NS, s->sum_ns },
+			{ KR_ATTR_MIN_NS, s->min_ns },
+			{ KR_ATTR_MAX_NS, s->max_ns },
+			{ KR_ATTR_MEDIAN_NS, s->median_ns },
+			{ KR_ATTR_LANES, s->lanes },
+			{ KR_ATTR_BLOCKS, s->blocks },
+			{ KR_ATTR_BLOCK_MEDIAN_NS, s->block_median_ns },
+			{ KR_ATTR_BLOCK_MAX_NS, s->block_max_ns },
+			{ KR_ATTR_CLOCK_ERROR_NS, clock_error_ns },
 		};
 
 		if (s->instances)

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * contract/counters.c: each table names every counter of its enum, under
+ * src/contract/: each counter table names every counter of its enum, under
  * its group's prefix, no name twice; the counters that diagnose says in
- * words have them.
+ * words have them; each value of an enum attribute has its name.
  */
 #include <stdbool.h>
 
+#include "contract/attrs.h"
 #include "contract/counters.h"
 #include "test.h"
 
@@ -79,11 +80,19 @@ static void test_words(void)
 		CHECK(!metrics_counters[i].words == (i == METRICS_CPU_NS));
 }
 
+static void test_limiter_names(void)
+{
+	CHECK(!cuda_occupancy_limiter_names[CUDA_OCC_LIMIT_UNKNOWN]);
+	for (int i = CUDA_OCC_LIMIT_UNKNOWN + 1; i < CUDA_OCC_LIMITERS; i++)
+		CHECK(cuda_occupancy_limiter_names[i] && *cuda_occupancy_limiter_names[i]);
+}
+
 int main(void)
 {
 	RUN(test_named);
 	RUN(test_unique);
 	RUN(test_target_dropped);
 	RUN(test_words);
+	RUN(test_limiter_names);
 	return test_summary();
 }
