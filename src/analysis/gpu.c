@@ -16,14 +16,13 @@
 
 #include "contract/attrs.h"
 #include "contract/meta.h"
+#include "contract/spans.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
 
-#define COPY_PREFIX "[CUDA memcpy "
-#define MEMSET_NAME "[CUDA memset]"
 #define CUPTI_13_0 130000		/* cuptiGetVersion of CUDA 13.0 */
 #define CUPTI_13_0_UPDATE_1 130001
 
@@ -76,7 +75,8 @@ struct gpu_builder {
 
 bool gpu_is_copy_name(const char *name)
 {
-	return !strncmp(name, COPY_PREFIX, strlen(COPY_PREFIX)) || !strcmp(name, MEMSET_NAME);
+	return !strncmp(name, CUDA_COPY_SPAN_PREFIX, strlen(CUDA_COPY_SPAN_PREFIX)) ||
+	       !strcmp(name, CUDA_MEMSET_SPAN);
 }
 
 /* The table of a lane's kind, or GPU_TABLES for a lane of another kind. */
@@ -796,14 +796,14 @@ static void put_kernels(FILE *out, const struct gpu_table *t, const struct model
 static void copy_kind(char *buf, size_t size, const struct model *m, uint32_t name_id)
 {
 	const char *name = model_str(m, name_id);
-	size_t plen = strlen(COPY_PREFIX), len;
+	size_t plen = strlen(CUDA_COPY_SPAN_PREFIX), len;
 
 	if (!name)
 		name = "";
 	len = strlen(name);
-	if (!strcmp(name, MEMSET_NAME))
+	if (!strcmp(name, CUDA_MEMSET_SPAN))
 		snprintf(buf, size, "memset");
-	else if (len > plen && !strncmp(name, COPY_PREFIX, plen) && name[len - 1] == ']')
+	else if (len > plen && !strncmp(name, CUDA_COPY_SPAN_PREFIX, plen) && name[len - 1] == ']')
 		snprintf(buf, size, "%.*s", (int)(len - plen - 1), name + plen);
 	else
 		snprintf(buf, size, "%s", name);

@@ -19,6 +19,7 @@
 
 #include "contract/attrs.h"
 #include "contract/lanes.h"
+#include "contract/spans.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -402,8 +403,8 @@ static void memset_record(struct walk *w, const CUpti_ActivityMemset4 *m)
 	if (!timed(w, start, end))
 		return;
 	origin = origin_of(w, m->correlationId, &start, &end, &o);
-	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), "[CUDA memset]", start, end,
-	     origin, a, sizeof(a) / sizeof(a[0]));
+	emit(w, stream_lane(w, m->deviceId, m->contextId, m->streamId), CUDA_MEMSET_SPAN, start,
+	     end, origin, a, sizeof(a) / sizeof(a[0]));
 }
 
 static void record(struct walk *w, const CUpti_Activity *r)

@@ -11,7 +11,7 @@
 
 CUDA_AGENT = $(BUILD)/libgtrace-cuda.so
 CUDA_AGENT_SRCS = $(wildcard src/cuda/*.c) $(filter-out src/target/autostart.c,$(TARGET_SRCS)) \
-		  src/contract/cuda-counters.c src/contract/pcopts.c
+		  src/contract/cuda-counters.c src/contract/pcopts.c src/contract/spans.c
 CUDA_AGENT_OBJS = $(CUDA_AGENT_SRCS:%.c=$(BUILD)/agent/%.o)
 CUDA_AGENT_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) $(CFLAGS) $(CONFIG_CFLAGS) \
 		    -Isrc -Iinclude -I. -I$(CUDA_HOME)/include -fPIC -fvisibility=hidden -MMD -MP
@@ -35,7 +35,8 @@ $(CUDA_AGENT): $(CUDA_AGENT_OBJS) src/cuda/agent.map
 $(BUILD)/src/cuda/%.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
 $(BUILD)/tests/unit/test-cuda-agent.o: ALL_CFLAGS += -I$(CUDA_HOME)/include
 $(BUILD)/tests/test-cuda-agent: $(BUILD)/tests/unit/test-cuda-agent.o \
-		$(BUILD)/src/cuda/occupancy.o $(BUILD)/src/cuda/names.o $(BUILD)/src/cuda/pcduty.o
+		$(BUILD)/src/cuda/occupancy.o $(BUILD)/src/cuda/names.o $(BUILD)/src/cuda/pcduty.o \
+		$(BUILD)/src/contract/spans.o
 	$(call say,LINK,$@)
 	$(Q)$(CC) $(ALL_LDFLAGS) $^ -o $@
 

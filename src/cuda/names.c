@@ -4,29 +4,22 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cupti_activity.h>
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
-/* Indexed by CUpti_ActivityMemcpyKind. */
-static const char *const copy_names[] = {
-	"[CUDA memcpy 0]",
-	"[CUDA memcpy HtoD]",
-	"[CUDA memcpy DtoH]",
-	"[CUDA memcpy 3]",	/* HtoA */
-	"[CUDA memcpy 4]",	/* AtoH */
-	"[CUDA memcpy 5]",	/* AtoA */
-	"[CUDA memcpy 6]",	/* AtoD */
-	"[CUDA memcpy 7]",	/* DtoA */
-	"[CUDA memcpy DtoD]",
-	"[CUDA memcpy HtoH]",
-	"[CUDA memcpy PtoP]",
-};
+#include "contract/spans.h"
+
+_Static_assert((int)CUDA_COPY_HTOD == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD &&
+	       (int)CUDA_COPY_DTOA == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA &&
+	       (int)CUDA_COPY_PTOP == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,
+	       "copy.kind holds CUPTI's kinds");
 
 const char *cuda_copy_name(uint32_t kind, char *buf, size_t size)
 {
-	if (kind < sizeof(copy_names) / sizeof(copy_names[0]))
-		return copy_names[kind];
-	snprintf(buf, size, "[CUDA memcpy %u]", (unsigned)kind);
+	if (kind < CUDA_COPY_KINDS)
+		return cuda_copy_spans[kind];
+	snprintf(buf, size, CUDA_COPY_SPAN_PREFIX "%u]", (unsigned)kind);
 	return buf;
 }
 

@@ -2,12 +2,14 @@
 /*
  * src/contract/: each counter table names every counter of its enum, under
  * its group's prefix, no name twice; the counters that diagnose says in
- * words have them; each value of an enum attribute has its name.
+ * words have them; each value of an enum attribute has its name, and each
+ * copy kind a span name that report --gpu takes for a copy.
  */
 #include <stdbool.h>
 
 #include "contract/attrs.h"
 #include "contract/counters.h"
+#include "contract/spans.h"
 #include "test.h"
 
 static const struct {
@@ -87,6 +89,19 @@ static void test_limiter_names(void)
 		CHECK(cuda_occupancy_limiter_names[i] && *cuda_occupancy_limiter_names[i]);
 }
 
+/* What report --gpu takes for a copy: the prefix, a kind, "]". */
+static void test_copy_spans(void)
+{
+	size_t plen = strlen(CUDA_COPY_SPAN_PREFIX);
+
+	for (int i = 0; i < CUDA_COPY_KINDS; i++) {
+		const char *name = cuda_copy_spans[i];
+
+		CHECK(has_prefix(name, CUDA_COPY_SPAN_PREFIX) && strlen(name) > plen + 1 &&
+		      name[strlen(name) - 1] == ']');
+	}
+}
+
 int main(void)
 {
 	RUN(test_named);
@@ -94,5 +109,6 @@ int main(void)
 	RUN(test_target_dropped);
 	RUN(test_words);
 	RUN(test_limiter_names);
+	RUN(test_copy_spans);
 	return test_summary();
 }
