@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "contract/meta.h"
+#include "contract/metrics.h"
 #include "format/buf.h"
 #include "format/file.h"
 #include "util/text.h"
@@ -509,9 +510,9 @@ static int cmp_processes(const void *pa, const void *pb)
 
 struct metric_process *metrics_processes(const struct model *m, size_t *n)
 {
-	uint32_t rss = model_string_id(m, "proc.rss");
-	uint32_t user = model_string_id(m, "proc.cpu.user");
-	uint32_t system = model_string_id(m, "proc.cpu.system");
+	uint32_t rss = model_string_id(m, SERIES_PROC_RSS);
+	uint32_t user = model_string_id(m, SERIES_PROC_CPU_USER);
+	uint32_t system = model_string_id(m, SERIES_PROC_CPU_SYSTEM);
 	VEC(struct metric_process) rows = {0};
 	struct u64map row_of = {0};	/* pid -> index in rows */
 

@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "contract/metrics.h"
 
 enum metric_subject {
 	METRIC_MACHINE,
@@ -21,8 +22,6 @@ enum metric_subject {
 	METRIC_SUBJECTS
 };
 
-/* The unit of a set of reason bits (gpu.throttle): shown by reason, not by value. */
-#define METRIC_UNIT_MASK "mask"
 /* The reason bit that is none: the GPU was idle. */
 #define METRIC_MASK_IDLE 0x1ull
 /* The reason bits NVML names, from bit 0. */

@@ -14,6 +14,7 @@
 
 #include "contract/counters.h"
 #include "contract/meta.h"
+#include "contract/metrics.h"
 #include "record/nvml.h"
 #include "record/procstat.h"
 #include "util/clock.h"
@@ -35,16 +36,16 @@ enum proc_quantity {
 };
 
 static const struct quantity proc_quantities[PROC_QUANTITIES] = {
-	[PROC_CPU_USER] = { "proc.cpu.user", "%", 1 },
-	[PROC_CPU_SYSTEM] = { "proc.cpu.system", "%", 1 },
-	[PROC_RSS] = { "proc.rss", "KiB", 0 },
-	[PROC_THREADS] = { "proc.threads", "", 0 },
-	[PROC_FAULTS_MINOR] = { "proc.faults.minor", "/s", 0 },
-	[PROC_FAULTS_MAJOR] = { "proc.faults.major", "/s", 0 },
-	[PROC_CTXSW_VOLUNTARY] = { "proc.ctxsw.voluntary", "/s", 0 },
-	[PROC_CTXSW_INVOLUNTARY] = { "proc.ctxsw.involuntary", "/s", 0 },
-	[PROC_IO_READ] = { "proc.io.read", "KiB/s", 0 },
-	[PROC_IO_WRITE] = { "proc.io.write", "KiB/s", 0 },
+	[PROC_CPU_USER] = { SERIES_PROC_CPU_USER, "%", 1 },
+	[PROC_CPU_SYSTEM] = { SERIES_PROC_CPU_SYSTEM, "%", 1 },
+	[PROC_RSS] = { SERIES_PROC_RSS, "KiB", 0 },
+	[PROC_THREADS] = { SERIES_PROC_THREADS, "", 0 },
+	[PROC_FAULTS_MINOR] = { SERIES_PROC_FAULTS_MINOR, "/s", 0 },
+	[PROC_FAULTS_MAJOR] = { SERIES_PROC_FAULTS_MAJOR, "/s", 0 },
+	[PROC_CTXSW_VOLUNTARY] = { SERIES_PROC_CTXSW_VOLUNTARY, "/s", 0 },
+	[PROC_CTXSW_INVOLUNTARY] = { SERIES_PROC_CTXSW_INVOLUNTARY, "/s", 0 },
+	[PROC_IO_READ] = { SERIES_PROC_IO_READ, "KiB/s", 0 },
+	[PROC_IO_WRITE] = { SERIES_PROC_IO_WRITE, "KiB/s", 0 },
 };
 
 /* The machine's: the CPU modes first, in enum sys_cpu_mode's order. */
@@ -53,31 +54,31 @@ enum sys_quantity {
 };
 
 static const struct quantity sys_quantities[SYS_QUANTITIES] = {
-	[SYS_CPU_USER] = { "sys.cpu.user", "%", 1 },
-	[SYS_CPU_NICE] = { "sys.cpu.nice", "%", 1 },
-	[SYS_CPU_SYSTEM] = { "sys.cpu.system", "%", 1 },
-	[SYS_CPU_IDLE] = { "sys.cpu.idle", "%", 1 },
-	[SYS_CPU_IOWAIT] = { "sys.cpu.iowait", "%", 1 },
-	[SYS_CPU_IRQ] = { "sys.cpu.irq", "%", 1 },
-	[SYS_CPU_SOFTIRQ] = { "sys.cpu.softirq", "%", 1 },
-	[SYS_CPU_STEAL] = { "sys.cpu.steal", "%", 1 },
-	[SYS_MEM_USED] = { "sys.mem.used", "KiB", 0 },
-	[SYS_MEM_AVAILABLE] = { "sys.mem.available", "KiB", 0 },
-	[SYS_LOAD1] = { "sys.load1", "", 2 },
+	[SYS_CPU_USER] = { SERIES_SYS_CPU_USER, "%", 1 },
+	[SYS_CPU_NICE] = { SERIES_SYS_CPU_NICE, "%", 1 },
+	[SYS_CPU_SYSTEM] = { SERIES_SYS_CPU_SYSTEM, "%", 1 },
+	[SYS_CPU_IDLE] = { SERIES_SYS_CPU_IDLE, "%", 1 },
+	[SYS_CPU_IOWAIT] = { SERIES_SYS_CPU_IOWAIT, "%", 1 },
+	[SYS_CPU_IRQ] = { SERIES_SYS_CPU_IRQ, "%", 1 },
+	[SYS_CPU_SOFTIRQ] = { SERIES_SYS_CPU_SOFTIRQ, "%", 1 },
+	[SYS_CPU_STEAL] = { SERIES_SYS_CPU_STEAL, "%", 1 },
+	[SYS_MEM_USED] = { SERIES_SYS_MEM_USED, "KiB", 0 },
+	[SYS_MEM_AVAILABLE] = { SERIES_SYS_MEM_AVAILABLE, "KiB", 0 },
+	[SYS_LOAD1] = { SERIES_SYS_LOAD1, "", 2 },
 };
 
 static const struct quantity gpu_quantities[GPU_QUANTITIES] = {
-	[GPU_SM_UTIL] = { "gpu.sm.util", "%", 0 },
-	[GPU_MEM_UTIL] = { "gpu.mem.util", "%", 0 },
-	[GPU_MEM_USED] = { "gpu.mem.used", "KiB", 0 },
-	[GPU_MEM_TOTAL] = { "gpu.mem.total", "KiB", 0 },
-	[GPU_POWER] = { "gpu.power", "W", 3 },
-	[GPU_TEMP] = { "gpu.temp", "C", 0 },
-	[GPU_CLOCK_SM] = { "gpu.clock.sm", "MHz", 0 },
-	[GPU_CLOCK_MEM] = { "gpu.clock.mem", "MHz", 0 },
-	[GPU_PCIE_RX] = { "gpu.pcie.rx", "KiB/s", 0 },
-	[GPU_PCIE_TX] = { "gpu.pcie.tx", "KiB/s", 0 },
-	[GPU_THROTTLE] = { "gpu.throttle", "mask", 0 },
+	[GPU_SM_UTIL] = { SERIES_GPU_SM_UTIL, "%", 0 },
+	[GPU_MEM_UTIL] = { SERIES_GPU_MEM_UTIL, "%", 0 },
+	[GPU_MEM_USED] = { SERIES_GPU_MEM_USED, "KiB", 0 },
+	[GPU_MEM_TOTAL] = { SERIES_GPU_MEM_TOTAL, "KiB", 0 },
+	[GPU_POWER] = { SERIES_GPU_POWER, "W", 3 },
+	[GPU_TEMP] = { SERIES_GPU_TEMP, "C", 0 },
+	[GPU_CLOCK_SM] = { SERIES_GPU_CLOCK_SM, "MHz", 0 },
+	[GPU_CLOCK_MEM] = { SERIES_GPU_CLOCK_MEM, "MHz", 0 },
+	[GPU_PCIE_RX] = { SERIES_GPU_PCIE_RX, "KiB/s", 0 },
+	[GPU_PCIE_TX] = { SERIES_GPU_PCIE_TX, "KiB/s", 0 },
+	[GPU_THROTTLE] = { SERIES_GPU_THROTTLE, METRIC_UNIT_MASK, 0 },
 };
 
 /* A series made by the thread, waiting for the collector: its subject and quantity. */
