@@ -26,9 +26,10 @@
 #include "contract/lanes.h"
 #include "contract/meta.h"
 #include "contract/pcopts.h"
+#include "contract/wire.h"
 #include "cuda/cupti-api.h"
 #include "cuda/pcduty.h"
-#include "target/internal.h"
+#include "target/agent-api.h"
 
 #define PC_CONTEXTS 64			/* contexts sampled at once */
 #define PC_RECORDS 2048			/* PCs one GetData call may bring */

@@ -21,8 +21,9 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "gtrace/target.h"
 #include "contract/wire.h"
+#include "gtrace/target.h"
+#include "target/agent-api.h"
 
 #define TGT_NAME_MAX WIRE_MAX_STRING	/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
@@ -33,13 +34,6 @@
 #define TGT_LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define TGT_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
 #define TGT_ADD(p, v) __atomic_fetch_add((p), (v), __ATOMIC_RELAXED)
-
-/* An interned string: ids are dense from 1 in order of first use. */
-struct tgt_string {
-	uint32_t id;
-	uint32_t len;
-	char str[];			/* len bytes and a NUL */
-};
 
 struct gtrace_lane {
 	uint32_t id;			/* dense from 1 */
@@ -78,9 +72,7 @@ struct tgt_ring {
 	struct wire_span *spans;
 };
 
-/* intern.c: strings and lanes, shared by all threads. */
-/* NULL when out of memory. */
-const struct tgt_string *tgt_intern(const char *s);
+/* intern.c: strings and lanes, shared by all threads (tgt_intern: agent-api.h). */
 gtrace_lane *tgt_lane_get(const char *kind, const char *name);
 /* A string or lane by id; NULL when there is none with it. */
 const struct tgt_string *tgt_string_by_id(uint32_t id);
@@ -190,11 +182,7 @@ struct tgt_packet {
 	} msg;
 };
 
-/*
- * A message an agent linked with the library posts whole (GPU code images,
- * PC samples): sent in posting order, after the definitions of the strings
- * it names.
- */
+/* A message an agent posted (tgt_post, agent-api.h), queued for the io thread. */
 struct tgt_post {
 	struct tgt_post *next;
 	uint16_t type;			/* WIRE_CUBIN, WIRE_PC_SAMPLES */
@@ -202,14 +190,6 @@ struct tgt_post {
 	size_t len;
 	uint8_t body[];
 };
-
-#define TGT_POST_MAX (128u << 20)	/* bytes posted and not sent yet */
-
-/*
- * Queues a copy of a message for the io thread. Returns 0; -ENOTCONN when
- * not reporting, -ENOBUFS when TGT_POST_MAX bytes wait already, -ENOMEM.
- */
-int tgt_post(uint16_t type, uint32_t count, const void *body, size_t len);
 
 /* Starts both threads; reporting stays off when this fails. */
 int tgt_workers_start(void);
