@@ -1122,17 +1122,17 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 	const char *why, *lost;
 
 	if (status) {
-		if (after(status, "active") && has_gpu_lanes(m))
+		if (after(status, CUDA_STATUS_ACTIVE) && has_gpu_lanes(m))
 			snprintf(buf, size, "CUPTI was active: GPU activity was recorded%s",
 				 warned ? ", but some CUPTI calls failed (cuda.warnings)" : "");
-		else if (after(status, "active"))
+		else if (after(status, CUDA_STATUS_ACTIVE))
 			snprintf(buf, size, "CUPTI was active but the GPU ran no kernel, "
 				 "copy or memset%s", warned ? "; some CUPTI calls failed (cuda.warnings)" : "");
-		else if ((why = after(status, "taken-over")))
+		else if ((why = after(status, CUDA_STATUS_TAKEN_OVER)))
 			snprintf(buf, size, "another CUPTI client took the activity buffers: "
 				 "GPU activity before that was recorded, %s; CPU samples were",
 				 (lost = strstr(why, "; ")) ? lost + 2 : why);
-		else if ((why = after(status, "subscriber-conflict")) && *why == '\'' &&
+		else if ((why = after(status, CUDA_STATUS_SUBSCRIBER_CONFLICT)) && *why == '\'' &&
 			 (lost = strchr(why + 1, '\'')))	/* the agent learnt its name */
 			snprintf(buf, size, "%.*s held the CUPTI subscription; "
 				 "GPU activity was not recorded, CPU samples were",
@@ -1140,23 +1140,23 @@ const char *cuda_explain(const struct model *m, char *buf, size_t size)
 		else if (why)
 			snprintf(buf, size, "another CUPTI client held the subscription (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
-		else if ((why = after(status, "cupti-too-old")))
+		else if ((why = after(status, CUDA_STATUS_CUPTI_TOO_OLD)))
 			snprintf(buf, size, "the CUPTI library is too old (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
-		else if ((why = after(status, "cupti-unavailable")))
+		else if ((why = after(status, CUDA_STATUS_CUPTI_UNAVAILABLE)))
 			snprintf(buf, size, "CUPTI could not be loaded (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
-		else if ((why = after(status, "cupti-error")))
+		else if ((why = after(status, CUDA_STATUS_CUPTI_ERROR)))
 			snprintf(buf, size, "CUPTI failed (%s); "
 				 "GPU activity was not recorded, CPU samples were", why);
 		else
 			snprintf(buf, size, "the CUDA agent reported '%s'", status);
-	} else if (injection && (why = after(injection, "off"))) {
+	} else if (injection && (why = after(injection, STATUS_OFF))) {
 		snprintf(buf, size, "GPU collection was off (%s); CPU samples only", why);
-	} else if (driver && after(driver, "none")) {
+	} else if (driver && after(driver, CUDA_DRIVER_NONE)) {
 		snprintf(buf, size, "no GPU was available: no NVIDIA driver is loaded on the "
 			 "recording machine; CPU samples only");
-	} else if (libcuda && after(libcuda, "missing")) {
+	} else if (libcuda && after(libcuda, CUDA_LIBCUDA_MISSING)) {
 		snprintf(buf, size, "the NVIDIA driver is loaded but libcuda.so.1 cannot be found, "
 			 "as in a container started without the driver libraries "
 			 "(nvidia-container-toolkit, docker --gpus); CPU samples only");
@@ -1182,11 +1182,11 @@ const char *pc_explain(const struct model *m, char *buf, size_t size)
 		snprintf(buf, size, "GPU PC sampling was requested, but the CUDA agent never "
 			 "started: %s", cuda_explain(m, cuda, sizeof(cuda)) ? cuda
 			 : "the recording holds no CUDA information");
-	else if ((why = after(status, "refused")))
+	else if ((why = after(status, STATUS_REFUSED)))
 		snprintf(buf, size, "the driver refused GPU PC sampling: %s", why);
-	else if ((why = after(status, "off")))
+	else if ((why = after(status, STATUS_OFF)))
 		snprintf(buf, size, "GPU PC sampling was off: %s", why);
-	else if ((why = after(status, "on")))
+	else if ((why = after(status, STATUS_ON)))
 		snprintf(buf, size, "GPU PC sampling was on (%s) but kept no sample; "
 			 "see gtrace diagnose", why);
 	else

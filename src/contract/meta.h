@@ -72,4 +72,23 @@
 #define META_CUDA_PC_PERIOD "cuda.pc.period"
 #define META_CUDA_PC_RATE "cuda.pc.rate"
 
+/*
+ * How the values of the status keys begin: an outcome, then ": " and the
+ * details, which the views show after their own words for the outcome.
+ */
+/* cuda.status, the agent's */
+#define CUDA_STATUS_ACTIVE "active"
+#define CUDA_STATUS_TAKEN_OVER "taken-over"
+#define CUDA_STATUS_SUBSCRIBER_CONFLICT "subscriber-conflict"
+#define CUDA_STATUS_CUPTI_TOO_OLD "cupti-too-old"
+#define CUDA_STATUS_CUPTI_UNAVAILABLE "cupti-unavailable"
+#define CUDA_STATUS_CUPTI_ERROR "cupti-error"
+/* cuda.pc.status; cuda.injection and metrics-nvml take STATUS_ON and STATUS_OFF */
+#define STATUS_ON "on"
+#define STATUS_OFF "off"
+#define STATUS_REFUSED "refused"
+/* cuda.driver with no NVIDIA driver loaded, cuda.libcuda with no libcuda.so.1 */
+#define CUDA_DRIVER_NONE "none"
+#define CUDA_LIBCUDA_MISSING "missing"
+
 #endif

@@ -153,7 +153,8 @@ static void cupti_error(const char *what, CUptiResult r)
 {
 	char buf[32];
 
-	agent_status("cupti-error: %s: %s", what, cupti_result_string(r, buf, sizeof(buf)));
+	agent_status(CUDA_STATUS_CUPTI_ERROR ": %s: %s", what,
+		     cupti_result_string(r, buf, sizeof(buf)));
 	status_clean = false;
 }
 
@@ -304,7 +305,7 @@ static void check_taken_over(uint64_t queued_before_flush)
 	if (last)
 		snprintf(since, sizeof(since), "after %.3f s from cuInit",
 			 (double)(last - start_ns) / 1e9);
-	agent_status("taken-over: another CUPTI client took the activity buffers; "
+	agent_status(CUDA_STATUS_TAKEN_OVER ": another CUPTI client took the activity buffers; "
 		     "%llu launches, copies and memsets queued %s were not recorded",
 		     (unsigned long long)(queued_before_flush - seen), since);
 }
@@ -443,10 +444,11 @@ static bool subscribe(void)
 	CUptiResult r = cupti.cuptiSubscribe_v2(&subscriber, agent_callback, NULL, &params);
 
 	if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED && *holder)
-		agent_status("subscriber-conflict: '%s' holds the CUPTI subscription", holder);
+		agent_status(CUDA_STATUS_SUBSCRIBER_CONFLICT ": '%s' holds the CUPTI subscription",
+			     holder);
 	else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-		agent_status("subscriber-conflict: another CUPTI client (nsys, ncu, a framework "
-			     "profiler) holds the subscription");
+		agent_status(CUDA_STATUS_SUBSCRIBER_CONFLICT ": another CUPTI client (nsys, ncu, "
+			     "a framework profiler) holds the subscription");
 	else if (r != CUPTI_SUCCESS)
 		cupti_error("cuptiSubscribe_v2", r);
 	return r == CUPTI_SUCCESS;
@@ -491,7 +493,7 @@ static void start(void)
 	if (!path || !*path)
 		path = CUPTI_LIB_PATH;
 	if (cupti_api_load(path, why, sizeof(why))) {
-		agent_status("cupti-unavailable: %s", why);
+		agent_status(CUDA_STATUS_CUPTI_UNAVAILABLE ": %s", why);
 		return;
 	}
 	r = cupti.cuptiGetVersion(&version);
@@ -502,11 +504,12 @@ static void start(void)
 	snprintf(why, sizeof(why), "%u", (unsigned)version);
 	gtrace_meta_set(META_CUDA_CUPTI_VERSION, why);
 	if (version < MIN_CUPTI_VERSION) {
-		agent_status("cupti-too-old: %u < %u", (unsigned)version, MIN_CUPTI_VERSION);
+		agent_status(CUDA_STATUS_CUPTI_TOO_OLD ": %u < %u", (unsigned)version,
+			     MIN_CUPTI_VERSION);
 		return;
 	}
 	if (origins_init()) {
-		agent_status("cupti-error: no memory for the correlation table");
+		agent_status(CUDA_STATUS_CUPTI_ERROR ": no memory for the correlation table");
 		return;
 	}
 	start_ns = gtrace_now_ns();
@@ -527,7 +530,7 @@ static void start(void)
 	__atomic_store_n(&collecting, 1, __ATOMIC_RELAXED);
 	if (!enable_kinds()) {
 		__atomic_store_n(&collecting, 0, __ATOMIC_RELAXED);
-		agent_status("cupti-error: %s", last_failure);
+		agent_status(CUDA_STATUS_CUPTI_ERROR ": %s", last_failure);
 		cupti.cuptiUnsubscribe(subscriber);
 		return;
 	}
@@ -537,7 +540,7 @@ static void start(void)
 	pthread_atfork(NULL, NULL, in_child);
 	start_flush_thread();
 	if (status_clean)
-		agent_status("active");
+		agent_status(CUDA_STATUS_ACTIVE);
 }
 
 /*

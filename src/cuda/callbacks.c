@@ -17,6 +17,7 @@
 #include <cupti_runtime_cbid.h>
 
 #include "contract/attrs.h"
+#include "contract/meta.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
@@ -185,7 +186,7 @@ static void state(CUpti_CallbackId cbid, const CUpti_StateData *d)
 
 	if (cbid != CUPTI_CBID_STATE_FATAL_ERROR)
 		return;
-	snprintf(status, sizeof(status), "cupti-error: fatal error: %s",
+	snprintf(status, sizeof(status), CUDA_STATUS_CUPTI_ERROR ": fatal error: %s",
 		 d && d->notification.message ? d->notification.message : "no message");
 	agent_stop(status);
 }

@@ -109,7 +109,7 @@ void pcs_init(void)
 	if (!env)
 		return;
 	if (pc_opts_parse(&opts, env, why, sizeof(why))) {
-		pc_status("off: %s", why);
+		pc_status(STATUS_OFF ": %s", why);
 		return;
 	}
 	snprintf(buf, sizeof(buf), "%u", opts.period);
@@ -117,7 +117,7 @@ void pcs_init(void)
 	gtrace_meta_set(META_CUDA_PC_MODE, opts.continuous ? "continuous" : "kernel-serialized");
 	snprintf(buf, sizeof(buf), "%u", opts.rate);
 	gtrace_meta_set(META_CUDA_PC_RATE, buf);
-	pc_status("%s", "on: waiting for a CUDA context");
+	pc_status("%s", STATUS_ON ": waiting for a CUDA context");
 	__atomic_store_n(&sampling, 1, __ATOMIC_RELAXED);
 }
 
@@ -132,19 +132,20 @@ static void refused(const char *what, CUptiResult r)
 	char buf[32], status[512];
 
 	if (r == CUPTI_ERROR_INSUFFICIENT_PRIVILEGES)
-		pc_status("refused: %s: insufficient privileges: GPU performance counters are "
-			  "restricted to administrators; run as root, or load the nvidia module "
-			  "with NVreg_RestrictProfilingToAdminUsers=0", what);
+		pc_status(STATUS_REFUSED ": %s: insufficient privileges: GPU performance counters "
+			  "are restricted to administrators; run as root, or load the nvidia "
+			  "module with NVreg_RestrictProfilingToAdminUsers=0", what);
 	else if (r == CUPTI_ERROR_NOT_SUPPORTED)
-		pc_status("refused: %s: this GPU or driver does not support PC sampling "
+		pc_status(STATUS_REFUSED ": %s: this GPU or driver does not support PC sampling "
 			  "(compute capability 7.0 or later is needed)", what);
 	else if (r == CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES)
-		pc_status("refused: %s: the hypervisor does not allow profiling this virtual GPU",
-			  what);
+		pc_status(STATUS_REFUSED ": %s: the hypervisor does not allow profiling this "
+			  "virtual GPU", what);
 	else if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-		pc_status("refused: %s: another CUPTI client samples PCs on this context", what);
+		pc_status(STATUS_REFUSED ": %s: another CUPTI client samples PCs on this context",
+			  what);
 	else {
-		snprintf(status, sizeof(status), "refused: %s: %s", what,
+		snprintf(status, sizeof(status), STATUS_REFUSED ": %s: %s", what,
 			 cupti_result_string(r, buf, sizeof(buf)));
 		gtrace_meta_set(META_CUDA_PC_STATUS, status);
 	}
@@ -499,7 +500,7 @@ void pcs_context_created(CUcontext ctx)
 		return;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
-		pc_status("off: %s", "no memory for a context's buffers");
+		pc_status(STATUS_OFF ": %s", "no memory for a context's buffers");
 		return;
 	}
 	c->ctx = ctx;
@@ -531,7 +532,7 @@ void pcs_context_created(CUcontext ctx)
 		agent_count(CUDA_CNT_PC_REFUSED, 1);
 		goto disable;
 	}
-	pc_status("on: %s, a sample every 2^%u cycles",
+	pc_status(STATUS_ON ": %s, a sample every 2^%u cycles",
 		  opts.continuous ? "continuous" : "kernel-serialized", opts.period);
 	return;
 disable:

@@ -143,31 +143,32 @@ void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all
 
 	memset(ci, 0, sizeof(*ci));
 	if (!wanted) {
-		turn_off(ci, "off: --no-cuda");
+		turn_off(ci, STATUS_OFF ": --no-cuda");
 		return;
 	}
 	if (attach) {
-		turn_off(ci, "off: attached to a running process (the agent loads at its start)");
+		turn_off(ci, STATUS_OFF ": attached to a running process "
+			 "(the agent loads at its start)");
 		return;
 	}
 	if (injected && *injected) {
-		turn_off(ci, "off: CUDA_INJECTION64_PATH names '%s' already (another CUDA tool)",
-			 injected);
+		turn_off(ci, STATUS_OFF ": CUDA_INJECTION64_PATH names '%s' already "
+			 "(another CUDA tool)", injected);
 		return;
 	}
 	if (env_agent && *env_agent) {
 		ci->agent = readable(env_agent);
 		if (!ci->agent) {
-			turn_off(ci, "off: cannot read GTRACE_CUDA_AGENT '%s'", env_agent);
+			turn_off(ci, STATUS_OFF ": cannot read GTRACE_CUDA_AGENT '%s'", env_agent);
 			return;
 		}
 	} else if (!HAVE_CUPTI) {
-		turn_off(ci, "off: gtrace was built without CUPTI");
+		turn_off(ci, STATUS_OFF ": gtrace was built without CUPTI");
 		return;
 	} else {
 		ci->agent = find_agent(tried, sizeof(tried));
 		if (!ci->agent) {
-			turn_off(ci, "off: no " AGENT_NAME " in %s", tried);
+			turn_off(ci, STATUS_OFF ": no " AGENT_NAME " in %s", tried);
 			return;
 		}
 	}
@@ -175,7 +176,7 @@ void cuda_inject_plan(struct cuda_inject *ci, bool wanted, bool attach, bool all
 	if (!ci->cupti) {
 		free(ci->agent);
 		ci->agent = NULL;
-		turn_off(ci, "off: no CUPTI at '%s' (set GTRACE_CUPTI)", cupti);
+		turn_off(ci, STATUS_OFF ": no CUPTI at '%s' (set GTRACE_CUPTI)", cupti);
 		return;
 	}
 	plan_values(ci);
@@ -229,7 +230,8 @@ static void driver_meta(struct collector *c)
 	if (f)
 		fclose(f);
 	if (!ok) {
-		collector_meta(c, META_CUDA_DRIVER, "none: no NVIDIA kernel driver loaded");
+		collector_meta(c, META_CUDA_DRIVER,
+			       CUDA_DRIVER_NONE ": no NVIDIA kernel driver loaded");
 		return;
 	}
 	line[strcspn(line, "\n")] = '\0';
@@ -239,7 +241,7 @@ static void driver_meta(struct collector *c)
 		dlclose(libcuda);
 		return;
 	}
-	snprintf(line, sizeof(line), "missing: %s", dlerror());
+	snprintf(line, sizeof(line), CUDA_LIBCUDA_MISSING ": %s", dlerror());
 	collector_meta(c, META_CUDA_LIBCUDA, line);
 }
 

@@ -430,7 +430,7 @@ static void set_nvml_status(struct metrics *m, uint64_t now)
 	unsigned gpus = nvml_gpus(m->nvml);
 	size_t len;
 
-	len = (size_t)snprintf(m->nvml_status, sizeof(m->nvml_status), "on: %u GPU%s", gpus,
+	len = (size_t)snprintf(m->nvml_status, sizeof(m->nvml_status), STATUS_ON ": %u GPU%s", gpus,
 			       gpus == 1 ? "" : "s");
 	for (unsigned i = 0; i < gpus && len < sizeof(m->nvml_status); i++)
 		if (m->gpus[i].lost)
@@ -492,7 +492,7 @@ static void start_nvml(struct metrics *m)
 	char why[200];
 
 	if (nvml_open(&m->nvml, why, sizeof(why))) {
-		snprintf(m->nvml_status, sizeof(m->nvml_status), "off: %s", why);
+		snprintf(m->nvml_status, sizeof(m->nvml_status), STATUS_OFF ": %s", why);
 		return;
 	}
 	m->gpus = xcalloc(nvml_gpus(m->nvml), sizeof(*m->gpus));
