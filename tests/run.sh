@@ -20,8 +20,17 @@
 # PATTERN keeps the tests whose name contains it, e.g. "e2e/hot", "fuzz" or
 # "golden/cuda".
 # Each test prints "PASS name", "SKIP name: reason" or "FAIL name" followed
-# by its output; the last line counts them. TEST_TIMEOUT (seconds, default
-# 300) stops a hung test.
+# by its output; the last line counts them ("N passed, N failed" and, when
+# some were, ", N skipped"), after the list of the skips with their reasons.
+# TEST_TIMEOUT (seconds, default 300) stops a hung test.
+#
+# Skips: a test that cannot run here, or a part of one, prints
+# "SKIP(REQUIREMENT): reason" (tests/e2e/lib.sh's skip and skip_part,
+# tests/unit/test.h's test_skip), REQUIREMENT one of tests/requirements;
+# a whole test skipped exits 77. GTRACE_TEST_REQUIRE lists, space-separated,
+# the requirements this run must have (.ci/run names CI's): a skip for one
+# of them fails the test, and so does a skip that names no requirement of
+# tests/requirements.
 
 SRCDIR=$(cd "$(dirname "$0")/.." && pwd)
 BUILD=${BUILD:-build}
@@ -34,11 +43,29 @@ TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 pattern=${1:-}
 export SRCDIR BUILD GTRACE WORKLOADS SAN_FLAGS
 
+REQUIREMENTS=$SRCDIR/tests/requirements
+# shellcheck disable=SC2086 # one word a requirement, whatever the spacing
+required=$(echo ${GTRACE_TEST_REQUIRE:-})
+
+# known NAME: NAME is a requirement of tests/requirements.
+known() {
+	grep -q "^$1 " "$REQUIREMENTS"
+}
+
+for need in $required; do
+	known "$need" || {
+		echo "tests/run.sh: GTRACE_TEST_REQUIRE names '$need', which tests/requirements does not list" >&2
+		exit 2
+	}
+done
+
 passed=0
 failed=0
 skipped=0
 log=$(mktemp "${TMPDIR:-/tmp}/gtrace-test.XXXXXX") || exit 1
-trap 'rm -f "$log"' EXIT
+# The run's skips, "name [requirement]: reason" a line.
+skips=$(mktemp "${TMPDIR:-/tmp}/gtrace-skips.XXXXXX") || exit 1
+trap 'rm -f "$log" "$skips"' EXIT
 trap 'exit 130' INT TERM
 
 if command -v timeout >/dev/null 2>&1; then
@@ -52,17 +79,47 @@ selected() {
 	return 1
 }
 
+# skip_faults NAME STATUS: notes in $skips the skips that the output ($log)
+# of a test that exited with STATUS (0 or 77) holds, and prints why they
+# fail it, if they do: a skip of what this run requires, one that names no
+# requirement of tests/requirements, or an exit 77 without a skip.
+skip_faults() {
+	grep '^SKIP[(:]' "$log" >"$log.skips"
+	while IFS= read -r line; do
+		need=${line#SKIP(}
+		need=${need%%)*}
+		reason=${line#"SKIP($need): "}
+		if [ "$reason" = "$line" ]; then
+			echo "a skip names no requirement: $line"
+		elif ! known "$need"; then
+			echo "a skip names '$need', which tests/requirements does not list: $reason"
+		elif case " $required " in *" $need "*) true ;; *) false ;; esac; then
+			echo "a skip for '$need', which this run requires (GTRACE_TEST_REQUIRE): $reason"
+		else
+			echo "$1 [$need]: $reason" >>"$skips"
+		fi
+	done <"$log.skips"
+	[ "$2" -ne 77 ] || [ -s "$log.skips" ] || echo "it exited 77 (skipped) without saying why"
+	rm -f "$log.skips"
+}
+
 # report NAME STATUS: counts and prints one result; the output is in $log.
 report() {
 	case $2 in
-	0)
-		passed=$((passed + 1))
-		echo "PASS $1"
-		;;
-	77)
-		skipped=$((skipped + 1))
-		reason=$(sed -n 's/^SKIP: //p' "$log" | head -n 1)
-		echo "SKIP $1: ${reason:-no reason given}"
+	0|77)
+		faults=$(skip_faults "$1" "$2")
+		if [ -n "$faults" ]; then
+			failed=$((failed + 1))
+			echo "FAIL $1"
+			printf '%s\n' "$faults" | sed 's/^/    /'
+			sed 's/^/    /' "$log"
+		elif [ "$2" -eq 0 ]; then
+			passed=$((passed + 1))
+			echo "PASS $1"
+		else
+			skipped=$((skipped + 1))
+			echo "SKIP $1: $(sed -n 's/^SKIP([^)]*): //p' "$log" | head -n 1)"
+		fi
 		;;
 	*)
 		failed=$((failed + 1))
@@ -93,16 +150,16 @@ for bin in "$BUILD"/tests/fuzz-*; do
 		$with_timeout "$bin" "$dir"/* >"$log" 2>&1
 		report "$name" $?
 	else
-		echo "SKIP: no corpus in tests/fuzz/corpus/$corpus" >"$log"
-		report "$name" 77
+		echo "FAIL: no corpus in tests/fuzz/corpus/$corpus" >"$log"
+		report "$name" 1
 	fi
 done
 
 for name in $(sh "$SRCDIR/tests/golden/run.sh" --list); do
 	selected "golden/$name" || continue
 	if [ ! -x "$GTRACE" ]; then
-		echo "SKIP: no gtrace binary at $GTRACE" >"$log"
-		report "golden/$name" 77
+		echo "FAIL: no gtrace binary at $GTRACE (make tests builds it)" >"$log"
+		report "golden/$name" 1
 		continue
 	fi
 	$with_timeout sh "$SRCDIR/tests/golden/run.sh" "$name" >"$log" 2>&1
@@ -116,8 +173,8 @@ for script in "$SRCDIR"/tests/e2e/*.sh; do
 	name=e2e/${base%.sh}
 	selected "$name" || continue
 	if [ ! -x "$GTRACE" ]; then
-		echo "SKIP: no gtrace binary at $GTRACE" >"$log"
-		report "$name" 77
+		echo "FAIL: no gtrace binary at $GTRACE (make tests builds it)" >"$log"
+		report "$name" 1
 		continue
 	fi
 	TESTDIR=$(mktemp -d "${TMPDIR:-/tmp}/gtrace-e2e.XXXXXX") || exit 1
@@ -145,6 +202,10 @@ for script in "$SRCDIR"/tests/e2e/*.sh; do
 	fi
 done
 
+if [ -s "$skips" ]; then
+	echo "skipped for what this machine lacks (tests/requirements):"
+	sed 's/^/  /' "$skips"
+fi
 summary="$passed passed, $failed failed"
 [ $skipped -gt 0 ] && summary="$summary, $skipped skipped"
 echo "$summary"

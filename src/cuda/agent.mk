@@ -49,6 +49,16 @@ install-cuda-agent: $(CUDA_AGENT)
 
 else
 
+# Without CUPTI the agent's unit test is a script that says it skipped, so
+# that tests/run.sh lists the skip (and fails it where the run requires
+# cuda) rather than never knowing the test.
 UNIT_SRCS := $(filter-out tests/unit/test-cuda-agent.c,$(UNIT_SRCS))
+tests: $(BUILD)/tests/test-cuda-agent
+$(BUILD)/tests/test-cuda-agent:
+	$(call say,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)printf '#!/bin/sh\necho "SKIP(cuda): configure found no CUPTI: %s"\nexit 77\n' \
+		'the CUDA agent is not built' >$@
+	$(Q)chmod 755 $@
 
 endif

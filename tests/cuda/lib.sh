@@ -13,10 +13,10 @@ CUDA_DIR=$BUILD/tests/cuda
 # CUPTI, with no fault or CUDA tool set up from outside.
 need_cuda_fakes() {
 	grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
-		skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
-	[ -f "$BUILD/libgtrace-cuda.so" ] || skip "the CUDA agent is not built ($BUILD/libgtrace-cuda.so)"
+		skip cuda "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+	[ -f "$BUILD/libgtrace-cuda.so" ] || fail "the CUDA agent is not built ($BUILD/libgtrace-cuda.so): run make tests"
 	for file in libcupti.so.13 libcuda.so.1 fake-app; do
-		[ -e "$CUDA_DIR/$file" ] || skip "the CUDA test doubles are not built ($CUDA_DIR/$file)"
+		[ -e "$CUDA_DIR/$file" ] || fail "the CUDA test doubles are not built ($CUDA_DIR/$file): run make tests"
 	done
 	LD_LIBRARY_PATH=$CUDA_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 	GTRACE_CUPTI=$CUDA_DIR/libcupti.so.13

@@ -12,7 +12,7 @@
 need_cuda_fakes
 need_perf_events
 other=$CUDA_DIR/libother-client.so
-[ -e "$other" ] || skip "the other CUPTI client is not built ($other)"
+[ -e "$other" ] || fail "the other CUPTI client is not built ($other): run make tests"
 
 # with_other NAME MODE [FAULTS]: records the default fake-app run with the
 # other client in MODE into NAME.data, its diagnose and threads output in

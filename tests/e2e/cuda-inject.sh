@@ -10,8 +10,8 @@
 
 agent=$BUILD/libgtrace-cuda.so
 grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
-	skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
-[ -f "$agent" ] || skip "the CUDA agent is not built ($agent)"
+	skip cuda "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+[ -f "$agent" ] || fail "the CUDA agent is not built ($agent): run make tests"
 need_perf_events
 unset GTRACE_CUPTI GTRACE_CUDA_AGENT CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH
 agent=$(cd "$(dirname "$agent")" && pwd -P)/libgtrace-cuda.so

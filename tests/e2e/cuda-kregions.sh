@@ -10,7 +10,7 @@
 
 need_cuda_fakes
 need_perf_events
-[ -x "$CUDA_DIR/kr-app" ] || skip "kr-app is not built ($CUDA_DIR/kr-app)"
+[ -x "$CUDA_DIR/kr-app" ] || fail "kr-app is not built ($CUDA_DIR/kr-app): run make tests"
 
 record kr.data -- "$CUDA_DIR/kr-app" --launches 10
 run_gtrace threads -i kr.data >threads.txt

@@ -11,7 +11,7 @@
 need_cuda_fakes
 need_perf_events
 second=$CUDA_DIR/second/libcupti.so.13
-[ -e "$second" ] || skip "the second fake CUPTI is not built ($second)"
+[ -e "$second" ] || fail "the second fake CUPTI is not built ($second): run make tests"
 
 # nvtx_report DATA OUT: report of the NVTX lane of recording DATA, into OUT.
 nvtx_report() {

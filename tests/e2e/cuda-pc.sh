@@ -14,8 +14,8 @@ need_cuda_fakes
 need_perf_events
 SOURCE=$SRCDIR/tests/cuda/pc-app.cu
 CUBIN=$CUDA_DIR/pc-app.sm_90.cubin
-[ -f "$CUBIN" ] || skip "no nvcc: the PC sampling cubins are not built ($CUBIN)"
-command -v readelf >/dev/null || skip "no readelf to decode the cubins' line tables"
+[ -f "$CUBIN" ] || skip nvcc "no nvcc: the PC sampling cubins are not built ($CUBIN)"
+command -v readelf >/dev/null || skip tools "no readelf to decode the cubins' line tables"
 HOT=$(grep -n '/\* PC-HOT-LINE \*/' "$SOURCE" | cut -d: -f1)
 COLD=$(grep -n '/\* PC-COLD-LINE \*/' "$SOURCE" | cut -d: -f1)
 

@@ -8,11 +8,11 @@
 
 app=$BUILD/tests/cuda/real-app
 grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
-	skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
-[ -f "$BUILD/libgtrace-cuda.so" ] || skip "the CUDA agent is not built ($BUILD/libgtrace-cuda.so)"
-[ -x "$app" ] || skip "no nvcc built the real CUDA program ($app)"
+	skip cuda "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+[ -f "$BUILD/libgtrace-cuda.so" ] || fail "the CUDA agent is not built ($BUILD/libgtrace-cuda.so): run make tests"
+[ -x "$app" ] || skip nvcc "no nvcc built the real CUDA program ($app)"
 if [ -e /proc/driver/nvidia/version ]; then
-	skip "this machine has an NVIDIA driver: scripts/gpu-smoke.sh checks real GPUs"
+	skip no-gpu-driver "this machine has an NVIDIA driver: scripts/gpu-smoke.sh checks real GPUs"
 fi
 need_perf_events
 unset GTRACE_CUPTI GTRACE_CUDA_AGENT CUDA_INJECTION64_PATH NVTX_INJECTION64_PATH

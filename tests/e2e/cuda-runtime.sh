@@ -12,7 +12,7 @@
 
 need_cuda_fakes
 for file in libcudart.so.13 fake-rt-app; do
-	[ -e "$CUDA_DIR/$file" ] || skip "the CUDA test doubles are not built ($CUDA_DIR/$file)"
+	[ -e "$CUDA_DIR/$file" ] || fail "the CUDA test doubles are not built ($CUDA_DIR/$file): run make tests"
 done
 need_perf_events
 

@@ -10,11 +10,11 @@
 
 agent=$BUILD/libgtrace-cuda.so
 grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null ||
-	skip "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
-[ -f "$agent" ] || skip "the CUDA agent is not built ($agent)"
-command -v nm >/dev/null 2>&1 || skip "nm (binutils) is not installed"
+	skip cuda "configure found no CUPTI (HAVE_CUPTI=0): the CUDA agent is not built"
+[ -f "$agent" ] || fail "the CUDA agent is not built ($agent): run make tests"
+command -v nm >/dev/null 2>&1 || skip tools "nm (binutils) is not installed"
 cupti=$(sed -n 's/^CUPTI_LIB = //p' "$SRCDIR/config.mk")
-[ -e "$cupti" ] || skip "config.mk names no installed libcupti ('$cupti')"
+[ -e "$cupti" ] || skip cuda "config.mk names no installed libcupti ('$cupti')"
 
 # exports FILE: the names of the functions FILE exports, without versions.
 exports() {

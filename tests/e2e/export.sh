@@ -9,7 +9,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 FORMATS="perfetto chrome"
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed: the test decodes with it"
+need_python3
 
 # Refused before any file is read.
 expect_exit 2 "$GTRACE" export -i none.data --format xml

@@ -5,9 +5,9 @@
 # chunk and the previous one is in .old. export leaves its previous output.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-[ "$(id -u)" -eq 0 ] || skip "mounting a small tmpfs needs root"
+[ "$(id -u)" -eq 0 ] || skip root "mounting a small tmpfs needs root"
 mkdir disk
-mount -t tmpfs -o size=256k,mode=755 tmpfs disk 2>/dev/null || skip "cannot mount a tmpfs here"
+mount -t tmpfs -o size=256k,mode=755 tmpfs disk 2>/dev/null || skip root "cannot mount a tmpfs here"
 trap 'umount -l disk' EXIT
 
 # fill: the disk has no byte left.

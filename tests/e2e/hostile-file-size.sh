@@ -7,7 +7,7 @@
 # flame --svg leave what was at their output as it was.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-command -v prlimit >/dev/null 2>&1 || skip "prlimit (util-linux) is not installed"
+command -v prlimit >/dev/null 2>&1 || skip tools "prlimit (util-linux) is not installed"
 
 # capped BYTES CMD...: CMD with the files it writes capped at BYTES, its
 # stderr through a pipe (which the cap does not cut) into $TESTDIR/stderr;

@@ -11,7 +11,7 @@
 
 HOSTILE=$BUILD/tests/hostile
 for tool in table-bomb cubin-bomb; do
-	[ -x "$HOSTILE/$tool" ] || skip "the hostile tools are not built ($HOSTILE/$tool): run make tests"
+	[ -x "$HOSTILE/$tool" ] || fail "the hostile tools are not built ($HOSTILE/$tool): run make tests"
 done
 unset GTRACE_READ_LIMIT
 

@@ -5,7 +5,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 FLOOD=$BUILD/tests/hostile/kr-flood
-[ -x "$FLOOD" ] || skip "the hostile tools are not built ($FLOOD)"
+[ -x "$FLOOD" ] || fail "the hostile tools are not built ($FLOOD): run make tests"
 
 bounded 200 10 "$FLOOD" 200000
 [ "$bounded_status" -eq 0 ] || { show "$TESTDIR/stderr"; fail "kr-flood exited with $bounded_status"; }

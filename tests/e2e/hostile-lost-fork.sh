@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 tool=$BUILD/tests/hostile/lost-forks
-[ -x "$tool" ] || skip "the hostile tools are not built ($tool): run make tests"
+[ -x "$tool" ] || fail "the hostile tools are not built ($tool): run make tests"
 need_perf_events
 mkfifo go spin || fail "cannot make the FIFOs"
 

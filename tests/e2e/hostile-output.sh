@@ -82,7 +82,7 @@ as_unprivileged "$GTRACE" record -q -o shared/user.data -- "$WORKLOADS/hot" 0.2 
 	>/dev/null 2>stderr </dev/null
 status=$?
 if [ $status -eq 1 ] && is_perf_refusal stderr; then
-	skip "an ordinary user may not record here: $(cat stderr)"
+	skip perf-events-user "an ordinary user may not record here: $(cat stderr)"
 fi
 [ $status -eq 0 ] || { show stderr; fail "an ordinary user's recording exited with $status"; }
 run_gtrace report -i shared/user.data --no-children >report.txt

@@ -16,14 +16,14 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 tool=$BUILD/tests/hostile/planted-paths
-[ -x "$tool" ] || skip "the hostile tools are not built ($tool): run make tests"
-[ "$(uname -m)" = x86_64 ] || skip "planted-paths runs x86-64 code"
+[ -x "$tool" ] || fail "the hostile tools are not built ($tool): run make tests"
+[ "$(uname -m)" = x86_64 ] || skip x86_64 "planted-paths runs x86-64 code"
 need_perf_events
 
 root=false
 as_target=
 if [ "$(id -u)" -eq 0 ]; then
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	command -v setpriv >/dev/null 2>&1 || skip tools "setpriv (util-linux) is not installed"
 	root=true
 	as_target="setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all --"
 fi

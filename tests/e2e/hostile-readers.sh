@@ -15,7 +15,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 MAKER=$BUILD/tests/hostile/reader-recordings
-[ -x "$MAKER" ] || skip "the hostile tools are not built ($MAKER): run make tests"
+[ -x "$MAKER" ] || fail "the hostile tools are not built ($MAKER): run make tests"
 
 make_recording() {
 	"$MAKER" "$@" || fail "reader-recordings $* failed"

@@ -5,7 +5,7 @@
 # Root recording a set-user-ID-root program is not told anything.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-[ "$(id -u)" -eq 0 ] || skip "making another user's set-user-ID program needs root"
+[ "$(id -u)" -eq 0 ] || skip root "making another user's set-user-ID program needs root"
 
 # nobody reaches the programs and writes its recordings in TESTDIR.
 chmod 711 "$TESTDIR"
@@ -16,9 +16,9 @@ chmod 4755 hot-setuid
 cp "$WORKLOADS/hot" hot-xonly
 chmod 711 hot-xonly
 cp /usr/bin/id id-setuid 2>/dev/null && chmod 4755 id-setuid ||
-	skip "no /usr/bin/id to tell whether set-user-ID works here"
+	skip setuid "no /usr/bin/id to tell whether set-user-ID works here"
 [ "$(as_unprivileged ./id-setuid -u)" = 0 ] ||
-	skip "set-user-ID programs do not gain their rights here (a nosuid mount?)"
+	skip setuid "set-user-ID programs do not gain their rights here (a nosuid mount?)"
 
 # unwatched PROGRAM WHY: nobody's recording of PROGRAM warns WHY, diagnose too.
 unwatched() {
@@ -26,7 +26,7 @@ unwatched() {
 		>/dev/null 2>stderr </dev/null
 	status=$?
 	if [ $status -eq 1 ] && is_perf_refusal stderr; then
-		skip "an ordinary user may not record here: $(cat stderr)"
+		skip perf-events-user "an ordinary user may not record here: $(cat stderr)"
 	fi
 	[ $status -eq 0 ] || { show stderr; fail "recording $1 exited with $status"; }
 	expect_contains stderr "^gtrace: recorded 0 samples "

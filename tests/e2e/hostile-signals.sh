@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 env --default-signal=INT true 2>/dev/null ||
-	skip "env cannot reset signals to their default (coreutils 8.31 or later)"
+	skip tools "env cannot reset signals to their default (coreutils 8.31 or later)"
 # A command that dies by SIGQUIT or SIGXCPU leaves no core here.
 ulimit -c 0
 

@@ -9,7 +9,7 @@
 
 CLIENT=$BUILD/tests/hostile/span-client
 LANE_FILE=$BUILD/tests/hostile/lane-file
-[ -x "$CLIENT" ] && [ -x "$LANE_FILE" ] || skip "the hostile tools are not built ($CLIENT)"
+[ -x "$CLIENT" ] && [ -x "$LANE_FILE" ] || fail "the hostile tools are not built ($CLIENT): run make tests"
 need_perf_events
 
 # attack NAME MIB SECONDS [RECORD-OPTIONS] -- ATTACK...: records span-client

@@ -3,7 +3,7 @@
 # libraries and the pkg-config file in place, and a program builds against
 # gtrace-target with pkg-config alone.
 . "$SRCDIR/tests/e2e/lib.sh"
-command -v pkg-config >/dev/null || skip "pkg-config is not installed"
+command -v pkg-config >/dev/null || skip tools "pkg-config is not installed"
 
 root=$TESTDIR/root
 # ASAN as the build was made, so that make never remakes part of it otherwise.

@@ -3,7 +3,7 @@
 # exactly the keys their man pages list and the figures the tables print;
 # diagnose's carries every counter. A truncated file says so.
 . "$SRCDIR/tests/e2e/lib.sh"
-[ -x "$WORKLOADS/lanes" ] || skip "the lanes example is not built ($WORKLOADS/lanes)"
+[ -x "$WORKLOADS/lanes" ] || fail "the lanes example is not built ($WORKLOADS/lanes): run make tests"
 need_perf_events
 
 record lanes.data -- "$WORKLOADS/lanes" --wait-active 5 --threads 2 --spans 500

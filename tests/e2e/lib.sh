@@ -12,6 +12,10 @@
 #
 # A test exits 0 to pass, 77 to skip (see skip), anything else to fail. It
 # sources this file first:  . "$SRCDIR/tests/e2e/lib.sh"
+#
+# What a test needs from this machine and may go without is a requirement
+# of tests/requirements: skip and skip_part name the one it lacks, so that
+# tests/run.sh lists it, and fails the test where the run requires it.
 
 set -u
 
@@ -30,10 +34,19 @@ fail() {
 	exit 1
 }
 
-# skip REASON: the test cannot run here; this is not a failure.
+# skip REQUIREMENT REASON...: the test cannot run here, for want of
+# REQUIREMENT (a name of tests/requirements).
 skip() {
-	echo "SKIP: $*"
+	skip_part "$@"
 	exit 77
+}
+
+# skip_part REQUIREMENT REASON...: a part of the test cannot run here; the
+# rest goes on.
+skip_part() {
+	need=$1
+	shift
+	echo "SKIP($need): $*"
 }
 
 # show FILE: prints a file's content indented, to explain a failure.
@@ -105,7 +118,7 @@ need_perf_events() {
 		>"$TESTDIR/probe.out" 2>&1 </dev/null
 	status=$?
 	if [ $status -eq 1 ] && is_perf_refusal "$TESTDIR/probe.out"; then
-		skip "$(sed -n '1s/^gtrace: //p' "$TESTDIR/probe.out")"
+		skip perf-events "$(sed -n '1s/^gtrace: //p' "$TESTDIR/probe.out")"
 	fi
 	if [ $status -ne 0 ]; then
 		show "$TESTDIR/probe.out"
@@ -130,7 +143,7 @@ as_unprivileged() {
 		"$@"
 		return
 	fi
-	command -v setpriv >/dev/null 2>&1 || skip "setpriv (util-linux) is not installed"
+	command -v setpriv >/dev/null 2>&1 || skip tools "setpriv (util-linux) is not installed"
 	setpriv --reuid=65534 --regid=65534 --clear-groups \
 		--inh-caps=-all --bounding-set=-all -- "$@"
 }
@@ -234,16 +247,28 @@ wait_for() {
 	done
 }
 
-# need_python311: sets $py311 to a CPython 3.11 (Debian's, else pyenv's) and
-# $pyenv to pyenv's versions folder, where the other versions may be; skips
-# the test when there is no CPython 3.11.
-need_python311() {
+# cpython VERSION: sets $py to a CPython VERSION (3.12, say): Debian's
+# /usr/bin/pythonVERSION, else pyenv's; false, with $py empty, when there
+# is none.
+cpython() {
 	pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
-	py311=
-	for py in /usr/bin/python3.11 "$pyenv"/3.11*/bin/python3; do
-		[ -x "$py" ] && py311=$py && break
+	for py in /usr/bin/python$1 "$pyenv"/$1.*/bin/python3; do
+		[ -x "$py" ] && return
 	done
-	[ -n "$py311" ] || skip "no CPython 3.11 (/usr/bin/python3.11 or under $pyenv)"
+	py=
+	false
+}
+
+# need_python311: sets $py311 to a CPython 3.11; skips the test when there
+# is none.
+need_python311() {
+	cpython 3.11 || skip python3.11 "no CPython 3.11 (/usr/bin/python3.11 or pyenv's)"
+	py311=$py
+}
+
+# need_python3: skips the test when there is no python3 to decode with.
+need_python3() {
+	command -v python3 >/dev/null 2>&1 || skip python3 "python3 is not installed: the test decodes with it"
 }
 
 # bounded MIB SECONDS CMD...: runs CMD on a hostile input with its memory
@@ -260,7 +285,7 @@ bounded() {
 	mib=$1
 	seconds=$2
 	shift 2
-	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	[ -x /usr/bin/time ] || skip tools "GNU time (/usr/bin/time) is not installed"
 	if [ -n "${SAN_FLAGS:-}" ]; then
 		mib=$((mib * 3))
 		net="export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}hard_rss_limit_mb=$((mib * 2))"

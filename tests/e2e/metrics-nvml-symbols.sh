@@ -11,8 +11,8 @@
 
 fake=$BUILD/tests/metrics/libnvidia-ml.so.1
 old=$BUILD/tests/metrics/old-names/libnvidia-ml.so.1
-[ -f "$fake" ] && [ -f "$old" ] || skip "the NVML test double is not built ($fake): run make tests"
-command -v nm >/dev/null 2>&1 || skip "no nm (binutils)"
+[ -f "$fake" ] && [ -f "$old" ] || fail "the NVML test double is not built ($fake): run make tests"
+command -v nm >/dev/null 2>&1 || skip tools "no nm (binutils)"
 
 reasons='nvmlDeviceGetCurrentClocksEventReasons|nvmlDeviceGetCurrentClocksThrottleReasons'
 
@@ -43,7 +43,7 @@ if [ -z "$real" ]; then
 		[ -f "$lib" ] && real=$lib && break
 	done
 fi
-[ -n "$real" ] || skip "no real libnvidia-ml installed (ldconfig -p, /usr/lib/x86_64-linux-gnu," \
+[ -n "$real" ] || skip nvml "no real libnvidia-ml installed (ldconfig -p, /usr/lib/x86_64-linux-gnu," \
 	"/usr/local/cuda/lib64/stubs, \$CUDA_HOME/lib64/stubs); the double's names cannot be checked"
 [ -f "$real" ] || fail "NVML_REAL '$real' is not a file"
 echo "checking against $real"

@@ -14,7 +14,7 @@ counter() {
 print(json.load(open(sys.argv[1]))["counters"].get(sys.argv[2], -1))' "$1.json" "$2"
 }
 
-command -v python3 >/dev/null || skip "python3 is not installed"
+need_python3
 
 # $PPID of the shell is the recorder: its open files before and after.
 record many.data --metrics-interval 5ms -- sh -c '

@@ -6,7 +6,7 @@
 # CPU within 25 points, the machine's series, and its text and JSON forms.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-command -v python3 >/dev/null || skip "python3 is not installed"
+need_python3
 
 record steps.data -- "$WORKLOADS/memsteps" 4 16 0.3 >steps.out
 peak=$(sed -n 's/^peak-kib: //p' steps.out)

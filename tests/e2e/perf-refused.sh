@@ -5,7 +5,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 deny="$WORKLOADS/deny-perf"
-"$deny" EACCES true || skip "seccomp filters are not available here"
+"$deny" EACCES true || skip seccomp "seccomp filters are not available here"
 
 for err in EACCES EPERM; do
 	expect_exit 1 "$deny" $err "$GTRACE" record -o refused.data -- true

@@ -8,7 +8,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 need_perf_events
-command -v python3 >/dev/null || skip "no python3 to check the stacks with"
+need_python3
 need_python311
 work=$SRCDIR/tests/workloads
 
@@ -46,19 +46,19 @@ expect_not_contains off.folded '\.py:[0-9]+\)'
 run_gtrace report -i py.data --no-children --sort pyline >pyline.report
 expect_contains pyline.report "pywork\\.py:$(grep -n 'zlib.compress(' "$work/pywork.py" | cut -d: -f1)\$"
 
-# The other versions with a layout, where pyenv has them: zlib and SHA-256.
+# The other versions with a layout: zlib and SHA-256.
 for version in 3.12 3.13; do
-	for py in "$pyenv"/"$version".*/bin/python3; do
-		[ -x "$py" ] || continue
-		record "py$version.data" -- "$py" "$work/pywork.py"
-		run_gtrace flame -i "py$version.data" --folded >"py$version.folded"
-		python3 "$SRCDIR/tests/e2e/pyframes.py" --min-share $min_share "$work/pywork.py" \
-			'zlib=^\[libz|^deflate|^adler32=compress_work=zlib.compress(' \
-			'sha256=^\[libcrypto|^SHA256=hash_work=hashlib.sha256(' \
-			<"py$version.folded" >"py$version.check" ||
-			{ show "py$version.check"; fail "CPython $version: Python frames above C routines"; }
-		break
-	done
+	if ! cpython $version; then
+		skip_part python$version "no CPython $version: its frames are not checked"
+		continue
+	fi
+	record "py$version.data" -- "$py" "$work/pywork.py"
+	run_gtrace flame -i "py$version.data" --folded >"py$version.folded"
+	python3 "$SRCDIR/tests/e2e/pyframes.py" --min-share $min_share "$work/pywork.py" \
+		'zlib=^\[libz|^deflate|^adler32=compress_work=zlib.compress(' \
+		'sha256=^\[libcrypto|^SHA256=hash_work=hashlib.sha256(' \
+		<"py$version.folded" >"py$version.check" ||
+		{ show "py$version.check"; fail "CPython $version: Python frames above C routines"; }
 done
 
 # Each thread's samples with its own Python stack.

@@ -40,20 +40,19 @@ record py311.data -- "$py311" "$work" 2
 run_gtrace diagnose -i py311.data >py311.diag
 check_read py311 3.11
 
-# The other versions with a layout, where pyenv has them.
+# The other versions with a layout.
 for version in 3.12 3.13; do
-	for py in "$pyenv"/"$version".*/bin/python3; do
-		[ -x "$py" ] || continue
-		record "py$version.data" -- "$py" "$work"
-		run_gtrace diagnose -i "py$version.data" >"py$version.diag"
-		check_read "py$version" "$version"
-		break
-	done
+	if ! cpython $version; then
+		skip_part python$version "no CPython $version: its stacks are not checked"
+		continue
+	fi
+	record "py$version.data" -- "$py" "$work"
+	run_gtrace diagnose -i "py$version.data" >"py$version.diag"
+	check_read "py$version" "$version"
 done
 
 # A version without one: named, counted, and said in the summary.
-for py in "$pyenv"/3.10*/bin/python3; do
-	[ -x "$py" ] || continue
+if cpython 3.10; then
 	record py310.data -- "$py" "$work"
 	run_gtrace diagnose -i py310.data >py310.diag
 	expect_contains py310.diag '^python\.process\.[0-9]+: +unsupported: CPython 3\.10'
@@ -62,8 +61,9 @@ for py in "$pyenv"/3.10*/bin/python3; do
 		{ show py310.diag; fail "python.unsupported is 0 for CPython 3.10"; }
 	[ "$(counter py310.diag python.matched)" -eq 0 ] ||
 		{ show py310.diag; fail "CPython 3.10 stacks counted as read"; }
-	break
-done
+else
+	skip_part python3.10 "no CPython 3.10: an unsupported version is not checked"
+fi
 
 # Not Python: no section, no counter.
 record hot.data -- "$WORKLOADS/hot" 0.2

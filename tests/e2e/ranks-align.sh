@@ -11,9 +11,9 @@
 . "$SRCDIR/tests/cuda/lib.sh"
 need_cuda_fakes
 need_perf_events
-command -v python3 >/dev/null || skip "python3 is not installed"
+need_python3
 retime=$BUILD/tests/ranks/retime
-[ -x "$retime" ] || skip "the ranks test tools are not built ($retime): run make tests"
+[ -x "$retime" ] || fail "the ranks test tools are not built ($retime): run make tests"
 
 # The ranks meet in barrier/ before their loop, as a job's do at start, so
 # that their k-th collectives are one collective.

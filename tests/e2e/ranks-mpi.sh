@@ -8,9 +8,9 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 command -v mpirun >/dev/null 2>&1 ||
-	skip "no mpirun (Open MPI; scripts/install-deps.sh installs it)"
+	skip mpi "no mpirun (Open MPI; scripts/install-deps.sh installs it)"
 [ -x "$WORKLOADS/mpi-unbalanced" ] ||
-	skip "no $WORKLOADS/mpi-unbalanced: it is built only where mpicc is"
+	skip mpi "no $WORKLOADS/mpi-unbalanced: it is built only where mpicc is"
 need_perf_events
 
 # Open MPI runs as root only when told twice; ranks on one machine need

@@ -5,7 +5,7 @@
 # with a rank that is no number, naming the variable and its value.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-command -v python3 >/dev/null || skip "python3 is not installed"
+need_python3
 unset RANK LOCAL_RANK WORLD_SIZE OMPI_COMM_WORLD_RANK OMPI_COMM_WORLD_LOCAL_RANK \
 	OMPI_COMM_WORLD_SIZE PMI_RANK PMI_SIZE PMIX_RANK SLURM_PROCID SLURM_LOCALID SLURM_NTASKS \
 	MV2_COMM_WORLD_RANK

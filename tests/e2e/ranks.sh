@@ -59,7 +59,7 @@ expect_contains folded.txt '^rank 10;gamma;.*;spin_gamma [0-9]+$'
 expect_not_contains folded.txt '^(hot|alpha|beta|gamma);'
 
 # One process per rank, named by it, rank 9's made first.
-command -v python3 >/dev/null 2>&1 || skip "python3 is not installed: the rest decodes with it"
+need_python3
 for format in perfetto chrome; do
 	run_gtrace export -i job --format "$format" -o "job.$format"
 	python3 "$SRCDIR/tests/e2e/tracesum.py" "job.$format" >"$format.sum" 2>"$TESTDIR/stderr" ||

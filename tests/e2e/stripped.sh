@@ -5,7 +5,7 @@
 # symbols has that function.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
-command -v nm >/dev/null || skip "nm (binutils) is not installed"
+command -v nm >/dev/null || skip tools "nm (binutils) is not installed"
 
 record plain.data -- "$WORKLOADS/hot-nofp" 0.5
 record stripped.data -- "$WORKLOADS/hot-stripped" 0.5

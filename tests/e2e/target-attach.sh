@@ -5,7 +5,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 
 LANES=$WORKLOADS/lanes
-[ -x "$LANES" ] || skip "the lanes example is not built ($LANES)"
+[ -x "$LANES" ] || fail "the lanes example is not built ($LANES): run make tests"
 need_perf_events
 
 # No such process: a child that has been waited for.

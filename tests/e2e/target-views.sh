@@ -11,7 +11,7 @@ for cmd in report flame diagnose; do
 	expect_contains "$TESTDIR/stderr" "invalid --link-window '5parsecs'"
 done
 
-[ -x "$WORKLOADS/lanes" ] || skip "the lanes example is not built ($WORKLOADS/lanes)"
+[ -x "$WORKLOADS/lanes" ] || fail "the lanes example is not built ($WORKLOADS/lanes): run make tests"
 need_perf_events
 
 # lane_spans FILE: the sum of the Spans column of the lanes in threads output.

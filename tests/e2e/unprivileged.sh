@@ -15,7 +15,7 @@ paranoid=$(cat /proc/sys/kernel/perf_event_paranoid 2>/dev/null || echo unknown)
 if [ $status -eq 1 ] && is_perf_refusal err.txt; then
 	[ "$paranoid" != unknown ] && [ "$paranoid" -le 2 ] &&
 		{ show err.txt; fail "refused with perf_event_paranoid=$paranoid, which allows it"; }
-	skip "perf_event_paranoid=$paranoid does not let ordinary users record"
+	skip perf-events-user "perf_event_paranoid=$paranoid does not let ordinary users record"
 fi
 [ $status -eq 0 ] || { show err.txt; fail "unprivileged record exited with $status"; }
 expect_contains err.txt "recorded [0-9]+ samples"

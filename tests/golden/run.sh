@@ -81,7 +81,7 @@ run() {
 # differs; returns 0, 1 or 77 (skipped).
 compare() {
 	if grep -q "^$1 .*|" "$GOLDEN/cases" && ! command -v python3 >/dev/null 2>&1; then
-		echo "SKIP: python3 is not installed: golden/$1 decodes with it"
+		echo "SKIP(python3): python3 is not installed: golden/$1 decodes with it"
 		return 77
 	fi
 	run "$1" "$tmp"

@@ -649,14 +649,11 @@ int main(void)
 		 build);
 	if (!read_blob(paths[0], &cubins[0]) || !read_blob(paths[1], &cubins[1]) ||
 	    !read_blob(nolines_path, &nolines)) {
-		printf("SKIP: no cubins in %s/tests/cuda (they are built where nvcc exists)\n",
-		       build);
-		return 77;
+		return test_skip("nvcc", "no cubins in %s/tests/cuda (they are built where nvcc exists)",
+				 build);
 	}
-	if (system("readelf --version >/dev/null 2>&1")) {
-		printf("SKIP: no readelf to compare with\n");
-		return 77;
-	}
+	if (system("readelf --version >/dev/null 2>&1"))
+		return test_skip("tools", "no readelf to compare with");
 	source_path = realpath(SOURCE, NULL);
 	RUN(test_lines_match_readelf);
 	RUN(test_marked_lines);

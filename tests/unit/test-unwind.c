@@ -753,15 +753,15 @@ int main(void)
 {
 	self_pid = (uint32_t)getpid();
 	if (!find_stack_top() || !load_symbols()) {
-		printf("SKIP: cannot find the stack or this binary's symbols\n");
-		return 77;
+		printf("FAIL: cannot find the stack or this binary's symbols\n");
+		return 1;
 	}
 	unwind_test_a(&dwarf_capture);
 	unwind_test_fp_a(&fp_capture);
 	unwind_test_trampoline(unwind_test_c, &tramp_capture);
 	if (addrspaces_new(&as) || addrspace_load_proc(as, self_pid)) {
-		printf("SKIP: cannot read /proc/self/maps\n");
-		return 77;
+		printf("FAIL: addrspace_load_proc cannot load this process's maps\n");
+		return 1;
 	}
 	RUN(test_dwarf);
 	RUN(test_dwarf_with_code_maps_only);

@@ -10,10 +10,11 @@
  *
  * A failed CHECK reports file:line and the expression and marks the test
  * failed without stopping it. Exit status: 0 all passed, 1 some failed,
- * 77 skipped (tests/run.sh counts that as a skip; print the reason first).
+ * 77 skipped (return test_skip(...), which says why).
  */
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,25 @@ static int test_current_failed;
 static inline int test_summary(void)
 {
 	return test_failures ? 1 : 0;
+}
+
+/*
+ * The program cannot test here for want of REQUIREMENT, a name of
+ * tests/requirements: prints "SKIP(REQUIREMENT): why" for tests/run.sh and
+ * returns the exit status of a skip, 77. What the code under test or the
+ * test itself fails to do is a failure, not a skip.
+ */
+__attribute__((format(printf, 2, 3)))
+static inline int test_skip(const char *requirement, const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("SKIP(%s): ", requirement);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+	return 77;
 }
 
 #endif
