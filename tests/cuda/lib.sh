@@ -78,13 +78,36 @@ expect_row() {
 	fi
 }
 
-# origins_total FILE OUTCOME: from diagnose's "origins by lane" table, the
-# spans of all lanes with that origin outcome (linked, none, bad_tid, ...);
-# -1 when there is no such table or column.
+# origins_total FILE OUTCOME [LANES]: from diagnose's "origins by lane"
+# table, the spans of all lanes (of the lanes whose name matches the ERE
+# LANES) with that origin outcome (linked, none, bad_tid, ...); -1 when
+# there is no such table or column.
 origins_total() {
-	awk -v want="$2" '/^origins by lane:/ { on = 1; next }
+	awk -v want="$2" -v lanes="${3:-}" '/^origins by lane:/ { on = 1; next }
 		on && $1 == "PID" { for (i = 1; i <= NF; i++) if ($i == want) col = i; next }
 		on && !/^ / { on = 0 }
-		on && col && $2 ~ /^0xfff/ { n += $col }
+		on && col && $2 ~ /^0xfff/ {
+			name = $9
+			for (i = 10; i <= NF; i++)
+				name = name " " $i
+			if (name ~ lanes)
+				n += $col
+		}
 		END { print col ? n + 0 : -1 }' "$1"
+}
+
+# expect_origins FILE SPANS MIN-LINKED [LANES]: diagnose's origins of the
+# lanes (matching the ERE LANES): SPANS spans, each with an origin on a
+# thread of the program that had samples, at least MIN-LINKED of them
+# linked to one and the rest too far from any (a thread kept off its CPU
+# for milliseconds, on a loaded machine).
+expect_origins() {
+	linked=$(origins_total "$1" linked "${4:-}")
+	far=$(origins_total "$1" too_far "${4:-}")
+	for outcome in none bad_tid no_thread no_stack; do
+		[ "$(origins_total "$1" $outcome "${4:-}")" -eq 0 ] ||
+			{ show "$1"; fail "lane spans${4:+ of '$4'} with origin outcome $outcome"; }
+	done
+	[ $((linked + far)) -eq "$2" ] && [ "$linked" -ge "$3" ] ||
+		{ show "$1"; fail "$linked linked and $far too far of the lane spans${4:+ of '$4'}, expected $2, at least $3 linked"; }
 }

@@ -187,6 +187,14 @@ at_least() {
 	fi
 }
 
+# between WHAT VALUE MIN MAX: MIN <= VALUE <= MAX (numbers, possibly
+# fractional).
+between() {
+	if ! awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v + 0 >= lo + 0 && v + 0 <= hi + 0) }'; then
+		fail "$1 is $2, expected $3 to $4"
+	fi
+}
+
 # diagnose_percent FILE KEY: from gtrace diagnose output, the percentage on
 # the line whose first word is KEY (e.g. complete, under unwinding:), as an
 # integer; -1 when there is none.

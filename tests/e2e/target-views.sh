@@ -79,10 +79,16 @@ expect_not_contains worker-samples.txt '\[lane\]'
 
 run_gtrace diagnose -i lanes.data >diag.txt
 expect_contains diag.txt '^target: +1000 spans in 2 lanes of 1 process'
-at_least "linked origins" "$(origin_count diag.txt linked)" 1
-for outcome in bad_tid no_thread none; do
+# Each of the 1000 spans was queued by a worker busy on its CPU: linked to
+# a sample of it, or, for a worker kept off its CPU for milliseconds on a
+# loaded machine, too far from any; at most one in ten.
+for outcome in bad_tid no_thread no_stack none; do
 	expect_count diag.txt $outcome 0
 done
+linked=$(origin_count diag.txt linked)
+far=$(origin_count diag.txt too_far)
+[ $((linked + far)) -eq 1000 ] && [ "$linked" -ge 900 ] ||
+	{ show diag.txt; fail "$linked of 1000 origins linked, $far too far; expected at least 900 linked"; }
 # Nothing is close enough within a window of 0.
 run_gtrace diagnose -i lanes.data --link-window 0 >diag0.txt
 expect_count diag0.txt linked 0
