@@ -71,10 +71,10 @@
  *                    a cuStreamSynchronize; the fake driver ends collective
  *                    kernels on a shared 20 ms grid, so the ranks' collectives
  *                    end together, as NCCL's do. With $FAKE_APP_BARRIER, a
- *                    directory, the $WORLD_SIZE ranks first meet there (each
- *                    leaves a file with its arrival time) and start the loop
- *                    in the same 20 ms, so that their k-th collectives are
- *                    one collective
+ *                    directory, the $WORLD_SIZE ranks meet there before each
+ *                    step (each leaves a file with its arrival time) and
+ *                    start it in the same 20 ms, so that their k-th
+ *                    collectives are one collective
  *   --pc-cubin CUBIN instead, for PC sampling: loads the cubin file CUBIN
  *                    (pc-app.sm_90.cubin, from pc-app.cu) with
  *                    cuModuleLoadData, from a buffer it frees at once (the
@@ -380,12 +380,15 @@ FRAME static void compute_step(uint64_t ns)
 }
 
 /*
- * The ranks of --collectives meet in $FAKE_APP_BARRIER: each writes its
- * arrival time to a file named after its rank, waits for all $WORLD_SIZE
- * files, and sleeps until the same moment as the others: a few ms into the
- * grid period after the last arrival.
+ * The ranks of --collectives meet in $FAKE_APP_BARRIER before step STEP,
+ * as NCCL's ranks wait for each other in each collective: each writes its
+ * arrival time to a file named STEP.RANK, waits for the $WORLD_SIZE ranks'
+ * files of the step, and sleeps until the same moment as the others: a few
+ * ms into the grid period after the last arrival. A rank that a loaded
+ * machine kept off its CPU so holds the others back, rather than running
+ * its collectives a grid period behind theirs from then on.
  */
-static void start_together(const char *dir, const char *rank)
+static void start_together(const char *dir, const char *rank, long step)
 {
 	const char *world = getenv("WORLD_SIZE");
 	long ranks = world ? atol(world) : 1;
@@ -394,8 +397,8 @@ static void start_together(const char *dir, const char *rank)
 	FILE *f;
 
 	/* Written, then renamed whole: a reader never sees half a time. */
-	snprintf(path, sizeof(path), "%s/%s.tmp", dir, rank ? rank : "0");
-	snprintf(mine, sizeof(mine), "%s/%s", dir, rank ? rank : "0");
+	snprintf(path, sizeof(path), "%s/%ld.%s.tmp", dir, step, rank ? rank : "0");
+	snprintf(mine, sizeof(mine), "%s/%ld.%s", dir, step, rank ? rank : "0");
 	f = fopen(path, "w");
 	if (!f || fprintf(f, "%llu\n", (unsigned long long)now_ns()) < 0 || fclose(f) ||
 	    rename(path, mine)) {
@@ -405,7 +408,7 @@ static void start_together(const char *dir, const char *rank)
 	for (long r = 0; r < ranks; r++) {
 		unsigned long long t;
 
-		snprintf(path, sizeof(path), "%s/%ld", dir, r);
+		snprintf(path, sizeof(path), "%s/%ld.%ld", dir, step, r);
 		while (!(f = fopen(path, "r")))
 			idle(1000000);
 		if (fscanf(f, "%llu", &t) == 1 && t > last)
@@ -424,9 +427,9 @@ FRAME static void collective_steps(CUmodule module, CUstream a, long n)
 	uint64_t step = rank && slow && !strcmp(rank, slow) ? 9000000 : 3000000;
 
 	load(module, &all_reduce);
-	if (getenv("FAKE_APP_BARRIER"))
-		start_together(getenv("FAKE_APP_BARRIER"), rank);
 	for (long i = 0; i < n; i++) {
+		if (getenv("FAKE_APP_BARRIER"))
+			start_together(getenv("FAKE_APP_BARRIER"), rank, i);
 		compute_step(step);
 		launch(&all_reduce, a);
 		CHECK(cuStreamSynchronize(a));

@@ -5,7 +5,7 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
-record diag.data -F 499 -- "$WORKLOADS/hot" 0.5
+record diag.data -F 499 -e cpu-clock -- "$WORKLOADS/hot" 0.5
 run_gtrace diagnose -i diag.data >diag.txt
 
 # value KEY: the rest of diagnose's "KEY:" line, its spacing dropped.

@@ -15,8 +15,9 @@ need_python3
 retime=$BUILD/tests/ranks/retime
 [ -x "$retime" ] || fail "the ranks test tools are not built ($retime): run make tests"
 
-# The ranks meet in barrier/ before their loop, as a job's do at start, so
-# that their k-th collectives are one collective.
+# The ranks meet in barrier/ before each step, as NCCL's wait for each other
+# in each collective, so that their k-th collectives are one collective
+# however late a loaded machine runs one of them.
 mkdir job barrier
 for rank in 0 1; do
 	RANK=$rank WORLD_SIZE=2 FAKE_APP_SLOW_RANK=1 FAKE_APP_BARRIER=$TESTDIR/barrier \

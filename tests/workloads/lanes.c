@@ -9,11 +9,13 @@
  *   lanes [--threads N] [--lanes N] [--spans N]
  *         [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]
  *         [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N] [--attrs]
- *         [--queue-work]
+ *         [--queue-work] [--linger]
  *
  * --run-ms reports for MS milliseconds instead of --spans, or until SIGUSR1
  * comes, so that a test can end it when it is done rather than guess a
- * time. --names sets how many distinct span names there are (default 50);
+ * time. --linger: once it printed its counts (its spans have reached the
+ * recorder then), it waits for SIGUSR1 before it exits, so that a test can
+ * end a recorder attached to it first. --names sets how many distinct span names there are (default 50);
  * --rate paces the reporting to N spans a second over all threads, for
  * benchmarks of sustained ingestion. --attrs gives every span 12
  * attributes, "lanes.attr-0" .. "lanes.attr-11" = 16 * k + j for span k of
@@ -60,7 +62,7 @@ static const char *const origin_names[] = { "self", "none", "bad", "unknown", "n
 static struct {
 	long threads, lanes, spans, run_ms, names, rate;
 	enum origin_mode origin;
-	bool burst, fork, attrs, queue_work;
+	bool burst, fork, attrs, queue_work, linger;
 	double wait_active;
 } opt = { .threads = 2, .lanes = 2, .spans = 1000, .names = NAMES };
 
@@ -288,7 +290,7 @@ static void usage(void)
 		"usage: lanes [--threads N] [--lanes N] [--spans N]\n"
 		"             [--origin self|none|bad|unknown|nostack|far] [--burst] [--fork]\n"
 		"             [--wait-active SECONDS] [--run-ms MS] [--names N] [--rate N]\n"
-		"             [--attrs] [--queue-work]\n");
+		"             [--attrs] [--queue-work] [--linger]\n");
 	exit(2);
 }
 
@@ -327,6 +329,7 @@ static void parse(int argc, char **argv)
 		{ "rate", required_argument, NULL, 'R' },
 		{ "attrs", no_argument, NULL, 'a' },
 		{ "queue-work", no_argument, NULL, 'q' },
+		{ "linger", no_argument, NULL, 'L' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -343,6 +346,7 @@ static void parse(int argc, char **argv)
 		case 'f': opt.fork = true; break;
 		case 'a': opt.attrs = true; break;
 		case 'q': opt.queue_work = true; break;
+		case 'L': opt.linger = true; break;
 		case 'w': opt.wait_active = seconds_arg(optarg); break;
 		case 'o':
 			for (c = 0; c < (int)(sizeof(origin_names) / sizeof(*origin_names)); c++)
@@ -415,6 +419,11 @@ int main(int argc, char **argv)
 	}
 
 	print_counts();
+	while (opt.linger && !stop_requested) {
+		const struct timespec ms = { 0, 1000000 };
+
+		nanosleep(&ms, NULL);
+	}
 	free(threads);
 	free(lanes);
 	free(names);
