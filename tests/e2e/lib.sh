@@ -112,19 +112,23 @@ is_perf_refusal() {
 	grep -Eq 'perf_event_paranoid|CAP_PERFMON|seccomp' "$1"
 }
 
-# need_perf_events: skips the test when perf_event_open is unusable here.
-need_perf_events() {
+# perf_events: true when perf_event_open is usable here; false, with the
+# kernel's refusal in $TESTDIR/probe.out, when not.
+perf_events() {
 	"$GTRACE" record -q -o "$TESTDIR/probe.data" -- true \
 		>"$TESTDIR/probe.out" 2>&1 </dev/null
 	status=$?
-	if [ $status -eq 1 ] && is_perf_refusal "$TESTDIR/probe.out"; then
-		skip perf-events "$(sed -n '1s/^gtrace: //p' "$TESTDIR/probe.out")"
-	fi
+	[ $status -eq 1 ] && is_perf_refusal "$TESTDIR/probe.out" && return 1
 	if [ $status -ne 0 ]; then
 		show "$TESTDIR/probe.out"
 		fail "'gtrace record -- true' exited with $status"
 	fi
 	rm -f "$TESTDIR/probe.data"
+}
+
+# need_perf_events: skips the test when perf_event_open is unusable here.
+need_perf_events() {
+	perf_events || skip perf-events "$(sed -n '1s/^gtrace: //p' "$TESTDIR/probe.out")"
 }
 
 # record FILE [RECORD-OPTIONS] -- CMD...: records CMD quietly into FILE;
