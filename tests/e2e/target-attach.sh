@@ -34,12 +34,14 @@ fi
 
 # start_lanes OUT ARGS...: starts lanes with ARGS in the background, its
 # output to OUT, and waits until it runs (the shell has exec'd it): sets
-# $lanes_pid. lanes waits for a recorder before it starts its workers.
+# $lanes_pid. lanes waits for a recorder before it starts its workers. The
+# trap ends it if the test fails first.
 start_lanes() {
 	out=$1
 	shift
 	"$LANES" --wait-active 60 "$@" >"$out" 2>"$out.err" </dev/null &
 	lanes_pid=$!
+	trap 'kill $lanes_pid 2>/dev/null' EXIT
 	lanes_exe=$(readlink -f "$LANES")
 	tries=0
 	until [ "$(readlink "/proc/$lanes_pid/exe" 2>/dev/null)" = "$lanes_exe" ]; do
@@ -49,11 +51,15 @@ start_lanes() {
 	done
 }
 
-# expect_spans DATA OUT: the recording DATA holds every span that lanes
-# (its output OUT) reported, 2000 on each lane, all on lanes' pid, and
-# samples of both its workers, threads it started after the recorder
-# attached (each about 40 ms on its CPU: 40 samples).
-expect_spans() {
+# lanes_done DATA OUT: lanes (its output OUT) exits 0, and the recording
+# DATA, ended cleanly, holds every span it reported, 2000 on each lane, all
+# on lanes' pid, and samples of both its workers, threads it started after
+# the recorder attached (each about 40 ms on its CPU: 40 samples).
+lanes_done() {
+	wait $lanes_pid
+	status=$?
+	trap - EXIT
+	[ $status -eq 0 ] || { show "$2.err"; fail "lanes exited with $status"; }
 	reported=$(lanes_result "$2" reported)
 	[ "$reported" -eq 4000 ] && [ "$(lanes_result "$2" dropped)" -eq 0 ] ||
 		{ show "$2"; fail "lanes reported $reported spans, expected 4000 and none dropped"; }
@@ -67,6 +73,7 @@ expect_spans() {
 	done
 	expect_contains "$1.threads" "^ +$lanes_pid +0xfff0000[01] +queue +queue 0 +2000 "
 	expect_contains "$1.threads" "^ +$lanes_pid +0xfff0000[01] +queue +queue 1 +2000 "
+	expect_contains "$1.diag" '^ended: +cleanly'
 }
 
 if [ -n "${XDG_RUNTIME_DIR:-}" ]; then
@@ -78,10 +85,8 @@ fi
 # ^C: lanes reports its spans once it found the recorder, flushes them to
 # it, prints its counts and lingers until SIGUSR1; then SIGINT ends the
 # recording, as ^C does (env gives gtrace back the SIGINT that a shell
-# takes from what it starts in the background). The trap ends lanes if
-# the test fails first.
+# takes from what it starts in the background).
 start_lanes lanes.out --threads 2 --spans 2000 --linger
-trap 'kill $lanes_pid 2>/dev/null' EXIT
 env --default-signal=INT "$GTRACE" record -q -o attach.data -p $lanes_pid 2>attach.err </dev/null &
 gtrace_pid=$!
 wait_for lanes.out
@@ -92,21 +97,10 @@ status=$?
 kill -0 $lanes_pid 2>/dev/null || fail "the attached process did not outlive the recording"
 [ ! -e "$rendezvous/$lanes_pid.sock" ] || fail "'$rendezvous/$lanes_pid.sock' was left behind"
 kill -USR1 $lanes_pid
-wait $lanes_pid
-status=$?
-trap - EXIT
-[ $status -eq 0 ] || { show lanes.out.err; fail "lanes exited with $status"; }
-expect_spans attach.data lanes.out
-expect_contains attach.data.diag '^ended: +cleanly'
+lanes_done attach.data lanes.out
 expect_contains attach.data.diag '^command: .*lanes --wait-active 60 --threads 2 --spans 2000 --linger$'
 
 # The process's exit ends the recording by itself.
 start_lanes exit.out --threads 2 --spans 2000
-trap 'kill $lanes_pid 2>/dev/null' EXIT
 record exit.data -p $lanes_pid
-wait $lanes_pid
-status=$?
-trap - EXIT
-[ $status -eq 0 ] || { show exit.out.err; fail "lanes exited with $status"; }
-expect_spans exit.data exit.out
-expect_contains exit.data.diag '^ended: +cleanly'
+lanes_done exit.data exit.out
