@@ -39,16 +39,14 @@ expect_value lanes 0
 expect_value spans 0
 # hot runs half a second (and its start and exit, well under half a second
 # more on a loaded machine): a sample each 1/499 s of the CPU time it got
-# in it (threads tells), give or take a tenth; each counted, each stack
+# in it (threads tells: sampled_for); each counted, each stack
 # unwound to the end and named.
 duration=$(value duration)
 between "duration (s)" "${duration% s}" 0.5 1
 run_gtrace threads -i diag.data >threads.txt
 on_cpu_ms=$(thread_column threads.txt hot 5)
 samples=$(value samples)
-between "samples in $on_cpu_ms ms on the CPU at 499 Hz" "$samples" \
-	"$(awk -v ms="$on_cpu_ms" 'BEGIN { print ms * 0.499 * 0.9 }')" \
-	"$(awk -v ms="$on_cpu_ms" 'BEGIN { print ms * 0.499 * 1.1 + 1 }')"
+sampled_for "samples in $on_cpu_ms ms on the CPU at 499 Hz" "$samples" "$on_cpu_ms" 499
 expect_value 'samples counted' "$samples"
 expect_value 'truncated stacks' '0 (0.00%)'
 expect_value unwinding "$samples stacks"

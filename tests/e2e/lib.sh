@@ -199,6 +199,15 @@ between() {
 	fi
 }
 
+# sampled_for WHAT SAMPLES MS HZ: SAMPLES is what MS ms on the CPU give at
+# HZ: at most a tenth more (and one), at least three quarters. A sampling
+# timer that the host of a loaded virtual machine holds back fires once
+# for all the periods it missed: samples go missing, never come extra.
+sampled_for() {
+	between "$1" "$2" "$(awk -v ms="$3" -v hz="$4" 'BEGIN { print ms * hz / 1000 * 0.75 - 1 }')" \
+		"$(awk -v ms="$3" -v hz="$4" 'BEGIN { print ms * hz / 1000 * 1.1 + 1 }')"
+}
+
 # diagnose_percent FILE KEY: from gtrace diagnose output, the percentage on
 # the line whose first word is KEY (e.g. complete, under unwinding:), as an
 # integer; -1 when there is none.
