@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static int cmp_by_samples(const void *pa, const void *pb, void *pctx)
@@ -131,11 +131,11 @@ static void put_rank(FILE *out, const struct thread_rows *r, const struct model 
 }
 
 /* The same as a JSON member. */
-static void json_rank(FILE *out, const struct thread_rows *r, const struct model *m,
+static void json_rank(struct json *j, const struct thread_rows *r, const struct model *m,
 		      uint32_t pid)
 {
 	if (r->ranks)
-		fprintf(out, "\"rank\": %" PRId64 ", ", pid_rank(m, pid));
+		json_int(j, "rank", pid_rank(m, pid));
 }
 
 /* The processes' peak RSS and CPU from their metrics, busiest first; none without metrics. */
@@ -265,48 +265,50 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 }
 
 /* ns as milliseconds, or null when not known. */
-static void json_ms(FILE *out, const char *key, bool known, uint64_t ns)
+static void json_ms(struct json *j, const char *key, bool known, uint64_t ns)
 {
 	if (known)
-		fprintf(out, ", \"%s\": %.3f", key, (double)ns / 1e6);
+		json_fixed(j, key, 3, (double)ns / 1e6);
 	else
-		fprintf(out, ", \"%s\": null", key);
+		json_null(j, key);
 }
 
 /* First and last event in seconds since the start, null for none. */
-static void json_seen(FILE *out, const struct model *m, const struct model_thread *th)
+static void json_seen(struct json *j, const struct model *m, const struct model_thread *th)
 {
-	if (th->first_ts)
-		fprintf(out, ", \"first_s\": %.6f, \"last_s\": %.6f}",
-			(double)(th->first_ts - m->start_ts) / 1e9,
-			(double)(th->last_ts - m->start_ts) / 1e9);
-	else
-		fprintf(out, ", \"first_s\": null, \"last_s\": null}");
+	if (th->first_ts) {
+		json_fixed(j, "first_s", 6, (double)(th->first_ts - m->start_ts) / 1e9);
+		json_fixed(j, "last_s", 6, (double)(th->last_ts - m->start_ts) / 1e9);
+	} else {
+		json_null(j, "first_s");
+		json_null(j, "last_s");
+	}
 }
 
 /* The rows of put_processes: null where a figure is not known. */
-static void json_processes(FILE *out, const struct model *m, const struct thread_rows *r)
+static void json_processes(struct json *j, const struct model *m, const struct thread_rows *r)
 {
-	size_t n = r->nprocs;
 	const struct metric_process *p = r->procs;
 
-	for (size_t i = 0; i < n; i++) {
+	json_begin_array(j, "processes", JSON_LINES);
+	for (size_t i = 0; i < r->nprocs; i++) {
 		const char *name = metric_process_name(m, p[i].pid);
 
-		fprintf(out, "%s\n    {", i ? "," : "");
-		json_rank(out, r, m, p[i].pid);
-		fprintf(out, "\"pid\": %" PRIu32 ", \"name\": ", p[i].pid);
-		utf8_fput_json(out, name ? name : "-");
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_rank(j, r, m, p[i].pid);
+		json_uint(j, "pid", p[i].pid);
+		json_string(j, "name", name ? name : "-");
 		if (p[i].rss_known)
-			fprintf(out, ", \"peak_rss_kib\": %.0f", p[i].peak_rss_kib);
+			json_fixed(j, "peak_rss_kib", 0, p[i].peak_rss_kib);
 		else
-			fprintf(out, ", \"peak_rss_kib\": null");
+			json_null(j, "peak_rss_kib");
 		if (p[i].cpu_known)
-			fprintf(out, ", \"cpu_percent\": %.3f}", p[i].cpu_percent);
+			json_fixed(j, "cpu_percent", 3, p[i].cpu_percent);
 		else
-			fprintf(out, ", \"cpu_percent\": null}");
+			json_null(j, "cpu_percent");
+		json_end(j);
 	}
-	fprintf(out, "%s", n ? "\n  " : "");
+	json_end(j);
 }
 
 void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
@@ -316,45 +318,50 @@ void threads_print_json(FILE *out, const struct model *m, const struct sample_fi
 	size_t real, shown, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
+	struct json j;
 
 	thread_rows(&r, m, flt);
 	real = r.real;
 	shown = limit && limit < real ? limit : real;
 	idx = r.idx;
 
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ",\n  \"threads\": [");
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_begin_array(&j, "threads", JSON_LINES);
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
 
-		fprintf(out, "%s\n    {", i ? "," : "");
-		json_rank(out, &r, m, th->pid);
-		fprintf(out, "\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"name\": ",
-			th->pid, th->tid);
-		utf8_fput_json(out, thread_name(m, th));
-		fprintf(out, ", \"samples\": %" PRIu64, th->samples);
-		json_ms(out, "oncpu_ms", oncpu, model_thread_oncpu_ns(m, th));
-		json_ms(out, "offcpu_ms", offcpu, th->offcpu_ns);
-		json_seen(out, m, th);
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_rank(&j, &r, m, th->pid);
+		json_uint(&j, "pid", th->pid);
+		json_uint(&j, "tid", th->tid);
+		json_string(&j, "name", thread_name(m, th));
+		json_uint(&j, "samples", th->samples);
+		json_ms(&j, "oncpu_ms", oncpu, model_thread_oncpu_ns(m, th));
+		json_ms(&j, "offcpu_ms", offcpu, th->offcpu_ns);
+		json_seen(&j, m, th);
+		json_end(&j);
 	}
-	fprintf(out, "%s],\n  \"processes\": [", shown ? "\n  " : "");
-	json_processes(out, m, &r);
-	fprintf(out, "],\n  \"lanes\": [");
+	json_end(&j);
+	json_processes(&j, m, &r);
+	json_begin_array(&j, "lanes", JSON_LINES);
 	for (size_t i = real; i < real + r.lanes; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
 
-		fprintf(out, "%s\n    {", i > real ? "," : "");
-		json_rank(out, &r, m, th->pid);
-		fprintf(out, "\"pid\": %" PRIu32 ", \"tid\": %" PRIu32 ", \"kind\": ",
-			th->pid, th->tid);
-		utf8_fput_json(out, lane_kind(m, th));
-		fprintf(out, ", \"name\": ");
-		utf8_fput_json(out, thread_name(m, th));
-		fprintf(out, ", \"spans\": %" PRIu64, th->spans);
-		json_ms(out, "target_ms", true, th->span_ns);
-		json_seen(out, m, th);
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_rank(&j, &r, m, th->pid);
+		json_uint(&j, "pid", th->pid);
+		json_uint(&j, "tid", th->tid);
+		json_string(&j, "kind", lane_kind(m, th));
+		json_string(&j, "name", thread_name(m, th));
+		json_uint(&j, "spans", th->spans);
+		json_ms(&j, "target_ms", true, th->span_ns);
+		json_seen(&j, m, th);
+		json_end(&j);
 	}
-	fprintf(out, "%s]\n}\n", r.lanes ? "\n  " : "");
+	json_end(&j);
+	json_end(&j);
 	thread_rows_free(&r);
 }
