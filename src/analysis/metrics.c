@@ -15,8 +15,8 @@
 #include "contract/metrics.h"
 #include "format/buf.h"
 #include "format/file.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* NVML's clock event reasons, by bit (gtrace-format(5), METRICS). */
@@ -413,66 +413,58 @@ void metrics_report_print(FILE *out, const struct metrics_report *r, const struc
 }
 
 /* A statistic in the series' unit, null without values. */
-static void json_value(FILE *out, const char *key, bool known, double v)
+static void json_value(struct json *j, const char *key, bool known, double v)
 {
 	if (known)
-		fprintf(out, ", \"%s\": %.3f", key, v);
+		json_fixed(j, key, 3, v);
 	else
-		fprintf(out, ", \"%s\": null", key);
+		json_null(j, key);
 }
 
-static void json_row(FILE *out, const struct model *m, const struct metric_stats *st)
+static void json_row(struct json *j, const struct model *m, const struct metric_stats *st)
 {
 	static const char *const subjects[] = {
 		[METRIC_MACHINE] = "machine", [METRIC_PROCESS] = "process", [METRIC_GPU] = "gpu",
 	};
 	const struct tr_metric *s = &m->t.metrics.v[st->id - 1];
 	enum metric_subject subject = metric_subject(s);
-	const char *comm = subject == METRIC_PROCESS ? metric_process_name(m, s->pid) : NULL;
 	bool stats = st->values && !st->mask;
 
-	fprintf(out, "{");
+	json_begin_object(j, NULL, JSON_INLINE);
 	if (m->ranks.len > 1)
-		fprintf(out, "\"rank\": %" PRId64 ", ", m->ranks.v[st->rank].rank);
-	fprintf(out, "\"subject\": \"%s\"", subjects[subject]);
+		json_int(j, "rank", m->ranks.v[st->rank].rank);
+	json_string(j, "subject", subjects[subject]);
 	if (subject == METRIC_PROCESS)
-		fprintf(out, ", \"pid\": %" PRIu32, s->pid);
+		json_uint(j, "pid", s->pid);
 	else
-		fprintf(out, ", \"pid\": null");
-	fprintf(out, ", \"comm\": ");
-	if (comm)
-		utf8_fput_json(out, comm);
-	else
-		fprintf(out, "null");
+		json_null(j, "pid");
+	json_string(j, "comm", subject == METRIC_PROCESS ? metric_process_name(m, s->pid) : NULL);
 	if (subject == METRIC_GPU)
-		fprintf(out, ", \"gpu\": %" PRIu32, s->gpu - 1);
+		json_uint(j, "gpu", s->gpu - 1);
 	else
-		fprintf(out, ", \"gpu\": null");
-	fprintf(out, ", \"name\": ");
-	utf8_fput_json(out, series_name(m, st));
-	fprintf(out, ", \"unit\": ");
-	utf8_fput_json(out, metric_unit(m, s));
-	fprintf(out, ", \"values\": %zu", st->values);
-	json_value(out, "min", stats, st->min);
-	json_value(out, "mean", stats, st->mean);
-	json_value(out, "p95", stats, st->p95);
-	json_value(out, "max", stats, st->max);
+		json_null(j, "gpu");
+	json_string(j, "name", series_name(m, st));
+	json_string(j, "unit", metric_unit(m, s));
+	json_uint(j, "values", st->values);
+	json_value(j, "min", stats, st->min);
+	json_value(j, "mean", stats, st->mean);
+	json_value(j, "p95", stats, st->p95);
+	json_value(j, "max", stats, st->max);
 	if (st->mask) {
-		json_value(out, "throttled_percent", st->values, metric_flagged_percent(st));
-		fprintf(out, ", \"reasons\": [");
-		for (unsigned bit = 0, n = 0; bit < 64; bit++) {
+		json_value(j, "throttled_percent", st->values, metric_flagged_percent(st));
+		json_begin_array(j, "reasons", JSON_INLINE);
+		for (unsigned bit = 0; bit < 64; bit++) {
 			const char *name = metric_reason_name(bit);
 			char other[32];
 
 			if (!(st->reasons >> bit & 1))
 				continue;
 			snprintf(other, sizeof(other), "bit %#llx", 1ull << bit);
-			fprintf(out, "%s", n++ ? ", " : "");
-			utf8_fput_json(out, name ? name : other);
+			json_string(j, NULL, name ? name : other);
 		}
-		fputc(']', out);
+		json_end(j);
 	}
-	fputc('}', out);
+	json_end(j);
 }
 
 void metrics_report_print_json(FILE *out, const struct metrics_report *r,
@@ -480,20 +472,19 @@ void metrics_report_print_json(FILE *out, const struct metrics_report *r,
 {
 	double every = interval_ms(m);
 	size_t rows = rows_shown(r, limit);
+	struct json j;
 
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ",\n  \"interval_ms\": ");
-	if (every >= 0)
-		fprintf(out, "%.3f", every);
-	else
-		fprintf(out, "null");
-	fprintf(out, ",\n  \"ticks\": %zu,\n  \"series\": [", m->t.metric_ticks.len);
-	for (size_t i = 0; i < rows; i++) {
-		fprintf(out, "%s\n    ", i ? "," : "");
-		json_row(out, m, &r->rows.v[i]);
-	}
-	fprintf(out, "%s]\n}\n", rows ? "\n  " : "");
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_value(&j, "interval_ms", every >= 0, every);
+	json_uint(&j, "ticks", m->t.metric_ticks.len);
+	json_begin_array(&j, "series", JSON_LINES);
+	for (size_t i = 0; i < rows; i++)
+		json_row(&j, m, &r->rows.v[i]);
+	json_end(&j);
+	json_end(&j);
 }
 
 /* The busiest first, those without a CPU figure last, then by pid. */
