@@ -9,8 +9,8 @@
 #include "contract/meta.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* MPI's blocking collectives and the waits that complete the others, after "MPI_". */
@@ -570,63 +570,61 @@ void rank_report_print(FILE *out, const struct rank_report *r, const struct mode
 	print_straggler(out, r, m);
 }
 
-/* A string, or null. */
-static void json_str_or_null(FILE *out, const char *s)
-{
-	if (s)
-		utf8_fput_json(out, s);
-	else
-		fprintf(out, "null");
-}
-
 /* A number, or null when it is negative (unknown). */
-static void json_int_or_null(FILE *out, int64_t v)
+static void json_int_or_null(struct json *j, const char *key, int64_t v)
 {
 	if (v >= 0)
-		fprintf(out, "%" PRId64, v);
+		json_int(j, key, v);
 	else
-		fprintf(out, "null");
+		json_null(j, key);
 }
 
 void rank_report_print_json(FILE *out, const struct rank_report *r, const struct model *m,
 			    const char *path, size_t limit)
 {
 	size_t rows = limit && limit < r->rows.len ? limit : r->rows.len;
+	struct json j;
 
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	json_str_or_null(out, path);
-	fprintf(out, ",\n  \"hosts\": %zu,\n  \"ranks\": [", r->hosts);
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_uint(&j, "hosts", r->hosts);
+	json_begin_array(&j, "ranks", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct rank_row *row = &r->rows.v[i];
 		const struct model_rank *mr = &m->ranks.v[row->index];
 
-		fprintf(out, "%s\n    {\"rank\": %" PRId64 ", \"host\": ", i ? "," : "", mr->rank);
-		json_str_or_null(out, rank_host(m, row->index));
-		fprintf(out, ", \"path\": ");
-		json_str_or_null(out, mr->path);
-		fprintf(out, ", \"local_rank\": ");
-		json_int_or_null(out, mr->local_rank);
-		fprintf(out, ", \"world_size\": ");
-		json_int_or_null(out, mr->world_size);
-		fprintf(out, ", \"wall_s\": %.6f, \"cpu_s\": %.6f, \"gpu_s\": %.6f, "
-			"\"compute_s\": %.6f, \"collective_cpu_s\": %.6f, "
-			"\"collective_gpu_s\": %.6f, \"gpu_wait_s\": %.6f, \"samples\": %" PRIu64
-			", \"collective_samples\": %" PRIu64 ", \"collective_percent\": %.4f, "
-			"\"collective_kernels\": %" PRIu64 ", \"started_last\": %" PRIu64
-			", \"straggler\": %s}",
-			secs(row->wall_ns), secs(row->cpu_ns), secs(row->gpu_ns),
-			secs(row->compute_ns), secs(row->coll_cpu_ns), secs(row->coll_gpu_ns),
-			secs(row->gpu_wait_ns), row->samples, row->coll_samples,
-			100.0 * coll_share(row), row->coll_kernels, row->started_last,
-			r->basis != STRAGGLER_NONE && i == r->straggler ? "true" : "false");
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_int(&j, "rank", mr->rank);
+		json_string(&j, "host", rank_host(m, row->index));
+		json_string(&j, "path", mr->path);
+		json_int_or_null(&j, "local_rank", mr->local_rank);
+		json_int_or_null(&j, "world_size", mr->world_size);
+		json_fixed(&j, "wall_s", 6, secs(row->wall_ns));
+		json_fixed(&j, "cpu_s", 6, secs(row->cpu_ns));
+		json_fixed(&j, "gpu_s", 6, secs(row->gpu_ns));
+		json_fixed(&j, "compute_s", 6, secs(row->compute_ns));
+		json_fixed(&j, "collective_cpu_s", 6, secs(row->coll_cpu_ns));
+		json_fixed(&j, "collective_gpu_s", 6, secs(row->coll_gpu_ns));
+		json_fixed(&j, "gpu_wait_s", 6, secs(row->gpu_wait_ns));
+		json_uint(&j, "samples", row->samples);
+		json_uint(&j, "collective_samples", row->coll_samples);
+		json_fixed(&j, "collective_percent", 4, 100.0 * coll_share(row));
+		json_uint(&j, "collective_kernels", row->coll_kernels);
+		json_uint(&j, "started_last", row->started_last);
+		json_bool(&j, "straggler", r->basis != STRAGGLER_NONE && i == r->straggler);
+		json_end(&j);
 	}
-	fprintf(out, "%s],\n  \"matched_collectives\": %" PRIu64 ",\n  \"straggler\": ",
-		rows ? "\n  " : "", r->matched);
-	if (r->basis == STRAGGLER_NONE)
-		fprintf(out, "null");
-	else
-		fprintf(out, "{\"rank\": %" PRId64 ", \"basis\": \"%s\"}",
-			m->ranks.v[r->rows.v[r->straggler].index].rank,
-			r->basis == STRAGGLER_GPU ? "gpu" : "cpu");
-	fprintf(out, "\n}\n");
+	json_end(&j);
+	json_uint(&j, "matched_collectives", r->matched);
+	if (r->basis == STRAGGLER_NONE) {
+		json_null(&j, "straggler");
+	} else {
+		json_begin_object(&j, "straggler", JSON_INLINE);
+		json_int(&j, "rank", m->ranks.v[r->rows.v[r->straggler].index].rank);
+		json_string(&j, "basis", r->basis == STRAGGLER_GPU ? "gpu" : "cpu");
+		json_end(&j);
+	}
+	json_end(&j);
 }
