@@ -17,8 +17,8 @@
 #include "contract/attrs.h"
 #include "contract/meta.h"
 #include "symbols/cubin.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* The device's names for stall reasons: CUPTI's, then Nsight Compute's metrics'. */
@@ -745,36 +745,47 @@ void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view 
 void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_view *v,
 			  const struct funcs *f, const char *path, size_t limit)
 {
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ",\n  \"samples\": %" PRIu64 ",\n  \"sass\": %s,\n  \"kernels\": [",
-		r->samples, r->sass ? "true" : "false");
+	struct json j;
+
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_uint(&j, "samples", r->samples);
+	json_bool(&j, "sass", r->sass);
+	json_begin_array(&j, "kernels", JSON_LINES);
 	for (size_t k = 0; k < shown(r->kernels.len, limit); k++) {
 		const struct pc_kernel_row *kr = &r->kernels.v[k];
 
-		fprintf(out, "%s\n    {\"name\": ", k ? "," : "");
-		utf8_fput_json(out, funcs_name(f, v->kernels.v[kr->kernel].name));
-		fprintf(out, ", \"samples\": %" PRIu64 ", \"rows\": [", kr->samples);
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_string(&j, "name", funcs_name(f, v->kernels.v[kr->kernel].name));
+		json_uint(&j, "samples", kr->samples);
+		json_begin_array(&j, "rows", JSON_LINES);
 		for (size_t i = 0; i < shown(kr->rows, limit); i++) {
 			const struct pc_row *row = &r->rows.v[kr->row_first + i];
 			const struct pc_site *site = &v->lines.sites.v[row->site];
 
-			fprintf(out, "%s\n      {\"place\": ", i ? "," : "");
-			utf8_fput_json(out, funcs_name(f, v->places.v[row->site]));
+			json_begin_object(&j, NULL, JSON_INLINE);
+			json_string(&j, "place", funcs_name(f, v->places.v[row->site]));
 			if (r->sass)
-				fprintf(out, ", \"pc\": %" PRIu64, site->pc);
-			fprintf(out, ", \"samples\": %" PRIu64 ", \"stalls\": [", row->samples);
+				json_uint(&j, "pc", site->pc);
+			json_uint(&j, "samples", row->samples);
+			json_begin_array(&j, "stalls", JSON_INLINE);
 			for (size_t s = 0; s < row->stalls; s++) {
 				const struct pc_stall_count *sc = &r->stalls.v[row->stall_first + s];
 
-				fprintf(out, "%s{\"reason\": ", s ? ", " : "");
-				utf8_fput_json(out, funcs_name(f, sc->stall));
-				fprintf(out, ", \"samples\": %" PRIu64 ", \"not_issued\": %" PRIu64 "}",
-					sc->samples, sc->not_issued);
+				json_begin_object(&j, NULL, JSON_INLINE);
+				json_string(&j, "reason", funcs_name(f, sc->stall));
+				json_uint(&j, "samples", sc->samples);
+				json_uint(&j, "not_issued", sc->not_issued);
+				json_end(&j);
 			}
-			fprintf(out, "]}");
+			json_end(&j);
+			json_end(&j);
 		}
-		fprintf(out, "%s]}", shown(kr->rows, limit) ? "\n    " : "");
+		json_end(&j);
+		json_end(&j);
 	}
-	fprintf(out, "%s]\n}\n", shown(r->kernels.len, limit) ? "\n  " : "");
+	json_end(&j);
+	json_end(&j);
 }
