@@ -19,8 +19,8 @@
 #include "contract/spans.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 #define CUPTI_13_0 130000		/* cuptiGetVersion of CUDA 13.0 */
@@ -933,144 +933,143 @@ void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model 
 }
 
 /* A row's rank as its first JSON member, with several ranks only. */
-static void json_rank(FILE *out, const struct model *m, uint32_t rank)
+static void json_rank(struct json *j, const struct model *m, uint32_t rank)
 {
 	if (m->ranks.len > 1)
-		fprintf(out, "\"rank\": %" PRId64 ", ", m->ranks.v[rank].rank);
+		json_int(j, "rank", m->ranks.v[rank].rank);
 }
 
 /* The statistics of a row's durations, as JSON members. */
-static void json_stats(FILE *out, const struct gpu_stats *st)
+static void json_stats(struct json *j, const struct gpu_stats *st)
 {
-	fprintf(out, "\"count\": %" PRIu64 ", \"total_ms\": %.6f, \"avg_us\": %.3f, "
-		"\"median_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f, \"stddev_us\": %.3f",
-		st->count, (double)st->total_ns / 1e6,
-		st->count ? (double)st->total_ns / (double)st->count / 1e3 : 0.0, st->median_ns / 1e3,
-		(double)st->min_ns / 1e3, (double)st->max_ns / 1e3, st->stddev_ns / 1e3);
+	json_uint(j, "count", st->count);
+	json_fixed(j, "total_ms", 6, (double)st->total_ns / 1e6);
+	json_fixed(j, "avg_us", 3,
+		   st->count ? (double)st->total_ns / (double)st->count / 1e3 : 0.0);
+	json_fixed(j, "median_us", 3, st->median_ns / 1e3);
+	json_fixed(j, "min_us", 3, (double)st->min_ns / 1e3);
+	json_fixed(j, "max_us", 3, (double)st->max_ns / 1e3);
+	json_fixed(j, "stddev_us", 3, st->stddev_ns / 1e3);
 }
 
 /* A value of a kernel's configuration, null where its record lacked it. */
-static void json_config(FILE *out, const char *key, uint64_t v)
+static void json_config(struct json *j, const char *key, uint64_t v)
 {
 	if (v == KERNEL_CONFIG_UNKNOWN)
-		fprintf(out, ", \"%s\": null", key);
+		json_null(j, key);
 	else
-		fprintf(out, ", \"%s\": %" PRIu64, key, v);
+		json_uint(j, key, v);
 }
 
-static void json_dims(FILE *out, const char *key, const uint64_t *dims)
+static void json_dims(struct json *j, const char *key, const uint64_t *dims)
 {
-	fprintf(out, ", \"%s\": [", key);
-	for (int d = 0; d < 3; d++) {
-		if (dims[d] == KERNEL_CONFIG_UNKNOWN)
-			fprintf(out, "%snull", d ? ", " : "");
-		else
-			fprintf(out, "%s%" PRIu64, d ? ", " : "", dims[d]);
-	}
-	fputc(']', out);
+	json_begin_array(j, key, JSON_INLINE);
+	for (int d = 0; d < 3; d++)
+		json_config(j, NULL, dims[d]);
+	json_end(j);
 }
 
 /* A table's rows, each with its name (demangled), its statistics and what its kind adds. */
-static void json_table(FILE *out, const char *key, const struct gpu_table *t,
+static void json_table(struct json *j, const char *key, const struct gpu_table *t,
 		       const struct model *m, size_t limit, bool kernels, bool copies)
 {
 	struct demangler d = {0};
 	size_t rows = rows_shown(t, limit);
 	char kind[64];
 
-	fprintf(out, "  \"%s\": {\"count\": %" PRIu64 ", \"total_ms\": %.6f", key, t->count,
-		(double)t->total_ns / 1e6);
+	json_begin_object(j, key, JSON_INLINE);
+	json_uint(j, "count", t->count);
+	json_fixed(j, "total_ms", 6, (double)t->total_ns / 1e6);
 	if (copies)
-		fprintf(out, ", \"bytes\": %" PRIu64, t->bytes);
-	fprintf(out, ", \"rows\": [");
+		json_uint(j, "bytes", t->bytes);
+	json_begin_array(j, "rows", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct gpu_row *row = &t->rows.v[i];
 		const char *name = name_or_dash(m, row->name);
 		char *plain = kernels ? demangle(&d, name) : NULL;
 
-		fprintf(out, "%s\n    {", i ? "," : "");
-		json_rank(out, m, row->rank);
-		fprintf(out, "\"name\": ");
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_rank(j, m, row->rank);
 		if (copies) {
 			copy_kind(kind, sizeof(kind), m, row->name);
-			utf8_fput_json(out, kind);
+			json_string(j, "name", kind);
 		} else {
-			utf8_fput_json(out, plain ? plain : name);
+			json_string(j, "name", plain ? plain : name);
 		}
 		free(plain);
-		fprintf(out, ", ");
-		json_stats(out, &row->st);
+		json_stats(j, &row->st);
 		if (kernels) {
-			json_dims(out, "grid", row->config.grid);
-			json_dims(out, "block", row->config.block);
-			json_config(out, "regs", row->config.regs);
-			json_config(out, "occupancy_permille", row->config.occupancy);
-			fprintf(out, ", \"configs\": %" PRIu64, row->configs);
+			json_dims(j, "grid", row->config.grid);
+			json_dims(j, "block", row->config.block);
+			json_config(j, "regs", row->config.regs);
+			json_config(j, "occupancy_permille", row->config.occupancy);
+			json_uint(j, "configs", row->configs);
 		}
-		if (copies)
-			fprintf(out, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f, \"min_gbps\": %.3f, "
-				"\"max_gbps\": %.3f", row->bytes, row->st.total_ns ?
-				(double)row->bytes / (double)row->st.total_ns : 0.0,
-				row->min_gbps, row->max_gbps);
-		fputc('}', out);
+		if (copies) {
+			json_uint(j, "bytes", row->bytes);
+			json_fixed(j, "gbps", 3, row->st.total_ns ?
+				   (double)row->bytes / (double)row->st.total_ns : 0.0);
+			json_fixed(j, "min_gbps", 3, row->min_gbps);
+			json_fixed(j, "max_gbps", 3, row->max_gbps);
+		}
+		json_end(j);
 	}
-	fprintf(out, "%s]}", rows ? "\n  " : "");
+	json_end(j);
+	json_end(j);
 	demangler_free(&d);
 }
 
-static void json_regions(FILE *out, const struct gpu_report *r, const struct model *m,
+static void json_regions(struct json *j, const struct gpu_report *r, const struct model *m,
 			 size_t limit)
 {
 	size_t rows = limit && limit < r->regions.len ? limit : r->regions.len;
 
-	fprintf(out, "  \"kernel_regions\": [");
+	json_begin_array(j, "kernel_regions", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct kregion_row *row = &r->regions.v[i];
 		const char *lane = name_or_dash(m, row->lane_name);
 		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
 
-		fprintf(out, "%s\n    {", i ? "," : "");
-		json_rank(out, m, row->rank);
-		fprintf(out, "\"kernel\": ");
-		utf8_fput_json(out, kernel);
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_rank(j, m, row->rank);
+		json_string(j, "kernel", kernel);
 		free(kernel);
-		fprintf(out, ", \"region\": ");
-		utf8_fput_json(out, name_or_dash(m, row->region));
-		fprintf(out, ", \"instances\": %" PRIu64 ", \"avg_us\": %.3f, \"median_us\": %.3f, "
-			"\"min_us\": %.3f, \"max_us\": %.3f", row->instances,
-			(double)row->sum_ns / (double)row->instances / 1e3, row->median_ns / 1e3,
-			(double)row->min_ns / 1e3, (double)row->max_ns / 1e3);
+		json_string(j, "region", name_or_dash(m, row->region));
+		json_uint(j, "instances", row->instances);
+		json_fixed(j, "avg_us", 3, (double)row->sum_ns / (double)row->instances / 1e3);
+		json_fixed(j, "median_us", 3, row->median_ns / 1e3);
+		json_fixed(j, "min_us", 3, (double)row->min_ns / 1e3);
+		json_fixed(j, "max_us", 3, (double)row->max_ns / 1e3);
 		if (row->kernel_ns)
-			fprintf(out, ", \"kernel_percent\": %.4f",
-				100.0 * row->lane_ns / (double)row->kernel_ns);
+			json_fixed(j, "kernel_percent", 4,
+				   100.0 * row->lane_ns / (double)row->kernel_ns);
 		else
-			fprintf(out, ", \"kernel_percent\": null");
+			json_null(j, "kernel_percent");
 		if (row->block_median_ns > 0)
-			fprintf(out, ", \"imbalance\": %.4f",
-				(double)row->block_max_ns / row->block_median_ns);
+			json_fixed(j, "imbalance", 4,
+				   (double)row->block_max_ns / row->block_median_ns);
 		else
-			fprintf(out, ", \"imbalance\": null");
-		fputc('}', out);
+			json_null(j, "imbalance");
+		json_end(j);
 	}
-	fprintf(out, "%s]\n", rows ? "\n  " : "");
+	json_end(j);
 }
 
 void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct model *m,
 			   const char *path, size_t limit)
 {
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ",\n");
-	json_table(out, "kernels", &r->kernels, m, limit, true, false);
-	fprintf(out, ",\n");
-	json_table(out, "copies", &r->copies, m, limit, false, true);
-	fprintf(out, ",\n");
-	json_table(out, "api", &r->api, m, limit, false, false);
-	fprintf(out, ",\n");
-	json_table(out, "waits", &r->waits, m, limit, false, false);
-	fprintf(out, ",\n");
-	json_regions(out, r, m, limit);
-	fprintf(out, "}\n");
+	struct json j;
+
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_table(&j, "kernels", &r->kernels, m, limit, true, false);
+	json_table(&j, "copies", &r->copies, m, limit, false, true);
+	json_table(&j, "api", &r->api, m, limit, false, false);
+	json_table(&j, "waits", &r->waits, m, limit, false, false);
+	json_regions(&j, r, m, limit);
+	json_end(&j);
 }
 
 /* The text after "prefix: " when value starts with prefix, else NULL. */
