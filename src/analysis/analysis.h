@@ -373,8 +373,9 @@ void lane_report_build(struct lane_report *r, struct funcs *f, const struct samp
 void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
 		       const char *path, size_t limit);
 /* The same as the JSON member "lanes" (gtrace-report(1) lists its keys). */
-void lane_report_print_json(FILE *out, const struct lane_report *r, const struct model *m,
-			    size_t limit);
+struct json;
+void lane_report_print_json(struct json *j, const struct lane_report *r,
+			    const struct model *m, size_t limit);
 void lane_report_free(struct lane_report *r);
 
 /*

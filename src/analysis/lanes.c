@@ -8,8 +8,8 @@
 
 #include "symbols/demangle.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static int cmp_lane_rows(const void *pa, const void *pb, void *pctx)
@@ -128,32 +128,38 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 	demangler_free(&d);
 }
 
-void lane_report_print_json(FILE *out, const struct lane_report *r, const struct model *m,
-			    size_t limit)
+void lane_report_print_json(struct json *j, const struct lane_report *r,
+			    const struct model *m, size_t limit)
 {
 	size_t rows = limit && limit < r->rows.len ? limit : r->rows.len;
 	struct demangler d = {0};
 
-	fprintf(out, "\"lanes\": {\"lanes\": %zu, \"spans\": %" PRIu64 ", \"target_ms\": %.6f, "
-		"\"rows\": [", r->lanes, r->spans, (double)r->target_ns / 1e6);
+	json_begin_object(j, "lanes", JSON_INLINE);
+	json_uint(j, "lanes", r->lanes);
+	json_uint(j, "spans", r->spans);
+	json_fixed(j, "target_ms", 6, (double)r->target_ns / 1e6);
+	json_begin_array(j, "rows", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct lane_row *row = &r->rows.v[i];
 		const struct model_thread *th = lane_thread(m, row->lane);
 		const char *name = str_or_dash(m, row->name);
 		char *plain = demangle(&d, name);
 
-		fprintf(out, "%s\n    {\"lane\": ", i ? "," : "");
-		utf8_fput_json(out, str_or_dash(m, th->name));
-		fprintf(out, ", \"tid\": %" PRIu32 ", \"span\": ", th->tid);
-		utf8_fput_json(out, plain ? plain : name);
-		fprintf(out, ", \"spans\": %" PRIu64 ", \"target_ms\": %.6f, \"lane_percent\": %.4f, "
-			"\"avg_us\": %.3f, \"min_us\": %.3f, \"max_us\": %.3f}", row->spans,
-			(double)row->target_ns / 1e6,
-			th->span_ns ? 100.0 * (double)row->target_ns / (double)th->span_ns : 0.0,
-			(double)row->target_ns / (double)row->spans / 1e3, (double)row->min_ns / 1e3,
-			(double)row->max_ns / 1e3);
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_string(j, "lane", str_or_dash(m, th->name));
+		json_uint(j, "tid", th->tid);
+		json_string(j, "span", plain ? plain : name);
+		json_uint(j, "spans", row->spans);
+		json_fixed(j, "target_ms", 6, (double)row->target_ns / 1e6);
+		json_fixed(j, "lane_percent", 4,
+			   th->span_ns ? 100.0 * (double)row->target_ns / (double)th->span_ns : 0.0);
+		json_fixed(j, "avg_us", 3, (double)row->target_ns / (double)row->spans / 1e3);
+		json_fixed(j, "min_us", 3, (double)row->min_ns / 1e3);
+		json_fixed(j, "max_us", 3, (double)row->max_ns / 1e3);
+		json_end(j);
 		free(plain);
 	}
-	fprintf(out, "%s]}", rows ? "\n  " : "");
+	json_end(j);
+	json_end(j);
 	demangler_free(&d);
 }

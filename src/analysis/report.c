@@ -9,8 +9,8 @@
 
 #include "contract/meta.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 static const char *const key_names[REPORT_KEYS] = {
@@ -798,66 +798,73 @@ static const char *const key_json[REPORT_KEYS] = {
 	[KEY_TID] = "tid", [KEY_NVTX] = "nvtx", [KEY_PYLINE] = "pyline", [KEY_RANK] = "rank",
 };
 
+/* A row's key as a JSON member: the numbers as numbers. */
+static void json_sort_key(struct json *j, const struct report_row *row, enum report_key k,
+		     struct funcs *f)
+{
+	const struct model_thread *th = &f->m->threads.v[row->thread];
+	char buf[32];
+
+	if (k == KEY_PID)
+		json_uint(j, key_json[k], th->pid);
+	else if (k == KEY_TID)
+		json_uint(j, key_json[k], th->tid);
+	else if (k == KEY_RANK)
+		json_int(j, key_json[k], pid_rank(f->m, th->pid));
+	else
+		json_string(j, key_json[k], key_text(row, k, f, buf, sizeof(buf)));
+}
+
 /* The rows shown of r, each with its values and its keys. */
-static void json_rows(FILE *out, const struct report *r, struct funcs *f,
+static void json_rows(struct json *j, const struct report *r, struct funcs *f,
 		      const struct report_opts *o, bool lane_work)
 {
 	size_t rows = rows_shown(r, o);
-	char buf[32];
 
-	fprintf(out, "\"rows\": [");
+	json_begin_array(j, "rows", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct report_row *row = &r->rows.v[i];
 		const char *from = queued_from(r, row, f);
 
-		fprintf(out, "%s\n    {", i ? "," : "");
-		if (lane_work)
-			fprintf(out, "\"spans_self\": %" PRIu64 ", \"spans_children\": %" PRIu64
-				", \"self_ms\": %.6f, \"children_ms\": %.6f", row->self,
-				row->children, (double)row->target_self / 1e6,
-				(double)row->target_children / 1e6);
-		else
-			fprintf(out, "\"self\": %" PRIu64 ", \"children\": %" PRIu64
-				", \"self_percent\": %.4f, \"children_percent\": %.4f",
-				row->self, row->children, percent(row->self, r->total),
-				percent(row->children, r->total));
-		for (size_t k = 0; k < o->nkeys; k++) {
-			const char *text = key_text(row, o->keys[k], f, buf, sizeof(buf));
-
-			fprintf(out, ", \"%s\": ", key_json[o->keys[k]]);
-			if (o->keys[k] == KEY_PID || o->keys[k] == KEY_TID || o->keys[k] == KEY_RANK)
-				fputs(text, out);
-			else
-				utf8_fput_json(out, text);
+		json_begin_object(j, NULL, JSON_INLINE);
+		if (lane_work) {
+			json_uint(j, "spans_self", row->self);
+			json_uint(j, "spans_children", row->children);
+			json_fixed(j, "self_ms", 6, (double)row->target_self / 1e6);
+			json_fixed(j, "children_ms", 6, (double)row->target_children / 1e6);
+		} else {
+			json_uint(j, "self", row->self);
+			json_uint(j, "children", row->children);
+			json_fixed(j, "self_percent", 4, percent(row->self, r->total));
+			json_fixed(j, "children_percent", 4, percent(row->children, r->total));
 		}
-		if (from) {
-			fprintf(out, ", \"queued_from\": ");
-			utf8_fput_json(out, from);
-		}
-		fputc('}', out);
+		for (size_t k = 0; k < o->nkeys; k++)
+			json_sort_key(j, row, o->keys[k], f);
+		if (from)
+			json_string(j, "queued_from", from);
+		json_end(j);
 	}
-	fprintf(out, "%s]", rows ? "\n  " : "");
+	json_end(j);
 }
 
 void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
 		       const struct lane_report *lanes, struct funcs *f,
 		       const struct report_opts *o, const char *path)
 {
-	const char *event = model_meta(f->m, META_EVENT);
+	struct json j;
 
-	fprintf(out, "{\n  \"version\": 1,\n  \"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ",\n  \"event\": ");
-	if (event)
-		utf8_fput_json(out, event);
-	else
-		fputs("null", out);
-	fprintf(out, ",\n  \"samples\": %" PRIu64 ",\n  ", samples->total);
-	json_rows(out, samples, f, o, false);
-	fprintf(out, ",\n  \"lane_work\": {\"spans\": %" PRIu64 ", \"target_ms\": %.6f, ",
-		lane_work->total, (double)lane_work->target_ns / 1e6);
-	json_rows(out, lane_work, f, o, true);
-	fprintf(out, "},\n  ");
-	lane_report_print_json(out, lanes, f->m, o->limit);
-	fprintf(out, "\n}\n");
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_string(&j, "path", path);
+	json_string(&j, "event", model_meta(f->m, META_EVENT));
+	json_uint(&j, "samples", samples->total);
+	json_rows(&j, samples, f, o, false);
+	json_begin_object(&j, "lane_work", JSON_INLINE);
+	json_uint(&j, "spans", lane_work->total);
+	json_fixed(&j, "target_ms", 6, (double)lane_work->target_ns / 1e6);
+	json_rows(&j, lane_work, f, o, true);
+	json_end(&j);
+	lane_report_print_json(&j, lanes, f->m, o->limit);
+	json_end(&j);
 }
