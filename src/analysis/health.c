@@ -16,8 +16,8 @@
 #include "contract/counters.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
-#include "util/utf8.h"
 #include "util/xalloc.h"
 
 /* Meta keys with a line of their own, in print order, and their labels. */
@@ -1154,148 +1154,157 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 }
 
 /* One origin outcome's count and, where kept, its distances. */
-static void json_origin(FILE *out, const char *name, uint64_t count,
+static void json_origin(struct json *j, const char *name, uint64_t count,
 			const struct distance_stats *d)
 {
-	fprintf(out, "    \"%s\": {\"count\": %" PRIu64, name, count);
-	if (d)
-		fprintf(out, ", \"min_ns\": %" PRIu64 ", \"mean_ns\": %.1f, \"max_ns\": %" PRIu64,
-			d->count ? d->min : 0, d->count ? (double)d->sum / (double)d->count : 0.0,
-			d->max);
-	fputc('}', out);
+	json_begin_object(j, name, JSON_INLINE);
+	json_uint(j, "count", count);
+	if (d) {
+		json_uint(j, "min_ns", d->count ? d->min : 0);
+		json_fixed(j, "mean_ns", 1, d->count ? (double)d->sum / (double)d->count : 0.0);
+		json_uint(j, "max_ns", d->max);
+	}
+	json_end(j);
 }
 
 /* The recordings read, as put_ranks shows them; one for a model of one file. */
-static void json_ranks(FILE *out, const struct model *m)
+static void json_ranks(struct json *j, const struct model *m)
 {
-	fprintf(out, "  \"ranks\": [");
+	json_begin_array(j, "ranks", JSON_LINES);
 	for (size_t r = 0; r < m->ranks.len; r++) {
 		const struct model_rank *k = &m->ranks.v[r];
-		const char *host = model_rank_meta(m, r, META_HOSTNAME);
 
-		fprintf(out, "%s\n    {\"rank\": %" PRId64 ", \"has_rank\": %s, \"host\": ",
-			r ? "," : "", k->rank, k->has_rank ? "true" : "false");
-		if (host)
-			utf8_fput_json(out, host);
-		else
-			fprintf(out, "null");
-		fprintf(out, ", \"path\": ");
-		if (k->path)
-			utf8_fput_json(out, k->path);
-		else
-			fprintf(out, "null");
-		fprintf(out, ", \"clock_pairs\": %s, \"shift_ns\": %" PRId64 ", \"drift_ns\": ",
-			k->clock_pairs ? "true" : "false", k->shift_ns);
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_int(j, "rank", k->rank);
+		json_bool(j, "has_rank", k->has_rank);
+		json_string(j, "host", model_rank_meta(m, r, META_HOSTNAME));
+		json_string(j, "path", k->path);
+		json_bool(j, "clock_pairs", k->clock_pairs);
+		json_int(j, "shift_ns", k->shift_ns);
 		if (drift_known(m, r))
-			fprintf(out, "%" PRId64, k->drift_ns);
+			json_int(j, "drift_ns", k->drift_ns);
 		else
-			fprintf(out, "null");
-		fprintf(out, ", \"aligned_by\": %zu, \"residual_ns\": ", k->aligned_by);
+			json_null(j, "drift_ns");
+		json_uint(j, "aligned_by", k->aligned_by);
 		if (k->aligned_by)
-			fprintf(out, "%" PRId64 "}", k->residual_ns);
+			json_int(j, "residual_ns", k->residual_ns);
 		else
-			fprintf(out, "null}");
+			json_null(j, "residual_ns");
+		json_end(j);
 	}
-	fprintf(out, "%s],\n", m->ranks.len ? "\n  " : "");
+	json_end(j);
 }
 
 /* The metrics section's figures; the reader's counters are under "counters". */
-static void json_metrics(FILE *out, const struct model *m)
+static void json_metrics(struct json *j, const struct model *m)
 {
 	const char *interval = model_meta(m, META_METRICS_INTERVAL);
-	const char *nvml = model_meta(m, META_METRICS_NVML);
 	struct metrics_storage stored;
 	uint64_t spacing;
 
 	metrics_storage(m, &stored);
-	fprintf(out, "  \"metrics\": {\"recorded\": %s, \"interval_ns\": ",
-		interval || m->t.metrics.len ? "true" : "false");
+	json_begin_object(j, "metrics", JSON_INLINE);
+	json_bool(j, "recorded", interval || m->t.metrics.len);
 	if (interval)
-		fprintf(out, "%llu", strtoull(interval, NULL, 10));
+		json_uint(j, "interval_ns", strtoull(interval, NULL, 10));
 	else
-		fprintf(out, "null");
-	fprintf(out, ", \"ticks\": %zu, \"spacing_ns\": ", m->t.metric_ticks.len);
+		json_null(j, "interval_ns");
+	json_uint(j, "ticks", m->t.metric_ticks.len);
 	if (tick_spacing(m, &spacing))
-		fprintf(out, "%" PRIu64, spacing);
+		json_uint(j, "spacing_ns", spacing);
 	else
-		fprintf(out, "null");
-	fprintf(out, ", \"series\": %zu, \"values\": %zu, \"encoded_bytes\": %zu, "
-		"\"compressed_bytes\": %zu, \"nvml\": ", m->t.metrics.len, stored.values,
-		stored.encoded, stored.compressed);
-	if (nvml)
-		utf8_fput_json(out, nvml);
-	else
-		fprintf(out, "null");
-	fprintf(out, "}\n");
+		json_null(j, "spacing_ns");
+	json_uint(j, "series", m->t.metrics.len);
+	json_uint(j, "values", stored.values);
+	json_uint(j, "encoded_bytes", stored.encoded);
+	json_uint(j, "compressed_bytes", stored.compressed);
+	json_string(j, "nvml", model_meta(m, META_METRICS_NVML));
+	json_end(j);
+}
+
+/* What the file is: its size, version, features, chunks and how it ended. */
+static void json_file(struct json *j, const struct model *m, const char *path)
+{
+	char why[160];
+
+	json_begin_object(j, "file", JSON_INLINE);
+	json_string(j, "path", path);
+	json_uint(j, "size", m->file_size);
+	json_uint(j, "format_version", m->header.version);
+	json_begin_array(j, "features", JSON_INLINE);
+	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
+		if (m->header.features & features[i].bit)
+			json_string(j, NULL, features[i].name);
+	json_end(j);
+	json_uint(j, "chunks", m->chunks);
+	json_uint(j, "compressed_bytes", m->compressed_bytes);
+	json_uint(j, "payload_bytes", m->payload_bytes);
+	json_uint(j, "decoded_bytes", m->budget.used);
+	json_uint(j, "read_limit", m->budget.limit);
+	json_string(j, "ended", m->damage ? "truncated" : m->ended ? "cleanly" : "without-end");
+	if (m->damage) {
+		json_string(j, "damage", model_damage_text(m, why, sizeof(why)));
+		json_uint(j, "damage_offset", m->damage_offset);
+	}
+	json_end(j);
 }
 
 void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 			 const struct origin_links *links)
 {
-	char why[160];
 	struct strtab keys = {0};
-	size_t nmeta = 0;
+	struct json j;
 
-	fprintf(out, "{\n  \"version\": 1,\n  \"file\": {\"path\": ");
-	utf8_fput_json(out, path);
-	fprintf(out, ", \"size\": %" PRIu64 ", \"format_version\": %" PRIu32
-		", \"features\": [", m->file_size, m->header.version);
-	for (size_t i = 0, n = 0; i < sizeof(features) / sizeof(features[0]); i++)
-		if (m->header.features & features[i].bit)
-			fprintf(out, "%s\"%s\"", n++ ? ", " : "", features[i].name);
-	fprintf(out, "], \"chunks\": %" PRIu64 ", \"compressed_bytes\": %" PRIu64
-		", \"payload_bytes\": %" PRIu64 ", \"decoded_bytes\": %" PRIu64
-		", \"read_limit\": %" PRIu64 ", \"ended\": \"%s\"", m->chunks,
-		m->compressed_bytes, m->payload_bytes, m->budget.used, m->budget.limit,
-		m->damage ? "truncated" : m->ended ? "cleanly" : "without-end");
-	if (m->damage) {
-		fprintf(out, ", \"damage\": ");
-		utf8_fput_json(out, model_damage_text(m, why, sizeof(why)));
-		fprintf(out, ", \"damage_offset\": %" PRIu64, m->damage_offset);
-	}
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_file(&j, m, path);
 	/* Each key once, with its last value, in the order first written. */
-	fprintf(out, "},\n  \"meta\": {");
+	json_begin_object(&j, "meta", JSON_LINES);
 	for (size_t i = 0; i < m->t.meta.len; i++) {
 		const char *key = m->t.meta.v[i].key;
 
 		if (strtab_find(&keys, key))
 			continue;
 		strtab_intern(&keys, key);
-		fprintf(out, "%s\n    ", nmeta++ ? "," : "");
-		utf8_fput_json(out, key);
-		fprintf(out, ": ");
-		utf8_fput_json(out, model_meta(m, key));
+		json_string(&j, key, model_meta(m, key));
 	}
 	strtab_free(&keys);
-	fprintf(out, "%s},\n  \"counters\": {", nmeta ? "\n  " : "");
+	json_end(&j);
+	json_begin_object(&j, "counters", JSON_LINES);
 	for (size_t i = 0; i < m->counters.len; i++) {
 		const char *name = model_str(m, m->counters.v[i].name);
 
-		fprintf(out, "%s\n    ", i ? "," : "");
-		utf8_fput_json(out, name ? name : "");
-		fprintf(out, ": %" PRIu64, m->counters.v[i].value);
+		json_uint(&j, name ? name : "", m->counters.v[i].value);
 	}
-	fprintf(out, "%s},\n  \"recorded\": {\"samples\": %zu, \"threads\": %zu, "
-		"\"processes\": %" PRIu64 ", \"lanes\": %zu, \"spans\": %zu},\n",
-		m->counters.len ? "\n  " : "", m->t.samples.len, m->real_threads,
-		m->processes, m->threads.len - m->real_threads, m->t.spans.len);
-	fprintf(out, "  \"losses\": [");
+	json_end(&j);
+	json_begin_object(&j, "recorded", JSON_INLINE);
+	json_uint(&j, "samples", m->t.samples.len);
+	json_uint(&j, "threads", m->real_threads);
+	json_uint(&j, "processes", m->processes);
+	json_uint(&j, "lanes", m->threads.len - m->real_threads);
+	json_uint(&j, "spans", m->t.spans.len);
+	json_end(&j);
+	json_begin_array(&j, "losses", JSON_LINES);
 	for (size_t i = 0; i < m->t.losses.len; i++) {
 		const struct tr_loss *l = &m->t.losses.v[i];
 
-		fprintf(out, "%s\n    {\"ts\": %" PRIu64 ", \"cpu\": %" PRIu32 ", \"tid\": %" PRIu32
-			", \"count\": %" PRIu64 "}", i ? "," : "", l->ts, l->cpu, l->tid, l->count);
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_uint(&j, "ts", l->ts);
+		json_uint(&j, "cpu", l->cpu);
+		json_uint(&j, "tid", l->tid);
+		json_uint(&j, "count", l->count);
+		json_end(&j);
 	}
-	fprintf(out, "%s],\n", m->t.losses.len ? "\n  " : "");
-	fprintf(out, "  \"origins\": {\n    \"window_ns\": %" PRIu64 ",\n", links->window_ns);
-	for (int o = 0; o < ORIGIN_OUTCOMES; o++) {
-		json_origin(out, origin_outcome_name((enum origin_outcome)o), links->counts[o],
+	json_end(&j);
+	json_begin_object(&j, "origins", JSON_LINES);
+	json_uint(&j, "window_ns", links->window_ns);
+	for (int o = 0; o < ORIGIN_OUTCOMES; o++)
+		json_origin(&j, origin_outcome_name((enum origin_outcome)o), links->counts[o],
 			    o == ORIGIN_LINKED ? &links->linked :
 			    o == ORIGIN_TOO_FAR ? &links->too_far : NULL);
-		fprintf(out, o + 1 < ORIGIN_OUTCOMES ? ",\n" : "\n");
-	}
-	fprintf(out, "  },\n");
-	json_ranks(out, m);
-	json_metrics(out, m);
-	fprintf(out, "}\n");
+	json_end(&j);
+	json_ranks(&j, m);
+	json_metrics(&j, m);
+	json_end(&j);
 }
