@@ -21,6 +21,7 @@
 #include "contract/attrs.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
+#include "util/json.h"
 #include "util/text.h"
 #include "util/utf8.h"
 #include "util/xalloc.h"
@@ -704,75 +705,88 @@ static void print_markdown(FILE *out, const struct diff *d, const struct diff_op
 		fprintf(out, "\n%zu more rows not shown.\n", d->rows.len - n);
 }
 
-static void json_side(FILE *out, const struct diff_row *row, const struct diff_side *s)
+static void json_side(struct json *j, const char *key, const struct diff_row *row,
+		      const struct diff_side *s)
 {
+	json_begin_object(j, key, JSON_INLINE);
+	json_uint(j, "count", s->count);
 	if (row->kind == DIFF_METRIC) {
-		fprintf(out, "{\"count\": %" PRIu64 ", \"mean\": %.6f}", s->count, s->mean);
+		json_fixed(j, "mean", 6, s->mean);
+		json_end(j);
 		return;
 	}
-	fprintf(out, "{\"count\": %" PRIu64 ", \"ms\": %.6f", s->count, s->ms);
-	if (row->kind == DIFF_CPU)
-		fprintf(out, ", \"children\": %" PRIu64 ", \"share\": %.6f", s->children, s->share);
-	else if (row->kind == DIFF_THREAD)
-		fprintf(out, ", \"offcpu_ms\": %.6f", s->offcpu_ms);
-	else
-		fprintf(out, ", \"mean_ns\": %.1f, \"median_ns\": %.1f, \"p95_ns\": %.1f",
-			s->mean_ns, s->median_ns, s->p95_ns);
+	json_fixed(j, "ms", 6, s->ms);
+	if (row->kind == DIFF_CPU) {
+		json_uint(j, "children", s->children);
+		json_fixed(j, "share", 6, s->share);
+	} else if (row->kind == DIFF_THREAD) {
+		json_fixed(j, "offcpu_ms", 6, s->offcpu_ms);
+	} else {
+		json_fixed(j, "mean_ns", 1, s->mean_ns);
+		json_fixed(j, "median_ns", 1, s->median_ns);
+		json_fixed(j, "p95_ns", 1, s->p95_ns);
+	}
 	/* Bytes over the copies' time: what the copy engines achieved. */
-	if (row->kind == DIFF_COPY)
-		fprintf(out, ", \"bytes\": %" PRIu64 ", \"gbps\": %.3f", s->bytes,
-			s->ms > 0 ? (double)s->bytes / (s->ms * 1e6) : 0.0);
-	fputc('}', out);
+	if (row->kind == DIFF_COPY) {
+		json_uint(j, "bytes", s->bytes);
+		json_fixed(j, "gbps", 3, s->ms > 0 ? (double)s->bytes / (s->ms * 1e6) : 0.0);
+	}
+	json_end(j);
 }
 
-static void json_recording(FILE *out, const char *key, const char *path,
+static void json_recording(struct json *j, const char *key, const char *path,
 			   const struct diff_recording *r)
 {
-	fprintf(out, "  \"%s\": {\"path\": ", key);
-	utf8_fput_json(out, path);
-	fprintf(out, ", \"command\": ");
-	if (r->command)
-		utf8_fput_json(out, r->command);
-	else
-		fprintf(out, "null");
-	fprintf(out, ", \"samples\": %" PRIu64 ", \"ms\": %.3f},\n", r->samples, r->ms);
+	json_begin_object(j, key, JSON_INLINE);
+	json_string(j, "path", path);
+	json_string(j, "command", r->command);
+	json_uint(j, "samples", r->samples);
+	json_fixed(j, "ms", 3, r->ms);
+	json_end(j);
 }
 
 static void print_json(FILE *out, const struct diff *d, const struct diff_opts *o,
 		       const char *base_path, const char *new_path)
 {
-	fprintf(out, "{\n  \"version\": 1,\n");
-	json_recording(out, "base", base_path, &d->base);
-	json_recording(out, "new", new_path, &d->new);
-	fprintf(out, "  \"options\": {\"normalize\": \"%s\", \"confidence\": %g, "
-		"\"threshold\": %g},\n", o->normalize_total ? "total" : "none", o->confidence,
-		o->threshold);
-	fprintf(out, "  \"tested\": %zu,\n  \"regressions\": %zu,\n  \"improvements\": %zu,\n"
-		"  \"rows\": [", d->tested, d->by_status[DIFF_REGRESSION],
-		d->by_status[DIFF_IMPROVEMENT]);
+	struct json j;
+
+	json_init(&j, out);
+	json_begin_object(&j, NULL, JSON_LINES);
+	json_int(&j, "version", 1);
+	json_recording(&j, "base", base_path, &d->base);
+	json_recording(&j, "new", new_path, &d->new);
+	json_begin_object(&j, "options", JSON_INLINE);
+	json_string(&j, "normalize", o->normalize_total ? "total" : "none");
+	json_general(&j, "confidence", 6, o->confidence);
+	json_general(&j, "threshold", 6, o->threshold);
+	json_end(&j);
+	json_uint(&j, "tested", d->tested);
+	json_uint(&j, "regressions", d->by_status[DIFF_REGRESSION]);
+	json_uint(&j, "improvements", d->by_status[DIFF_IMPROVEMENT]);
+	json_begin_array(&j, "rows", JSON_LINES);
 	for (size_t i = 0; i < d->rows.len; i++) {
 		const struct diff_row *row = &d->rows.v[i];
 
-		fprintf(out, "%s\n    {\"kind\": \"%s\", \"name\": ", i ? "," : "",
-			diff_kind_name(row->kind));
-		utf8_fput_json(out, row->name);
-		fprintf(out, ", \"where\": ");
-		utf8_fput_json(out, row->where);
-		if (row->unit) {
-			fprintf(out, ", \"unit\": ");
-			utf8_fput_json(out, row->unit);
-		}
-		fprintf(out, ", \"status\": \"%s\", \"change\": %.6f, \"p\": %.6g, "
-			"\"tested\": %s, \"significant\": %s, \"impact_ms\": %.6f,\n     \"base\": ",
-			diff_status_name(row->status), row->change, row->p,
-			row->tested ? "true" : "false", row->significant ? "true" : "false",
-			row->impact_ms);
-		json_side(out, row, &row->base);
-		fprintf(out, ", \"new\": ");
-		json_side(out, row, &row->new);
-		fputc('}', out);
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_string(&j, "kind", diff_kind_name(row->kind));
+		json_string(&j, "name", row->name);
+		json_string(&j, "where", row->where);
+		if (row->unit)
+			json_string(&j, "unit", row->unit);
+		json_string(&j, "status", diff_status_name(row->status));
+		json_fixed(&j, "change", 6, row->change);
+		json_general(&j, "p", 6, row->p);
+		json_bool(&j, "tested", row->tested);
+		json_bool(&j, "significant", row->significant);
+		json_fixed(&j, "impact_ms", 6, row->impact_ms);
+		/* The two sides on a line of their own, under the row's first key. */
+		json_break(&j, 5);
+		json_side(&j, "base", row, &row->base);
+		json_side(&j, "new", row, &row->new);
+		json_end(&j);
 	}
-	fprintf(out, "%s]\n}\n", d->rows.len ? "\n  " : "");
+	json_end(&j);
+	json_end(&j);
 }
 
 void diff_print(FILE *out, const struct diff *d, const struct diff_opts *o,
