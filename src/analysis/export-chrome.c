@@ -22,96 +22,103 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/utf8.h"
+#include "util/json.h"
 #include "util/xalloc.h"
 
 struct chrome {
-	bool first;		/* no event written yet: no comma before the next */
+	struct json j;		/* the document, open at traceEvents while events come */
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
 };
 
-
-static void put_name(struct exporter *x, uint32_t name)
+static struct json *doc(struct exporter *x)
 {
-	utf8_fput_json(x->out, funcs_name(x->f, name));
+	return &((struct chrome *)x->state)->j;
 }
 
-/* value / 10^decimals, exactly: its integer part, then decimals digits. */
-static void put_fixed(FILE *out, uint64_t value, uint32_t decimals)
+static void put_name(struct exporter *x, const char *key, uint32_t name)
 {
-	/* 10^19 is the last power of ten a uint64_t holds. */
-	int digits = decimals < 19 ? (int)decimals : 19;
-	uint64_t div = 1;
-
-	for (int i = 0; i < digits; i++)
-		div *= 10;
-	if (digits)
-		fprintf(out, "%" PRIu64 ".%0*" PRIu64, value / div, digits, value % div);
-	else
-		fprintf(out, "%" PRIu64, value);
+	json_string(doc(x), key, funcs_name(x->f, name));
 }
 
 /* ns as microseconds, exactly. */
-static void put_us(FILE *out, uint64_t ns)
+static void put_us(struct exporter *x, const char *key, uint64_t ns)
 {
-	put_fixed(out, ns, 3);
-}
-
-/* Starts the next element of traceEvents. */
-static void next_event(struct exporter *x)
-{
-	struct chrome *c = x->state;
-
-	fputs(c->first ? "\n{" : ",\n{", x->out);
-	c->first = false;
+	json_scaled(doc(x), key, ns, 3);
 }
 
 /* Opens an event object: "ph", the name and where it is. */
 static void begin_event(struct exporter *x, const char *ph, uint32_t name,
 			const struct export_track *t)
 {
-	next_event(x);
-	fprintf(x->out, "\"ph\":\"%s\",\"name\":", ph);
-	put_name(x, name);
-	fprintf(x->out, ",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32, t->pid, t->tid);
+	struct json *j = doc(x);
+
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_string(j, "ph", ph);
+	put_name(x, "name", name);
+	json_uint(j, "pid", t->pid);
+	json_uint(j, "tid", t->tid);
 }
 
 /* One end of flow id: "s" binds to the slice around it, "f" with "bp":"e" too. */
 static void put_flow(struct exporter *x, const char *ph, uint64_t id,
 		     const struct export_track *t, uint64_t ts)
 {
-	next_event(x);
-	fprintf(x->out, "\"ph\":\"%s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":%" PRIu64
-		",\"pid\":%" PRIu32 ",\"tid\":%" PRIu32 "%s,\"ts\":", ph, id, t->pid, t->tid,
-		*ph == 'f' ? ",\"bp\":\"e\"" : "");
-	put_us(x->out, ts);
-	fputc('}', x->out);
+	struct json *j = doc(x);
+
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_string(j, "ph", ph);
+	json_string(j, "name", "origin");
+	json_string(j, "cat", "flow");
+	json_uint(j, "id", id);
+	json_uint(j, "pid", t->pid);
+	json_uint(j, "tid", t->tid);
+	if (*ph == 'f')
+		json_string(j, "bp", "e");
+	put_us(x, "ts", ts);
+	json_end(j);
 }
 
 static void put_args(struct exporter *x, const struct export_arg *args, size_t n)
 {
-	fputs(",\"args\":{", x->out);
+	struct json *j = doc(x);
+
+	json_begin_object(j, "args", JSON_INLINE);
 	for (size_t i = 0; i < n; i++) {
-		if (i)
-			fputc(',', x->out);
-		put_name(x, args[i].key);
-		fputc(':', x->out);
+		const char *key = funcs_name(x->f, args[i].key);
+
 		if (args[i].str)
-			utf8_fput_json(x->out, args[i].str);
+			json_string(j, key, args[i].str);
 		else
-			fprintf(x->out, "%" PRIu64, args[i].value);
+			json_uint(j, key, args[i].value);
 	}
-	fputc('}', x->out);
+	json_end(j);
 }
 
 static void chrome_begin(struct exporter *x)
 {
 	struct chrome *c = xcalloc(1, sizeof(*c));
 
-	c->first = true;
 	c->used = xcalloc(x->m->t.nodes.len + 1, sizeof(*c->used));
 	x->state = c;
-	fputs("{\"traceEvents\":[", x->out);
+	json_init_compact(&c->j, x->out);
+	json_begin_object(&c->j, NULL, JSON_INLINE);
+	json_begin_array(&c->j, "traceEvents", JSON_LINES);
+}
+
+/* Opens an "M" event about track t, named what_about, and its args. */
+static void begin_meta(struct exporter *x, const struct export_track *t, const char *what,
+		       const char *about)
+{
+	struct json *j = doc(x);
+	char name[32];
+
+	snprintf(name, sizeof(name), "%s_%s", what, about);
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_string(j, "ph", "M");
+	json_string(j, "name", name);
+	json_uint(j, "pid", t->pid);
+	json_uint(j, "tid", t->tid);
+	json_begin_object(j, "args", JSON_INLINE);
 }
 
 /* "M" events name processes and threads, and keep tracks in the order made. */
@@ -132,27 +139,25 @@ static void chrome_track(struct exporter *x, const struct export_track *t)
 	default:
 		return;		/* no such thing in the format: GPU lanes have it in their name */
 	}
-	next_event(x);
-	fprintf(x->out, "\"ph\":\"M\",\"name\":\"%s_name\",\"pid\":%" PRIu32
-		",\"tid\":%" PRIu32 ",\"args\":{\"name\":", what, t->pid, t->tid);
-	put_name(x, t->name);
-	fprintf(x->out, "}},\n{\"ph\":\"M\",\"name\":\"%s_sort_index\",\"pid\":%" PRIu32
-		",\"tid\":%" PRIu32 ",\"args\":{\"sort_index\":%" PRIu32 "}}",
-		what, t->pid, t->tid, t->id);
+	begin_meta(x, t, what, "name");
+	put_name(x, "name", t->name);
+	json_end(doc(x));
+	json_end(doc(x));
+	begin_meta(x, t, what, "sort_index");
+	json_uint(doc(x), "sort_index", t->id);
+	json_end(doc(x));
+	json_end(doc(x));
 }
 
 static void chrome_slice(struct exporter *x, const struct export_event *e)
 {
 	begin_event(x, "X", e->name, e->track);
-	fputs(",\"cat\":", x->out);
-	put_name(x, e->category);
-	fputs(",\"ts\":", x->out);
-	put_us(x->out, e->ts);
-	fputs(",\"dur\":", x->out);
-	put_us(x->out, e->dur);
+	put_name(x, "cat", e->category);
+	put_us(x, "ts", e->ts);
+	put_us(x, "dur", e->dur);
 	if (e->nargs)
 		put_args(x, e->args, e->nargs);
-	fputc('}', x->out);
+	json_end(doc(x));
 	if (e->flow_in)
 		put_flow(x, "f", e->flow_in, e->track, e->ts);
 }
@@ -166,13 +171,12 @@ static void chrome_instant(struct exporter *x, const struct export_event *e)
 		return;
 	}
 	begin_event(x, "i", e->name, e->track);
-	fputs(",\"s\":\"t\",\"cat\":", x->out);
-	put_name(x, e->category);
-	fputs(",\"ts\":", x->out);
-	put_us(x->out, e->ts);
+	json_string(doc(x), "s", "t");
+	put_name(x, "cat", e->category);
+	put_us(x, "ts", e->ts);
 	if (e->nargs)
 		put_args(x, e->args, e->nargs);
-	fputc('}', x->out);
+	json_end(doc(x));
 }
 
 /* The func of a stack node: its location's outermost function. */
@@ -188,32 +192,35 @@ static void chrome_sample(struct exporter *x, const struct export_track *t,
 			  const struct tr_sample *s, uint64_t ts)
 {
 	struct chrome *c = x->state;
+	struct json *j = &c->j;
 
 	begin_event(x, "i", node_func(x->f, s->node)->name, t);
-	fputs(",\"s\":\"t\",\"cat\":\"cpu\",\"ts\":", x->out);
-	put_us(x->out, ts);
+	json_string(j, "s", "t");
+	json_string(j, "cat", "cpu");
+	put_us(x, "ts", ts);
 	if (s->node) {
-		fprintf(x->out, ",\"sf\":%" PRIu32, s->node);
+		json_uint(j, "sf", s->node);
 		c->used[s->node] = true;
 	}
-	fprintf(x->out, ",\"args\":{\"cpu\":%" PRIu32 "%s}}", s->cpu,
-		s->flags & TR_SAMPLE_TRUNCATED ? ",\"truncated\":1" : "");
+	json_begin_object(j, "args", JSON_INLINE);
+	json_uint(j, "cpu", s->cpu);
+	if (s->flags & TR_SAMPLE_TRUNCATED)
+		json_int(j, "truncated", 1);
+	json_end(j);
+	json_end(j);
 }
 
 static void chrome_counter(struct exporter *x, const struct export_track *t, uint64_t ts,
 			   uint64_t value, uint32_t decimals)
 {
+	struct json *j = doc(x);
+
 	begin_event(x, "C", t->name, t);
-	fputs(",\"ts\":", x->out);
-	put_us(x->out, ts);
-	fputs(",\"args\":{", x->out);
-	if (t->unit)
-		put_name(x, t->unit);
-	else
-		fputs("\"value\"", x->out);
-	fputc(':', x->out);
-	put_fixed(x->out, value, decimals);
-	fputs("}}", x->out);
+	put_us(x, "ts", ts);
+	json_begin_object(j, "args", JSON_INLINE);
+	json_scaled(j, t->unit ? funcs_name(x->f, t->unit) : "value", value, decimals);
+	json_end(j);
+	json_end(j);
 }
 
 /* The frames of the stacks the samples used: each node, its function and caller. */
@@ -221,7 +228,8 @@ static void put_stack_frames(struct exporter *x)
 {
 	const struct model *m = x->m;
 	struct chrome *c = x->state;
-	bool first = true;
+	struct json *j = &c->j;
+	char id[16];
 
 	/* A node's parent has a smaller id: one pass down marks every caller. */
 	for (uint32_t node = (uint32_t)m->t.nodes.len; node > 0; node--) {
@@ -230,41 +238,44 @@ static void put_stack_frames(struct exporter *x)
 		if (c->used[node] && parent && parent < node)
 			c->used[parent] = true;
 	}
-	fputs("],\n\"stackFrames\":{", x->out);
+	json_begin_object(j, "stackFrames", JSON_LINES);
 	for (uint32_t node = 1; node <= m->t.nodes.len; node++) {
 		const struct func *fn = node_func(x->f, node);
 		uint32_t parent = m->t.nodes.v[node - 1].parent;
 
 		if (!c->used[node])
 			continue;
-		fprintf(x->out, "%s\n\"%" PRIu32 "\":{\"name\":", first ? "" : ",", node);
-		first = false;
-		put_name(x, fn->name);
-		fputs(",\"category\":", x->out);
-		put_name(x, fn->dso);
-		if (parent && parent < node)
-			fprintf(x->out, ",\"parent\":\"%" PRIu32 "\"", parent);
-		fputc('}', x->out);
+		snprintf(id, sizeof(id), "%" PRIu32, node);
+		json_begin_object(j, id, JSON_INLINE);
+		put_name(x, "name", fn->name);
+		put_name(x, "category", fn->dso);
+		if (parent && parent < node) {
+			snprintf(id, sizeof(id), "%" PRIu32, parent);
+			json_string(j, "parent", id);
+		}
+		json_end(j);
 	}
+	json_end(j);
 }
 
+/* After the events, each of the document's members on a line of its own. */
 static void chrome_end(struct exporter *x)
 {
 	const struct model *m = x->m;
-	bool first = true;
+	struct json *j = doc(x);
 
+	json_end(j);
+	json_break(j, 0);
 	put_stack_frames(x);
-	fputs("},\n\"displayTimeUnit\":\"ns\",\n\"metadata\":{", x->out);
-	for (size_t i = 0; i < m->t.meta.len; i++) {
-		if (!export_meta_last(m, i))
-			continue;
-		fputs(first ? "\n" : ",\n", x->out);
-		first = false;
-		utf8_fput_json(x->out, m->t.meta.v[i].key);
-		fputc(':', x->out);
-		utf8_fput_json(x->out, m->t.meta.v[i].value);
-	}
-	fputs("}}\n", x->out);
+	json_break(j, 0);
+	json_string(j, "displayTimeUnit", "ns");
+	json_break(j, 0);
+	json_begin_object(j, "metadata", JSON_LINES);
+	for (size_t i = 0; i < m->t.meta.len; i++)
+		if (export_meta_last(m, i))
+			json_string(j, m->t.meta.v[i].key, m->t.meta.v[i].value);
+	json_end(j);
+	json_end(j);
 }
 
 static void chrome_free(struct exporter *x)

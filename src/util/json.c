@@ -11,6 +11,12 @@ void json_init(struct json *j, FILE *out)
 	*j = (struct json){ .out = out, .break_indent = -1 };
 }
 
+void json_init_compact(struct json *j, FILE *out)
+{
+	json_init(j, out);
+	j->compact = true;
+}
+
 static void new_line(struct json *j, int spaces)
 {
 	fprintf(j->out, "\n%*s", spaces, "");
@@ -27,15 +33,15 @@ static void member(struct json *j, const char *key)
 		if (j->break_indent >= 0)
 			new_line(j, j->break_indent);
 		else if (j->open[j->depth - 1].lines)
-			new_line(j, 2 * j->indent);
-		else if (*members)
+			new_line(j, j->compact ? 0 : 2 * j->indent);
+		else if (*members && !j->compact)
 			fputc(' ', j->out);
 		*members = true;
 		j->break_indent = -1;
 	}
 	if (key) {
 		utf8_fput_json(j->out, key);
-		fputs(": ", j->out);
+		fputs(j->compact ? ":" : ": ", j->out);
 	}
 }
 
@@ -67,7 +73,7 @@ void json_end(struct json *j)
 	j->depth--;
 	if (j->open[j->depth].lines) {
 		j->indent--;
-		if (j->open[j->depth].members)
+		if (j->open[j->depth].members && !j->compact)
 			new_line(j, 2 * j->indent);
 	}
 	j->break_indent = -1;
@@ -120,6 +126,21 @@ void json_general(struct json *j, const char *key, int digits, double v)
 {
 	member(j, key);
 	fprintf(j->out, "%.*g", digits, v);
+}
+
+void json_scaled(struct json *j, const char *key, uint64_t value, unsigned decimals)
+{
+	/* 10^19 is the last power of ten a uint64_t holds. */
+	int digits = decimals < 19 ? (int)decimals : 19;
+	uint64_t div = 1;
+
+	for (int i = 0; i < digits; i++)
+		div *= 10;
+	member(j, key);
+	if (digits)
+		fprintf(j->out, "%" PRIu64 ".%0*" PRIu64, value / div, digits, value % div);
+	else
+		fprintf(j->out, "%" PRIu64, value);
 }
 
 void json_break(struct json *j, int indent)

@@ -13,6 +13,9 @@
  * either on one line ({"a": 1, "b": 2}) or a member a line, each indented
  * two spaces per such container around it, its closing bracket on a line
  * of its own (none when it is empty). The document ends with a newline.
+ * Compact, for documents too big to be read by eye (export's Chrome JSON):
+ * no space after a comma or a colon, and a member a line starts at the
+ * line's start, the closing bracket right after the last member.
  *
  *	json_init(&j, stdout);
  *	json_begin_object(&j, NULL, JSON_LINES);
@@ -36,6 +39,7 @@ enum json_layout {
 
 struct json {
 	FILE *out;
+	bool compact;		/* json_init_compact */
 	int depth;		/* containers open */
 	int indent;		/* of them, those laid out a member a line */
 	int break_indent;	/* >= 0: the next member starts a line of its own, so indented */
@@ -47,6 +51,7 @@ struct json {
 };
 
 void json_init(struct json *j, FILE *out);
+void json_init_compact(struct json *j, FILE *out);
 
 /* A container, as a member (key) or an element (NULL); json_end closes it. */
 void json_begin_object(struct json *j, const char *key, enum json_layout layout);
@@ -63,6 +68,8 @@ void json_uint(struct json *j, const char *key, uint64_t v);
 void json_fixed(struct json *j, const char *key, int decimals, double v);
 /* v with at most digits significant digits (printf's %.*g). */
 void json_general(struct json *j, const char *key, int digits, double v);
+/* value / 10^decimals, exactly: its integer part, a point and decimals digits. */
+void json_scaled(struct json *j, const char *key, uint64_t value, unsigned decimals);
 
 /*
  * Starts the next member of an inline container on a line of its own,

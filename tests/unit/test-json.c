@@ -131,6 +131,42 @@ static void test_break(void)
 		    "\"new\": 2}\n]\n");
 }
 
+static void test_scaled(void)
+{
+	struct json j = start();
+
+	json_begin_array(&j, NULL, JSON_INLINE);
+	json_scaled(&j, NULL, 1234567, 3);
+	json_scaled(&j, NULL, 5, 3);
+	json_scaled(&j, NULL, 42, 0);
+	json_scaled(&j, NULL, UINT64_MAX, 40);
+	json_end(&j);
+	CHECK_STREQ(written(&j), "[1234.567, 0.005, 42, 1.8446744073709551615]\n");
+}
+
+/* Export's Chrome JSON: no spaces, a line per event from the line's start. */
+static void test_compact(void)
+{
+	struct json j;
+
+	json_init_compact(&j, open_memstream(&text, &text_len));
+	json_begin_object(&j, NULL, JSON_INLINE);
+	json_begin_array(&j, "traceEvents", JSON_LINES);
+	for (int i = 0; i < 2; i++) {
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_string(&j, "ph", "i");
+		json_int(&j, "tid", i);
+		json_end(&j);
+	}
+	json_end(&j);
+	json_break(&j, 0);
+	json_begin_object(&j, "metadata", JSON_LINES);
+	json_end(&j);
+	json_end(&j);
+	CHECK_STREQ(written(&j), "{\"traceEvents\":[\n{\"ph\":\"i\",\"tid\":0},\n"
+		    "{\"ph\":\"i\",\"tid\":1}],\n\"metadata\":{}}\n");
+}
+
 int main(void)
 {
 	RUN(test_lines_and_inline);
@@ -139,5 +175,7 @@ int main(void)
 	RUN(test_values);
 	RUN(test_escapes);
 	RUN(test_break);
+	RUN(test_scaled);
+	RUN(test_compact);
 	return test_summary();
 }
