@@ -750,9 +750,7 @@ static void print_json(FILE *out, const struct diff *d, const struct diff_opts *
 {
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_recording(&j, "base", base_path, &d->base);
 	json_recording(&j, "new", new_path, &d->new);
 	json_begin_object(&j, "options", JSON_INLINE);

@@ -1060,9 +1060,7 @@ void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct m
 {
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_table(&j, "kernels", &r->kernels, m, limit, true, false);
 	json_table(&j, "copies", &r->copies, m, limit, false, true);

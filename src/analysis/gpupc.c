@@ -747,9 +747,7 @@ void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_
 {
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_uint(&j, "samples", r->samples);
 	json_bool(&j, "sass", r->sass);

@@ -1255,9 +1255,7 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 	struct strtab keys = {0};
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_file(&j, m, path);
 	/* Each key once, with its last value, in the order first written. */
 	json_begin_object(&j, "meta", JSON_LINES);

@@ -474,9 +474,7 @@ void metrics_report_print_json(FILE *out, const struct metrics_report *r,
 	size_t rows = rows_shown(r, limit);
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_value(&j, "interval_ms", every >= 0, every);
 	json_uint(&j, "ticks", m->t.metric_ticks.len);

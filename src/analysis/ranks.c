@@ -585,9 +585,7 @@ void rank_report_print_json(FILE *out, const struct rank_report *r, const struct
 	size_t rows = limit && limit < r->rows.len ? limit : r->rows.len;
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_uint(&j, "hosts", r->hosts);
 	json_begin_array(&j, "ranks", JSON_LINES);

@@ -853,9 +853,7 @@ void report_print_json(FILE *out, const struct report *samples, const struct rep
 {
 	struct json j;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_string(&j, "event", model_meta(f->m, META_EVENT));
 	json_uint(&j, "samples", samples->total);

@@ -325,9 +325,7 @@ void threads_print_json(FILE *out, const struct model *m, const struct sample_fi
 	shown = limit && limit < real ? limit : real;
 	idx = r.idx;
 
-	json_init(&j, out);
-	json_begin_object(&j, NULL, JSON_LINES);
-	json_int(&j, "version", 1);
+	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
 	json_begin_array(&j, "threads", JSON_LINES);
 	for (size_t i = 0; i < shown; i++) {

@@ -17,6 +17,13 @@ void json_init_compact(struct json *j, FILE *out)
 	j->compact = true;
 }
 
+void json_begin_document(struct json *j, FILE *out, int version)
+{
+	json_init(j, out);
+	json_begin_object(j, NULL, JSON_LINES);
+	json_int(j, "version", version);
+}
+
 static void new_line(struct json *j, int spaces)
 {
 	fprintf(j->out, "\n%*s", spaces, "");

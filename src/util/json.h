@@ -17,9 +17,7 @@
  * no space after a comma or a colon, and a member a line starts at the
  * line's start, the closing bracket right after the last member.
  *
- *	json_init(&j, stdout);
- *	json_begin_object(&j, NULL, JSON_LINES);
- *	json_int(&j, "version", 1);
+ *	json_begin_document(&j, stdout, 1);
  *	json_begin_array(&j, "rows", JSON_LINES);
  *	...
  *	json_end(&j);
@@ -52,6 +50,12 @@ struct json {
 
 void json_init(struct json *j, FILE *out);
 void json_init_compact(struct json *j, FILE *out);
+/*
+ * json_init, then opens a document as the views print theirs: an object a
+ * member a line whose first member is "version", that of the document's
+ * keys (gtrace-report(1) and the others list them); json_end closes it.
+ */
+void json_begin_document(struct json *j, FILE *out, int version);
 
 /* A container, as a member (key) or an element (NULL); json_end closes it. */
 void json_begin_object(struct json *j, const char *key, enum json_layout layout);
