@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Python frames in the views: each CPython frame named "function
 # (file.py:line)" in place of the eval loop's C frame that ran it, right for
-# at least 95% of the samples in each C routine of the workload that have
+# at least 90% of the samples in each C routine of the workload that have
 # Python frames (at least 75% of them do: see tests/e2e/pyframes.py), with
 # the recursion's depth; threads each with their own Python stack; span
 # origins joined to stacks that show the Python caller; --python=off and
