@@ -10,6 +10,7 @@
 #include "analysis/analysis.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
+#include "util/duration.h"
 #include "util/log.h"
 
 enum {
@@ -72,7 +73,7 @@ static int parse_format(const char *s, size_t *format)
 
 static int time_option(const char *opt, const char *arg, uint64_t *ns)
 {
-	if (!offline_parse_duration(arg, ns))
+	if (!duration_parse(arg, 1, ns))
 		return 0;
 	pr_err("invalid %s '%s'; use e.g. 2.5s, 300ms, 20us or a number of ns", opt, arg);
 	return EXIT_USAGE;

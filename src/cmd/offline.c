@@ -13,6 +13,7 @@
 
 #include "analysis/ranks.h"
 #include "cmd/cmds.h"
+#include "util/duration.h"
 #include "util/text.h"
 #include "util/log.h"
 #include "util/xalloc.h"
@@ -143,39 +144,9 @@ int offline_parse_count(const char *s, size_t *n)
 	return 0;
 }
 
-int offline_parse_duration(const char *s, uint64_t *ns)
-{
-	static const struct {
-		const char *suffix;
-		double ns;
-	} units[] = {
-		{ "", 1 }, { "ns", 1 }, { "us", 1e3 }, { "ms", 1e6 }, { "s", 1e9 },
-	};
-	char *end;
-	double v;
-
-	if (*s < '0' || *s > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		double scaled = v * units[i].ns;
-
-		if (strcmp(end, units[i].suffix))
-			continue;
-		if (!(scaled < 1.8e19))	/* also NaN; UINT64_MAX means the default */
-			return -EINVAL;
-		*ns = (uint64_t)(scaled + 0.5);
-		return 0;
-	}
-	return -EINVAL;
-}
-
 static int link_window_option(const char *arg, uint64_t *window_ns)
 {
-	if (!offline_parse_duration(arg, window_ns))
+	if (!duration_parse(arg, 1, window_ns))
 		return 0;
 	pr_err("invalid --link-window '%s'; use e.g. 5ms, 200us, 1s or a number of ns", arg);
 	return EXIT_USAGE;

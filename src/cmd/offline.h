@@ -160,8 +160,6 @@ void offline_args_free(struct offline_args *a);
 /* Parses a count for -n; -EINVAL when it is not a whole number. */
 int offline_parse_count(const char *s, size_t *n);
 
-/* Parses a duration: "5ms", "200us", "1.5s", "750ns" or plain ns; -EINVAL if not one. */
-int offline_parse_duration(const char *s, uint64_t *ns);
 
 /* Links the spans' origins within window_ns (or LINK_WINDOW_DEFAULT). */
 void offline_link_origins(struct origin_links *l, const struct model *m, uint64_t window_ns);

@@ -13,11 +13,12 @@
 #include <unistd.h>
 
 #include "cmd/cmds.h"
-#include "cmd/offline.h"
 #include "format/file.h"
 #include "record/jobrank.h"
 #include "record/metrics.h"
 #include "record/session.h"
+#include "util/duration.h"
+#include "util/duration.h"
 #include "util/log.h"
 
 #define DEFAULT_OUTPUT "gtrace.data"
@@ -66,7 +67,8 @@ static void usage(FILE *out)
 		"      --unwind-threads N   threads unwinding beside the recorder's own with\n"
 		"                           dwarf (default: none on 2 CPUs or fewer, else one\n"
 		"                           for every 4 CPUs, at most 8)\n"
-		"      --duration SECONDS   stop after SECONDS and end the command with SIGTERM\n"
+		"      --duration TIME      stop after TIME (seconds, or 500ms, 2.5s...) and\n"
+		"                           end the command with SIGTERM\n"
 		"                           (an attached process is left running)\n"
 		"      --no-cuda            do not inject the CUDA agent: no GPU work, CUDA\n"
 		"                           calls or NVTX ranges in the recording\n"
@@ -85,7 +87,8 @@ static void usage(FILE *out)
 		"                           keep at most BYTES of cubins (default 64 MiB)\n"
 		"      --metrics-interval TIME\n"
 		"                           read the system, process and GPU metrics every\n"
-		"                           TIME: 100ms, 1s, 500us (default 100ms, at least 1ms)\n"
+		"                           TIME: 100ms, 1s, 500us (default 100ms, at least\n"
+		"                           100us)\n"
 		"      --no-metrics         record no metrics\n"
 		"  -q, --quiet              print no summary\n"
 		"  -v, --verbose            say more about the recording\n"
@@ -157,19 +160,6 @@ static int parse_ring_size(const char *s, uint64_t *bytes)
 		return -EINVAL;
 	*bytes = v << (10 * (unit - units));
 	return 0;
-}
-
-static int parse_duration(const char *s, uint64_t *ns)
-{
-	double secs;
-	char *end;
-
-	errno = 0;
-	secs = strtod(s, &end);
-	if (errno || end == s || *end || !(secs > 0) || secs > 1e9)
-		return -EINVAL;
-	*ns = (uint64_t)(secs * 1e9);
-	return *ns ? 0 : -EINVAL;
 }
 
 enum {
@@ -264,8 +254,8 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			o->unwind_threads = (int)threads;
 			break;
 		case OPT_DURATION:
-			if (parse_duration(optarg, &o->duration_ns)) {
-				pr_err("invalid duration '%s': expected a positive number of seconds",
+			if (duration_parse(optarg, 1000000000, &o->duration_ns) || !o->duration_ns) {
+				pr_err("invalid duration '%s': expected a number of seconds or a time such as 500ms, greater than 0",
 				       optarg);
 				return usage_error();
 			}
@@ -296,10 +286,10 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			}
 			break;
 		case OPT_METRICS_INTERVAL:
-			if (offline_parse_duration(optarg, &o->metrics_interval_ns) ||
+			if (duration_parse(optarg, 1, &o->metrics_interval_ns) ||
 			    o->metrics_interval_ns < METRICS_INTERVAL_MIN_NS ||
 			    o->metrics_interval_ns > METRICS_INTERVAL_MAX_NS) {
-				pr_err("invalid metrics interval '%s': expected a time from 1ms to 1h, such as 100ms",
+				pr_err("invalid metrics interval '%s': expected a time from 100us to 1h, such as 100ms",
 				       optarg);
 				return usage_error();
 			}

@@ -17,7 +17,7 @@
 #include "record/collect.h"
 
 /* Bounds of --metrics-interval. */
-#define METRICS_INTERVAL_MIN_NS 1000000ull		/* 1 ms */
+#define METRICS_INTERVAL_MIN_NS 100000ull		/* 100 us */
 #define METRICS_INTERVAL_MAX_NS 3600000000000ull	/* an hour */
 
 struct metrics;

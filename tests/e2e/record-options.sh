@@ -23,6 +23,10 @@ expect_usage_error --call-graph dwarf,100 -- true
 expect_usage_error --call-graph dwarf,65536 -- true
 expect_usage_error --duration -1 -- true
 expect_usage_error --duration soon -- true
+expect_usage_error --duration 0ms -- true
+expect_usage_error --duration 1m -- true
+expect_usage_error --metrics-interval 50us -- true
+expect_usage_error --metrics-interval 2h -- true
 expect_usage_error -o
 expect_usage_error -q
 [ ! -e gtrace.data ] || fail "a usage error wrote gtrace.data"
@@ -51,3 +55,10 @@ expect_exit 0 "$GTRACE" record -q -o nodash.data true
 expect_exit 0 timeout 60 "$GTRACE" record -q -o dur.data --duration 0.3 -- sleep 120
 run_gtrace diagnose -i dur.data >dur.txt
 expect_contains dur.txt '^ended: +cleanly'
+
+# Every time option takes what the help shows: a number with ns, us, ms or s.
+expect_exit 0 timeout 60 "$GTRACE" record -q -o units.data --duration 300ms \
+	--metrics-interval 500us -- sleep 120
+run_gtrace diagnose -i units.data >units.txt
+expect_contains units.txt '^ended: +cleanly'
+expect_contains units.txt '^metrics: +every 500.000 us'
