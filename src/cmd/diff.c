@@ -29,14 +29,15 @@ enum {
 static void usage(void)
 {
 	printf("usage: gtrace diff [options] BASE NEW\n\n"
-	       "Compares two recordings row by row: CPU functions by their self\n"
-	       "samples, and kernels, copies and memsets, CUDA calls, CPU waits, NVTX\n"
-	       "ranges and other lane work by the durations of their spans, threads by\n"
-	       "their time on the CPU and metric series by their mean (shown, not\n"
-	       "tested: one figure a run). A change is significant at the confidence\n"
-	       "over all the rows compared (Holm's correction), and a regression when\n"
-	       "it is also more than the threshold worse. Rows are sorted by how much\n"
-	       "time changed.\n\n"
+	       "Compares two recordings, each a file or a directory of the recordings\n"
+	       "of one job (read as one, as other commands read -i DIR), row by row:\n"
+	       "CPU functions by their self samples, and kernels, copies and memsets,\n"
+	       "CUDA calls, CPU waits, NVTX ranges and other lane work by the durations\n"
+	       "of their spans, threads by their time on the CPU and metric series by\n"
+	       "their mean (shown, not tested: one figure a run). A change is\n"
+	       "significant at the confidence over all the rows compared (Holm's\n"
+	       "correction), and a regression when it is also more than the threshold\n"
+	       "worse. Rows are sorted by how much time changed.\n\n"
 	       "      --by KINDS           sections: cpu, gpu (kernel, copy, api, wait),\n"
 	       "                           nvtx, lanes, threads, metrics, or single kinds\n"
 	       "                           (default: all)\n"
@@ -136,6 +137,12 @@ static int diff_option(struct diff_args *da, int c, const char *arg)
 /* Loads both recordings; false after saying why. */
 static bool load_both(struct offline_args *a, struct model m[2])
 {
+	/* Several -i are one job elsewhere; here the two sides are the operands. */
+	if (!a->status && a->inputs.len) {
+		pr_err("diff takes its recordings as operands, not -i: 'gtrace diff BASE NEW', "
+		       "each a recording or a directory of them");
+		a->status = EXIT_USAGE;
+	}
 	if (!a->status && a->operands.n != 2) {
 		pr_err("diff compares two recordings: give BASE and NEW; see 'gtrace diff --help'");
 		a->status = EXIT_USAGE;
@@ -154,6 +161,7 @@ int cmd_diff(int argc, char **argv)
 		{ "fail-on", required_argument, NULL, OPT_FAIL_ON },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		{ "limit", required_argument, NULL, 'n' },
+		{ "input", required_argument, NULL, 'i' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "dso", required_argument, NULL, 'd' },
 		PYTHON_LONG_OPTIONS,
@@ -175,7 +183,7 @@ int cmd_diff(int argc, char **argv)
 
 	offline_args_init(&a, "diff", usage, argc, argv);
 	a.operands.max = 2;
-	while ((c = offline_next_option(&a, ":hn:c:d:", longopts)) != -1)
+	while ((c = offline_next_option(&a, ":hi:n:c:d:", longopts)) != -1)
 		a.status = diff_option(&da, c, optarg);
 	if (!load_both(&a, m))
 		return a.status;

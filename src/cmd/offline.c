@@ -382,24 +382,23 @@ static int add_dir(input_vec *inputs, const char *dir)
 	return 0;
 }
 
-/* The recordings the -i options name, in order: a directory's in its place. */
-static int input_paths(const struct offline_args *a, input_vec *inputs)
+/* The recordings paths name, in order: a directory's in its place; none: DEFAULT_INPUT. */
+static int input_paths(const char *const *paths, size_t n, input_vec *inputs)
 {
 	struct stat st;
 
-	if (!a->inputs.len) {
+	if (!n) {
 		*VEC_PUSH(inputs) = (struct input){ xstrdup(DEFAULT_INPUT), false };
 		return 0;
 	}
-	for (size_t i = 0; i < a->inputs.len; i++) {
-		const char *in = a->inputs.v[i];
+	for (size_t i = 0; i < n; i++) {
 		int status;
 
-		if (stat(in, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if ((status = add_dir(inputs, in)))
+		if (stat(paths[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			if ((status = add_dir(inputs, paths[i])))
 				return status;
 		} else {
-			*VEC_PUSH(inputs) = (struct input){ xstrdup(in), false };
+			*VEC_PUSH(inputs) = (struct input){ xstrdup(paths[i]), false };
 		}
 	}
 	return 0;
@@ -455,17 +454,17 @@ static void align_by_collectives(struct model *m)
 }
 
 /*
- * Loads the recordings of the -i options into m, each after the first
- * merged into it: one at a time, so that memory holds the model and one
- * recording.
+ * Loads the recordings paths name (label, in messages) into m, each after
+ * the first merged into it: one at a time, so that memory holds the model
+ * and one recording.
  */
-static int load_inputs(struct offline_args *a, struct model *m)
+static int load_inputs(struct offline_args *a, const char *const *paths, size_t n,
+		       const char *label, struct model *m)
 {
 	input_vec inputs = {0};
-	int status = input_paths(a, &inputs);
+	int status = input_paths(paths, n, &inputs);
 	size_t loaded = 0;
 
-	join_inputs(a);
 	for (size_t i = 0; !status && i < inputs.len; i++) {
 		struct model other;
 		int got = load(loaded ? &other : m, inputs.v[i].path, a, inputs.v[i].listed);
@@ -479,7 +478,7 @@ static int load_inputs(struct offline_args *a, struct model *m)
 			model_merge(m, &other);
 	}
 	if (!status && !loaded) {
-		pr_err("no gtrace recording in '%s' could be read", a->input);
+		pr_err("no gtrace recording in '%s' could be read", label);
 		status = EXIT_FAIL;
 	}
 	if (!status && loaded > 1)
@@ -509,25 +508,22 @@ static bool loaded(struct offline_args *a, struct model *m)
 
 bool offline_load_input(struct offline_args *a, struct model *m)
 {
+	join_inputs(a);
 	if (!a->status)
-		a->status = load_inputs(a, m);
-	return loaded(a, m);
-}
-
-bool offline_load(struct offline_args *a, const char *path, struct model *m)
-{
-	if (!a->status)
-		a->status = load(m, path, a, false);
+		a->status = load_inputs(a, a->inputs.v, a->inputs.len, a->input, m);
 	return loaded(a, m);
 }
 
 bool offline_load_pair(struct offline_args *a, struct model m[2])
 {
-	if (!offline_load(a, a->operands.v[0], &m[0]))
-		return false;
-	if (!offline_load(a, a->operands.v[1], &m[1])) {
-		model_free(&m[0]);
-		return false;
+	for (int s = 0; s < 2; s++) {
+		if (!a->status)
+			a->status = load_inputs(a, &a->operands.v[s], 1, a->operands.v[s], &m[s]);
+		if (!loaded(a, &m[s])) {
+			if (s)
+				model_free(&m[0]);
+			return false;
+		}
 	}
 	return true;
 }

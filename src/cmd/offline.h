@@ -150,9 +150,10 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
  * in that order, one rank each; a --rank that none of them has fails.
  */
 bool offline_load_input(struct offline_args *a, struct model *m);
-/* The same for the one recording at path. */
-bool offline_load(struct offline_args *a, const char *path, struct model *m);
-/* The same for the two operands, BASE into m[0] and NEW into m[1]. */
+/*
+ * The same for the two operands, BASE into m[0] and NEW into m[1], each a
+ * recording or a directory of them.
+ */
 bool offline_load_pair(struct offline_args *a, struct model m[2]);
 
 void offline_args_free(struct offline_args *a);

@@ -95,4 +95,15 @@ expect_exit 2 "$GTRACE" diff --by kernels base.data slow.data
 expect_exit 2 "$GTRACE" diff --confidence 100 base.data slow.data
 expect_exit 1 "$GTRACE" diff base.data missing.data
 expect_contains stderr "^gtrace: cannot read 'missing.data': "
+
+# A side may be a directory, the recordings of a job, as -i DIR reads
+# elsewhere; -i itself is refused with diff's form.
+mkdir before after
+cp base.data before/
+cp slow.data after/gtrace.0.data
+expect_exit 3 "$GTRACE" diff --fail before/ after
+expect_contains stdout "^# gtrace diff: 'before/' -> 'after'\$"
+expect_exit 2 "$GTRACE" diff -i base.data -i slow.data
+expect_contains stderr "^gtrace: diff takes its recordings as operands, not -i: 'gtrace diff BASE NEW'"
+[ "$(wc -l <stderr)" -eq 1 ] || { show stderr; fail "diff -i said more than one line"; }
 exit 0
