@@ -339,16 +339,25 @@ static int natural_cmp(const void *pa, const void *pb)
 	return strcmp(a, b);
 }
 
+/* A name that -o's renaming gave the recording of an earlier run. */
+static bool is_earlier_run(const char *name)
+{
+	size_t len = strlen(name);
+
+	return len > 4 && !strcmp(name + len - 4, ".old");
+}
+
 /*
  * Adds the recordings in directory dir to inputs, by name: the regular
  * files that start with the gtrace magic, anything else left out, and one
- * that cannot be read with a warning. On failure prints why and returns
- * EXIT_FAIL.
+ * that cannot be read with a warning. A directory is one job's: the
+ * recordings of earlier runs (FILE.old) are left out, said once. On
+ * failure prints why and returns EXIT_FAIL.
  */
 static int add_dir(input_vec *inputs, const char *dir)
 {
 	DIR *d = opendir(dir);
-	size_t first = inputs->len, dir_len = strlen(dir);
+	size_t first = inputs->len, dir_len = strlen(dir), earlier = 0;
 	const char *sep = dir_len && dir[dir_len - 1] == '/' ? "" : "/";
 	struct dirent *e;
 
@@ -368,12 +377,19 @@ static int add_dir(input_vec *inputs, const char *dir)
 		if (is_trace < 0)
 			pr_warn("cannot read '%s': %s; leaving it out", text_escape(path),
 				strerror(-is_trace));
+		if (is_trace > 0 && is_earlier_run(e->d_name)) {
+			earlier++;
+			is_trace = 0;
+		}
 		if (is_trace > 0)
 			*VEC_PUSH(inputs) = (struct input){ path, true };
 		else
 			free(path);
 	}
 	closedir(d);
+	if (earlier)
+		pr_warn("leaving out %zu recording%s of earlier runs in '%s' (*.old)", earlier,
+			earlier == 1 ? "" : "s", text_escape(dir));
 	if (inputs->len == first) {
 		pr_err("no gtrace recordings in '%s'", dir);
 		return EXIT_FAIL;
@@ -454,6 +470,25 @@ static void align_by_collectives(struct model *m)
 }
 
 /*
+ * The recording merged last into m, against those before it: a job records
+ * each rank once, so two that claim one rank are of different runs.
+ */
+static int check_rank_unique(const struct model *m)
+{
+	const struct model_rank *last = &m->ranks.v[m->ranks.len - 1];
+
+	for (size_t r = 0; last->has_rank && r + 1 < m->ranks.len; r++) {
+		if (m->ranks.v[r].has_rank && m->ranks.v[r].rank == last->rank) {
+			pr_err("'%s' and '%s' both claim rank %" PRId64 ": they are of different runs; "
+			       "read one run's recordings", text_escape(m->ranks.v[r].path),
+			       text_escape(last->path), last->rank);
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
+/*
  * Loads the recordings paths name (label, in messages) into m, each after
  * the first merged into it: one at a time, so that memory holds the model
  * and one recording.
@@ -472,10 +507,12 @@ static int load_inputs(struct offline_args *a, const char *const *paths, size_t 
 		if (got == SKIPPED)
 			continue;
 		status = got;
+		if (!status && loaded++) {
+			model_merge(m, &other);
+			status = check_rank_unique(m);
+		}
 		if (status && loaded)
 			model_free(m);
-		else if (!status && loaded++)
-			model_merge(m, &other);
 	}
 	if (!status && !loaded) {
 		pr_err("no gtrace recording in '%s' could be read", label);

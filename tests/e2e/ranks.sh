@@ -79,6 +79,19 @@ expect_contains diag.txt '^ +10 .*job/r\.10\.data$'
 run_gtrace diagnose -i job --format json >diag.json
 expect_contains diag.json '"rank": 10, "has_rank": true'
 
+# A directory is one job's recordings: a second run of rank 9 into it
+# left r.9.data.old, left out with one warning; two recordings of one
+# rank named by hand are refused, naming both.
+rank_record 9 "$WORKLOADS/hot" 0.2
+[ -s job/r.9.data.old ] || fail "re-recording rank 9 left no r.9.data.old"
+run_gtrace threads -i job >rerun.txt
+expect_contains stderr "^gtrace: warning: leaving out 1 recording of earlier runs in 'job' \\(\\*\\.old\\)\$"
+[ "$(wc -l <stderr)" -eq 1 ] || { show stderr; fail "-i job warned more than once"; }
+[ "$(grep -cE '^ +9 +[0-9]+ +[0-9]+ +hot ' rerun.txt)" -eq 1 ] || { show rerun.txt; fail "-i job read rank 9 twice"; }
+expect_exit 1 "$GTRACE" report -i job/r.9.data -i job/r.9.data.old
+expect_contains stderr "^gtrace: 'job/r.9.data' and 'job/r.9.data.old' both claim rank 9: "
+[ "$(wc -l <stderr)" -eq 1 ] || { show stderr; fail "two rank 9s took more than one line"; }
+
 expect_exit 1 "$GTRACE" report -i empty
 expect_contains stderr "^gtrace: no gtrace recordings in 'empty'$"
 expect_exit 1 "$GTRACE" report -i job --rank 3
