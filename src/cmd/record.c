@@ -20,6 +20,7 @@
 #include "util/duration.h"
 #include "util/duration.h"
 #include "util/log.h"
+#include "util/outfile.h"
 
 #define DEFAULT_OUTPUT "gtrace.data"
 #define DEFAULT_FREQ 999
@@ -507,6 +508,11 @@ int cmd_record(int argc, char **argv)
 		if (expand_output(&o, output, sizeof(output)))
 			return usage_error();
 		o.output = output;
+		/* A name per rank: the ranks' directory, which no one launcher makes. */
+		if ((err = outfile_make_dirs(o.output))) {
+			pr_err("cannot create the directory of '%s': %s", o.output, strerror(-err));
+			return EXIT_FAIL;
+		}
 	}
 	if (!sampler_read_sysctl("perf_event_max_sample_rate", &max_rate) && o.freq > max_rate) {
 		pr_err("frequency %u is above kernel.perf_event_max_sample_rate (%ld)",

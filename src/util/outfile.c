@@ -34,6 +34,26 @@ const char *outfile_strerror(int err)
 	}
 }
 
+int outfile_make_dirs(const char *path)
+{
+	char dir[PATH_MAX];
+	size_t len = strlen(path);
+
+	if (len >= sizeof(dir))
+		return -ENAMETOOLONG;
+	memcpy(dir, path, len + 1);
+	/* Each prefix that ends before a '/', the root's "" left out. */
+	for (char *slash = strchr(dir, '/'); slash; slash = strchr(slash + 1, '/')) {
+		if (slash == dir)
+			continue;
+		*slash = '\0';
+		if (mkdir(dir, 0755) && errno != EEXIST)
+			return -errno;
+		*slash = '/';
+	}
+	return 0;
+}
+
 static uint64_t random_bits(void)
 {
 	uint64_t r;

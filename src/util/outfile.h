@@ -39,6 +39,16 @@ struct outfile {
 	bool rotated;		/* ... and the previous NAME was moved to old */
 };
 
+/*
+ * Makes the missing directories path's file is to be in, as mkdir -p does,
+ * each with mode 0755 (less the umask): never writable by others, whom
+ * outfile_create would refuse. One made meanwhile by another process (the
+ * other ranks of a job) is as good; an existing name is not followed when
+ * it is made, only when a later name goes through it, as for any path.
+ * Returns 0 or a negative errno.
+ */
+int outfile_make_dirs(const char *path);
+
 /* A message for the errors above; strerror's for errno values. */
 const char *outfile_strerror(int err);
 

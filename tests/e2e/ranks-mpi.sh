@@ -18,7 +18,7 @@ need_perf_events
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 
-mkdir run
+# run/ as the README's example has it: not made beforehand.
 mpirun --oversubscribe -np 4 "$GTRACE" record -q -F 499 -o run/gtrace.%r.data -- \
 	"$WORKLOADS/mpi-unbalanced" 10 20 >mpirun.out 2>&1 </dev/null
 status=$?

@@ -34,6 +34,22 @@ OMPI_COMM_WORLD_RANK=2 OMPI_COMM_WORLD_SIZE=4 run_gtrace record -q -o 'ompi.%r.d
 RANK=7 SLURM_PROCID=0 run_gtrace record -q -o 'both.%r.data' -- true
 [ -s both.7.data ] || fail "torchrun's RANK did not win over SLURM_PROCID"
 
+# The ranks' directory, missing, is made (0755, the umask's bits less),
+# deeper ones too; one that cannot be made, or a file in its way, is an
+# error that names the path.
+(umask 022 && OMPI_COMM_WORLD_RANK=0 run_gtrace record -q -o 'job/gtrace.%r.data' -- true)
+[ -s job/gtrace.0.data ] || fail "-o job/gtrace.%r.data on a fresh directory wrote nothing"
+[ "$(stat -c %a job)" = 755 ] || fail "job/ was made with mode $(stat -c %a job), not 755"
+OMPI_COMM_WORLD_RANK=1 run_gtrace record -q -o 'job/gtrace.%r.data' -- true
+[ -s job/gtrace.1.data ] || fail "a second rank into the made job/ wrote nothing"
+RANK=2 run_gtrace record -q -o "$TESTDIR/deep/er/r.%r.data" -- true
+[ -s deep/er/r.2.data ] || fail "-o DIR/DIR/r.%r.data made no directories"
+: >plain
+RANK=0 expect_exit 1 "$GTRACE" record -o 'plain/r.%r.data' -- true
+expect_contains "$TESTDIR/stderr" "^gtrace: cannot create 'plain/r.0.data': Not a directory\$"
+RANK=0 expect_exit 1 "$GTRACE" record -o /proc/no-such/r.%r.data -- true
+expect_contains "$TESTDIR/stderr" "^gtrace: cannot create the directory of '/proc/no-such/r.0.data': "
+
 # Outside a job: no recording, a message with the variables.
 expect_exit 2 "$GTRACE" record -o 'none.%r.data' -- true
 expect_contains "$TESTDIR/stderr" "^gtrace: no rank for the output name 'none.%r.data': none of RANK, OMPI_COMM_WORLD_RANK, .*SLURM_PROCID"
