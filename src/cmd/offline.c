@@ -22,6 +22,7 @@
 struct input {
 	char *path;
 	bool listed;	/* in a directory: left out, with a warning, when it cannot be read */
+	bool by_default;	/* DEFAULT_INPUT, no -i given */
 };
 typedef VEC(struct input) input_vec;
 
@@ -45,17 +46,23 @@ static void name_locally(struct model *m, const char *path, const char *symfs)
 }
 
 /*
- * Loads path into m. On failure prints why and returns EXIT_FAIL, or for a
+ * Loads in into m. On failure prints why and returns EXIT_FAIL, or for a
  * file of a directory (listed), warns that it is left out and returns
  * SKIPPED; a truncated or damaged file only gets a warning and returns 0.
  */
-static int load(struct model *m, const char *path, const struct offline_args *a, bool listed)
+static int load(struct model *m, const struct input *in, const struct offline_args *a)
 {
+	const char *path = in->path;
 	int err = model_load_within(m, path, a->read_limit);
 	const char *problem = err == -ENODATA ? "the file is empty" : tr_strerror(err);
 	char why[160];
 
-	if (err && listed) {
+	if (err == -ENOENT && in->by_default) {
+		pr_err("no " DEFAULT_INPUT " here: make one with 'gtrace record -- COMMAND', or name "
+		       "a recording or a directory of them with -i");
+		return EXIT_FAIL;
+	}
+	if (err && in->listed) {
 		pr_warn("cannot read '%s': %s; leaving it out", text_escape(path), problem);
 		return SKIPPED;
 	}
@@ -382,7 +389,7 @@ static int add_dir(input_vec *inputs, const char *dir)
 			is_trace = 0;
 		}
 		if (is_trace > 0)
-			*VEC_PUSH(inputs) = (struct input){ path, true };
+			*VEC_PUSH(inputs) = (struct input){ path, true, false };
 		else
 			free(path);
 	}
@@ -404,7 +411,7 @@ static int input_paths(const char *const *paths, size_t n, input_vec *inputs)
 	struct stat st;
 
 	if (!n) {
-		*VEC_PUSH(inputs) = (struct input){ xstrdup(DEFAULT_INPUT), false };
+		*VEC_PUSH(inputs) = (struct input){ xstrdup(DEFAULT_INPUT), false, true };
 		return 0;
 	}
 	for (size_t i = 0; i < n; i++) {
@@ -414,7 +421,7 @@ static int input_paths(const char *const *paths, size_t n, input_vec *inputs)
 			if ((status = add_dir(inputs, paths[i])))
 				return status;
 		} else {
-			*VEC_PUSH(inputs) = (struct input){ xstrdup(paths[i]), false };
+			*VEC_PUSH(inputs) = (struct input){ xstrdup(paths[i]), false, false };
 		}
 	}
 	return 0;
@@ -502,7 +509,7 @@ static int load_inputs(struct offline_args *a, const char *const *paths, size_t 
 
 	for (size_t i = 0; !status && i < inputs.len; i++) {
 		struct model other;
-		int got = load(loaded ? &other : m, inputs.v[i].path, a, inputs.v[i].listed);
+		int got = load(loaded ? &other : m, &inputs.v[i], a);
 
 		if (got == SKIPPED)
 			continue;
