@@ -456,9 +456,23 @@ static int explain_failure(int err, const struct record_result *res,
 	return EXIT_FAIL;
 }
 
+/* The -m of at least bytes, which -m does not round down below them: 8M, 512K. */
+static void ring_size_above(size_t bytes, char *out, size_t size)
+{
+	size_t ring = 1;
+
+	while (ring < bytes)
+		ring <<= 1;
+	if (ring >= 1 << 20)
+		snprintf(out, size, "%zuM", ring >> 20);
+	else
+		snprintf(out, size, "%zuK", ring >> 10);
+}
+
 static void print_summary(const struct record_result *res, const struct record_opts *o)
 {
 	double kib = (double)res->file_bytes / 1024;
+	char larger[32];
 
 	if (res->event_fell_back)
 		pr_debug("cycles cannot be sampled here, sampled cpu-clock instead");
@@ -479,7 +493,11 @@ static void print_summary(const struct record_result *res, const struct record_o
 			(unsigned long long)res->stats.cubins, res->stats.cubins == 1 ? "" : "s");
 	else if (o->gpu_pc)
 		pr_info("recorded no GPU PC samples: 'gtrace diagnose -i %s' says why", o->output);
-	if (res->stats.lost)
+	ring_size_above(res->rate_ring_bytes, larger, sizeof(larger));
+	if (res->stats.lost && res->ring_bytes < res->rate_ring_bytes)
+		pr_warn("the kernel dropped %llu records because gtrace could not keep up: rings of %zu KiB hold less than 50 ms at -F %u; try a larger -m, such as -m %s",
+			(unsigned long long)res->stats.lost, res->ring_bytes >> 10, o->freq, larger);
+	else if (res->stats.lost)
 		pr_warn("the kernel dropped %llu records because gtrace could not keep up; try a lower -F or a smaller --call-graph dwarf,SIZE",
 			(unsigned long long)res->stats.lost);
 }

@@ -466,14 +466,13 @@ static int add_attached(struct session *se)
 	return 0;
 }
 
-static size_t ring_bytes_for(const struct record_opts *o)
+/* The ring -m leaves to gtrace: RING_MS of samples at -F. */
+static size_t rate_ring_bytes(const struct record_opts *o)
 {
 	uint64_t sample = SAMPLE_BYTES + (o->method == UNWIND_DWARF ? o->stack_size : 0);
 	uint64_t want = (uint64_t)o->freq * sample * RING_MS / 1000;
 	uint64_t least = o->method == UNWIND_DWARF ? DWARF_RING_BYTES : FP_RING_BYTES;
 
-	if (o->ring_bytes)
-		return o->ring_bytes;
 	return want < least ? least : want > MAX_RING_BYTES ? MAX_RING_BYTES : want;
 }
 
@@ -505,7 +504,7 @@ static int start(struct session *se)
 		.freq = o->freq,
 		.method = o->method,
 		.stack_size = o->stack_size,
-		.ring_bytes = ring_bytes_for(o),
+		.ring_bytes = o->ring_bytes ? o->ring_bytes : rate_ring_bytes(o),
 	};
 	int err;
 
@@ -539,6 +538,7 @@ static int start(struct session *se)
 	se->res->event = sampler_event_name(se->sampler);
 	se->res->event_fell_back = sampler_fell_back(se->sampler);
 	se->res->ring_bytes = sampler_ring_bytes(se->sampler);
+	se->res->rate_ring_bytes = rate_ring_bytes(o);
 
 	se->res->stage = RECORD_STAGE_START;
 	err = chunk_writer_start(&se->cw, se->w);

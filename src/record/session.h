@@ -54,6 +54,8 @@ struct record_result {
 	const char *event;		/* what was sampled */
 	bool event_fell_back;		/* cycles was not available */
 	size_t ring_bytes;
+	size_t rate_ring_bytes;		/* what holds RING_MS of samples at the rate, at most
+					   the largest default: a smaller ring may lose them */
 	uint64_t file_bytes;		/* 0: no file was kept (RECORD_STAGE_WRITE) */
 	int spans_err;			/* the span socket could not be made: no spans */
 	const char *sampling_stopped;	/* why the kernel stops sampling the command, or NULL */

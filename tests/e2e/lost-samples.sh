@@ -3,11 +3,15 @@
 # samples, and every one it drops is counted: diagnose's lost records are
 # the sum of the kernel's reports, each listed with its CPU and thread,
 # and the samples kept plus those lost come to what the threads' time on
-# the CPU at that rate makes. By default a ring is sized to the rate.
+# the CPU at that rate makes; the warning asks for a larger -m. By default
+# a ring is sized to the rate.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
-record small.data -F 20000 -m 16 -- "$WORKLOADS/recurse-nofp" 30 1 4
+run_gtrace record -o small.data -F 20000 -m 16 -- "$WORKLOADS/recurse-nofp" 30 1 4 >/dev/null
+# The rings -m made too small for the rate: the warning says so, and a -m
+# that holds 50 ms of 20 kHz samples with their 16 KiB stack copies.
+expect_contains stderr '^gtrace: warning: the kernel dropped [0-9]+ records .*: rings of 64 KiB hold less than 50 ms at -F 20000; try a larger -m, such as -m 32M$'
 run_gtrace diagnose -i small.data >small.txt
 run_gtrace diagnose -i small.data --format json >small.json
 run_gtrace threads -i small.data --format json >threads.json
