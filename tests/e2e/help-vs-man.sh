@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The manual keeps up with the program: every command listed by
 # gtrace --help has a man page, every option its --help prints is in that
-# page, and every page renders without a groff warning.
+# page and its SYNOPSIS, and every page renders without a groff warning or
+# a space before punctuation.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 MAN=$SRCDIR/man
@@ -18,6 +19,22 @@ options() {
 # fonts removed, close enough to the rendered text to search.
 man_text() {
 	sed -e 's/\\-/-/g' -e 's/\\f[BIRP]//g' -e 's/\\f(..//g' -e 's/\\&//g' "$1"
+}
+
+# check_synopsis HELP-FILE PAGE: each option line of HELP-FILE has one of
+# its names in PAGE's SYNOPSIS, --help aside.
+check_synopsis() {
+	sed -n '/^\.SH SYNOPSIS/,/^\.SH DESCRIPTION/p' "$2" >synopsis.src
+	man_text synopsis.src >synopsis.txt
+	grep -E '^ +-' "$1" | sed -E 's/^ +//; s/  .*//' >option-lines.txt
+	while read -r line; do
+		found=
+		for name in $(echo "$line" | grep -oE -- '--?[a-zA-Z][a-z0-9-]*'); do
+			case $name in -h | --help) found=1 ;; esac
+			grep -qE -- "(^|[^a-zA-Z0-9-])$name([^a-zA-Z0-9-]|\$)" synopsis.txt && found=1
+		done
+		[ -n "$found" ] || fail "'$line' from '$(head -n 1 "$1")' is not in the SYNOPSIS of ${2##*/}"
+	done <option-lines.txt
 }
 
 # check_page HELP-FILE PAGE: every option in HELP-FILE appears in PAGE.
@@ -38,9 +55,17 @@ for cmd in $commands; do
 	"$GTRACE" "$cmd" --help >cmd-help.txt 2>&1 </dev/null ||
 		fail "'gtrace $cmd --help' exited with $?"
 	check_page cmd-help.txt "$MAN/gtrace-$cmd.1"
+	check_synopsis cmd-help.txt "$MAN/gtrace-$cmd.1"
 	man_text "$MAN/gtrace.1" | grep -q "gtrace-$cmd" ||
 		fail "gtrace.1 does not point to gtrace-$cmd(1)"
 done
+
+# ".B word ," renders "word ,": punctuation after a font change goes in
+# the same request, ".BR word ,".
+if grep -nE '^\.[BI] [^ "]+ [][,.;:)]+$' "$MAN"/*.[135] >spaced.txt; then
+	show spaced.txt
+	fail "man pages put a space before punctuation (see above): use .BR or .IR"
+fi
 
 if command -v groff >/dev/null 2>&1; then
 	for page in "$MAN"/*.[15]; do
