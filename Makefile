@@ -219,6 +219,7 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 	install -m 755 $(GTRACE) $(DESTDIR)$(PREFIX)/bin/gtrace
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 644 man/*.3 $(DESTDIR)$(PREFIX)/share/man/man3
+	sh scripts/man-links.sh $(DESTDIR)$(PREFIX)/share/man/man3 man/*.3
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5
 	install -m 644 include/gtrace/target.h include/gtrace/kernel-regions.cuh \
 		$(DESTDIR)$(PREFIX)/include/gtrace

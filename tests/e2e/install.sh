@@ -18,6 +18,19 @@ for f in bin/gtrace include/gtrace/target.h lib/libgtrace-target.a \
 	[ -e "$root/usr/$f" ] || fail "make install did not install '/usr/$f'"
 done
 
+# Each function of the API has its page under its own name, as a library's
+# do: 'man gtrace_span' opens gtrace-target(3).
+functions=$(sed -nE 's/^(GTRACE_TARGET_API|static inline) [^(]*[ *](gtrace_[a-z_]+)\(.*/\2/p' \
+	"$SRCDIR/include/gtrace/target.h")
+[ "$(echo "$functions" | wc -l)" -ge 12 ] || fail "found only '$functions' in target.h"
+for fn in $functions gtrace_kr_init gtrace_kr_collect; do
+	page=$root/usr/share/man/man3/$fn.3
+	[ -f "$page" ] || fail "make install put no page under '$fn' in man3"
+	grep -q '^\.TH GTRACE' "$page" || fail "man3/$fn.3 is not a gtrace page"
+done
+[ "$(readlink "$root/usr/share/man/man3/gtrace_span.3")" = gtrace-target.3 ] ||
+	fail "man3/gtrace_span.3 does not lead to gtrace-target.3"
+
 cat >app.c <<'C'
 #include <gtrace/target.h>
 #include <stdio.h>
