@@ -209,7 +209,7 @@ check: tests
 golden-update: $(GTRACE)
 	$(Q)GTRACE=$(abspath $(GTRACE)) sh tests/golden/run.sh --update $(T)
 
-demo: $(GTRACE) $(WORKLOADS)
+demo: all $(WORKLOADS)
 	$(Q)sh scripts/demo.sh $(BUILD)
 
 install: $(GTRACE) $(TARGET_A) $(TARGET_SO)

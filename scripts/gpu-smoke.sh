@@ -39,7 +39,8 @@
 #   GPU_ARCH      nvcc -arch (default native, then the compute capability
 #                 nvidia-smi reports)
 #   ITERATIONS    iterations of the default run (default 4)
-#   WORK          the work directory (default ./gpu-smoke.DATE)
+#   WORK          the work directory (default: a new one under $TMPDIR,
+#                 else /tmp, gpu-smoke.XXXXXX: never in the source tree)
 #   STEP_TIMEOUT  seconds each step may take (default 120)
 #   OVERHEAD_MAX  the largest launch-loop slowdown that passes (default 2)
 #   DELAY_MAX_MS  the largest activity buffer delay that passes (default 2000)
@@ -56,16 +57,19 @@ agent=$build/libgtrace-cuda.so
 cuda_home=${CUDA_HOME:-/usr/local/cuda}
 nvcc=${NVCC:-$cuda_home/bin/nvcc}
 iterations=${ITERATIONS:-4}
-work=${WORK:-gpu-smoke.$(date +%Y%m%d-%H%M%S)}
+work=${WORK-}
 step_timeout=${STEP_TIMEOUT:-120}
 overhead_max=${OVERHEAD_MAX:-2}
 delay_max_ms=${DELAY_MAX_MS:-2000}
 srcdir=$(cd "$(dirname "$0")/.." && pwd)
-app=$work/real-app
 passed=0
 failed=0
 
-mkdir -p "$work" || exit 2
+if [ -n "$work" ]; then
+	mkdir -p "$work" || exit 2
+else
+	work=$(mktemp -d "${TMPDIR:-/tmp}/gpu-smoke.XXXXXX") || exit 2
+fi
 work=$(cd "$work" && pwd)
 app=$work/real-app
 summary=$work/summary.txt
