@@ -524,13 +524,13 @@ struct metric_process *metrics_processes(const struct model *m, size_t *n)
 		metric_stats(&st, m, id);
 		if (!st.values)
 			continue;
-		if (s->name == rss) {
+		if (s->name != rss) {
+			p->cpu_percent += st.mean;
+			p->cpu_known = true;
+		} else if (st.max > 0) {	/* 0: read as it exited, by older recorders */
 			p->peak_rss_kib = p->rss_known && p->peak_rss_kib > st.max ? p->peak_rss_kib
 										  : st.max;
 			p->rss_known = true;
-		} else {
-			p->cpu_percent += st.mean;
-			p->cpu_known = true;
 		}
 	}
 	u64map_free(&row_of);

@@ -332,7 +332,9 @@ static int read_proc(struct metrics *m, struct proc *p, uint64_t now)
 	c.minflt = st.minflt;
 	c.majflt = st.majflt;
 
-	put_proc(m, p, PROC_RSS, st.rss_pages * m->page_kib);
+	/* None resident: an exiting process, its memory gone; no figure, not a 0. */
+	if (st.rss_pages)
+		put_proc(m, p, PROC_RSS, st.rss_pages * m->page_kib);
 	put_proc(m, p, PROC_THREADS, st.threads);
 	if (p->seen && dt) {
 		put_proc(m, p, PROC_CPU_USER, rate(c.utime, b->utime, tenths, dt));

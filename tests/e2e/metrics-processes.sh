@@ -2,8 +2,8 @@
 # The metrics thread follows the processes of a recording as they come and
 # go: 200 children living together are read and then let go, without the
 # recorder keeping a file of any of them open; a command that exits at once
-# still leaves a recording with the machine's metrics; --no-metrics and bad
-# intervals.
+# still leaves a recording with the machine's metrics, and no RSS of 0 read
+# as it exited; --no-metrics and bad intervals.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -36,6 +36,15 @@ at_least "processes the metrics followed" "$(counter many.data metrics.processes
 record quick.data -- true
 at_least "metrics readings of a command that exits at once" "$(counter quick.data metrics.ticks)" 1
 run_gtrace report -i quick.data >/dev/null
+# Read as it exits, its memory already gone, a process has no RSS figure,
+# not 0 KiB: '-' in threads, no value in report --metrics (gtrace-threads(1)).
+for i in 1 2 3 4 5 6; do
+	record "exit$i.data" -- true
+	run_gtrace threads -i "exit$i.data" >"exit$i.threads"
+	run_gtrace report -i "exit$i.data" --metrics >"exit$i.metrics"
+	expect_not_contains "exit$i.threads" ' 0 KiB'
+	expect_not_contains "exit$i.metrics" '^ +proc\.rss .* 0 KiB'
+done
 
 record none.data --no-metrics -- true
 [ "$(counter none.data metrics.ticks)" = -1 ] || fail "--no-metrics still read metrics"

@@ -305,6 +305,26 @@ static void test_threads(void)
 	model_free(&m);
 }
 
+/* An RSS of 0 is a reading of a process as it exited: no figure, '-'. */
+static void test_threads_rss_read_at_exit(void)
+{
+	struct capture cap;
+	struct model m;
+	const char *text;
+
+	build(&m, 0);
+	threads_print(capture_start(&cap), &m, NULL, 0);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "     100  app              -     175.0%"));
+	CHECK(!strstr(text, " 0 KiB"));
+	free(cap.text);
+	threads_print_json(capture_start(&cap), &m, NULL, "t.data", 0);
+	text = capture_end(&cap);
+	CHECK(strstr(text, "{\"pid\": 100, \"name\": \"app\", \"peak_rss_kib\": null, "));
+	free(cap.text);
+	model_free(&m);
+}
+
 static void test_diagnose(void)
 {
 	struct origin_links links;
@@ -475,6 +495,7 @@ int main(void)
 	RUN(test_report_json);
 	RUN(test_explain);
 	RUN(test_threads);
+	RUN(test_threads_rss_read_at_exit);
 	RUN(test_diagnose);
 	RUN(test_export);
 	RUN(test_diff);
