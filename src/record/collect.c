@@ -685,6 +685,19 @@ static void on_mmap2(struct collector *c, const struct perf_event_header *h)
 		pyreader_mapped(c->python, m->pid);
 }
 
+/* tid was off the CPU from out to in, unless out is 0: it was on it. */
+static void add_offcpu(struct collector *c, uint32_t tid, uint64_t out, uint64_t in)
+{
+	/* A switch in read before the attach found its thread asleep: no interval. */
+	if (out && in > out) {
+		struct tr_offcpu *row = VEC_PUSH(&c->cur->offcpu);
+
+		row->tid = tid;
+		row->start = out;
+		row->end = in;
+	}
+}
+
 static void on_switch(struct collector *c, const struct perf_event_header *h, uint64_t ts)
 {
 	struct rec_id id;
@@ -697,11 +710,7 @@ static void on_switch(struct collector *c, const struct perf_event_header *h, ui
 	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
 		u64map_put(&c->switched_out, id.tid, ts);
 	} else if (u64map_get(&c->switched_out, id.tid, &out) && out) {
-		struct tr_offcpu *row = VEC_PUSH(&c->cur->offcpu);
-
-		row->tid = id.tid;
-		row->start = out;
-		row->end = ts;
+		add_offcpu(c, id.tid, out, ts);
 		u64map_put(&c->switched_out, id.tid, 0);
 	}
 }
@@ -959,6 +968,21 @@ void collector_add_thread(struct collector *c, uint32_t pid, uint32_t tid,
 	u64map_put(&c->comms, tid, id);
 	add_task(c, time, pid, tid, TR_TASK_NEW, 0);
 	add_task(c, time, pid, tid, TR_TASK_COMM, id);
+}
+
+void collector_thread_off_cpu(struct collector *c, uint32_t tid, uint64_t since)
+{
+	u64map_put(&c->switched_out, tid, since);
+}
+
+void collector_end_offcpu(struct collector *c, uint64_t end)
+{
+	uint64_t tid, out;
+	size_t pos = 0;
+
+	/* Rows only: a put could grow the map under the walk. */
+	while (u64map_next(&c->switched_out, &pos, &tid, &out))
+		add_offcpu(c, (uint32_t)tid, out, end);
 }
 
 void collector_add_process(struct collector *c, uint32_t pid, const char *comm,

@@ -52,6 +52,20 @@ int collector_attach_process(struct collector *c, uint32_t pid);
 void collector_add_thread(struct collector *c, uint32_t pid, uint32_t tid,
 			  const char *comm, uint64_t time);
 
+/*
+ * A thread found off the CPU (asleep, waiting) when the recording began at
+ * since: its first switch in ends an off-CPU interval from then, as one it
+ * was seen to leave the CPU for would.
+ */
+void collector_thread_off_cpu(struct collector *c, uint32_t tid, uint64_t since);
+
+/*
+ * The recording ends at end: each thread still off the CPU (asleep when
+ * an attached recording stops) was off it until then. After the last
+ * records, before collector_finish.
+ */
+void collector_end_offcpu(struct collector *c, uint64_t end);
+
 /* Whether a FORK record or the calls above have named pid so far. */
 bool collector_knows_process(const struct collector *c, uint32_t pid);
 

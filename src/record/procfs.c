@@ -37,6 +37,17 @@ void procfs_comm(uint32_t pid, uint32_t tid, char *buf, size_t size)
 		buf[n - 1] = '\0';
 }
 
+bool procfs_thread_running(uint32_t pid, uint32_t tid)
+{
+	char path[64], buf[1024];
+	struct proc_stat st;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%" PRIu32 "/task/%" PRIu32 "/stat", pid, tid);
+	n = read_small(path, buf, sizeof(buf));
+	return n > 0 && !procstat_parse_stat(buf, (size_t)n, &st) && st.state == 'R';
+}
+
 int procfs_start_ns(uint32_t pid, uint64_t *ns)
 {
 	long hz = sysconf(_SC_CLK_TCK);

@@ -67,6 +67,9 @@ int procstat_parse_stat(const char *buf, size_t len, struct proc_stat *st)
 		return -EINVAL;
 	p++;
 	/* Field 3 (state) is a letter; 4 .. 24 are numbers, none of those used negative. */
+	while (p < end && *p == ' ')
+		p++;
+	st->state = p < end ? *p : 0;
 	if (!skip_word(&p, end))
 		return -EINVAL;
 	for (int i = 4; i <= 24; i++) {

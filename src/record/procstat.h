@@ -13,6 +13,7 @@
 
 /* /proc/PID/stat: what a process has used, all its threads together. */
 struct proc_stat {
+	char state;		/* R running or runnable, S sleeping, D waiting on I/O, ... */
 	uint64_t utime, stime;	/* clock ticks (sysconf(_SC_CLK_TCK)) */
 	uint64_t minflt, majflt;
 	uint64_t threads;

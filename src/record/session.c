@@ -462,6 +462,9 @@ static int add_attached(struct session *se)
 		procfs_comm((uint32_t)se->target, (uint32_t)tids[i], comm, sizeof(comm));
 		collector_add_thread(se->c, (uint32_t)se->target, (uint32_t)tids[i], comm,
 				     se->start_ns);
+		/* Asleep at the attach: off the CPU from the start, not on it. */
+		if (!procfs_thread_running((uint32_t)se->target, (uint32_t)tids[i]))
+			collector_thread_off_cpu(se->c, (uint32_t)tids[i], se->start_ns);
 	}
 	return 0;
 }
@@ -743,6 +746,7 @@ static int finish(struct session *se)
 	add_end_meta(se, end_ns);
 	if (se->metrics)
 		metrics_take(se->metrics, se->c);
+	collector_end_offcpu(se->c, end_ns);
 	collector_finish(se->c);
 	collector_flush(se->c, true);
 	collector_stats(se->c, &se->res->stats);

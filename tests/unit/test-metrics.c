@@ -23,6 +23,7 @@ static void test_parse_stat(void)
 	struct proc_stat st;
 
 	CHECK(!procstat_parse_stat(TEXT(stat), &st));
+	CHECK(st.state == 'R');
 	CHECK_EQ_U64(st.minflt, 1500);
 	CHECK_EQ_U64(st.majflt, 7);
 	CHECK_EQ_U64(st.utime, 250);

@@ -393,6 +393,9 @@ static void feed_run(struct collector *c)
 	struct rec r;
 
 	collector_add_process(c, 100, "gtrace", 1000);
+	/* Found asleep at the start, as an attach may find a thread: off the CPU until 1050. */
+	collector_thread_off_cpu(c, 100, 1000);
+	feed_switch(c, 100, 1050, false);
 	rec_start(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
 	rec_put(&r, (uint64_t)100 << 32 | 100);
 	put_str(&r, "app");
@@ -425,6 +428,8 @@ static void feed_run(struct collector *c)
 	put_id(&r, 100, 100, 4600, 0);
 	feed(c, &r, 4600);
 	feed_task(c, PERF_RECORD_EXIT, 101, 5000);
+	/* Asleep when the recording ends at 6000 (collector_end_offcpu). */
+	feed_switch(c, 100, 5500, true);
 }
 
 static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uint32_t arg)
@@ -453,6 +458,7 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 		return -1;
 	collector_meta(c, "command", "app");
 	feed_run(c);
+	collector_end_offcpu(c, 6000);
 	collector_finish(c);
 	collector_flush(c, true);
 	if (chunk_writer_stop(cw, true) || tr_writer_close(w))
@@ -462,6 +468,11 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 	got = readback_tables(path, t, ended);
 	unlink(path);
 	return got;
+}
+
+static bool is_offcpu(const struct tr_offcpu *o, uint32_t tid, uint64_t start, uint64_t end)
+{
+	return o->tid == tid && o->start == start && o->end == end;
 }
 
 static void test_collect_rows(void)
@@ -493,11 +504,11 @@ static void test_collect_rows(void)
 	CHECK_EQ_U64(t.locs.v[t.nodes.v[s[2].node - 1].loc - 1].addr, 0x900000);
 	CHECK_EQ_U64(t.dsos.len, 1);
 
-	CHECK_EQ_U64(t.offcpu.len, 1);
-	if (t.offcpu.len == 1) {
-		CHECK_EQ_U64(t.offcpu.v[0].tid, 101);
-		CHECK_EQ_U64(t.offcpu.v[0].start, 4000);
-		CHECK_EQ_U64(t.offcpu.v[0].end, 4500);
+	CHECK_EQ_U64(t.offcpu.len, 3);
+	if (t.offcpu.len == 3) {
+		CHECK(is_offcpu(&t.offcpu.v[0], 100, 1000, 1050));
+		CHECK(is_offcpu(&t.offcpu.v[1], 101, 4000, 4500));
+		CHECK(is_offcpu(&t.offcpu.v[2], 100, 5500, 6000));
 	}
 	CHECK(has_task(&t, 100, TR_TASK_NEW, 0));
 	CHECK(has_task(&t, 101, TR_TASK_NEW, 100));
