@@ -462,6 +462,92 @@ static int check_ranks(const struct sample_filter *flt, const struct model *m)
 	return 0;
 }
 
+/* Whether th was ever called comm: a name it had, or ":TID" for one never named. */
+static bool thread_called(const struct model *m, const struct model_thread *th, const char *comm)
+{
+	char unnamed[16];
+
+	if (th->lane)
+		return !strcmp(model_str(m, th->name), comm);
+	for (uint32_t i = th->first_name; i < th->first_name + th->names; i++) {
+		const char *name = model_str(m, m->names.v[i].name);
+
+		snprintf(unnamed, sizeof(unnamed), ":%" PRIu32, th->tid);
+		if (!strcmp(name && *name ? name : unnamed, comm))
+			return true;
+	}
+	return false;
+}
+
+/* Whether a thread of m matches what field, one value of its list, asks for. */
+static bool thread_matches(const struct model *m, enum filter_field field, uint32_t id,
+			   const char *comm)
+{
+	for (size_t t = 0; t < m->threads.len; t++) {
+		const struct model_thread *th = &m->threads.v[t];
+
+		if (field == FILTER_PID ? th->pid == id
+		    : field == FILTER_TID ? th->tid == id : thread_called(m, th, comm))
+			return true;
+	}
+	return false;
+}
+
+/* The names of m's threads and lanes, for a --comm that names none: the first few. */
+static void thread_names(const struct model *m, char *out, size_t size)
+{
+	size_t len = 0, shown = 0;
+
+	out[0] = '\0';
+	for (size_t t = 0; t < m->threads.len && len < size; t++) {
+		const struct model_thread *th = &m->threads.v[t];
+		const char *name = model_str(m, th->name);
+		char quoted[64];
+
+		snprintf(quoted, sizeof(quoted), "'%s'", name ? name : "");
+		if (!name || !*name || strstr(out, quoted))
+			continue;
+		len += (size_t)snprintf(out + len, size - len, "%s%s", shown ? ", " : "",
+					shown < 8 ? quoted : "...");
+		if (++shown > 8)
+			break;
+	}
+}
+
+/*
+ * A --pid, --tid or --comm that names no thread of m fails, as --rank
+ * does: the view would be empty, and say nothing of why.
+ */
+static int check_threads(const struct sample_filter *flt, const struct model *m)
+{
+	char names[512];
+
+	for (size_t i = 0; i < flt->pids.len; i++) {
+		if (!thread_matches(m, FILTER_PID, flt->pids.v[i], NULL)) {
+			pr_err("no process %" PRIu32 " in the recording", flt->pids.v[i]);
+			return EXIT_FAIL;
+		}
+	}
+	for (size_t i = 0; i < flt->tids.len; i++) {
+		if (!thread_matches(m, FILTER_TID, flt->tids.v[i], NULL)) {
+			if (flt->tids.v[i] >= TR_SYNTHETIC_TID_BASE)
+				pr_err("no lane 0x%" PRIx32 " in the recording", flt->tids.v[i]);
+			else
+				pr_err("no thread %" PRIu32 " in the recording", flt->tids.v[i]);
+			return EXIT_FAIL;
+		}
+	}
+	for (size_t i = 0; i < flt->comms.len; i++) {
+		if (!thread_matches(m, FILTER_COMM, 0, flt->comms.v[i])) {
+			thread_names(m, names, sizeof(names));
+			pr_err("no thread or lane named '%s' in the recording; its names: %s",
+			       text_escape(flt->comms.v[i]), text_escape(names));
+			return EXIT_FAIL;
+		}
+	}
+	return 0;
+}
+
 /* --align collectives, saying so when there was nothing to align by. */
 static void align_by_collectives(struct model *m)
 {
@@ -555,6 +641,9 @@ bool offline_load_input(struct offline_args *a, struct model *m)
 	join_inputs(a);
 	if (!a->status)
 		a->status = load_inputs(a, a->inputs.v, a->inputs.len, a->input, m);
+	/* Not for diff's pair: a thread may be in one side only. */
+	if (!a->status && (a->status = check_threads(&a->filter, m)))
+		model_free(m);
 	return loaded(a, m);
 }
 

@@ -67,8 +67,10 @@ standin() {
 	printf '#!/bin/sh\nexec %s\n' "$2" >"$1"
 	chmod +x "$1"
 }
-# 3.5 s: export's example keeps 2.5s to 3s of it.
-standin myprog "'$WORKLOADS/lanes' --threads 2 --lanes 4 --run-ms 3500 --rate 2000"
+# 3.5 s: export's example keeps 2.5s to 3s of it; named worker, as the
+# thread that examples select by name.
+cp "$WORKLOADS/lanes" worker
+standin myprog "./worker --threads 2 --lanes 4 --run-ms 3500 --rate 2000"
 standin bench "'$WORKLOADS/regress' 0.5"
 cp "$WORKLOADS/sleeper" server
 [ -x "$WORKLOADS/mpi-unbalanced" ] && standin app "'$WORKLOADS/mpi-unbalanced' 4 5"
@@ -84,10 +86,13 @@ for made in gtrace.data:./myprog base.data:./bench build.data:make run-before/gt
 		{ show "$TESTDIR/stderr"; fail "cannot record the stand-in ${made#*:}"; }
 	rm -f ./*.o
 done
+cp gtrace.data myprog.data
 ran=0
 skipped=0
 for doc in "$SRCDIR/README.md" "$SRCDIR"/man/*.[135]; do
 	name=${doc##*/}
+	# Each document reads the recording of ./myprog that it was written for.
+	cp myprog.data gtrace.data
 	case $name in gtrace-target.3) code_block "$doc" >app.c ;; esac
 	examples "$doc" >examples.txt
 	skip_block=
@@ -105,13 +110,24 @@ for doc in "$SRCDIR/README.md" "$SRCDIR"/man/*.[135]; do
 			skipped=$((skipped + 1))
 			continue
 		fi
-		# A process to attach to: ./server for 2 s, the pid of the author's too.
+		# A process to attach to for 2 s: ./server, or ./worker for the pid
+		# of the author's; the author's pid and tids that a view selects:
+		# gtrace.data's.
 		stand_pid=
 		case $cmd in
-		*"-p 4242"* | *'$(pidof server)'*)
+		*'$(pidof server)'*)
 			./server 150 &
+			stand_pid=$! ;;
+		*"-p 4242"*)
+			./worker --threads 2 --run-ms 2000 >/dev/null &
 			stand_pid=$!
 			cmd=$(echo "$cmd" | sed "s/-p 4242/-p $stand_pid/") ;;
+		*4242* | *4243* | *4250*)
+			gtrace threads >threads.txt 2>/dev/null
+			pid=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { print $1; exit }' threads.txt)
+			tid=$(awk '$1 ~ /^[0-9]+$/ && $2 ~ /^[0-9]+$/ { tid = $2; if ($1 != $2) exit }
+				   END { print tid }' threads.txt)
+			cmd=$(echo "$cmd" | sed -e "s/4242/$pid/g" -e "s/4243/$tid/g" -e "s/4250/$tid/g") ;;
 		esac
 		timeout 120 sh -c "$cmd" >example.out 2>example.err </dev/null
 		status=$?
