@@ -466,9 +466,12 @@ static int check_ranks(const struct sample_filter *flt, const struct model *m)
 static bool thread_called(const struct model *m, const struct model_thread *th, const char *comm)
 {
 	char unnamed[16];
+	const char *lane_name;
 
-	if (th->lane)
-		return !strcmp(model_str(m, th->name), comm);
+	if (th->lane) {
+		lane_name = model_str(m, th->name);
+		return lane_name && !strcmp(lane_name, comm);
+	}
 	for (uint32_t i = th->first_name; i < th->first_name + th->names; i++) {
 		const char *name = model_str(m, m->names.v[i].name);
 
