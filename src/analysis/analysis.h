@@ -13,7 +13,6 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "contract/lanes.h"
 #include "model/model.h"
 #include "symbols/demangle.h"
 #include "util/hashmap.h"
@@ -184,9 +183,6 @@ const char *origin_outcome_name(enum origin_outcome o);
 int u64_cmp(const void *pa, const void *pb);
 /* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
 double u64_quantile(const uint64_t *sorted, size_t n, double q);
-
-/* Whether a span on a CUDA stream lane is a copy or a memset, not a kernel. */
-bool gpu_is_copy_name(const char *name);
 
 /*
  * NVTX ranges: a span on a lane of kind "nvtx" is a range of its origin

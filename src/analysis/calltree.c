@@ -256,13 +256,13 @@ enum lane_place {
  * the lanes; their summaries are no work and stay out.
  */
 static enum lane_place lane_place(const struct model *m, const struct model_thread *th,
-				  bool selected, const uint32_t *kinds)
+				  bool selected)
 {
-	uint32_t kind = m->t.lanes.v[th->lane - 1].kind;
+	enum model_lane_class class = model_lane_class(m, th->lane);
 
-	if (!selected || (kind && kind == kinds[1]))
+	if (!selected || class == MODEL_LANE_KREGION_STATS)
 		return LANE_UNSELECTED;
-	return kind && kind == kinds[0] ? LANE_KERNEL_REGIONS : LANE_OWN;
+	return class == MODEL_LANE_KREGIONS ? LANE_KERNEL_REGIONS : LANE_OWN;
 }
 
 /* The "[kernel] NAME" node of a kernel-regions lane, at its root. */
@@ -286,15 +286,11 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	size_t nlanes = m->t.lanes.len;
 	uint8_t *place = xcalloc(nlanes + 1, sizeof(*place));
 	uint32_t *kernel_node = xcalloc(nlanes + 1, sizeof(*kernel_node));
-	const uint32_t kinds[2] = {
-		model_string_id(m, KREGIONS_LANE_KIND),
-		model_string_id(m, KREGIONS_STATS_LANE_KIND),
-	};
 
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
 
-		place[th->lane] = (uint8_t)lane_place(m, th, filter_lane(flt, f, th), kinds);
+		place[th->lane] = (uint8_t)lane_place(m, th, filter_lane(flt, f, th));
 	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];

@@ -284,25 +284,24 @@ static void add_metrics(struct joined *j, int side, struct funcs *f)
 	}
 }
 
-/* The kind of a lane's spans, or DIFF_KINDS for lanes left out. */
-static enum diff_kind lane_kind(const struct model *m, uint32_t lane, const char *span_name)
+/* The kind of a span, by its lane's class, or DIFF_KINDS for lanes left out. */
+static enum diff_kind span_kind(const struct model *m, const struct tr_span *sp)
 {
-	const char *kind = model_str(m, m->t.lanes.v[lane - 1].kind);
-
-	if (!kind)
-		return DIFF_LANE;
-	if (!strcmp(kind, CUDA_LANE_KIND))
-		return gpu_is_copy_name(span_name) ? DIFF_COPY : DIFF_KERNEL;
-	if (!strcmp(kind, CUDA_API_LANE_KIND))
+	switch (model_lane_class(m, sp->lane)) {
+	case MODEL_LANE_CUDA_STREAM:
+		return model_span_is_copy(m, sp) ? DIFF_COPY : DIFF_KERNEL;
+	case MODEL_LANE_CUDA_API:
 		return DIFF_API;
-	if (!strcmp(kind, CUDA_WAIT_LANE_KIND))
+	case MODEL_LANE_CUDA_WAIT:
 		return DIFF_WAIT;
-	if (!strcmp(kind, NVTX_LANE_KIND))
+	case MODEL_LANE_NVTX:
 		return DIFF_NVTX;
 	/* Each block's regions: their summaries (lane work too) are compared. */
-	if (!strcmp(kind, KREGIONS_LANE_KIND))
+	case MODEL_LANE_KREGIONS:
 		return DIFF_KINDS;
-	return DIFF_LANE;
+	default:
+		return DIFF_LANE;
+	}
 }
 
 /* The entry id of a lane's spans of one name; 0 for spans left out. */
@@ -315,7 +314,7 @@ static uint32_t span_entry(struct joined *j, int side, struct funcs *f, unsigned
 
 	if (!raw || !sp->lane || sp->lane > m->t.lanes.len)
 		return 0;
-	kind = lane_kind(m, sp->lane, raw);
+	kind = span_kind(m, sp);
 	if (kind == DIFF_KINDS || !(kinds & KIND_BIT(kind)))
 		return 0;
 	/* GPU work by name over every stream: stream numbers change between runs. */

@@ -488,12 +488,10 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 {
 	const struct model *m = w->x.m;
 	const struct tr_lane *l = &m->t.lanes.v[lane - 1];
-	uint32_t nvtx_kind = model_string_id(m, NVTX_LANE_KIND);
-	uint32_t cuda_kind = model_string_id(m, CUDA_LANE_KIND);
-	uint32_t pc_kind = model_string_id(m, CUDA_PC_LANE_KIND);
+	enum model_lane_class class = model_lane_class(m, lane);
 	struct lane_walk lw = {
 		.lane = lane,
-		.nvtx = nvtx_kind && l->kind == nvtx_kind,
+		.nvtx = class == MODEL_LANE_NVTX,
 	};
 	uint32_t process = process_track(w, l->pid), gpu = 0;
 	const char *kind = model_str(m, l->kind);
@@ -501,7 +499,7 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 	lw.category = name_id(w, kind && *kind ? kind : "lane");
 
 	/* A GPU's streams, and the windows when its PCs were sampled. */
-	if ((cuda_kind && l->kind == cuda_kind) || (pc_kind && l->kind == pc_kind))
+	if (class == MODEL_LANE_CUDA_STREAM || class == MODEL_LANE_CUDA_PC)
 		gpu = gpu_track(w, l->pid, process, model_str(m, l->name));
 	lw.parent = gpu ? gpu : process;
 	for (size_t i = 0; i < n; i++) {
@@ -542,11 +540,8 @@ static void walk_lanes(struct walk *w)
 	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
 	struct lane_span *spans;
 
-	for (uint32_t lane = 1; lane <= nlanes; lane++) {
-		long ti = model_thread_index(m, TR_SYNTHETIC_TID_BASE + lane - 1);
-
-		selected[lane] = ti >= 0 && filter_lane(w->o->filter, w->x.f, &m->threads.v[ti]);
-	}
+	for (uint32_t lane = 1; lane <= nlanes; lane++)
+		selected[lane] = filter_lane(w->o->filter, w->x.f, model_lane_thread(m, lane));
 	/* By lane: counted into at[lane + 1], so that the prefix sum leaves at[lane] as its start. */
 	for (size_t i = 0; i < m->t.spans.len; i++)
 		if (span_selected(w, selected, &m->t.spans.v[i]))

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 #include "contract/meta.h"
 #include "contract/spans.h"
 #include "symbols/demangle.h"
@@ -73,26 +74,21 @@ struct gpu_builder {
 	VEC(uint32_t) summaries;	/* indexes in m->t.spans of the regions' summaries */
 };
 
-bool gpu_is_copy_name(const char *name)
+/* The table of a lane's class, or GPU_TABLES for a lane of another class. */
+static enum gpu_table_id lane_table(enum model_lane_class class)
 {
-	return !strncmp(name, CUDA_COPY_SPAN_PREFIX, strlen(CUDA_COPY_SPAN_PREFIX)) ||
-	       !strcmp(name, CUDA_MEMSET_SPAN);
-}
-
-/* The table of a lane's kind, or GPU_TABLES for a lane of another kind. */
-static enum gpu_table_id lane_table(const struct model *m, uint32_t lane, const uint32_t *kinds)
-{
-	uint32_t kind = m->t.lanes.v[lane - 1].kind;
-
-	if (kind && kind == kinds[3])
+	switch (class) {
+	case MODEL_LANE_KREGION_STATS:
 		return REGION_SUMMARIES;
-	if (kind && kind == kinds[0])
+	case MODEL_LANE_CUDA_STREAM:
 		return TABLE_KERNELS;
-	if (kind && kind == kinds[1])
+	case MODEL_LANE_CUDA_API:
 		return TABLE_API;
-	if (kind && kind == kinds[2])
+	case MODEL_LANE_CUDA_WAIT:
 		return TABLE_WAITS;
-	return GPU_TABLES;
+	default:
+		return GPU_TABLES;
+	}
 }
 
 /* The index in m->ranks of the recording a span's lane is of. */
@@ -130,12 +126,6 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 {
 	const struct model *m = b->m;
 	size_t nlanes = m->t.lanes.len;
-	uint32_t kinds[4] = {
-		model_string_id(m, CUDA_LANE_KIND),
-		model_string_id(m, CUDA_API_LANE_KIND),
-		model_string_id(m, CUDA_WAIT_LANE_KIND),
-		model_string_id(m, KREGIONS_STATS_LANE_KIND),
-	};
 	uint8_t *table = xmalloc(nlanes + 1);
 	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
 
@@ -144,7 +134,7 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
 
-		table[th->lane] = (uint8_t)lane_table(m, th->lane, kinds);
+		table[th->lane] = (uint8_t)lane_table(model_lane_class(m, th->lane));
 		if (table[th->lane] == GPU_TABLES)
 			continue;
 		b->r->lanes += table[th->lane] != REGION_SUMMARIES;
@@ -162,12 +152,8 @@ static void collect(struct gpu_builder *b, struct funcs *f, const struct sample_
 			*VEC_PUSH(&b->summaries) = (uint32_t)i;
 			continue;
 		}
-		if (t == TABLE_KERNELS) {
-			const char *name = model_str(m, sp->name);
-
-			if (name && gpu_is_copy_name(name))
-				t = TABLE_COPIES;
-		}
+		if (t == TABLE_KERNELS && model_span_is_copy(m, sp))
+			t = TABLE_COPIES;
 		add_entry(b, t, (uint32_t)i);
 	}
 	free(table);
@@ -1083,10 +1069,8 @@ static const char *after(const char *value, const char *prefix)
 
 static bool has_gpu_lanes(const struct model *m)
 {
-	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
-
-	for (size_t i = 0; kind && i < m->t.lanes.len; i++)
-		if (m->t.lanes.v[i].kind == kind)
+	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++)
+		if (model_lane_class(m, lane) == MODEL_LANE_CUDA_STREAM)
 			return true;
 	return false;
 }

@@ -284,18 +284,16 @@ static void first_span(struct u64map *spans, uint64_t key, size_t span)
 static void launches_build(struct launches *ls, struct funcs *f)
 {
 	const struct model *m = f->m;
-	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
 	uint32_t key = model_string_id(m, CUDA_ATTR_CORRELATION);
 
 	memset(ls, 0, sizeof(*ls));
-	if (!kind || !key)
+	if (!key)
 		return;
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		uint64_t correlation, launch, id;
 
-		if (!sp->lane || sp->lane > m->t.lanes.len ||
-		    m->t.lanes.v[sp->lane - 1].kind != kind ||
+		if (model_lane_class(m, sp->lane) != MODEL_LANE_CUDA_STREAM ||
 		    !model_span_attr(m, (uint32_t)i + 1, key, &correlation) ||
 		    !correlation || correlation > UINT32_MAX)
 			continue;

@@ -593,18 +593,19 @@ static void put_target(FILE *out, const struct model *m, const struct origin_lin
 	}
 }
 
-static bool is_cuda_lane(const struct model *m, const struct tr_lane *lane)
+/* Whether lane id lane is one the CUDA agent makes. */
+static bool is_cuda_lane(const struct model *m, uint32_t lane)
 {
-	static const char *const kinds[] = {
-		CUDA_LANE_KIND, CUDA_API_LANE_KIND, CUDA_WAIT_LANE_KIND, NVTX_LANE_KIND,
-		CUDA_PC_LANE_KIND,
-	};
-	const char *kind = model_str(m, lane->kind);
-
-	for (size_t i = 0; kind && i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		if (!strcmp(kind, kinds[i]))
-			return true;
-	return false;
+	switch (model_lane_class(m, lane)) {
+	case MODEL_LANE_CUDA_STREAM:
+	case MODEL_LANE_CUDA_API:
+	case MODEL_LANE_CUDA_WAIT:
+	case MODEL_LANE_NVTX:
+	case MODEL_LANE_CUDA_PC:
+		return true;
+	default:
+		return false;
+	}
 }
 
 static bool has_cuda(const struct model *m)
@@ -615,8 +616,8 @@ static bool has_cuda(const struct model *m)
 	for (size_t i = 0; i < m->counters.len; i++)
 		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_COUNTER_PREFIX))
 			return true;
-	for (size_t i = 0; i < m->t.lanes.len; i++)
-		if (is_cuda_lane(m, &m->t.lanes.v[i]))
+	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++)
+		if (is_cuda_lane(m, lane))
 			return true;
 	return false;
 }
@@ -663,13 +664,12 @@ static void put_meta_keys(FILE *out, const struct model *m, const char *prefix, 
 /* What the GPU lanes hold: streams, kernels, copies and their GPU time. */
 static void put_cuda_lanes(FILE *out, const struct model *m)
 {
-	uint32_t kind = model_string_id(m, CUDA_LANE_KIND);
 	uint64_t streams = 0, spans = 0, ns = 0;
 
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
 
-		if (!kind || m->t.lanes.v[th->lane - 1].kind != kind)
+		if (model_lane_class(m, th->lane) != MODEL_LANE_CUDA_STREAM)
 			continue;
 		streams++;
 		spans += th->spans;
@@ -922,20 +922,17 @@ struct kr_lanes {
 
 static void count_kr_lanes(struct kr_lanes *k, const struct model *m)
 {
-	uint32_t kind = model_string_id(m, KREGIONS_LANE_KIND);
-	uint32_t stats_kind = model_string_id(m, KREGIONS_STATS_LANE_KIND);
 	uint32_t error_key = model_string_id(m, KR_ATTR_CLOCK_ERROR_NS);
 
 	memset(k, 0, sizeof(*k));
-	for (size_t i = 0; i < m->t.lanes.len; i++) {
-		k->lanes += kind && m->t.lanes.v[i].kind == kind;
-		k->stats_lanes += stats_kind && m->t.lanes.v[i].kind == stats_kind;
+	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++) {
+		k->lanes += model_lane_class(m, lane) == MODEL_LANE_KREGIONS;
+		k->stats_lanes += model_lane_class(m, lane) == MODEL_LANE_KREGION_STATS;
 	}
 	for (size_t i = 0; k->stats_lanes && error_key && i < m->t.spans.len; i++) {
-		uint32_t lane = m->t.spans.v[i].lane;
 		uint64_t ns;
 
-		if (!lane || lane > m->t.lanes.len || m->t.lanes.v[lane - 1].kind != stats_kind ||
+		if (model_lane_class(m, m->t.spans.v[i].lane) != MODEL_LANE_KREGION_STATS ||
 		    !model_span_attr(m, (uint32_t)i + 1, error_key, &ns))
 			continue;
 		k->clock_known = true;

@@ -28,12 +28,6 @@ static int cmp_lane_rows(const void *pa, const void *pb, void *pctx)
 	return a->name < b->name ? -1 : a->name > b->name;
 }
 
-/* The lane's synthetic thread. */
-static const struct model_thread *lane_thread(const struct model *m, uint32_t lane)
-{
-	return &m->threads.v[model_thread_index(m, TR_SYNTHETIC_TID_BASE + lane - 1)];
-}
-
 void lane_report_build(struct lane_report *r, struct funcs *f, const struct sample_filter *flt)
 {
 	const struct model *m = f->m;
@@ -43,7 +37,7 @@ void lane_report_build(struct lane_report *r, struct funcs *f, const struct samp
 
 	memset(r, 0, sizeof(*r));
 	for (uint32_t lane = 1; lane <= nlanes; lane++) {
-		selected[lane] = filter_lane(flt, f, lane_thread(m, lane));
+		selected[lane] = filter_lane(flt, f, model_lane_thread(m, lane));
 		r->lanes += selected[lane];
 	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
@@ -97,8 +91,8 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 	int width = 4;
 
 	for (size_t i = 0; i < rows; i++) {
-		int len = (int)strlen(text_escape(str_or_dash(m,
-							      lane_thread(m, r->rows.v[i].lane)->name)));
+		const struct model_thread *th = model_lane_thread(m, r->rows.v[i].lane);
+		int len = (int)strlen(text_escape(str_or_dash(m, th->name)));
 
 		if (len > width)
 			width = len;
@@ -113,7 +107,7 @@ void lane_report_print(FILE *out, const struct lane_report *r, const struct mode
 		"Of lane", "Spans", "Avg us", "Min us", "Max us", width, "Lane", "Span");
 	for (size_t i = 0; i < rows; i++) {
 		const struct lane_row *row = &r->rows.v[i];
-		const struct model_thread *th = lane_thread(m, row->lane);
+		const struct model_thread *th = model_lane_thread(m, row->lane);
 		const char *name = str_or_dash(m, row->name);
 		char *plain = demangle(&d, name);	/* GPU kernels have C++ names */
 
@@ -141,7 +135,7 @@ void lane_report_print_json(struct json *j, const struct lane_report *r,
 	json_begin_array(j, "rows", JSON_LINES);
 	for (size_t i = 0; i < rows; i++) {
 		const struct lane_row *row = &r->rows.v[i];
-		const struct model_thread *th = lane_thread(m, row->lane);
+		const struct model_thread *th = model_lane_thread(m, row->lane);
 		const char *name = str_or_dash(m, row->name);
 		char *plain = demangle(&d, name);
 

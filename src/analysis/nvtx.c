@@ -41,22 +41,18 @@ static int cmp_ranges(const void *pa, const void *pb)
 	return a->span > b->span ? -1 : a->span < b->span;
 }
 
-/* The ranges of spans on "nvtx" lanes with a real origin thread and a length. */
+/* The ranges of spans on NVTX lanes with a real origin thread and a length. */
 static struct range *collect_ranges(const struct model *m, size_t *n)
 {
-	uint32_t kind = model_string_id(m, NVTX_LANE_KIND);
 	uint32_t depth_key = model_string_id(m, NVTX_ATTR_DEPTH);
 	VEC(struct range) ranges = {0};
 
 	*n = 0;
-	if (!kind)
-		return NULL;
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		struct range *r;
 
-		if (!sp->lane || sp->lane > m->t.lanes.len ||
-		    m->t.lanes.v[sp->lane - 1].kind != kind || !sp->dur ||
+		if (model_lane_class(m, sp->lane) != MODEL_LANE_NVTX || !sp->dur ||
 		    !sp->origin_tid || sp->origin_tid >= TR_SYNTHETIC_TID_BASE)
 			continue;
 		r = VEC_PUSH(&ranges);

@@ -246,10 +246,9 @@ static void match_collectives(struct rank_report *r, struct collective_kernel *k
 	}
 }
 
-/* What a span name on a stream lane is, cached by string id. */
+/* What a kernel's name is, cached by string id. */
 #define KERNEL_UNSEEN 0
-#define KERNEL_COPY UINT32_MAX
-#define KERNEL_PLAIN (UINT32_MAX - 1)
+#define KERNEL_PLAIN UINT32_MAX
 
 /* The kernel's collective name: the first string id with its text; 0 for another kernel. */
 static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
@@ -262,9 +261,7 @@ static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
 
 		s = s ? s : "";
 		plain = demangle(&f->demangler, s);
-		if (gpu_is_copy_name(s))
-			cache[name] = KERNEL_COPY;
-		else if (!strncmp(plain ? plain : s, "nccl", 4))
+		if (!strncmp(plain ? plain : s, "nccl", 4))
 			cache[name] = model_string_id(m, s);
 		else
 			cache[name] = KERNEL_PLAIN;
@@ -272,9 +269,6 @@ static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
 	}
 	return cache[name] == KERNEL_PLAIN ? 0 : cache[name];
 }
-
-/* The lane kinds --ranks reads. */
-enum lane_use { LANE_OTHER, LANE_STREAM, LANE_WAIT };
 
 /* The kernels and waits of the selected lanes. */
 /*
@@ -286,7 +280,6 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 {
 	const struct model *m = f->m;
 	size_t nlanes = m->t.lanes.len;
-	uint8_t *use = xcalloc(nlanes + 1, sizeof(*use));
 	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
 	uint32_t *rank = xcalloc(nlanes + 1, sizeof(*rank));
 	uint32_t *names = xcalloc(m->t.strings.len + 1, sizeof(*names));
@@ -294,30 +287,30 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 
 	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
-		const char *kind = model_str(m, m->t.lanes.v[th->lane - 1].kind);
+		enum model_lane_class class = model_lane_class(m, th->lane);
 
-		use[th->lane] = !kind ? LANE_OTHER : !strcmp(kind, CUDA_LANE_KIND) ? LANE_STREAM
-			      : !strcmp(kind, CUDA_WAIT_LANE_KIND) ? LANE_WAIT : LANE_OTHER;
-		selected[th->lane] = use[th->lane] != LANE_OTHER && filter_lane(flt, f, th);
+		selected[th->lane] = (class == MODEL_LANE_CUDA_STREAM ||
+				      class == MODEL_LANE_CUDA_WAIT) && filter_lane(flt, f, th);
 		rank[th->lane] = (uint32_t)model_rank_of(m, th->pid);
 	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
+		enum model_lane_class class = model_lane_class(m, sp->lane);
 		uint32_t name;
 		struct collective_kernel *k;
 
-		if (!sp->lane || sp->lane > nlanes || use[sp->lane] == LANE_OTHER ||
+		if ((class != MODEL_LANE_CUDA_STREAM && class != MODEL_LANE_CUDA_WAIT) ||
 		    !filter_span(flt, f, selected, sp))
 			continue;
-		if (use[sp->lane] == LANE_WAIT) {
+		if (class == MODEL_LANE_CUDA_WAIT) {
 			if (wait_ns)
 				wait_ns[rank[sp->lane]] = u64_sat_add(wait_ns[rank[sp->lane]],
 								      sp->dur);
 			continue;
 		}
-		name = sp->name <= m->t.strings.len ? kernel_name(f, names, sp->name) : 0;
-		if (name == KERNEL_COPY)
+		if (model_span_is_copy(m, sp))
 			continue;
+		name = sp->name <= m->t.strings.len ? kernel_name(f, names, sp->name) : 0;
 		k = VEC_PUSH(&found);
 		k->rank = rank[sp->lane];
 		k->name = name;
@@ -327,7 +320,6 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 	free(names);
 	free(rank);
 	free(selected);
-	free(use);
 	*kernels = found.v;
 	return found.len;
 }

@@ -484,7 +484,6 @@ struct lane_work *lane_work_select(const struct funcs *f, const struct sample_fi
 {
 	const struct model *m = f->m;
 	bool *node_ok = filter_nodes(f, flt);
-	uint32_t ranges = model_string_id(m, NVTX_LANE_KIND);
 	VEC(struct lane_work) work = {0};
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
@@ -493,7 +492,7 @@ struct lane_work *lane_work_select(const struct funcs *f, const struct sample_fi
 
 		/* An NVTX range is not work queued: its origin is where it opened. */
 		if (!links->sample[i] || !lane || lane > m->t.lanes.len ||
-		    (ranges && m->t.lanes.v[lane - 1].kind == ranges))
+		    model_lane_class(m, lane) == MODEL_LANE_NVTX)
 			continue;
 		node = m->t.samples.v[links->sample[i] - 1].node;
 		if (node > m->t.nodes.len)

@@ -28,6 +28,9 @@ void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n
 /* Indexes string id's text for model_string_id, if none before had it. */
 void model_add_text(struct model *m, uint32_t id);
 
+/* Each lane's class and each CUDA stream span name's (lanes.c), after index_lanes. */
+void model_classify_lanes(struct model *m);
+
 /* Frees the indexes of model_index, keeping the tables, and builds them again. */
 void model_reindex(struct model *m);
 

@@ -222,13 +222,11 @@ static void index_names(struct model *m)
  */
 static void index_lanes(struct model *m)
 {
-	size_t *lane_thread;
-
 	if (m->t.lanes.len > TR_MAX_LANES) {
 		m->lanes_past_limit += m->t.lanes.len - TR_MAX_LANES;
 		m->t.lanes.len = TR_MAX_LANES;
 	}
-	lane_thread = xcalloc(m->t.lanes.len + 1, sizeof(*lane_thread));
+	/* In lane order, after the real threads: what model_lane_thread finds. */
 	for (size_t i = 0; i < m->t.lanes.len; i++) {
 		const struct tr_lane *lane = &m->t.lanes.v[i];
 		struct model_thread *th;
@@ -236,7 +234,6 @@ static void index_lanes(struct model *m)
 		th = new_thread(m, TR_SYNTHETIC_TID_BASE + (uint32_t)i, lane->pid);
 		th->lane = (uint32_t)i + 1;
 		th->name = lane->name;
-		lane_thread[i + 1] = (size_t)(th - m->threads.v);
 	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
@@ -244,13 +241,12 @@ static void index_lanes(struct model *m)
 
 		if (!sp->lane || sp->lane > m->t.lanes.len)
 			continue;
-		th = &m->threads.v[lane_thread[sp->lane]];
+		th = &m->threads.v[m->real_threads + sp->lane - 1];
 		th->spans++;
 		th->span_ns = u64_sat_add(th->span_ns, sp->dur);
 		see_ts(&th->first_ts, &th->last_ts, sp->start);
 		see_ts(&th->first_ts, &th->last_ts, u64_sat_add(sp->start, sp->dur));
 	}
-	free(lane_thread);
 }
 
 void model_index_symbols(struct model *m)
@@ -441,6 +437,7 @@ void model_index(struct model *m)
 	m->processes = pids.len;
 	u64map_free(&pids);
 	index_lanes(m);
+	model_classify_lanes(m);
 	for (size_t i = m->real_threads; i < m->threads.len; i++) {
 		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].first_ts);
 		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
@@ -463,6 +460,8 @@ static void free_indexes(struct model *m)
 	u64map_free(&m->thread_by_tid);
 	free(m->loc_syms);
 	free(m->span_attrs);
+	free(m->lane_class);
+	free(m->stream_span_class);
 	VEC_FREE(&m->text_string_id);
 	free(m->meta_last);
 	free(m->metric_points);
@@ -471,6 +470,8 @@ static void free_indexes(struct model *m)
 	strtab_free(&m->meta_keys);
 	m->loc_syms = NULL;
 	m->span_attrs = NULL;
+	m->lane_class = NULL;
+	m->stream_span_class = NULL;
 	m->meta_last = NULL;
 	m->metric_points = NULL;
 	m->metric_first = NULL;

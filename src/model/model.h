@@ -6,7 +6,9 @@
  * A whole recording in memory: every chunk's rows appended into one
  * struct tr_tables, plus the indexes the offline commands share (threads,
  * lanes, symbols per location, counters). The model is the only reader of
- * the file; commands aggregate and print from it.
+ * the file; commands aggregate and print from it. It reads the contract's
+ * lane kinds and span names too (src/contract/lanes.h, spans.h): each lane
+ * is classified once at load (model_lane_class), and the views ask it.
  */
 
 #include <stdbool.h>
@@ -45,6 +47,34 @@ struct model_thread {
 	uint64_t offcpu_ns;	/* sum of its off-CPU intervals, at most UINT64_MAX */
 	uint64_t spans;		/* lanes: number of spans */
 	uint64_t span_ns;	/* lanes: sum of span durations, at most UINT64_MAX */
+};
+
+/*
+ * What a lane is, from its kind (src/contract/lanes.h): classified once at
+ * load, so that the views ask model_lane_class and never compare kinds.
+ */
+enum model_lane_class {
+	MODEL_LANE_NONE,		/* no such lane: id 0, or past the lanes */
+	MODEL_LANE_TARGET,		/* an application's, of a kind of its own or none */
+	MODEL_LANE_CUDA_STREAM,		/* a GPU stream: kernels, copies, memsets */
+	MODEL_LANE_CUDA_API,		/* CUDA runtime and driver API calls */
+	MODEL_LANE_CUDA_WAIT,		/* the CPU waiting in a synchronizing call */
+	MODEL_LANE_NVTX,		/* NVTX ranges of their origin threads */
+	MODEL_LANE_CUDA_PC,		/* GPU PC sampling's windows */
+	MODEL_LANE_KREGIONS,		/* kernel regions of a kernel's first blocks */
+	MODEL_LANE_KREGION_STATS,	/* each collect's summary of a kernel's regions */
+	MODEL_LANE_CLASSES
+};
+
+/*
+ * What a span is where the views tell one lane's spans apart: on a CUDA
+ * stream, by its name (src/contract/spans.h).
+ */
+enum model_span_class {
+	MODEL_SPAN_OTHER,	/* not on a CUDA stream: its lane's class says */
+	MODEL_SPAN_KERNEL,	/* named by its kernel */
+	MODEL_SPAN_COPY,	/* CUDA_COPY_SPAN_PREFIX "<kind>]" */
+	MODEL_SPAN_MEMSET,	/* CUDA_MEMSET_SPAN */
 };
 
 /* Where the symbol rows of one location are: symbols.v[first .. first+count). */
@@ -118,6 +148,9 @@ struct model {
 	size_t real_threads;		/* threads.v[0 .. real_threads) are real */
 	uint64_t lanes_past_limit;	/* lane rows past TR_MAX_LANES: cut off t.lanes */
 	struct u64map thread_by_tid;	/* tid -> index in threads */
+	uint8_t *lane_class;		/* by lane id: enum model_lane_class; [0] none */
+	uint8_t *stream_span_class;	/* by string id: enum model_span_class of a
+					   CUDA stream's span of that name */
 	struct model_loc_syms *loc_syms; /* by loc id; [0] unused */
 	VEC(struct tr_counter) counters; /* one per name, last value wins */
 	struct strtab texts;		/* distinct string texts, for model_string_id */
@@ -212,6 +245,15 @@ bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
 const struct model_point *model_metric_points(const struct model *m, uint32_t metric, size_t *n);
 /* The id of the series of that name, pid and gpu (index + 1, 0 none), or 0. */
 uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid, uint32_t gpu);
+
+/* What lane id lane is: MODEL_LANE_NONE for 0 or an id past the lanes. */
+enum model_lane_class model_lane_class(const struct model *m, uint32_t lane);
+/* What span sp is: MODEL_SPAN_OTHER unless it is on a CUDA stream. */
+enum model_span_class model_span_class(const struct model *m, const struct tr_span *sp);
+/* Whether sp is a copy or a memset: the GPU's memory work, which views table apart. */
+bool model_span_is_copy(const struct model *m, const struct tr_span *sp);
+/* The synthetic thread of lane id lane, 1 .. lanes. */
+const struct model_thread *model_lane_thread(const struct model *m, uint32_t lane);
 
 /* The index in m->threads of tid, or -1. Lanes are found by their synthetic tid. */
 long model_thread_index(const struct model *m, uint32_t tid);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "test.h"
 #include "synth.h"

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "contract/lanes.h"
 #include "symbols/cubin.h"
 #include "symbols/demangle.h"
 #include "pcapp.h"

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 
 #include "analysis/analysis.h"
+#include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "test.h"
 #include "synth.h"

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include "analysis/analysis.h"
+#include "contract/lanes.h"
+#include "contract/spans.h"
 #include "test.h"
 #include "synth.h"
 
@@ -246,6 +248,55 @@ static void test_lanes_are_synthetic_threads(void)
 	model_free(&m);
 }
 
+/* Each lane's class from its kind, each CUDA stream span's from its name. */
+static void test_lane_classes(void)
+{
+	static const struct {
+		const char *kind;
+		enum model_lane_class class;
+	} lanes[] = {
+		{ CUDA_LANE_KIND, MODEL_LANE_CUDA_STREAM },
+		{ CUDA_API_LANE_KIND, MODEL_LANE_CUDA_API },
+		{ CUDA_WAIT_LANE_KIND, MODEL_LANE_CUDA_WAIT },
+		{ NVTX_LANE_KIND, MODEL_LANE_NVTX },
+		{ CUDA_PC_LANE_KIND, MODEL_LANE_CUDA_PC },
+		{ KREGIONS_LANE_KIND, MODEL_LANE_KREGIONS },
+		{ KREGIONS_STATS_LANE_KIND, MODEL_LANE_KREGION_STATS },
+		{ "queue", MODEL_LANE_TARGET },
+		{ "", MODEL_LANE_TARGET },
+	};
+	const size_t n = sizeof(lanes) / sizeof(lanes[0]);
+	struct synth s = {0};
+	struct model m;
+
+	for (size_t i = 0; i < n; i++)
+		synth_lane_kind(&s, 1, lanes[i].kind, "lane");
+	synth_span(&s, 1, "vecAdd", 0, 1);
+	synth_span(&s, 1, "[CUDA memcpy HtoD]", 1, 1);
+	synth_span(&s, 1, CUDA_MEMSET_SPAN, 2, 1);
+	synth_span(&s, 4, "[CUDA memcpy HtoD]", 3, 1);
+	synth_span(&s, 1, "k", 4, 1);
+	synth_model(&s, &m, TR_FEAT_LANES);
+	m.t.spans.v[4].name = (uint32_t)m.t.strings.len + 1;	/* names no string */
+
+	for (uint32_t lane = 1; lane <= n; lane++) {
+		CHECK(model_lane_class(&m, lane) == lanes[lane - 1].class);
+		CHECK_EQ_U64(model_lane_thread(&m, lane)->lane, lane);
+	}
+	CHECK(model_lane_class(&m, 0) == MODEL_LANE_NONE);
+	CHECK(model_lane_class(&m, (uint32_t)n + 1) == MODEL_LANE_NONE);
+	CHECK(model_span_class(&m, &m.t.spans.v[0]) == MODEL_SPAN_KERNEL);
+	CHECK(model_span_class(&m, &m.t.spans.v[1]) == MODEL_SPAN_COPY);
+	CHECK(model_span_class(&m, &m.t.spans.v[2]) == MODEL_SPAN_MEMSET);
+	CHECK(model_span_class(&m, &m.t.spans.v[3]) == MODEL_SPAN_OTHER);
+	CHECK(model_span_class(&m, &m.t.spans.v[4]) == MODEL_SPAN_KERNEL);
+	CHECK(!model_span_is_copy(&m, &m.t.spans.v[0]));
+	CHECK(model_span_is_copy(&m, &m.t.spans.v[1]));
+	CHECK(model_span_is_copy(&m, &m.t.spans.v[2]));
+	CHECK(!model_span_is_copy(&m, &m.t.spans.v[3]));
+	model_free(&m);
+}
+
 /*
  * Span attributes by span id and key, across chunks; strings by text. Rows
  * naming no span or a span out of range are ignored.
@@ -450,6 +501,7 @@ int main(void)
 	RUN(test_read_limit);
 	RUN(test_unreadable_files);
 	RUN(test_lanes_are_synthetic_threads);
+	RUN(test_lane_classes);
 	RUN(test_span_attrs);
 	RUN(test_bad_ids);
 	RUN(test_load_and_report_speed);

@@ -11,6 +11,7 @@
 
 #include "analysis/analysis.h"
 #include "analysis/metrics.h"
+#include "contract/lanes.h"
 #include "exports.h"
 #include "synth.h"
 #include "test.h"
