@@ -521,16 +521,16 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 }
 
 /*
- * A span is exported when its lane is selected as a thread would be, or
- * its origin thread is (--tid of a CPU thread: the work it queued), and it
- * meets the window.
+ * A span is exported when filter_span selects it (its lane is selected as a
+ * thread would be, or its origin thread is: --tid of a CPU thread, the work
+ * it queued), and it meets the window.
  */
 static bool span_selected(const struct walk *w, const bool *lane_selected,
 			  const struct tr_span *sp)
 {
 	if (!sp->lane || sp->lane > w->x.m->t.lanes.len || !in_window(w, sp->start, sp->dur))
 		return false;
-	return lane_selected[sp->lane] || thread_track(w, sp->origin_tid);
+	return filter_span(w->o->filter, w->x.f, lane_selected, sp);
 }
 
 static void walk_lanes(struct walk *w)
