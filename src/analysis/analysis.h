@@ -252,6 +252,19 @@ uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group);
  * each name.
  */
 uint32_t *groups_by_name(const struct model *m, const uint32_t *name_group);
+/*
+ * Splits the samples' groups (sample_group, by sample index; 0 leaves a
+ * sample out) in place by two keys more: by_sample[sample index] and
+ * by_node[its leaf node] (NULL: 0 for all). Each sample's group becomes
+ * group_of(ctx, group, its by_sample key, its by_node key), called once
+ * for each run of samples alike (samples come in runs of one thread and
+ * stack).
+ */
+void split_sample_groups(const struct model *m, uint32_t *sample_group,
+			 const uint32_t *by_sample, const uint32_t *by_node,
+			 uint32_t (*group_of)(void *ctx, uint32_t group, uint32_t sample_key,
+					      uint32_t node_key),
+			 void *ctx);
 
 /*
  * Counts the samples by (sample_group[sample index], leaf node); group 0

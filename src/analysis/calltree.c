@@ -309,8 +309,10 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	free(kernel_node);
 }
 
-static uint32_t group_of(struct tree_builder *b, uint32_t part, uint32_t chain)
+/* The group of a thread part and an NVTX chain (0 none); ctx the builder. */
+static uint32_t group_of(void *ctx, uint32_t part, uint32_t chain, uint32_t unused)
 {
+	struct tree_builder *b = ctx;
 	uint32_t id = u64map_pair_id(&b->group_ids, part, chain);
 
 	if (id > b->groups.len) {
@@ -344,7 +346,6 @@ static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
 	const struct model *m = f->m;
 	uint32_t *name_part = xcalloc(m->names.len + 1, sizeof(*name_part));
 	uint32_t *groups, *chains = NULL;
-	uint32_t last_part = 0, last_chain = 0, last_group = 0;
 
 	for (size_t ti = 0; ti < m->real_threads; ti++) {
 		const struct model_thread *th = &m->threads.v[ti];
@@ -357,18 +358,7 @@ static uint32_t *sample_groups(struct tree_builder *b, struct funcs *f,
 	free(name_part);
 	if (nvtx_frames)
 		chains = nvtx_sample_chains(&b->ranges, m);
-	for (size_t i = 0; i < m->t.samples.len; i++) {
-		uint32_t part = groups[i], chain = chains ? chains[i] : 0;
-
-		if (!part)
-			continue;
-		if (!last_group || part != last_part || chain != last_chain) {
-			last_part = part;
-			last_chain = chain;
-			last_group = group_of(b, part, chain);
-		}
-		groups[i] = last_group;
-	}
+	split_sample_groups(m, groups, chains, NULL, group_of, b);
 	free(chains);
 	return groups;
 }

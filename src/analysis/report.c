@@ -151,8 +151,10 @@ static void make_thread_parts(struct row_builder *b, struct funcs *f,
 	}
 }
 
-static uint32_t group_of(struct row_builder *b, uint32_t part, uint32_t nvtx, uint32_t pyline)
+/* The group of a thread part, a range name (0 none) and a pyline (0 none); ctx the builder. */
+static uint32_t group_of(void *ctx, uint32_t part, uint32_t nvtx, uint32_t pyline)
 {
+	struct row_builder *b = ctx;
 	uint32_t id = u64map_pair_id(&b->group_ids, u64map_pair_id(&b->pairs, part, nvtx),
 				     pyline);
 
@@ -195,39 +197,22 @@ static void make_sample_groups(struct row_builder *b, struct funcs *f,
 			       const struct report_opts *o)
 {
 	const struct model *m = f->m;
-	uint32_t last_part = 0, last_name = 0, last_pyline = 0, last_group = 0;
-	uint32_t *chains = NULL, *pylines = has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
+	uint32_t *names = NULL, *pylines = has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
 	struct nvtx_ranges ranges = {0};
 
 	b->sample_group = groups_by_name(m, b->name_part);
 	if (has_key(o, KEY_NVTX)) {
 		nvtx_ranges_build(&ranges, m);
-		chains = nvtx_sample_chains(&ranges, m);
-	}
-	for (size_t i = 0; i < m->t.samples.len; i++) {
-		uint32_t part = b->sample_group[i], name = 0, pyline = 0;
-		uint32_t node = m->t.samples.v[i].node;
-
-		if (!part)
-			continue;
-		if (chains && chains[i])
-			name = ranges.chains.v[chains[i] - 1].name;
-		if (pylines && node <= m->t.nodes.len)
-			pyline = pylines[node];
-		/* Samples come in runs of one thread and stack: most need no lookup. */
-		if (!last_group || part != last_part || name != last_name || pyline != last_pyline) {
-			last_part = part;
-			last_name = name;
-			last_pyline = pyline;
-			last_group = group_of(b, part, name, pyline);
-		}
-		b->sample_group[i] = last_group;
-	}
-	free(pylines);
-	if (chains) {
-		free(chains);
+		/* Each sample's chain, then the name of its innermost range. */
+		names = nvtx_sample_chains(&ranges, m);
+		for (size_t i = 0; i < m->t.samples.len; i++)
+			if (names[i])
+				names[i] = ranges.chains.v[names[i] - 1].name;
 		nvtx_ranges_free(&ranges);
 	}
+	split_sample_groups(m, b->sample_group, names, pylines, group_of, b);
+	free(pylines);
+	free(names);
 }
 
 static void make_func_parts(struct row_builder *b, const struct funcs *f,

@@ -410,6 +410,33 @@ uint32_t *groups_by_name(const struct model *m, const uint32_t *name_group)
 	return groups;
 }
 
+void split_sample_groups(const struct model *m, uint32_t *sample_group,
+			 const uint32_t *by_sample, const uint32_t *by_node,
+			 uint32_t (*group_of)(void *ctx, uint32_t group, uint32_t sample_key,
+					      uint32_t node_key),
+			 void *ctx)
+{
+	uint32_t last_in = 0, last_sample_key = 0, last_node_key = 0, last = 0;
+
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		uint32_t in = sample_group[i], node = m->t.samples.v[i].node;
+		uint32_t sample_key = by_sample ? by_sample[i] : 0;
+		uint32_t node_key = by_node && node <= m->t.nodes.len ? by_node[node] : 0;
+
+		if (!in)
+			continue;
+		/* Most samples are like the one before: no lookup. */
+		if (!last || in != last_in || sample_key != last_sample_key ||
+		    node_key != last_node_key) {
+			last_in = in;
+			last_sample_key = sample_key;
+			last_node_key = node_key;
+			last = group_of(ctx, in, sample_key, node_key);
+		}
+		sample_group[i] = last;
+	}
+}
+
 uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
 {
 	uint32_t *name_group = xcalloc(m->names.len + 1, sizeof(*name_group)), *groups;
