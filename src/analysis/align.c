@@ -15,22 +15,6 @@
 #include "util/saturate.h"
 #include "util/vec.h"
 
-static int cmp_i64(const void *pa, const void *pb)
-{
-	int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
-/* Halfway between the middle two, their distance taken unsigned: it may pass INT64_MAX. */
-static int64_t median(int64_t *v, size_t n)
-{
-	qsort(v, n, sizeof(*v), cmp_i64);
-	if (n % 2)
-		return v[n / 2];
-	return v[n / 2 - 1] + (int64_t)(((uint64_t)v[n / 2] - (uint64_t)v[n / 2 - 1]) / 2);
-}
-
 /* a - b for ends of spans (a hostile file's may be 2^64 apart), within int64. */
 static int64_t end_gap(uint64_t a, uint64_t b)
 {
@@ -94,13 +78,13 @@ size_t align_collectives(struct model *m, struct funcs *f)
 		for (end = i; end < found && gaps[end].rank == r; end++)
 			ns[end - i] = gaps[end].ns;
 		m->ranks.v[r].aligned_by = end - i;
-		shift[r] = median(ns, end - i);
+		shift[r] = i64_median(ns, end - i);
 		for (size_t j = 0; j < end - i; j++) {
 			int64_t off = i64_sat_sub(ns[j], shift[r]);
 
 			ns[j] = off < 0 ? i64_sat_sub(0, off) : off;
 		}
-		m->ranks.v[r].residual_ns = median(ns, end - i);
+		m->ranks.v[r].residual_ns = i64_median(ns, end - i);
 		aligned++;
 	}
 	if (aligned)

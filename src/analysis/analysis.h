@@ -183,6 +183,13 @@ const char *origin_outcome_name(enum origin_outcome o);
 int u64_cmp(const void *pa, const void *pb);
 /* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
 double u64_quantile(const uint64_t *sorted, size_t n, double q);
+/* The median of n sorted values: the middle one, or the mean of the middle two; 0 for none. */
+double u64_median(const uint64_t *sorted, size_t n);
+/*
+ * The median of n values, which it sorts, in whole units: the middle one,
+ * or halfway between the middle two rounded down; 0 for none.
+ */
+int64_t i64_median(int64_t *v, size_t n);
 
 /*
  * NVTX ranges: a span on a lane of kind "nvtx" is a range of its origin

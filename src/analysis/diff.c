@@ -366,8 +366,7 @@ static void span_side(struct diff_side *d, struct entry *e)
 	d->count = n;
 	d->ms = sum / 1e6;
 	d->mean_ns = n ? sum / (double)n : 0;
-	d->median_ns = n ? (n % 2 ? (double)v[n / 2] : ((double)v[n / 2 - 1] + (double)v[n / 2]) / 2)
-			 : 0;
+	d->median_ns = u64_median(v, n);
 	d->p95_ns = u64_quantile(v, n, 0.95);
 	d->bytes = e->bytes;
 }

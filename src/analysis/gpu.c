@@ -172,20 +172,19 @@ static int cmp_entries(const void *pa, const void *pb)
 }
 
 /* The statistics of a run of durations, sorted ascending. */
-static void run_stats(struct gpu_stats *st, const struct entry *e, size_t n)
+static void run_stats(struct gpu_stats *st, const uint64_t *dur, size_t n)
 {
 	double avg, sq = 0;
 
 	st->count = n;
-	st->min_ns = e[0].dur;
-	st->max_ns = e[n - 1].dur;
+	st->min_ns = dur[0];
+	st->max_ns = dur[n - 1];
 	for (size_t i = 0; i < n; i++)
-		st->total_ns = u64_sat_add(st->total_ns, e[i].dur);
-	st->median_ns = n % 2 ? (double)e[n / 2].dur
-			      : ((double)e[n / 2 - 1].dur + (double)e[n / 2].dur) / 2;
+		st->total_ns = u64_sat_add(st->total_ns, dur[i]);
+	st->median_ns = u64_median(dur, n);
 	avg = (double)st->total_ns / (double)n;
 	for (size_t i = 0; i < n; i++)
-		sq += ((double)e[i].dur - avg) * ((double)e[i].dur - avg);
+		sq += ((double)dur[i] - avg) * ((double)dur[i] - avg);
 	/* The sample standard deviation, as Nsight Systems reports it. */
 	st->stddev_ns = n > 1 ? sqrt(sq / (double)(n - 1)) : 0;
 }
@@ -283,10 +282,15 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 {
 	struct entry *e = b->entries[id].v;
 	size_t n = b->entries[id].len;
+	uint64_t *dur;
 
 	if (!n)
 		return;
 	qsort(e, n, sizeof(*e), cmp_entries);
+	/* By group, each group's in ascending order: what run_stats reads. */
+	dur = xmalloc(n * sizeof(*dur));
+	for (size_t i = 0; i < n; i++)
+		dur[i] = e[i].dur;
 	for (size_t i = 0, end; i < n; i = end) {
 		struct gpu_row *row;
 
@@ -295,7 +299,7 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 		row = VEC_PUSH(&t->rows);
 		row->rank = b->group_key.v[e[i].group].rank;
 		row->name = b->group_key.v[e[i].group].name;
-		run_stats(&row->st, e + i, end - i);
+		run_stats(&row->st, dur + i, end - i);
 		if (id == TABLE_KERNELS)
 			run_config(b, row, e + i, end - i);
 		else if (id == TABLE_COPIES)
@@ -304,6 +308,7 @@ static void build_table(struct gpu_builder *b, enum gpu_table_id id, struct gpu_
 		t->total_ns = u64_sat_add(t->total_ns, row->st.total_ns);
 		t->bytes = u64_sat_add(t->bytes, row->bytes);
 	}
+	free(dur);
 	qsort_r(t->rows.v, t->rows.len, sizeof(*t->rows.v), cmp_rows, (void *)b->m);
 }
 
@@ -344,20 +349,13 @@ static int cmp_summaries(const void *pa, const void *pb, void *pctx)
 	return a->span < b->span ? -1 : a->span > b->span;
 }
 
-static int cmp_doubles(const void *pa, const void *pb)
-{
-	double a = *(const double *)pa, b = *(const double *)pb;
-
-	return a < b ? -1 : a > b;
-}
-
 /* The median of one attribute over n summaries; values: room for n. */
-static double median_of(const struct summary *s, size_t n, enum summary_attr a, double *values)
+static double median_of(const struct summary *s, size_t n, enum summary_attr a, uint64_t *values)
 {
 	for (size_t i = 0; i < n; i++)
-		values[i] = (double)s[i].v[a];
-	qsort(values, n, sizeof(*values), cmp_doubles);
-	return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
+		values[i] = s[i].v[a];
+	qsort(values, n, sizeof(*values), u64_cmp);
+	return u64_median(values, n);
 }
 
 /*
@@ -365,7 +363,8 @@ static double median_of(const struct summary *s, size_t n, enum summary_attr a, 
  * exactly; a median of all instances or blocks cannot be had from the
  * collects' medians, so the row takes the median of those.
  */
-static void combine(struct kregion_row *row, const struct summary *s, size_t n, double *values)
+static void combine(struct kregion_row *row, const struct summary *s, size_t n,
+		    uint64_t *values)
 {
 	row->collects = n;
 	row->min_ns = s[0].v[SUM_MIN];
@@ -546,7 +545,7 @@ static void build_regions(struct gpu_builder *b)
 	struct gpu_report *r = b->r;
 	size_t n = b->summaries.len;
 	struct summary *s = xcalloc(n + 1, sizeof(*s));
-	double *values = xcalloc(n + 1, sizeof(*values));
+	uint64_t *values = xcalloc(n + 1, sizeof(*values));
 	struct u64map kernels = {0}, groups = {0}, first_ids = {0};
 	uint32_t keys[SUMMARY_ATTRS];
 	VEC(uint32_t) group_name = {0};	/* at 2 (group - 1): its lane name, its region */
