@@ -80,6 +80,18 @@ expect_lines() {
 	fi
 }
 
+# expect_count_at_most MAX WHAT SCRIPT: sh SCRIPT -v (a scripts/ counter)
+# lists what it counts, then prints the count; more than MAX fails, showing
+# the list and saying "COUNT WHAT".
+expect_count_at_most() {
+	sh "$SRCDIR/$3" -v >count.txt || fail "$3 failed"
+	n=$(tail -n 1 count.txt)
+	if [ "$n" -gt "$1" ]; then
+		show count.txt
+		fail "$n $2"
+	fi
+}
+
 # expect_exit CODE CMD...: CMD exits with CODE. Its stdout and stderr are
 # left in $TESTDIR/stdout and $TESTDIR/stderr.
 expect_exit() {
