@@ -129,9 +129,11 @@ bool filter_thread_named(const struct sample_filter *flt, struct funcs *f,
 /* Whether a lane's work is selected: as a thread, and only without a dso filter. */
 bool filter_lane(const struct sample_filter *flt, struct funcs *f,
 		 const struct model_thread *lane);
+/* By lane id (1 .. lanes): whether filter_lane selects the lane. Free it. */
+bool *filter_lanes(struct funcs *f, const struct sample_filter *flt);
 /*
  * Whether a span is selected: its lane is (lane_selected, by lane id, as
- * filter_lane says), or the thread that queued it passes the filter:
+ * filter_lanes says), or the thread that queued it passes the filter:
  * --tid of a CPU thread selects the work it launched. All are with no filter.
  */
 bool filter_span(const struct sample_filter *flt, struct funcs *f, const bool *lane_selected,

@@ -255,11 +255,8 @@ enum lane_place {
  * groups of a kernel hang under one "[kernel] NAME" at the root, beside
  * the lanes; their summaries are no work and stay out.
  */
-static enum lane_place lane_place(const struct model *m, const struct model_thread *th,
-				  bool selected)
+static enum lane_place lane_place(enum model_lane_class class, bool selected)
 {
-	enum model_lane_class class = model_lane_class(m, th->lane);
-
 	if (!selected || class == MODEL_LANE_KREGION_STATS)
 		return LANE_UNSELECTED;
 	return class == MODEL_LANE_KREGIONS ? LANE_KERNEL_REGIONS : LANE_OWN;
@@ -286,12 +283,10 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	size_t nlanes = m->t.lanes.len;
 	uint8_t *place = xcalloc(nlanes + 1, sizeof(*place));
 	uint32_t *kernel_node = xcalloc(nlanes + 1, sizeof(*kernel_node));
+	bool *selected = filter_lanes(f, flt);
 
-	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
-		const struct model_thread *th = &m->threads.v[ti];
-
-		place[th->lane] = (uint8_t)lane_place(m, th, filter_lane(flt, f, th));
-	}
+	for (uint32_t lane = 1; lane <= nlanes; lane++)
+		place[lane] = (uint8_t)lane_place(model_lane_class(m, lane), selected[lane]);
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 
@@ -307,6 +302,7 @@ static void add_lanes(struct tree_builder *b, struct funcs *f, const struct samp
 	}
 	free(place);
 	free(kernel_node);
+	free(selected);
 }
 
 /* The group of a thread part and an NVTX chain (0 none); ctx the builder. */

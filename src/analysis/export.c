@@ -537,11 +537,9 @@ static void walk_lanes(struct walk *w)
 {
 	const struct model *m = w->x.m;
 	size_t nlanes = m->t.lanes.len, *at = xcalloc(nlanes + 2, sizeof(*at));
-	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
+	bool *selected = filter_lanes(w->x.f, w->o->filter);
 	struct lane_span *spans;
 
-	for (uint32_t lane = 1; lane <= nlanes; lane++)
-		selected[lane] = filter_lane(w->o->filter, w->x.f, model_lane_thread(m, lane));
 	/* By lane: counted into at[lane + 1], so that the prefix sum leaves at[lane] as its start. */
 	for (size_t i = 0; i < m->t.spans.len; i++)
 		if (span_selected(w, selected, &m->t.spans.v[i]))

@@ -388,7 +388,7 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 		   const struct origin_links *links)
 {
 	const struct model *m = f->m;
-	bool *lane_selected = xcalloc(m->t.lanes.len + 1, sizeof(*lane_selected));
+	bool *lane_selected;
 	uint32_t *stall_name = xcalloc(m->t.strings.len + 1, sizeof(*stall_name));
 	uint8_t *not_issued = xcalloc(m->t.strings.len + 1, sizeof(*not_issued));
 	struct u64map kernel_ids = {0};	/* names id -> kernel index */
@@ -397,8 +397,7 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 	memset(v, 0, sizeof(*v));
 	pc_lines_init(&v->lines, m);
 	launches_build(&ls, f);
-	for (size_t ti = m->real_threads; ti < m->threads.len; ti++)
-		lane_selected[m->threads.v[ti].lane] = filter_lane(flt, f, &m->threads.v[ti]);
+	lane_selected = filter_lanes(f, flt);
 	for (size_t i = 0; i < m->t.pc_samples.len; i++) {
 		const struct tr_pc_sample *b = &m->t.pc_samples.v[i];
 		uint32_t name = funcs_span_frame(f, b->function);

@@ -32,14 +32,12 @@ void lane_report_build(struct lane_report *r, struct funcs *f, const struct samp
 {
 	const struct model *m = f->m;
 	size_t nlanes = m->t.lanes.len;
-	bool *selected = xcalloc(nlanes + 1, sizeof(*selected));
+	bool *selected = filter_lanes(f, flt);
 	struct u64map rows = {0};	/* lane << 32 | name -> row index */
 
 	memset(r, 0, sizeof(*r));
-	for (uint32_t lane = 1; lane <= nlanes; lane++) {
-		selected[lane] = filter_lane(flt, f, model_lane_thread(m, lane));
+	for (uint32_t lane = 1; lane <= nlanes; lane++)
 		r->lanes += selected[lane];
-	}
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		uint64_t key = (uint64_t)sp->lane << 32 | sp->name, at;

@@ -343,6 +343,16 @@ bool filter_lane(const struct sample_filter *flt, struct funcs *f,
 	return !flt || (!flt->dsos.len && filter_thread(flt, f, lane));
 }
 
+bool *filter_lanes(struct funcs *f, const struct sample_filter *flt)
+{
+	const struct model *m = f->m;
+	bool *selected = xcalloc(m->t.lanes.len + 1, sizeof(*selected));
+
+	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++)
+		selected[lane] = filter_lane(flt, f, model_lane_thread(m, lane));
+	return selected;
+}
+
 bool filter_span(const struct sample_filter *flt, struct funcs *f, const bool *lane_selected,
 		 const struct tr_span *sp)
 {
