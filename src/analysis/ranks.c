@@ -270,7 +270,6 @@ static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
 	return cache[name] == KERNEL_PLAIN ? 0 : cache[name];
 }
 
-/* The kernels and waits of the selected lanes. */
 /*
  * The kernels of the selected stream lanes (copies left out), in *kernels,
  * and the selected waits on the GPU, by rank index, in wait_ns (NULL: none).

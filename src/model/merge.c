@@ -183,8 +183,8 @@ static void rows_count(const struct tr_tables *t, struct model_rows rows[TIMED_T
 /*
  * The ids of from's strings in m: m's of the same text, else a new one,
  * taken from from (and indexed at once, for the recordings after). The
- * views find kinds and names by their id (model_string_id), so a text must
- * keep one.
+ * views find attribute keys and names by their id (model_string_id), so a
+ * text must keep one.
  */
 static void merge_strings(struct offsets *o, struct model *m, struct tr_tables *f)
 {
