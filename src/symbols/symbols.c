@@ -17,6 +17,7 @@
 #include "format/tables.h"
 #include "symbols/demangle.h"
 #include "symbols/jitmap.h"
+#include "symbols/symindex.h"
 #include "util/eh-hdr.h"
 #include "util/hashmap.h"
 #include "util/untrusted.h"
@@ -32,6 +33,7 @@ struct sym_dso {
 	bool hdr_read;
 	struct eh_hdr hdr;	/* its .eh_frame_hdr's table of unwind entries */
 	uint64_t hdr_vaddr;
+	struct sym_index symbols;	/* built at the first name it is asked */
 };
 
 struct symbolizer {
@@ -70,6 +72,7 @@ void symbolizer_free(struct symbolizer *s)
 	for (size_t i = 0; i < s->dsos.len; i++) {
 		if (s->dsos.v[i].dwfl)
 			dwfl_end(s->dsos.v[i].dwfl);
+		sym_index_free(&s->dsos.v[i].symbols);
 	}
 	VEC_FREE(&s->dsos);
 	for (size_t i = 0; i < s->jits.len; i++)
@@ -243,12 +246,11 @@ static void src_at(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	f->line = f->file && line > 0 ? (uint32_t)line : 0;
 }
 
-static const char *symtab_name(Dwfl_Module *mod, uint64_t addr)
+static const char *symtab_name(struct sym_dso *d, uint64_t addr)
 {
-	GElf_Off offset;
-	GElf_Sym sym;
-
-	return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	if (!d->symbols.usable)
+		sym_index_build(&d->symbols, d->mod);
+	return sym_index_name(&d->symbols, d->mod, addr);
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -342,9 +344,10 @@ static int function_scopes(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
  * first. Each frame's file:line is where the frame inside it was called
  * (for the innermost, the line of addr itself).
  */
-static int dwarf_frames(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
+static int dwarf_frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 			struct sym_frame *frames, int max)
 {
+	Dwfl_Module *mod = d->mod;
 	Dwarf_Die chain[SCOPE_DEPTH_MAX];
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
@@ -363,7 +366,7 @@ static int dwarf_frames(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 		const char *name = die_name(&chain[i]);
 
 		if (!name && tag == DW_TAG_subprogram)
-			name = symtab_name(mod, addr);
+			name = symtab_name(d, addr);
 		if (name) {
 			frames[n] = where;
 			frames[n].func = intern_func(s, name);
@@ -378,10 +381,10 @@ static int dwarf_frames(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 }
 
 /* Without DWARF functions: the ELF symbol, and file:line if lines may be read. */
-static int symtab_frame(struct symbolizer *s, const struct sym_dso *d, uint64_t addr,
+static int symtab_frame(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 			struct sym_frame *f)
 {
-	const char *name = symtab_name(d->mod, addr);
+	const char *name = symtab_name(d, addr);
 
 	if (!name)
 		return 0;
@@ -499,7 +502,7 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	d = lookup_dso(s, dso);
 	if (d->err)
 		return d->err;
-	n = d->no_dwarf ? 0 : dwarf_frames(s, d->mod, addr, frames, max);
+	n = d->no_dwarf ? 0 : dwarf_frames(s, d, addr, frames, max);
 	if (!n)
 		n = symtab_frame(s, d, addr, frames);
 	return n ? n : fde_frame(s, dso, d, addr, frames);

@@ -6,7 +6,8 @@
  * Turns (dso, ELF address) into symbolic frames with libdw: the function, the
  * chain of inlined functions at that address, and file:line for each. JIT
  * code in anonymous memory is named from /tmp/perf-PID.map. Each dso is
- * opened once and cached; the file is checked against the recorded build-id.
+ * opened once and cached, with its ELF symbols sorted once (symindex.h);
+ * the file is checked against the recorded build-id.
  * The paths are the recorded program's (or a recording's) to choose: files
  * are opened as util/untrusted.h says, and DWARF that names another file to
  * open is not read (symbols.c, dwarf_usable).

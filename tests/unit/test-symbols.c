@@ -2,11 +2,16 @@
 /*
  * The test program is its own fixture: it symbolizes addresses inside its
  * own functions (built with -g), an always_inline helper, libc, the vdso,
- * and a perf-PID.map it writes.
+ * and a perf-PID.map it writes. The symbol index is held to what
+ * dwfl_module_addrinfo says at every symbol's edges, in this program,
+ * libc, libdw and a library assembled here with aliases, labels and
+ * nested symbols, with and without its .symtab.
  */
 #include <dlfcn.h>
 #include <elf.h>
+#include <elfutils/libdwfl.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <link.h>
 #include <stdbool.h>
@@ -22,6 +27,7 @@
 #include "symbols/demangle.h"
 #include "symbols/jitmap.h"
 #include "symbols/symbols.h"
+#include "symbols/symindex.h"
 #include "test.h"
 
 static volatile int sink;
@@ -522,6 +528,147 @@ static void test_vdso(void)
 	dlclose(vdso);
 }
 
+static const Dwfl_Callbacks offline_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_build_id_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Whether the index and addrinfo name addr alike; says where they differ. */
+static bool same_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr,
+		      const char *path)
+{
+	const char *indexed = sym_index_name(ix, mod, addr), *scanned;
+	GElf_Off offset;
+	GElf_Sym sym;
+
+	scanned = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	if (indexed == scanned || (indexed && scanned && !strcmp(indexed, scanned)))
+		return true;
+	printf("  %s at 0x%llx: index %s, addrinfo %s\n", path, (unsigned long long)addr,
+	       indexed ? indexed : "(none)", scanned ? scanned : "(none)");
+	return false;
+}
+
+/*
+ * Compares the index with addrinfo at and around each symbol's start and
+ * end, where the names change; returns the number of addresses compared.
+ */
+static size_t compare_with_addrinfo(const char *path)
+{
+	Dwfl *dwfl = dwfl_begin(&offline_callbacks);
+	struct sym_index ix = { 0 };
+	size_t compared = 0, differ = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Dwfl_Module *mod;
+	int n;
+
+	CHECK(dwfl && fd >= 0);
+	if (!dwfl || fd < 0)
+		return 0;
+	mod = dwfl_report_elf(dwfl, path, path, fd, 0, true);
+	CHECK(mod != NULL);
+	dwfl_report_end(dwfl, NULL, NULL);
+	sym_index_build(&ix, mod);
+	CHECK(ix.usable == 1);
+	n = dwfl_module_getsymtab(mod);
+	for (int i = 1; i < n && differ < 5; i++) {
+		GElf_Sym sym;
+		GElf_Addr value;
+
+		if (!dwfl_module_getsym_info(mod, i, &sym, &value, NULL, NULL, NULL))
+			continue;
+		uint64_t probes[] = { value - 1, value, value + 1, value + sym.st_size / 2,
+				      value + sym.st_size - 1, value + sym.st_size,
+				      value + sym.st_size + 1 };
+
+		for (size_t p = 0; p < sizeof(probes) / sizeof(probes[0]); p++) {
+			differ += !same_name(&ix, mod, probes[p], path);
+			compared++;
+		}
+	}
+	CHECK(differ == 0);
+	sym_index_free(&ix);
+	dwfl_end(dwfl);
+	return compared;
+}
+
+/* Functions that share a start, nest, have no size, and a gap after the last. */
+static const char edge_symbols_asm[] =
+	"\t.text\n"
+	"\t.globl outer\n\t.type outer, @function\n"
+	"outer:\n\t.skip 16\n"
+	"inner:\n\t.skip 16\n\t.size inner, 16\n\t.type inner, @function\n"
+	"\t.skip 32\n\t.size outer, 64\n"
+	"\t.globl alias_global\n\t.type alias_global, @function\n"
+	"\t.set alias_global, outer\n\t.size alias_global, 64\n"
+	"\t.weak alias_weak\n\t.type alias_weak, @function\n"
+	"\t.set alias_weak, outer\n\t.size alias_weak, 32\n"
+	"\t.type local_alias, @function\n"
+	"\t.set local_alias, outer\n\t.size local_alias, 48\n"
+	"local_label:\n\t.skip 16\n"
+	"\t.globl global_label\n"
+	"global_label:\n\t.skip 16\n"
+	"\t.globl zero_size\n\t.type zero_size, @function\n"
+	"zero_size:\n\t.skip 16\n"
+	"\t.globl overlapping\n\t.type overlapping, @function\n"
+	"overlapping:\n\t.skip 8\n"
+	"\t.globl overlapped\n\t.type overlapped, @function\n"
+	"overlapped:\n\t.skip 16\n\t.size overlapped, 16\n"
+	"\t.size overlapping, 16\n"
+	"\t.globl last\n\t.type last, @function\n"
+	"last:\n\t.skip 8\n\t.size last, 8\n"
+	"\t.skip 24\n";
+
+/* Builds the library of edge_symbols_asm as path; false without a compiler. */
+static bool build_edge_library(const char *path)
+{
+	char src[80], cmd[400];
+	FILE *f;
+	bool built;
+
+	snprintf(src, sizeof(src), "/tmp/gtrace-test-symindex-%d.s", (int)getpid());
+	f = fopen(src, "w");
+	if (!f)
+		return false;
+	fputs(edge_symbols_asm, f);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd), "cc -shared -nostdlib -o %s %s 2>/dev/null", path, src);
+	built = !system(cmd);
+	unlink(src);
+	return built;
+}
+
+static void test_index_like_addrinfo(void)
+{
+	char lib[80], stripped[96], cmd[256];
+	struct dso_info dso;
+	uint64_t addr;
+
+	CHECK(locate((const void *)plain_function, &dso, &addr));
+	CHECK(compare_with_addrinfo(dso.path) > 100);
+	CHECK(locate((const void *)write, &dso, &addr));
+	CHECK(compare_with_addrinfo(dso.path) > 1000);
+	CHECK(locate((const void *)dwfl_begin, &dso, &addr));
+	CHECK(compare_with_addrinfo(dso.path) > 1000);
+
+	snprintf(lib, sizeof(lib), "/tmp/gtrace-test-symindex-%d.so", (int)getpid());
+	snprintf(stripped, sizeof(stripped), "%s.stripped", lib);
+	if (!build_edge_library(lib)) {
+		printf("  note: no cc, the assembled library not checked\n");
+		return;
+	}
+	CHECK(compare_with_addrinfo(lib) > 50);
+	/* Without .symtab: .dynsym's globals. */
+	snprintf(cmd, sizeof(cmd), "objcopy --strip-all %s %s 2>/dev/null", lib, stripped);
+	if (!system(cmd))
+		CHECK(compare_with_addrinfo(stripped) > 20);
+	else
+		printf("  note: no objcopy, the stripped library not checked\n");
+	unlink(stripped);
+	unlink(lib);
+}
+
 int main(void)
 {
 	RUN(test_plain_function);
@@ -536,5 +683,6 @@ int main(void)
 	RUN(test_jit_map_cut);
 	RUN(test_demangle);
 	RUN(test_vdso);
+	RUN(test_index_like_addrinfo);
 	return test_summary();
 }
