@@ -40,6 +40,23 @@ timed() {
 		END { print wall, rss }' "$WORK/$name.time" >"$WORK/$name.result"
 }
 
+# cpu_of NAME: user + system seconds from GNU time's output NAME.time.
+cpu_of() {
+	awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { print u + s }' "$WORK/$1.time"
+}
+
+# time_attached NAME PID CMD...: runs CMD, with PID in its words replaced by
+# the target's pid, under GNU time (NAME.time), then ends the target.
+time_attached() {
+	local name=$1 pid=$2 args=()
+	shift 2
+	for a in "$@"; do args+=("${a//PID/$pid}"); done
+	/usr/bin/time -v -o "$WORK/$name.time" "${args[@]}" >/dev/null 2>"$WORK/$name.err" ||
+		{ cat "$WORK/$name.err" >&2; kill "$pid"; exit 1; }
+	kill "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null || true
+}
+
 # seconds_for RATE: the seconds of recording that SAMPLES samples need at
 # RATE samples/s (the calibration run's), with 10% to spare, at most
 # MAX_SECONDS (said when it cuts).

@@ -39,15 +39,10 @@ fi
 train="$PYTHON $SRCDIR/bench/pytorch-train.py"
 echo "torch $("$PYTHON" -c 'import torch; print(torch.__version__)'), $FREQ Hz, $(nproc) CPUs"
 
-# cpu_of NAME: user + system seconds from GNU time's output NAME.time.
-cpu_of() {
-	awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { print u + s }' "$WORK/$1.time"
-}
-
 # attach NAME CMD...: starts the loop, waits until it trains, then runs CMD
 # (PID replaced by the loop's pid) under GNU time; the loop ends with it.
 attach() {
-	local name=$1 pid args=()
+	local name=$1 pid
 	shift
 	rm -f "$WORK/ready"
 	# shellcheck disable=SC2086 # the command line, split into words
@@ -57,11 +52,7 @@ attach() {
 		kill -0 "$pid" 2>/dev/null || { echo "bench: the training loop failed" >&2; exit 1; }
 		sleep 0.1
 	done
-	for a in "$@"; do args+=("${a//PID/$pid}"); done
-	/usr/bin/time -v -o "$WORK/$name.time" "${args[@]}" >/dev/null 2>"$WORK/$name.err" ||
-		{ cat "$WORK/$name.err" >&2; kill "$pid"; exit 1; }
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
+	time_attached "$name" "$pid" "$@"
 }
 
 # perf_leaf_named FILE: the share of perf.data's samples whose leaf has a symbol, in %.
@@ -117,7 +108,7 @@ for round in $(seq "$REPEAT"); do
 	for setup in none perf-g gtrace; do
 		out=$WORK/$setup.$round.data
 		start=$(now)
-		# shellcheck disable=SC2046 # the command line, split into words
+		# shellcheck disable=SC2046,SC2091 # the command line, split into words, run
 		$(command_of "$setup" "$out") >/dev/null 2>"$WORK/stderr" ||
 			{ cat "$WORK/stderr" >&2; echo "bench: $setup failed" >&2; exit 1; }
 		echo "$setup $(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')" >>"$WORK/runs"

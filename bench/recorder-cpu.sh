@@ -20,23 +20,13 @@ DEPTH=${DEPTH:-30}
 FREQS=${FREQS:-999 4999}
 [ -x /usr/bin/time ] || { echo "bench: needs GNU time in /usr/bin/time (package time)" >&2; exit 1; }
 
-# cpu_of NAME: user + system seconds from GNU time's output NAME.time.
-cpu_of() {
-	awk -F': ' '/User time/ { u = $2 } /System time/ { s = $2 } END { print u + s }' "$WORK/$1.time"
-}
-
 # attach NAME TARGET CMD...: runs TARGET, then CMD (with PID replaced by
 # TARGET's pid) under GNU time for the run; the target ends with it.
 attach() {
-	local name=$1 target=$2 pid args=()
+	local name=$1 target=$2
 	shift 2
 	"$WORKLOADS/$target" "$DEPTH" $((RUN + 3)) &
-	pid=$!
-	for a in "$@"; do args+=("${a//PID/$pid}"); done
-	/usr/bin/time -v -o "$WORK/$name.time" "${args[@]}" >/dev/null 2>"$WORK/$name.err" ||
-		{ cat "$WORK/$name.err" >&2; kill "$pid"; exit 1; }
-	kill "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null || true
+	time_attached "$name" $! "$@"
 }
 
 # recording_us FILE: diagnose's recorder CPU while recording per sample, in us.
