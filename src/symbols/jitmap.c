@@ -3,11 +3,13 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/sorted.h"
 #include "util/untrusted.h"
 #include "util/xalloc.h"
 
@@ -118,17 +120,10 @@ int jitmap_load(struct jitmap *m, const char *path, uid_t owner, struct strtab *
 
 uint32_t jitmap_find(const struct jitmap *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->syms.len;
+	/* Past the last symbol starting at or before addr. */
+	size_t lo = sorted_at_or_below(m->syms.v, m->syms.len, sizeof(*m->syms.v),
+				       offsetof(struct jit_sym, start), addr);
 
-	/* The last symbol starting at or before addr. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->syms.v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= m->syms.v[lo - 1].end)
 		return 0;
 	return m->syms.v[lo - 1].name;

@@ -3,8 +3,10 @@
 
 #include <gelf.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 
+#include "util/sorted.h"
 #include "util/vec.h"
 
 struct sym_entry {
@@ -124,17 +126,8 @@ void sym_index_free(struct sym_index *ix)
 /* The last entry at or below addr, or -1. */
 static ptrdiff_t last_at_or_below(const struct sym_index *ix, uint64_t addr)
 {
-	size_t lo = 0, hi = ix->entries.len;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (ix->entries.v[mid].value <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return (ptrdiff_t)lo - 1;
+	return (ptrdiff_t)sorted_at_or_below(ix->entries.v, ix->entries.len, sizeof(*ix->entries.v),
+					     offsetof(struct sym_entry, value), addr) - 1;
 }
 
 /* Whether a symbol without a size, of the searched passes, starts at value. */

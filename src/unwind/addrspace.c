@@ -6,6 +6,7 @@
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
@@ -16,6 +17,7 @@
 #include "format/tables.h"
 #include "unwind/unwind-internal.h"
 #include "util/hashmap.h"
+#include "util/sorted.h"
 #include "util/untrusted.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
@@ -372,17 +374,8 @@ static void proc_free(struct proc *p)
 /* Index of the first map that ends after addr. */
 static size_t first_ending_after(const struct proc *p, uint64_t addr)
 {
-	size_t lo = 0, hi = p->maps.len;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (p->maps.v[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return sorted_at_or_below(p->maps.v, p->maps.len, sizeof(*p->maps.v),
+				  offsetof(struct map, end), addr);
 }
 
 /*

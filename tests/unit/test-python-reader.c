@@ -587,19 +587,26 @@ static void thread_list_long_on(const struct fake_layout *l, struct proc *p, str
 	CHECK_AT(l, samples_to_read(pr, st, 8) <= 5);
 }
 
-/* A list that loops without the thread, then another that holds it: read at the next sample. */
-static void thread_list_replaced_on(const struct fake_layout *l, struct proc *p,
-				    struct pyreader *pr, struct py_stack *st)
+/* A frame, and two other threads' states that loop: the one the loop is entered at. */
+static uint64_t thread_loop(const struct fake_layout *l, struct proc *p)
 {
 	uint64_t a, b;
-	const char *found;
 
 	push_eval(p);
 	push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
 	a = fake_thread(&p->m, TID + 1, p->frame, 0);
 	b = fake_thread(&p->m, TID + 2, p->frame, a);
 	fake_put64(&p->m, a + l->tstate_next, b);
-	fake_interp(&p->m, fake_at(&p->m, p->runtime), b);
+	return b;
+}
+
+/* A list that loops without the thread, then another that holds it: read at the next sample. */
+static void thread_list_replaced_on(const struct fake_layout *l, struct proc *p,
+				    struct pyreader *pr, struct py_stack *st)
+{
+	const char *found;
+
+	fake_interp(&p->m, fake_at(&p->m, p->runtime), thread_loop(l, p));
 	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_OVER_BUDGET);
 	proc_thread(p);
 	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED);
@@ -613,15 +620,9 @@ static void thread_list_replaced_on(const struct fake_layout *l, struct proc *p,
 static void thread_list_loop_left_on(const struct fake_layout *l, struct proc *p,
 				     struct pyreader *pr, struct py_stack *st)
 {
-	uint64_t a, b, head;
+	uint64_t loop = thread_loop(l, p), head = fake_thread(&p->m, TID + 3, p->frame, loop);
 	const char *found;
 
-	push_eval(p);
-	push_frame(p, code_of(p, "f", "/f.py", 4, 1), 1);
-	a = fake_thread(&p->m, TID + 1, p->frame, 0);
-	b = fake_thread(&p->m, TID + 2, p->frame, a);
-	fake_put64(&p->m, a + l->tstate_next, b);
-	head = fake_thread(&p->m, TID + 3, p->frame, b);
 	fake_interp(&p->m, fake_at(&p->m, p->runtime), head);
 	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_OVER_BUDGET);
 	fake_put64(&p->m, head + l->tstate_next, fake_thread(&p->m, TID, p->frame, 0));
