@@ -255,12 +255,10 @@ for format in $FORMATS; do
 	expect_lines stderr 1
 done
 
-# A truncated recording: what was read, and a warning. Cut at three
-# quarters, it keeps whole data chunks only when there are several (the
-# recorder ends one every second; the last holds the symbols too).
+# A truncated recording: what was read, and a warning. Long enough for
+# several chunks of rows (the recorder ends one every second).
 record long.data -- "$WORKLOADS/hot" 2.5
-size=$(wc -c <long.data)
-head -c $((size * 3 / 4)) long.data >cut.data
+cut_in_last_chunk long.data cut.data
 for format in $FORMATS; do
 	run_gtrace export -i cut.data --format $format -o cut-file.$format
 	expect_contains stderr "warning: 'cut.data' is truncated"

@@ -220,6 +220,20 @@ sampled_for() {
 		"$(awk -v ms="$3" -v hz="$4" 'BEGIN { print ms * hz / 1000 * 1.1 + 1 }')"
 }
 
+# cut_in_last_chunk IN OUT: OUT is the recording IN cut 10 bytes into its
+# last chunk of rows (the one before END): every chunk before it whole. IN
+# needs two chunks of rows or more for OUT to hold any.
+cut_in_last_chunk() {
+	size=$(wc -c <"$1")
+	at=32 last=32 before=32
+	# Each chunk: a 20-byte header, its frame's length at byte 4.
+	while [ $((at + 20)) -le "$size" ]; do
+		before=$last last=$at
+		at=$((at + 20 + $(od -An -tu4 -j $((at + 4)) -N4 "$1" | tr -d ' ')))
+	done
+	head -c $((before + 10)) "$1" >"$2"
+}
+
 # diagnose_percent FILE KEY: from gtrace diagnose output, the percentage on
 # the line whose first word is KEY (e.g. complete, under unwinding:), as an
 # integer; -1 when there is none.

@@ -34,9 +34,9 @@ for cut in 1 8 16 32 64 $((size / 4)) $((size / 2)) $((size * 3 / 4)) $((size - 
 	done
 done
 
-# Cut in the last chunks: diagnose says so, and the samples of the chunks
-# before the cut are there.
-head -c $((size * 3 / 4)) full.data >cut.data
+# Cut in the last chunk of rows: diagnose says so, and the samples of the
+# chunks before the cut are there.
+cut_in_last_chunk full.data cut.data
 run_gtrace diagnose -i cut.data >cut.txt
 expect_contains cut.txt '^ended: +truncated'
 cut_samples=$(diagnose_value cut.txt samples)
