@@ -3,16 +3,16 @@
  * The diagnose view: how the recording went. Everything comes from the
  * container, the meta pairs, the counters and the origin links; anything
  * missing prints as "n/a" so that a file from an interrupted or older
- * recorder still shows.
+ * recorder still shows. The GPU sections are in diagnose-gpu.c, the Python
+ * and metrics ones in diagnose-python-metrics.c.
  */
 #include "analysis/analysis.h"
-#include "analysis/metrics.h"
+#include "analysis/diagnose.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract/attrs.h"
 #include "contract/counters.h"
 #include "contract/meta.h"
 #include "util/saturate.h"
@@ -44,35 +44,6 @@ static const struct {
 /* Counters with a line of their own; the rest are listed by name. */
 static const char *const counter_lines[] = { COUNTER_SAMPLES, COUNTER_LOST, COUNTER_THROTTLED };
 
-/* The metrics reader's counters, in the words of the metrics section. */
-static const struct counter_name *const metrics_counter_lines[] = {
-	&metrics_counters[METRICS_TICKS], &metrics_counters[METRICS_MISSED],
-	&metrics_counters[METRICS_PROCESSES], &metrics_counters[METRICS_READ_FAILED],
-};
-
-/* CUDA meta keys in print order; the devices go before cuda.flush. */
-static const char *const cuda_meta_lines[] = {
-	META_CUDA_INJECTION, META_CUDA_DRIVER, META_CUDA_STATUS, META_CUDA_CUPTI_VERSION,
-	META_CUDA_DRIVER_VERSION,
-};
-
-/* CUDA counters listed in order: CUPTI's records and what became of them; any others follow. */
-#define CUDA_LINES_LAST CUDA_CNT_NULL_BUFFERS
-
-/* GPU PC sampling's meta keys and counters: its section says them in words. */
-static const char *const pc_meta_lines[] = {
-	META_CUDA_PC_STATUS, META_CUDA_PC_MODE, META_CUDA_PC_PERIOD, META_CUDA_PC_RATE,
-};
-#define PC_LINES_FIRST CUDA_CNT_PC_PAIRS
-#define PC_LINES_LAST CUDA_CNT_PC_CUBINS_OVER_CAP
-
-/* Counters that mean GPU work is missing or misplaced, said in their words. */
-static const struct counter_name *const cuda_problems[] = {
-	&cuda_counters[CUDA_CNT_DROPPED], &cuda_counters[CUDA_CNT_NO_TIMESTAMP],
-	&cuda_counters[CUDA_CNT_INCOMPLETE], &cuda_counters[CUDA_CNT_CAUSALITY],
-	&cuda_counters[CUDA_CNT_NO_ORIGIN], &cuda_counters[CUDA_CNT_NULL_BUFFERS],
-};
-
 static const struct {
 	uint64_t bit;
 	const char *name;
@@ -87,19 +58,19 @@ static const struct {
 };
 
 /* A label in its column; a longer one keeps a space before its value. */
-static void field(FILE *out, const char *label)
+void diag_field(FILE *out, const char *label)
 {
 	label = text_escape(label);
 	fprintf(out, strlen(label) < 22 ? "%-22s" : "%s ", label);
 }
 
 /* A value from the recording, then the end of its line. */
-static void put_value(FILE *out, const char *value)
+void diag_value(FILE *out, const char *value)
 {
 	fprintf(out, "%s\n", text_escape(value));
 }
 
-static double percent(uint64_t part, uint64_t all)
+double diag_percent(uint64_t part, uint64_t all)
 {
 	return all ? 100.0 * (double)part / (double)all : 0.0;
 }
@@ -109,7 +80,7 @@ static void put_counter(FILE *out, const struct model *m, const char *label,
 {
 	uint64_t v;
 
-	field(out, label);
+	diag_field(out, label);
 	if (model_counter(m, name, &v))
 		fprintf(out, "%" PRIu64 "\n", v);
 	else
@@ -120,29 +91,29 @@ static void put_container(FILE *out, const struct model *m, const char *path)
 {
 	char why[160];
 
-	field(out, "file:");
-	put_value(out, path);
-	field(out, "size:");
+	diag_field(out, "file:");
+	diag_value(out, path);
+	diag_field(out, "size:");
 	fprintf(out, "%" PRIu64 " bytes\n", m->file_size);
-	field(out, "format version:");
+	diag_field(out, "format version:");
 	fprintf(out, "%" PRIu32 "\n", m->header.version);
-	field(out, "contents:");
+	diag_field(out, "contents:");
 	for (size_t i = 0; i < sizeof(features) / sizeof(features[0]); i++)
 		if (m->header.features & features[i].bit)
 			fprintf(out, "%s ", features[i].name);
 	fprintf(out, "(header features 0x%" PRIx64 ")\n", m->header.features);
-	field(out, "chunks:");
+	diag_field(out, "chunks:");
 	fprintf(out, "%" PRIu64 " (%" PRIu64 " bytes compressed, %" PRIu64
 		" decompressed, ratio %.2f)\n", m->chunks, m->compressed_bytes,
 		m->payload_bytes, m->compressed_bytes ?
 		(double)m->payload_bytes / (double)m->compressed_bytes : 0.0);
-	field(out, "decoded:");
+	diag_field(out, "decoded:");
 	fprintf(out, "%" PRIu64 " bytes, %.1f times the file", m->budget.used,
 		m->file_size ? (double)m->budget.used / (double)m->file_size : 0.0);
 	if (m->budget.limit)
 		fprintf(out, " (read limit %" PRIu64 " bytes)", m->budget.limit);
 	fputc('\n', out);
-	field(out, "ended:");
+	diag_field(out, "ended:");
 	if (m->damage)
 		fprintf(out, "truncated after chunk %" PRIu64 " (offset %" PRIu64 "): %s\n",
 			m->chunks, m->damage_offset, model_damage_text(m, why, sizeof(why)));
@@ -150,7 +121,7 @@ static void put_container(FILE *out, const struct model *m, const char *path)
 		fprintf(out, m->ended ? "cleanly\n" : "without an END chunk\n");
 }
 
-static bool has_prefix(const char *s, const char *prefix)
+bool diag_has_prefix(const char *s, const char *prefix)
 {
 	return !strncmp(s, prefix, strlen(prefix));
 }
@@ -158,7 +129,7 @@ static bool has_prefix(const char *s, const char *prefix)
 static bool is_meta_line(const char *key)
 {
 	/* The CUDA and Python sections show theirs. */
-	if (has_prefix(key, META_CUDA_PREFIX) || has_prefix(key, META_PYTHON_PREFIX))
+	if (diag_has_prefix(key, META_CUDA_PREFIX) || diag_has_prefix(key, META_PYTHON_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(meta_lines) / sizeof(meta_lines[0]); i++)
 		if (!strcmp(meta_lines[i].key, key))
@@ -167,7 +138,7 @@ static bool is_meta_line(const char *key)
 }
 
 /* The recording's length: its duration meta, else from the events read. */
-static double recording_seconds(const struct model *m)
+double diag_recording_seconds(const struct model *m)
 {
 	const char *duration = model_meta(m, META_DURATION);
 
@@ -184,14 +155,14 @@ static void put_meta(FILE *out, const struct model *m)
 		if (!meta_lines[i].label)
 			continue;
 		snprintf(label, sizeof(label), "%s:", meta_lines[i].label);
-		field(out, label);
-		put_value(out, v ? v : "n/a");
+		diag_field(out, label);
+		diag_value(out, v ? v : "n/a");
 	}
-	field(out, "duration:");
+	diag_field(out, "duration:");
 	if (model_meta(m, META_DURATION))
 		fprintf(out, "%s s\n", text_escape(model_meta(m, META_DURATION)));
 	else	/* the recorder was stopped before it could write it */
-		fprintf(out, "%.3f s (from the events read)\n", recording_seconds(m));
+		fprintf(out, "%.3f s (from the events read)\n", diag_recording_seconds(m));
 	/* Keys this version has no line for, once each with their last value. */
 	for (size_t i = 0; i < m->t.meta.len; i++) {
 		const struct tr_meta *kv = &m->t.meta.v[i];
@@ -200,8 +171,8 @@ static void put_meta(FILE *out, const struct model *m)
 		if (!kv->key || is_meta_line(kv->key) || model_meta(m, kv->key) != kv->value)
 			continue;
 		snprintf(label, sizeof(label), "%s:", kv->key);
-		field(out, label);
-		put_value(out, kv->value ? kv->value : "");
+		diag_field(out, label);
+		diag_value(out, kv->value ? kv->value : "");
 	}
 }
 
@@ -255,7 +226,7 @@ static void put_recorder_cpu(FILE *out, const struct model *m)
 	uint64_t metrics_ns = 0;
 	bool metrics = model_counter(m, metrics_counters[METRICS_CPU_NS].name, &metrics_ns);
 
-	field(out, "recorder CPU:");
+	diag_field(out, "recorder CPU:");
 	if (!v) {
 		fprintf(out, "n/a\n");
 		return;
@@ -292,24 +263,24 @@ static void put_counts(FILE *out, const struct model *m)
 
 	for (size_t i = 0; i < m->t.samples.len; i++)
 		truncated += !!(m->t.samples.v[i].flags & TR_SAMPLE_TRUNCATED);
-	field(out, "samples:");
+	diag_field(out, "samples:");
 	fprintf(out, "%zu\n", m->t.samples.len);
 	put_counter(out, m, "samples counted:", COUNTER_SAMPLES);
-	field(out, "truncated stacks:");
+	diag_field(out, "truncated stacks:");
 	fprintf(out, "%" PRIu64 " (%.2f%%)\n", truncated,
-		percent(truncated, m->t.samples.len));
-	field(out, "threads:");
+		diag_percent(truncated, m->t.samples.len));
+	diag_field(out, "threads:");
 	fprintf(out, "%zu\n", m->real_threads);
-	field(out, "processes:");
+	diag_field(out, "processes:");
 	fprintf(out, "%" PRIu64, m->processes);
 	put_recovered(out, m);
 	put_recorder_cpu(out, m);
 	put_counter(out, m, "lost records:", COUNTER_LOST);
 	put_losses(out, m);
 	put_counter(out, m, "throttled:", COUNTER_THROTTLED);
-	field(out, "lanes:");
+	diag_field(out, "lanes:");
 	fprintf(out, "%zu\n", m->t.lanes.len);
-	field(out, "spans:");
+	diag_field(out, "spans:");
 	fprintf(out, "%zu\n", m->t.spans.len);
 }
 
@@ -324,7 +295,7 @@ static void put_unwinding(FILE *out, const struct model *m)
 		if (!strncmp(name, UNWIND_COUNTER_PREFIX, plen))
 			all += m->counters.v[i].value;
 	}
-	field(out, "unwinding:");
+	diag_field(out, "unwinding:");
 	fprintf(out, all ? "%" PRIu64 " stacks\n" : "n/a\n", all);
 	for (size_t i = 0; i < m->counters.len; i++) {
 		const char *name = model_str(m, m->counters.v[i].name);
@@ -332,7 +303,7 @@ static void put_unwinding(FILE *out, const struct model *m)
 
 		if (!strncmp(name, UNWIND_COUNTER_PREFIX, plen))
 			fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%\n", text_escape(name + plen), v,
-				percent(v, all));
+				diag_percent(v, all));
 	}
 }
 
@@ -348,16 +319,16 @@ static void put_symbols(FILE *out, const struct model *m)
 
 		leaf_resolved += loc && loc <= locs && m->loc_syms[loc].count;
 	}
-	field(out, "symbols:");
+	diag_field(out, "symbols:");
 	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)\n",
-		resolved, locs, percent(resolved, locs));
-	field(out, "leaf resolved:");
+		resolved, locs, diag_percent(resolved, locs));
+	diag_field(out, "leaf resolved:");
 	fprintf(out, "%" PRIu64 " of %zu samples (%.2f%%)\n", leaf_resolved,
-		m->t.samples.len, percent(leaf_resolved, m->t.samples.len));
+		m->t.samples.len, diag_percent(leaf_resolved, m->t.samples.len));
 }
 
 /* A duration in the unit that reads best: "850 ns", "12.500 us", "4.000 ms". */
-static const char *duration(char *buf, size_t size, uint64_t ns)
+const char *diag_duration(char *buf, size_t size, uint64_t ns)
 {
 	if (ns < 1000)
 		snprintf(buf, size, "%" PRIu64 " ns", ns);
@@ -375,7 +346,7 @@ static const char *signed_duration(char *buf, size_t size, int64_t ns)
 {
 	char abs[32];
 
-	duration(abs, sizeof(abs), ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
+	diag_duration(abs, sizeof(abs), ns < 0 ? 0 - (uint64_t)ns : (uint64_t)ns);
 	snprintf(buf, size, "%s%s", ns > 0 ? "+" : ns < 0 ? "-" : "", abs);
 	return buf;
 }
@@ -414,7 +385,7 @@ static void put_ranks(FILE *out, const struct model *m)
 
 		host_width = len > host_width ? len : host_width;
 	}
-	field(out, "ranks:");
+	diag_field(out, "ranks:");
 	fprintf(out, "%zu recordings, on the clock of the first; shifted by their clock pairs, "
 		"as good as the machines' time sync", m->ranks.len);
 	for (size_t r = 1; r < m->ranks.len; r++)
@@ -447,7 +418,7 @@ static void put_ranks(FILE *out, const struct model *m)
 		} else if (aligned) {
 			fprintf(out, "%14s  %14s  ", "-", "-");
 		}
-		put_value(out, k->path ? k->path : "-");
+		diag_value(out, k->path ? k->path : "-");
 	}
 }
 
@@ -460,7 +431,7 @@ static void put_target_counters(FILE *out, const struct model *m)
 		target_ns = u64_sat_add(target_ns, m->t.spans.v[i].dur);
 	for (size_t i = 0; i < m->t.lanes.len; i++)
 		u64map_put(&pids, m->t.lanes.v[i].pid, 0);
-	field(out, "target:");
+	diag_field(out, "target:");
 	fprintf(out, "%zu spans in %zu lane%s of %zu process%s, %.3f ms of target time\n",
 		m->t.spans.len, m->t.lanes.len, m->t.lanes.len == 1 ? "" : "s",
 		pids.len, pids.len == 1 ? "" : "es", (double)target_ns / 1e6);
@@ -469,18 +440,18 @@ static void put_target_counters(FILE *out, const struct model *m)
 		const char *name = model_str(m, m->counters.v[i].name);
 		uint64_t v = m->counters.v[i].value;
 
-		if (!has_prefix(name, TARGET_COUNTER_PREFIX))
+		if (!diag_has_prefix(name, TARGET_COUNTER_PREFIX))
 			continue;
 		fprintf(out, "  %-28s%12" PRIu64 "\n",
 			text_escape(name + strlen(TARGET_COUNTER_PREFIX)), v);
-		if (has_prefix(name, TARGET_DROPPED_PREFIX))
+		if (diag_has_prefix(name, TARGET_DROPPED_PREFIX))
 			dropped += v;
 	}
-	field(out, "spans dropped:");
+	diag_field(out, "spans dropped:");
 	fprintf(out, "%" PRIu64 " (%.2f%% of %" PRIu64 " reported)\n", dropped,
-		percent(dropped, m->t.spans.len + dropped), m->t.spans.len + dropped);
+		diag_percent(dropped, m->t.spans.len + dropped), m->t.spans.len + dropped);
 	if (m->lanes_past_limit) {
-		field(out, "lanes not shown:");
+		diag_field(out, "lanes not shown:");
 		fprintf(out, "%" PRIu64 " (past the %u that have a thread id)\n", m->lanes_past_limit,
 			TR_MAX_LANES);
 	}
@@ -492,9 +463,9 @@ static void put_distances(FILE *out, const struct distance_stats *d)
 
 	if (!d->count)
 		return;
-	fprintf(out, "  distance min %s, avg %s, max %s", duration(min, sizeof(min), d->min),
-		duration(avg, sizeof(avg), d->sum / d->count),
-		duration(max, sizeof(max), d->max));
+	fprintf(out, "  distance min %s, avg %s, max %s", diag_duration(min, sizeof(min), d->min),
+		diag_duration(avg, sizeof(avg), d->sum / d->count),
+		diag_duration(max, sizeof(max), d->max));
 }
 
 static void put_origins(FILE *out, const struct model *m, const struct origin_links *l)
@@ -505,13 +476,13 @@ static void put_origins(FILE *out, const struct model *m, const struct origin_li
 	};
 	char window[32];
 
-	field(out, "origin links:");
-	fprintf(out, "window %s\n", duration(window, sizeof(window), l->window_ns));
+	diag_field(out, "origin links:");
+	fprintf(out, "window %s\n", diag_duration(window, sizeof(window), l->window_ns));
 	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
 		uint64_t n = l->counts[order[i]];
 
 		fprintf(out, "  %-20s%10" PRIu64 " %7.2f%%", origin_outcome_name(order[i]), n,
-			percent(n, m->t.spans.len));
+			diag_percent(n, m->t.spans.len));
 		if (order[i] == ORIGIN_LINKED)
 			put_distances(out, &l->linked);
 		else if (order[i] == ORIGIN_TOO_FAR)
@@ -539,7 +510,7 @@ static void put_lanes(FILE *out, const struct model *m, const struct origin_link
 
 		fprintf(out, "  %8" PRIu32 " %#10" PRIx32 " %10" PRIu64 " %12.3f %7.2f%%  %s\n",
 			th->pid, th->tid, th->spans, (double)th->span_ns / 1e6,
-			percent(linked[th->lane], th->spans), text_escape(name && *name ? name : "-"));
+			diag_percent(linked[th->lane], th->spans), text_escape(name && *name ? name : "-"));
 	}
 	free(linked);
 }
@@ -582,7 +553,7 @@ static void put_target(FILE *out, const struct model *m, const struct origin_lin
 	bool counters = false;
 
 	for (size_t i = 0; i < m->counters.len; i++)
-		counters |= has_prefix(model_str(m, m->counters.v[i].name), TARGET_COUNTER_PREFIX);
+		counters |= diag_has_prefix(model_str(m, m->counters.v[i].name), TARGET_COUNTER_PREFIX);
 	if (!counters && !m->t.lanes.len && !m->t.spans.len)
 		return;
 	put_target_counters(out, m);
@@ -593,173 +564,32 @@ static void put_target(FILE *out, const struct model *m, const struct origin_lin
 	}
 }
 
-/* Whether lane id lane is one the CUDA agent makes. */
-static bool is_cuda_lane(const struct model *m, uint32_t lane)
-{
-	switch (model_lane_class(m, lane)) {
-	case MODEL_LANE_CUDA_STREAM:
-	case MODEL_LANE_CUDA_API:
-	case MODEL_LANE_CUDA_WAIT:
-	case MODEL_LANE_NVTX:
-	case MODEL_LANE_CUDA_PC:
-		return true;
-	default:
-		return false;
-	}
-}
-
-static bool has_cuda(const struct model *m)
-{
-	for (size_t i = 0; i < m->t.meta.len; i++)
-		if (m->t.meta.v[i].key && has_prefix(m->t.meta.v[i].key, META_CUDA_PREFIX))
-			return true;
-	for (size_t i = 0; i < m->counters.len; i++)
-		if (has_prefix(model_str(m, m->counters.v[i].name), CUDA_COUNTER_PREFIX))
-			return true;
-	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++)
-		if (is_cuda_lane(m, lane))
-			return true;
-	return false;
-}
-
-static bool is_listed(const char *const *names, size_t n, const char *name)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(names[i], name))
-			return true;
-	return false;
-}
-
-static bool is_cuda_meta_line(const char *key)
-{
-	if (is_listed(cuda_meta_lines, sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]), key) ||
-	    is_listed(pc_meta_lines, sizeof(pc_meta_lines) / sizeof(pc_meta_lines[0]), key))
-		return true;
-	return !strcmp(key, META_CUDA_FLUSH) || has_prefix(key, META_CUDA_DEVICE_PREFIX);
-}
-
-static void put_meta_line(FILE *out, const char *key, const char *value)
+void diag_meta_line(FILE *out, const char *key, const char *value)
 {
 	char label[64];
 
 	snprintf(label, sizeof(label), "%s:", key);
-	field(out, label);
-	put_value(out, value ? value : "n/a");
+	diag_field(out, label);
+	diag_value(out, value ? value : "n/a");
 }
 
-/* The last value of each key with prefix (or only others: none of is_cuda_meta_line's). */
-static void put_meta_keys(FILE *out, const struct model *m, const char *prefix, bool others)
+/* The last value of each key with prefix (or only others: none of diag_is_cuda_meta_line's). */
+void diag_meta_keys(FILE *out, const struct model *m, const char *prefix, bool others)
 {
 	for (size_t i = 0; i < m->t.meta.len; i++) {
 		const struct tr_meta *kv = &m->t.meta.v[i];
 
-		if (!kv->key || !has_prefix(kv->key, prefix) ||
+		if (!kv->key || !diag_has_prefix(kv->key, prefix) ||
 		    model_meta(m, kv->key) != kv->value ||
-		    (others && is_cuda_meta_line(kv->key)))
+		    (others && diag_is_cuda_meta_line(kv->key)))
 			continue;
-		put_meta_line(out, kv->key, kv->value ? kv->value : "");
+		diag_meta_line(out, kv->key, kv->value ? kv->value : "");
 	}
-}
-
-/* What the GPU lanes hold: streams, kernels, copies and their GPU time. */
-static void put_cuda_lanes(FILE *out, const struct model *m)
-{
-	uint64_t streams = 0, spans = 0, ns = 0;
-
-	for (size_t ti = m->real_threads; ti < m->threads.len; ti++) {
-		const struct model_thread *th = &m->threads.v[ti];
-
-		if (model_lane_class(m, th->lane) != MODEL_LANE_CUDA_STREAM)
-			continue;
-		streams++;
-		spans += th->spans;
-		ns = u64_sat_add(ns, th->span_ns);
-	}
-	field(out, "GPU lanes:");
-	fprintf(out, "%" PRIu64 " stream%s, %" PRIu64 " spans, %.3f ms of GPU time\n",
-		streams, streams == 1 ? "" : "s", spans, (double)ns / 1e6);
-}
-
-/* The agent counts a problem once it happens: with the agent running, no counter is none. */
-static void put_cuda_problems(FILE *out, const struct model *m)
-{
-	bool any = false, known = model_meta(m, META_CUDA_STATUS) != NULL;
-
-	field(out, "GPU record problems:");
-	for (size_t i = 0; i < sizeof(cuda_problems) / sizeof(cuda_problems[0]); i++) {
-		uint64_t v;
-
-		if (!model_counter(m, cuda_problems[i]->name, &v))
-			continue;
-		known = true;
-		if (!v)
-			continue;
-		fprintf(out, "%s%" PRIu64 " %s", any ? ", " : "", v, cuda_problems[i]->words);
-		any = true;
-	}
-	fprintf(out, "%s\n", any ? "" : known ? "none" : "n/a");
-}
-
-static bool is_cuda_counter_line(const char *name)
-{
-	for (int c = 0; c < CUDA_COUNTERS; c++)
-		if ((c <= CUDA_LINES_LAST || (c >= PC_LINES_FIRST && c <= PC_LINES_LAST)) &&
-		    !strcmp(cuda_counters[c].name, name))
-			return true;
-	return false;
-}
-
-static void put_cuda_counters(FILE *out, const struct model *m)
-{
-	for (int c = 0; c <= CUDA_LINES_LAST; c++) {
-		uint64_t v;
-
-		if (model_counter(m, cuda_counters[c].name, &v))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", cuda_counters[c].name, v);
-	}
-	for (size_t i = 0; i < m->counters.len; i++) {
-		const char *name = model_str(m, m->counters.v[i].name);
-
-		if (has_prefix(name, CUDA_COUNTER_PREFIX) && !is_cuda_counter_line(name))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", text_escape(name),
-				m->counters.v[i].value);
-	}
-}
-
-/*
- * What became of GPU collection, in words first, then the agent's and the
- * recorder's facts and counts under their own names.
- */
-static void put_cuda(FILE *out, const struct model *m)
-{
-	char why[512];
-
-	if (!has_cuda(m))
-		return;
-	field(out, "CUDA:");
-	put_value(out, cuda_explain(m, why, sizeof(why)) ? why
-		  : "the recording says nothing about CUDA collection");
-	for (size_t i = 0; i < sizeof(cuda_meta_lines) / sizeof(cuda_meta_lines[0]); i++)
-		put_meta_line(out, cuda_meta_lines[i], model_meta(m, cuda_meta_lines[i]));
-	put_meta_keys(out, m, META_CUDA_DEVICE_PREFIX, false);
-	put_meta_line(out, META_CUDA_FLUSH, model_meta(m, META_CUDA_FLUSH));
-	put_meta_keys(out, m, META_CUDA_PREFIX, true);
-	put_cuda_lanes(out, m);
-	put_cuda_problems(out, m);
-	put_cuda_counters(out, m);
-}
-
-static uint64_t counter_or_0(const struct model *m, const char *name)
-{
-	uint64_t v = 0;
-
-	model_counter(m, name, &v);
-	return v;
 }
 
 /* A counter's value as text; a missing one is 0 when missing_is_zero, else n/a. */
-static const char *count_text(char *buf, size_t size, const struct model *m, const char *name,
-			      bool missing_is_zero)
+const char *diag_count_text(char *buf, size_t size, const struct model *m, const char *name,
+			    bool missing_is_zero)
 {
 	uint64_t v = 0;
 
@@ -769,341 +599,25 @@ static const char *count_text(char *buf, size_t size, const struct model *m, con
 	return buf;
 }
 
-/*
- * A PC sampling counter's value as text. The agent writes a count once it
- * is not 0: with its status there, a missing one is 0; without, n/a.
- */
-static const char *pc_count_text(char *buf, size_t size, const struct model *m,
-				 const char *name)
-{
-	return count_text(buf, size, m, name, model_meta(m, META_CUDA_PC_STATUS) != NULL);
-}
-
 /* label, then each of the n counters' counts with its words: "3 sent, 1 over the cap". */
-static void put_counts_line(FILE *out, const struct model *m, const char *label,
-			    const struct counter_name *const *counters, size_t n,
-			    bool missing_is_zero)
+void diag_counts_line(FILE *out, const struct model *m, const char *label,
+		      const struct counter_name *const *counters, size_t n,
+		      bool missing_is_zero)
 {
 	char buf[24];
 
-	field(out, label);
+	diag_field(out, label);
 	for (size_t i = 0; i < n; i++)
 		fprintf(out, "%s%s %s", i ? ", " : "",
-			count_text(buf, sizeof(buf), m, counters[i]->name, missing_is_zero),
+			diag_count_text(buf, sizeof(buf), m, counters[i]->name, missing_is_zero),
 			counters[i]->words);
-}
-
-static void put_pc_settings(FILE *out, const struct model *m)
-{
-	const char *mode = model_meta(m, META_CUDA_PC_MODE);
-	const char *period = model_meta(m, META_CUDA_PC_PERIOD);
-	const char *rate = model_meta(m, META_CUDA_PC_RATE);
-
-	field(out, "PC mode:");
-	put_value(out, mode ? mode : "n/a");
-	field(out, "PC period:");
-	if (period)
-		fprintf(out, "a sample every 2^%s cycles\n", text_escape(period));
-	else
-		fprintf(out, "n/a\n");
-	field(out, "PC rate:");
-	if (!rate)
-		fprintf(out, "n/a\n");
-	else if (!strcmp(rate, "0"))
-		fprintf(out, "always on\n");
-	else
-		fprintf(out, "about %s pairs a second, in sampling windows\n", text_escape(rate));
-}
-
-/* The pairs (buckets) and samples in the file, against what the agent sent. */
-static void put_pc_kept(FILE *out, const struct model *m, const uint64_t lines[PC_LINE_OUTCOMES])
-{
-	uint64_t samples = 0;
-	char pairs_sent[24], samples_sent[24];
-	double seconds = recording_seconds(m);
-
-	for (int o = 0; o < PC_LINE_OUTCOMES; o++)
-		samples += lines[o];
-	field(out, "PC kept:");
-	fprintf(out, "%zu pairs, %" PRIu64 " samples (the agent sent %s pairs, %s samples)\n",
-		m->t.pc_samples.len, samples,
-		pc_count_text(pairs_sent, sizeof(pairs_sent), m,
-			      cuda_counters[CUDA_CNT_PC_PAIRS].name),
-		pc_count_text(samples_sent, sizeof(samples_sent), m,
-			      cuda_counters[CUDA_CNT_PC_SAMPLES].name));
-	field(out, "PC pairs/s:");
-	if (seconds > 0)
-		fprintf(out, "%.1f kept per second of recording\n",
-			(double)m->t.pc_samples.len / seconds);
-	else
-		fprintf(out, "n/a\n");
-}
-
-static void put_pc_getdata(FILE *out, const struct model *m)
-{
-	uint64_t calls = 0, ns = 0;
-	bool known = model_counter(m, cuda_counters[CUDA_CNT_PC_GETDATA].name, &calls) ||
-		     model_meta(m, META_CUDA_PC_STATUS);
-
-	model_counter(m, cuda_counters[CUDA_CNT_PC_GETDATA_NS].name, &ns);
-	field(out, "PC GetData:");
-	if (!known)
-		fprintf(out, "n/a\n");
-	else if (!calls)
-		fprintf(out, "0 calls\n");
-	else
-		fprintf(out, "%" PRIu64 " calls, %.3f us each\n", calls,
-			(double)ns / (double)calls / 1e3);
-}
-
-static void put_pc_cubins(FILE *out, const struct model *m)
-{
-	static const struct counter_name *const cubins[] = {
-		&cuda_counters[CUDA_CNT_PC_CUBINS], &cuda_counters[CUDA_CNT_PC_CUBINS_OVER_CAP],
-		&cuda_counters[CUDA_CNT_PC_CUBINS_UNSENT],
-		&cuda_counters[CUDA_CNT_PC_CUBINS_CUT_SHORT],
-	};
-	uint64_t bytes = 0;
-
-	for (size_t i = 0; i < m->t.cubins.len; i++)
-		bytes += m->t.cubins.v[i].image.len;
-	put_counts_line(out, m, "PC cubins:", cubins, sizeof(cubins) / sizeof(cubins[0]),
-			model_meta(m, META_CUDA_PC_STATUS) != NULL);
-	fprintf(out, "; %zu kept, %" PRIu64 " bytes\n", m->t.cubins.len, bytes);
-}
-
-/*
- * GPU PC sampling: its status, settings, windows, what was kept and lost,
- * what draining the samples cost, the cubins, and how many samples have a
- * source line. One line for a CUDA recording that did not request it.
- */
-static void put_pc(FILE *out, const struct model *m)
-{
-	static const struct counter_name *const windows[] = {
-		&cuda_counters[CUDA_CNT_PC_WINDOWS], &cuda_counters[CUDA_CNT_PC_WINDOWS_FAILED],
-		&cuda_counters[CUDA_CNT_PC_REFUSED],
-	};
-	static const struct counter_name *const drops[] = {
-		&cuda_counters[CUDA_CNT_PC_DROPPED], &cuda_counters[CUDA_CNT_PC_BUFFER_FULL],
-		&cuda_counters[CUDA_CNT_PC_UNSENT],
-	};
-	const char *status = model_meta(m, META_CUDA_PC_STATUS);
-	bool requested = status || m->t.pc_samples.len || (m->header.features & TR_FEAT_GPU_PC);
-	uint64_t lines[PC_LINE_OUTCOMES];
-	char buf[512];
-
-	if (!requested && !has_cuda(m))
-		return;
-	field(out, "GPU PC sampling:");
-	if (!requested) {
-		fprintf(out, "not requested (gtrace record --gpu-pc-sampling)\n");
-		return;
-	}
-	put_value(out, status ? status : pc_explain(m, buf, sizeof(buf)));
-	pc_lines_count(m, lines);
-	put_pc_settings(out, m);
-	put_counts_line(out, m, "PC windows:", windows, 3, status != NULL);
-	fputc('\n', out);
-	put_pc_kept(out, m, lines);
-	put_counts_line(out, m, "PC drops:", drops, 3, status != NULL);
-	fputc('\n', out);
-	put_pc_getdata(out, m);
-	put_pc_cubins(out, m);
-	field(out, "PC source lines:");
-	fprintf(out, "%s\n", pc_lines_describe(buf, sizeof(buf), lines));
-}
-
-/* The lanes of region spans and of their summaries, and the largest clock error of those. */
-struct kr_lanes {
-	size_t lanes, stats_lanes;
-	bool clock_known;
-	uint64_t clock_error_ns;
-};
-
-static void count_kr_lanes(struct kr_lanes *k, const struct model *m)
-{
-	uint32_t error_key = model_string_id(m, KR_ATTR_CLOCK_ERROR_NS);
-
-	memset(k, 0, sizeof(*k));
-	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++) {
-		k->lanes += model_lane_class(m, lane) == MODEL_LANE_KREGIONS;
-		k->stats_lanes += model_lane_class(m, lane) == MODEL_LANE_KREGION_STATS;
-	}
-	for (size_t i = 0; k->stats_lanes && error_key && i < m->t.spans.len; i++) {
-		uint64_t ns;
-
-		if (model_lane_class(m, m->t.spans.v[i].lane) != MODEL_LANE_KREGION_STATS ||
-		    !model_span_attr(m, (uint32_t)i + 1, error_key, &ns))
-			continue;
-		k->clock_known = true;
-		k->clock_error_ns = ns > k->clock_error_ns ? ns : k->clock_error_ns;
-	}
-}
-
-/*
- * Kernel regions (gtrace-kernel-regions(3)): the collects' counts in
- * words, the lanes they made, and how well their times are placed. One
- * line for a CUDA recording without any.
- */
-static void put_kernel_regions(FILE *out, const struct model *m)
-{
-	static const struct counter_name *const collected[] = {
-		&kr_counters[KR_BUFFERS], &kr_counters[KR_EVENTS], &kr_counters[KR_LANES_CAPPED],
-	};
-	static const struct counter_name *const lost[] = {
-		&kr_counters[KR_OVERFLOWED], &kr_counters[KR_EVENTS_LOST],
-	};
-	static const struct counter_name *const unmatched[] = {
-		&kr_counters[KR_UNMATCHED], &kr_counters[KR_COLLISIONS],
-	};
-	static const struct counter_name *const bad[] = {
-		&kr_counters[KR_BAD_EVENTS], &kr_counters[KR_BAD_BUFFERS],
-	};
-	bool counted = false;
-	struct kr_lanes k;
-	char buf[32];
-
-	for (size_t i = 0; i < m->counters.len; i++)
-		counted |= has_prefix(model_str(m, m->counters.v[i].name), KR_COUNTER_PREFIX);
-	count_kr_lanes(&k, m);
-	if (!counted && !k.lanes && !k.stats_lanes) {
-		if (has_cuda(m)) {
-			field(out, "Kernel regions:");
-			fprintf(out, "none collected (gtrace_kr_collect, gtrace-kernel-regions(3))\n");
-		}
-		return;
-	}
-	put_counts_line(out, m, "Kernel regions:", collected, 3, false);
-	fprintf(out, "; %zu region lanes, %zu summary lanes\n", k.lanes, k.stats_lanes);
-	put_counts_line(out, m, "KR overflows:", lost, 2, false);
-	fputc('\n', out);
-	put_counts_line(out, m, "KR mismatches:", unmatched, 2, false);
-	fputc('\n', out);
-	put_counts_line(out, m, "KR undecodable:", bad, 2, false);
-	fputc('\n', out);
-	field(out, "KR clock error:");
-	if (k.clock_known)
-		fprintf(out, "at most %s\n", duration(buf, sizeof(buf), k.clock_error_ns));
-	else
-		fprintf(out, "n/a\n");
-}
-
-/*
- * How the Python stacks of the samples were read: found processes, then
- * the samples of their threads by outcome, in words and as counters.
- */
-static void put_python(FILE *out, const struct model *m)
-{
-	uint64_t all = 0, matched = counter_or_0(m, python_counters[PYTHON_MATCHED].name);
-	uint64_t frames = counter_or_0(m, python_counters[PYTHON_FRAMES].name);
-	uint64_t unsupported = counter_or_0(m, python_counters[PYTHON_UNSUPPORTED].name);
-	uint64_t over_budget = counter_or_0(m, python_counters[PYTHON_OVER_BUDGET].name);
-
-	for (int i = 0; i < PYTHON_OUTCOMES; i++)
-		all += counter_or_0(m, python_counters[i].name);
-	if (!all)
-		return;
-	field(out, "Python:");
-	fprintf(out, "%" PRIu64 " of %" PRIu64 " samples of CPython processes had their "
-		"Python stack read (%.1f%%), %.1f frames each", matched, all,
-		percent(matched, all), matched ? (double)frames / (double)matched : 0.0);
-	if (unsupported)
-		fprintf(out, "; %" PRIu64 " of a version gtrace cannot read", unsupported);
-	if (over_budget)
-		fprintf(out, "; %" PRIu64 " past what one sample may read", over_budget);
-	fprintf(out, "\n");
-	put_meta_keys(out, m, META_PYTHON_PROCESS_PREFIX, false);
-	for (int i = 0; i < PYTHON_COUNTERS; i++) {
-		const char *name = python_counters[i].name;
-		uint64_t v;
-
-		if (model_counter(m, name, &v))
-			fprintf(out, "  %-30s%10" PRIu64 "\n", name, v);
-	}
-}
-
-/* The mean time between two metric ticks; false with fewer than two. */
-static bool tick_spacing(const struct model *m, uint64_t *ns)
-{
-	size_t n = m->t.metric_ticks.len;
-	uint64_t first, last;
-
-	if (n < 2)
-		return false;
-	first = last = m->t.metric_ticks.v[0].ts;
-	for (size_t i = 1; i < n; i++) {
-		uint64_t ts = m->t.metric_ticks.v[i].ts;
-
-		first = ts < first ? ts : first;
-		last = ts > last ? ts : last;
-	}
-	*ns = (last - first) / (n - 1);
-	return true;
-}
-
-/*
- * The metrics: the interval asked for and the one kept, the series, how
- * the reading went and what it cost, and what became of GPU metrics. One
- * line for a recording without them.
- */
-static void put_metrics(FILE *out, const struct model *m)
-{
-	const char *interval = model_meta(m, META_METRICS_INTERVAL);
-	const char *nvml = model_meta(m, META_METRICS_NVML);
-	size_t subjects[METRIC_SUBJECTS] = {0}, ticks = m->t.metric_ticks.len;
-	struct metrics_storage stored;
-	uint64_t cpu_ns, made, spacing;
-	char buf[32];
-
-	field(out, "metrics:");
-	if (!interval && !m->t.metrics.len) {
-		fprintf(out, "none (recorded with --no-metrics, or by a gtrace without them)\n");
-		return;
-	}
-	if (interval)
-		fprintf(out, "every %s", duration(buf, sizeof(buf), strtoull(interval, NULL, 10)));
-	else
-		fprintf(out, "every n/a");
-	fprintf(out, ", %zu ticks", ticks);
-	if (tick_spacing(m, &spacing))
-		fprintf(out, " %s apart on average", duration(buf, sizeof(buf), spacing));
-	fputc('\n', out);
-	for (size_t i = 0; i < m->t.metrics.len; i++)
-		subjects[metric_subject(&m->t.metrics.v[i])]++;
-	metrics_storage(m, &stored);
-	field(out, "metric series:");
-	fprintf(out, "%zu: %zu of the machine, %zu of processes, %zu of GPUs; %zu values",
-		m->t.metrics.len, subjects[METRIC_MACHINE], subjects[METRIC_PROCESS],
-		subjects[METRIC_GPU], stored.values);
-	if (stored.values)
-		fprintf(out, ", %.2f bytes each encoded, %.2f compressed",
-			(double)stored.encoded / (double)stored.values,
-			(double)stored.compressed / (double)stored.values);
-	fputc('\n', out);
-	put_counts_line(out, m, "metric readings:", metrics_counter_lines,
-			sizeof(metrics_counter_lines) / sizeof(metrics_counter_lines[0]), false);
-	fputc('\n', out);
-	field(out, "metrics CPU:");
-	if (model_counter(m, metrics_counters[METRICS_CPU_NS].name, &cpu_ns)) {
-		/* Per reading the recorder made; the file's ticks when it did not say. */
-		if (!model_counter(m, metrics_counters[METRICS_TICKS].name, &made) || !made)
-			made = ticks;
-		fprintf(out, "%.3f ms", (double)cpu_ns / 1e6);
-		if (made)
-			fprintf(out, ", %s per tick", duration(buf, sizeof(buf), cpu_ns / made));
-		fputc('\n', out);
-	} else {
-		fprintf(out, "n/a\n");
-	}
-	field(out, "GPU metrics:");
-	put_value(out, nvml ? nvml : "n/a");
 }
 
 static bool is_counter_line(const char *name)
 {
-	if (has_prefix(name, UNWIND_COUNTER_PREFIX) || has_prefix(name, TARGET_COUNTER_PREFIX) ||
-	    has_prefix(name, CUDA_COUNTER_PREFIX) || has_prefix(name, PYTHON_COUNTER_PREFIX) ||
-	    has_prefix(name, KR_COUNTER_PREFIX))
+	if (diag_has_prefix(name, UNWIND_COUNTER_PREFIX) || diag_has_prefix(name, TARGET_COUNTER_PREFIX) ||
+	    diag_has_prefix(name, CUDA_COUNTER_PREFIX) || diag_has_prefix(name, PYTHON_COUNTER_PREFIX) ||
+	    diag_has_prefix(name, KR_COUNTER_PREFIX))
 		return true;
 	for (size_t i = 0; i < sizeof(counter_lines) / sizeof(counter_lines[0]); i++)
 		if (!strcmp(counter_lines[i], name))
@@ -1142,11 +656,11 @@ void diagnose_print(FILE *out, const struct model *m, const char *path,
 	put_unwinding(out, m);
 	put_symbols(out, m);
 	put_target(out, m, links);
-	put_cuda(out, m);
-	put_pc(out, m);
-	put_kernel_regions(out, m);
-	put_python(out, m);
-	put_metrics(out, m);
+	diag_cuda(out, m);
+	diag_pc(out, m);
+	diag_kernel_regions(out, m);
+	diag_python(out, m);
+	diag_metrics(out, m);
 	put_other_counters(out, m);
 }
 
@@ -1189,33 +703,6 @@ static void json_ranks(struct json *j, const struct model *m)
 			json_null(j, "residual_ns");
 		json_end(j);
 	}
-	json_end(j);
-}
-
-/* The metrics section's figures; the reader's counters are under "counters". */
-static void json_metrics(struct json *j, const struct model *m)
-{
-	const char *interval = model_meta(m, META_METRICS_INTERVAL);
-	struct metrics_storage stored;
-	uint64_t spacing;
-
-	metrics_storage(m, &stored);
-	json_begin_object(j, "metrics", JSON_INLINE);
-	json_bool(j, "recorded", interval || m->t.metrics.len);
-	if (interval)
-		json_uint(j, "interval_ns", strtoull(interval, NULL, 10));
-	else
-		json_null(j, "interval_ns");
-	json_uint(j, "ticks", m->t.metric_ticks.len);
-	if (tick_spacing(m, &spacing))
-		json_uint(j, "spacing_ns", spacing);
-	else
-		json_null(j, "spacing_ns");
-	json_uint(j, "series", m->t.metrics.len);
-	json_uint(j, "values", stored.values);
-	json_uint(j, "encoded_bytes", stored.encoded);
-	json_uint(j, "compressed_bytes", stored.compressed);
-	json_string(j, "nvml", model_meta(m, META_METRICS_NVML));
 	json_end(j);
 }
 
@@ -1300,6 +787,6 @@ void diagnose_print_json(FILE *out, const struct model *m, const char *path,
 			    o == ORIGIN_TOO_FAR ? &links->too_far : NULL);
 	json_end(&j);
 	json_ranks(&j, m);
-	json_metrics(&j, m);
+	diag_json_metrics(&j, m);
 	json_end(&j);
 }
