@@ -393,8 +393,10 @@ static void metric_side(struct diff_side *d, const struct entry *e)
 	d->mean = e->self ? e->value_sum / (double)e->self : 0;
 }
 
-static double relative(double base, double new)
+/* The relative change from base to new; 0, marked from_zero, from a base of 0. */
+static double relative(struct diff_row *row, double base, double new)
 {
+	row->from_zero = !(base > 0) && new > 0;
 	return base > 0 ? new / base - 1 : 0;
 }
 
@@ -417,11 +419,11 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 		if (b)
 			cpu_side(&row->new, b, d->new.samples, period[1]);
 		if (o->normalize_total) {
-			row->change = relative(row->base.share, row->new.share);
+			row->change = relative(row, row->base.share, row->new.share);
 			row->p = diff_proportion_test(row->base.count, d->base.samples,
 						      row->new.count, d->new.samples);
 		} else {
-			row->change = relative(row->base.ms, row->new.ms);
+			row->change = relative(row, row->base.ms, row->new.ms);
 			row->p = diff_count_test(row->base.count, row->new.count);
 		}
 		row->tested = a && b && a->self + b->self;
@@ -435,7 +437,7 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 			thread_side(&row->base, a);
 		if (b)
 			thread_side(&row->new, b);
-		row->change = relative(row->base.ms * scale, row->new.ms);
+		row->change = relative(row, row->base.ms * scale, row->new.ms);
 		row->impact_ms = fabs(row->new.ms - row->base.ms * scale);
 	} else if (row->kind == DIFF_METRIC) {
 		/* One figure per recording, not time: shown, not tested. */
@@ -445,13 +447,13 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 			metric_side(&row->new, b);
 		row->unit = xstrdup(any->unit);
 		row->decimals = any->decimals;
-		row->change = relative(row->base.mean, row->new.mean);
+		row->change = relative(row, row->base.mean, row->new.mean);
 	} else {
 		if (a)
 			span_side(&row->base, a);
 		if (b)
 			span_side(&row->new, b);
-		row->change = relative(row->base.median_ns, row->new.median_ns);
+		row->change = relative(row, row->base.median_ns, row->new.median_ns);
 		if (a && b)
 			row->p = diff_rank_test(a->durs.v, a->durs.len, b->durs.v, b->durs.len);
 		row->tested = a && b && a->durs.len >= 2 && b->durs.len >= 2;
@@ -605,6 +607,8 @@ static void change_text(char *buf, size_t size, const struct diff_row *row)
 {
 	if (row->status == DIFF_ADDED || row->status == DIFF_REMOVED)
 		snprintf(buf, size, "%s", diff_status_name(row->status));
+	else if (row->from_zero)
+		snprintf(buf, size, "from 0");
 	else
 		snprintf(buf, size, "%+.1f%%", 100 * row->change);
 }
@@ -636,7 +640,7 @@ static void full_name(char *buf, size_t size, const struct diff_row *row)
 
 /* A row's texts that the text and Markdown tables share. */
 struct cells {
-	char base[32], new[32], change[32], name[1024];
+	char base[32], new[32], change[32], p[32], name[1024];
 };
 
 static void row_cells(struct cells *c, const struct diff_row *row, const struct diff_opts *o)
@@ -644,6 +648,11 @@ static void row_cells(struct cells *c, const struct diff_row *row, const struct 
 	figure(c->base, sizeof(c->base), row, &row->base, o);
 	figure(c->new, sizeof(c->new), row, &row->new, o);
 	change_text(c->change, sizeof(c->change), row);
+	/* A row shown, not tested, has no p-value to print. */
+	if (row->tested)
+		snprintf(c->p, sizeof(c->p), "%.2g", row->p);
+	else
+		snprintf(c->p, sizeof(c->p), "-");
 	full_name(c->name, sizeof(c->name), row);
 }
 
@@ -660,9 +669,9 @@ static void print_text(FILE *out, const struct diff *d, const struct diff_opts *
 		struct cells c;
 
 		row_cells(&c, row, o);
-		fprintf(out, "  %-6s %10" PRIu64 " %10" PRIu64 " %12s %12s %9s %10.3f %9.2g%s %-11s  %s\n",
+		fprintf(out, "  %-6s %10" PRIu64 " %10" PRIu64 " %12s %12s %9s %10.3f %9s%s %-11s  %s\n",
 			diff_kind_name(row->kind), row->base.count, row->new.count,
-			text_escape(c.base), text_escape(c.new), c.change, row->impact_ms, row->p,
+			text_escape(c.base), text_escape(c.new), c.change, row->impact_ms, c.p,
 			row->significant ? "*" : " ", diff_status_name(row->status),
 			text_escape(c.name));
 	}
@@ -695,9 +704,9 @@ static void print_markdown(FILE *out, const struct diff *d, const struct diff_op
 		fprintf(out, "| %s%s%s | %s | ", bold, diff_status_name(row->status), bold,
 			diff_kind_name(row->kind));
 		utf8_fput(out, text_escape(c.name), put_md_ascii);
-		fprintf(out, " | %s | %s | %s | %.3f | %.2g%s |\n", text_escape(c.base),
+		fprintf(out, " | %s | %s | %s | %.3f | %s%s |\n", text_escape(c.base),
 			text_escape(c.new), c.change,
-			row->impact_ms, row->p, row->significant ? " \\*" : "");
+			row->impact_ms, c.p, row->significant ? " \\*" : "");
 	}
 	if (n < d->rows.len)
 		fprintf(out, "\n%zu more rows not shown.\n", d->rows.len - n);

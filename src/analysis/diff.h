@@ -81,6 +81,8 @@ struct diff_row {
 	 * with normalize total); metrics, the mean.
 	 */
 	double change;
+	bool from_zero;		/* the base's figure is 0 and the new one's not: change
+				   is 0, as no relative change exists */
 	double p;		/* the test's p-value; 1 when not tested */
 	bool tested;
 	bool significant;	/* after Holm's correction */

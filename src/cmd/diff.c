@@ -40,13 +40,14 @@ static void usage(void)
 	       "worse. Rows are sorted by how much time changed.\n\n"
 	       "      --by KINDS           sections: cpu, gpu (kernel, copy, api, wait),\n"
 	       "                           nvtx, lanes, threads, metrics, or single kinds\n"
-	       "                           (default: all)\n"
+	       "                           (lane, thread, metric...; default: all)\n"
 	       "      --normalize MODE     total: compare shares of each recording\n"
 	       "                           (default); none: absolute time\n"
 	       "      --confidence PCT     of the significance tests (default 99)\n"
 	       "      --threshold PCT      the least change that counts (default 5)\n"
 	       "      --fail               exit with status 3 when there is a regression\n"
-	       "      --fail-on KINDS      only regressions of these kinds fail (default all)\n"
+	       "      --fail-on KINDS      only regressions of these kinds fail (default all);\n"
+	       "                           implies --fail\n"
 	       "      --format FORMAT      text (default), json or markdown\n"
 	       "  -n, --limit N            print at most N rows (text, markdown)\n"
 	       "  -c, --comm NAME[,NAME..] only CPU samples of threads with these names\n"
@@ -88,11 +89,13 @@ static int diff_option(struct diff_args *da, int c, const char *arg)
 	case OPT_BY:
 	case OPT_FAIL_ON:
 		if (diff_parse_kinds(arg, c == OPT_BY ? &da->o.kinds : &da->fail_on)) {
-			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lanes, "
-			       "threads, metrics",
+			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lane, "
+			       "lanes, thread, threads, metric, metrics",
 			       c == OPT_BY ? "--by" : "--fail-on", arg);
 			return EXIT_USAGE;
 		}
+		/* Naming what fails asks for failing: --fail-on implies --fail. */
+		da->fail |= c == OPT_FAIL_ON;
 		return 0;
 	case OPT_NORMALIZE:
 		if (strcmp(arg, "total") && strcmp(arg, "none")) {

@@ -21,6 +21,8 @@ expect_contains slow.txt '^  cpu .* regression +target \(regress\)$'
 # Only CPU regressions fail here; a kind that has none does not.
 expect_exit 3 "$GTRACE" diff --fail --fail-on cpu base.data slow.data
 expect_exit 0 "$GTRACE" diff --fail --fail-on kernel base.data slow.data
+# --fail-on alone fails as --fail does: it names what fails.
+expect_exit 3 "$GTRACE" diff --fail-on cpu base.data slow.data
 # A threshold above target's change: significant, not a regression.
 expect_exit 0 "$GTRACE" diff --fail --threshold 90 base.data slow.data
 expect_contains stdout '^  cpu .*\* same +target \(regress\)$'
@@ -56,12 +58,12 @@ bad = [r["name"] for r in d["rows"] if r["status"] == "regression"]
 assert bad == ["target"], bad
 PY
 run_gtrace diff --by threads base.data slow.data >threads.txt
-expect_contains threads.txt '^  thread +1 +1 +[0-9.]+ms +[0-9.]+ms .* same +regress$'
+expect_contains threads.txt '^  thread +1 +1 +[0-9.]+ms +[0-9.]+ms .* -  same +regress$'
 # Metrics by their means, shown, never tested; the process by its name.
 run_gtrace report -i base.data --metrics --format json >metrics.json
 if grep -q '"name": "proc.rss"' metrics.json; then
 	run_gtrace diff --by metrics base.data slow.data >metrics.txt
-	expect_contains metrics.txt '^  metric +[0-9]+ +[0-9]+ +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB .* 1  same +regress: proc.rss$'
+	expect_contains metrics.txt '^  metric +[0-9]+ +[0-9]+ +[0-9.]+ [KMG]iB +[0-9.]+ [KMG]iB .* -  same +regress: proc.rss$'
 	expect_contains metrics.txt '^# normalize .*; [0-9]+ rows, 0 tested: 0 regressions, 0 improvements'
 fi
 run_gtrace diff --format markdown base.data slow.data >diff.md
@@ -92,6 +94,7 @@ expect_contains stderr "^gtrace: unexpected argument 'again.data'"
 expect_exit 2 "$GTRACE" diff --format yaml base.data slow.data
 expect_contains stderr "^gtrace: invalid --format 'yaml'; use text, json or markdown\$"
 expect_exit 2 "$GTRACE" diff --by kernels base.data slow.data
+expect_contains stderr "^gtrace: invalid --by 'kernels'; use cpu, gpu, kernel, copy, api, wait, nvtx, lane, lanes, thread, threads, metric, metrics\$"
 expect_exit 2 "$GTRACE" diff --confidence 100 base.data slow.data
 expect_exit 1 "$GTRACE" diff base.data missing.data
 expect_contains stderr "^gtrace: cannot read 'missing.data': "

@@ -208,6 +208,60 @@ static void build_shares(struct model *m, unsigned hot)
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
 }
 
+/* app > main > hot, and main_self samples in main itself, of 1000 + main_self. */
+static void build_caller(struct model *m, unsigned main_self)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_ = synth_loc(&s, dso, 0x100, "main");
+	uint32_t a[] = { main_, synth_loc(&s, dso, 0x200, "hot") };
+
+	synth_comm(&s, 10, 10, "app");
+	synth_samples(&s, 10, 10, synth_stack(&s, a, 2), 1000);
+	if (main_self)
+		synth_samples(&s, 10, 10, synth_stack(&s, a, 1), main_self);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
+}
+
+/*
+ * A function with no self samples in base and some in new changed "from 0",
+ * not by +0.0%; rows not tested (the thread) print no p-value, in text and
+ * Markdown.
+ */
+static void test_untested_and_from_zero(void)
+{
+	struct diff_opts o = { .confidence = 0.99, .threshold = 0.05, .normalize_total = true,
+			       .kinds = ~0u };
+	struct sample_filter flt = {0};
+	struct model m[2];
+	struct funcs f[2];
+	struct diff d;
+	char *text;
+
+	o.filter = &flt;
+	for (int s = 0; s < 2; s++) {
+		build_caller(&m[s], s ? 2 : 0);
+		funcs_init(&f[s], &m[s], 0);
+	}
+	diff_build(&d, &f[0], &f[1], &o);
+	CHECK(find_row(&d, DIFF_CPU, "main") != NULL && find_row(&d, DIFF_CPU, "main")->from_zero);
+	text = printed(&d, &o, DIFF_TEXT);
+	CHECK(strstr(text, "       -        0.20%    from 0 ") != NULL);
+	CHECK(strstr(text, "  -  same         app\n") != NULL);
+	CHECK(strstr(text, " 1  same") == NULL);
+	free(text);
+	text = printed(&d, &o, DIFF_MARKDOWN);
+	CHECK(strstr(text, "| from 0 |") != NULL);
+	CHECK(strstr(text, " | - |\n") != NULL);
+	CHECK(strstr(text, " | 1 |\n") == NULL);
+	free(text);
+	diff_free(&d);
+	for (int s = 0; s < 2; s++) {
+		funcs_free(&f[s]);
+		model_free(&m[s]);
+	}
+}
+
 /* flame --diff: both counts per stack, and hot red, cold blue, main white. */
 static void test_flame_diff(void)
 {
@@ -255,6 +309,7 @@ int main(void)
 	RUN(test_statistics);
 	RUN(test_kinds);
 	RUN(test_rows);
+	RUN(test_untested_and_from_zero);
 	RUN(test_flame_diff);
 	return test_summary();
 }

@@ -471,7 +471,7 @@ static void test_diff(void)
 	diff_print(capture_start(&cap), &d, &o, DIFF_TEXT, "a.data", "b.data", 0);
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\n  metric         20         20     19.5 MiB     39.0 MiB   +100.0%"
-			   "      0.000         1  same         app: proc.rss\n"));
+			   "      0.000         -  same         app: proc.rss\n"));
 	free(cap.text);
 	diff_print(capture_start(&cap), &d, &o, DIFF_JSON, "a.data", "b.data", 0);
 	text = capture_end(&cap);
