@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/attrs.h"
 #include "util/xalloc.h"
 
 #define OFFCPU_NAME "off-CPU"
@@ -56,6 +57,7 @@ struct walk {
 	struct export_track *threads;	/* by real thread index; id 0: not exported */
 	VEC(struct export_arg) args;
 	uint32_t *key_names;		/* by string id: names id, 0 not made yet */
+	uint32_t limiter_key;		/* the string id of occupancy.limiter, 0 none */
 	uint32_t cat_offcpu, cat_origin, cat_meta;
 };
 
@@ -441,6 +443,9 @@ static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 		}
 		*VEC_PUSH(&w->args) = (struct export_arg){ .key = w->key_names[key],
 							   .value = a->value };
+		/* An enumeration by its name, as report --gpu prints it. */
+		if (key && key == w->limiter_key && a->value < CUDA_OCC_LIMITERS)
+			w->args.v[w->args.len - 1].str = cuda_occupancy_limiter_names[a->value];
 	}
 	if (outcome == ORIGIN_NONE)
 		return;
@@ -601,6 +606,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
 	w.ranks = m->ranks.len > 1;
 	w.key_names = xcalloc(m->t.strings.len + 1, sizeof(*w.key_names));
+	w.limiter_key = model_string_id(m, CUDA_ATTR_OCCUPANCY_LIMITER);
 	w.cat_offcpu = name_id(&w, "off-cpu");
 	w.cat_origin = name_id(&w, "origin");
 	w.cat_meta = name_id(&w, "gtrace");

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "analysis/analysis.h"
+#include "contract/attrs.h"
 #include "exports.h"
 #include "synth.h"
 #include "test.h"
@@ -37,6 +38,7 @@ static void make_model(struct model *m)
 	stream = synth_lane(&s, PID, "GPU1 stream 3");
 	synth_span_from(&s, stream, "a", SYNTH_T0 + 100 * US, 100 * US, PID, SYNTH_T0);
 	synth_span_attr(&s, "grid.x", 4096);
+	synth_span_attr(&s, "occupancy.limiter", CUDA_OCC_LIMIT_REGISTERS);
 	synth_span(&s, stream, "b", SYNTH_T0 + 120 * US, 30 * US);
 	synth_span_from(&s, stream, "c", SYNTH_T0 + 180 * US, 80 * US, 12345, SYNTH_T0);
 	nvtx = synth_lane_kind(&s, PID, "nvtx", "NVTX");
@@ -64,7 +66,9 @@ static void test_chrome(void)
 	CHECK(export_count(json, len, "\"name\":\"a\",\"pid\":10,\"tid\":4293918720,") == 1);
 	CHECK(export_count(json, len, "\"name\":\"b\",\"pid\":10,\"tid\":4293918720,") == 1);
 	CHECK(export_count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918722,") == 1);
+	/* The occupancy limiter by its name, as report --gpu prints it. */
 	CHECK(export_count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
+			       "\"occupancy.limiter\":\"registers\","
 			       "\"origin.tid\":10,\"origin\":\"linked\"}") == 1);
 	/* c's origin names a thread the recording never saw: an attribute, no flow. */
 	CHECK(export_count(json, len, "\"origin.tid\":12345,\"origin\":\"no_thread\"") == 1);
@@ -131,6 +135,7 @@ static void test_perfetto(void)
 	CHECK(export_count(pb, len, "GPU 1") == 1);		/* the group of the stream */
 	CHECK(export_count(pb, len, "GPU1 stream 3 #2") == 1);
 	CHECK(export_count(pb, len, "grid.x") == 1);		/* interned once */
+	CHECK(export_count(pb, len, "registers") == 1);		/* the limiter by name */
 	CHECK(export_count(pb, len, "launch") == 1);
 	free(pb);
 	model_free(&m);
