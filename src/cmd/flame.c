@@ -12,6 +12,7 @@
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
+#include "util/text.h"
 
 #define DEFAULT_MIN_PERCENT 0.5
 
@@ -280,12 +281,18 @@ int cmd_flame(int argc, char **argv)
 		pr_info("lane work not weighed: %" PRIu64 " spans, %.3f ms of target time; "
 			"'--weight target' weighs it", t.nodes.v[0].spans_total,
 			(double)t.nodes.v[0].target_total / 1e6);
-	if (svg)
+	/* An empty graph, written without a word, would read as a broken viewer. */
+	if ((folded || svg) && weight == WEIGHT_TARGET && !t.nodes.v[0].target_total) {
+		pr_err("--weight target: no lane work (spans) to weigh in '%s'; "
+		       "'--weight samples' weighs its CPU samples", text_escape(a.input));
+		status = EXIT_FAIL;
+	} else if (svg) {
 		status = write_svg(&t, &f, svg, title ? title : a.input, weight, NULL);
-	else if (folded)
+	} else if (folded) {
 		calltree_print_folded(stdout, &t, &f, weight);
-	else
+	} else {
 		calltree_print(stdout, &t, &f, min_percent);
+	}
 	free_tree(&t, &f, &links, &m);
 	offline_args_free(&a);
 	return status;
