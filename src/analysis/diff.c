@@ -556,8 +556,11 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 	for (size_t i = 0; i < d->rows.len; i++) {
 		struct diff_row *row = &d->rows.v[i];
 
-		if (row->status == DIFF_SAME && row->significant && fabs(row->change) > o->threshold)
-			row->status = row->change > 0 ? DIFF_REGRESSION : DIFF_IMPROVEMENT;
+		/* From 0, a change has no relative size: it is past any threshold. */
+		if (row->status == DIFF_SAME && row->significant &&
+		    (row->from_zero || fabs(row->change) > o->threshold))
+			row->status = row->from_zero || row->change > 0 ? DIFF_REGRESSION :
+					DIFF_IMPROVEMENT;
 		d->by_status[row->status]++;
 	}
 	VEC_SORT(&d->rows, cmp_impact);

@@ -225,8 +225,8 @@ static void build_caller(struct model *m, unsigned main_self)
 
 /*
  * A function with no self samples in base and some in new changed "from 0",
- * not by +0.0%; rows not tested (the thread) print no p-value, in text and
- * Markdown.
+ * not by +0.0%, and past any threshold: significant, it is a regression.
+ * Rows not tested (the thread) print no p-value, in text and Markdown.
  */
 static void test_untested_and_from_zero(void)
 {
@@ -240,13 +240,14 @@ static void test_untested_and_from_zero(void)
 
 	o.filter = &flt;
 	for (int s = 0; s < 2; s++) {
-		build_caller(&m[s], s ? 2 : 0);
+		build_caller(&m[s], s ? 100 : 0);
 		funcs_init(&f[s], &m[s], 0);
 	}
 	diff_build(&d, &f[0], &f[1], &o);
 	CHECK(find_row(&d, DIFF_CPU, "main") != NULL && find_row(&d, DIFF_CPU, "main")->from_zero);
+	check_status(&d, DIFF_CPU, "main", DIFF_REGRESSION);
 	text = printed(&d, &o, DIFF_TEXT);
-	CHECK(strstr(text, "       -        0.20%    from 0 ") != NULL);
+	CHECK(strstr(text, "       -        9.09%    from 0 ") != NULL);
 	CHECK(strstr(text, "  -  same         app\n") != NULL);
 	CHECK(strstr(text, " 1  same") == NULL);
 	free(text);
