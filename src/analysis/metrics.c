@@ -412,15 +412,6 @@ void metrics_report_print(FILE *out, const struct metrics_report *r, const struc
 	}
 }
 
-/* A statistic in the series' unit, null without values. */
-static void json_value(struct json *j, const char *key, bool known, double v)
-{
-	if (known)
-		json_fixed(j, key, 3, v);
-	else
-		json_null(j, key);
-}
-
 static void json_row(struct json *j, const struct model *m, const struct metric_stats *st)
 {
 	static const char *const subjects[] = {
@@ -446,12 +437,12 @@ static void json_row(struct json *j, const struct model *m, const struct metric_
 	json_string(j, "name", series_name(m, st));
 	json_string(j, "unit", metric_unit(m, s));
 	json_uint(j, "values", st->values);
-	json_value(j, "min", stats, st->min);
-	json_value(j, "mean", stats, st->mean);
-	json_value(j, "p95", stats, st->p95);
-	json_value(j, "max", stats, st->max);
+	json_fixed_or_null(j, "min", stats, 3, st->min);
+	json_fixed_or_null(j, "mean", stats, 3, st->mean);
+	json_fixed_or_null(j, "p95", stats, 3, st->p95);
+	json_fixed_or_null(j, "max", stats, 3, st->max);
 	if (st->mask) {
-		json_value(j, "throttled_percent", st->values, metric_flagged_percent(st));
+		json_fixed_or_null(j, "throttled_percent", st->values, 3, metric_flagged_percent(st));
 		json_begin_array(j, "reasons", JSON_INLINE);
 		for (unsigned bit = 0; bit < 64; bit++) {
 			const char *name = metric_reason_name(bit);
@@ -476,7 +467,7 @@ void metrics_report_print_json(FILE *out, const struct metrics_report *r,
 
 	json_begin_document(&j, out, 1);
 	json_string(&j, "path", path);
-	json_value(&j, "interval_ms", every >= 0, every);
+	json_fixed_or_null(&j, "interval_ms", every >= 0, 3, every);
 	json_uint(&j, "ticks", m->t.metric_ticks.len);
 	json_begin_array(&j, "series", JSON_LINES);
 	for (size_t i = 0; i < rows; i++)

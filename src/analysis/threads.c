@@ -267,10 +267,7 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 /* ns as milliseconds, or null when not known. */
 static void json_ms(struct json *j, const char *key, bool known, uint64_t ns)
 {
-	if (known)
-		json_fixed(j, key, 3, (double)ns / 1e6);
-	else
-		json_null(j, key);
+	json_fixed_or_null(j, key, known, 3, (double)ns / 1e6);
 }
 
 /* First and last event in seconds since the start, null for none. */
@@ -298,14 +295,8 @@ static void json_processes(struct json *j, const struct model *m, const struct t
 		json_rank(j, r, m, p[i].pid);
 		json_uint(j, "pid", p[i].pid);
 		json_string(j, "name", name ? name : "-");
-		if (p[i].rss_known)
-			json_fixed(j, "peak_rss_kib", 0, p[i].peak_rss_kib);
-		else
-			json_null(j, "peak_rss_kib");
-		if (p[i].cpu_known)
-			json_fixed(j, "cpu_percent", 3, p[i].cpu_percent);
-		else
-			json_null(j, "cpu_percent");
+		json_fixed_or_null(j, "peak_rss_kib", p[i].rss_known, 0, p[i].peak_rss_kib);
+		json_fixed_or_null(j, "cpu_percent", p[i].cpu_known, 3, p[i].cpu_percent);
 		json_end(j);
 	}
 	json_end(j);

@@ -129,6 +129,14 @@ void json_fixed(struct json *j, const char *key, int decimals, double v)
 	fprintf(j->out, "%.*f", decimals, v);
 }
 
+void json_fixed_or_null(struct json *j, const char *key, bool known, int decimals, double v)
+{
+	if (known)
+		json_fixed(j, key, decimals, v);
+	else
+		json_null(j, key);
+}
+
 void json_general(struct json *j, const char *key, int digits, double v)
 {
 	member(j, key);
