@@ -72,6 +72,18 @@ void funcs_free(struct funcs *f);
 /* The func ids of a stack node's location, innermost first. */
 const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n);
 const char *funcs_name(const struct funcs *f, uint32_t name_id);
+/*
+ * A stack node's caller: 0 for an outermost frame, and where a corrupt
+ * file's parent does not come first.
+ */
+uint32_t stack_caller(const struct model *m, uint32_t node);
+/*
+ * The func a span whose origin linked to stack node node was queued from:
+ * the innermost frame of the program itself, not gtrace's, CUDA's, the C
+ * library's or the vDSO's; failing that, the innermost not gtrace's nor
+ * CUDA's; failing that, the leaf.
+ */
+uint32_t funcs_queued_from(const struct funcs *f, uint32_t node);
 /* The names id of a thread's name: its latest comm, or ":TID" when it has none. */
 uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th);
 /* The same for the name of string id name_id, one of those it had (model_name). */
@@ -361,7 +373,8 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
  * dso) is the leaf, the stack's functions its callers. Self and children
  * count spans, target_self and target_children sum their durations. With
  * the symbol key, a span name's rows are per function it was queued from
- * (the linked stack's innermost), printed as a last column "Queued from".
+ * (funcs_queued_from of the linked stack), printed as a last column
+ * "Queued from".
  * Sorted by target time, a span name after functions of equal children.
  */
 void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,

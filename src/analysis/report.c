@@ -290,15 +290,6 @@ struct group_tree {
 };
 
 /*
- * A stack node's caller: 0 for an outermost frame, and where a corrupt
- * file's parent does not come first.
- */
-static uint32_t caller_of(const struct model *m, uint32_t node)
-{
-	return node && m->t.nodes.v[node - 1].parent < node ? m->t.nodes.v[node - 1].parent : 0;
-}
-
-/*
  * Makes the rows of a stack's frames, innermost first, up to a node the
  * group reached already (whose callers' rows exist then), and adds the
  * nodes on the way to the group's tree.
@@ -318,7 +309,7 @@ static void reach_stack(struct row_builder *b, struct group_tree *gt, const stru
 		fn = funcs_of_node(f, node, &n);
 		for (uint32_t i = 0; i < n; i++)
 			row_of(b, group, fn[i]);
-		if (!(node = caller_of(f->m, node)))
+		if (!(node = stack_caller(f->m, node)))
 			return;
 	}
 }
@@ -344,7 +335,7 @@ static void link_group_tree(struct group_tree *gt, const struct model *m,
 	}
 	/* Counted into kid_start[parent + 1]: the prefix sum leaves kid_start[i] as i's first. */
 	for (size_t i = 0; i < n; i++) {
-		uint32_t caller = caller_of(m, gt->nodes.v[i]);
+		uint32_t caller = stack_caller(m, gt->nodes.v[i]);
 
 		if (caller)
 			gt->kid_start.v[gt->at[caller] + 1]++;
@@ -352,7 +343,7 @@ static void link_group_tree(struct group_tree *gt, const struct model *m,
 	for (size_t i = 0; i < n; i++)
 		gt->kid_start.v[i + 1] += gt->kid_start.v[i];
 	for (size_t i = 0; i < n; i++) {
-		uint32_t caller = caller_of(m, gt->nodes.v[i]);
+		uint32_t caller = stack_caller(m, gt->nodes.v[i]);
 
 		if (caller) {
 			uint32_t at = gt->at[caller];
@@ -385,7 +376,7 @@ static void leave_node(struct row_builder *b, struct group_tree *gt, const struc
 		       const struct stack_counts *sc, uint32_t group, uint32_t i)
 {
 	struct report_row *rows = b->r->rows.v;	/* all made: row_of only finds them */
-	uint32_t node = gt->nodes.v[i], caller = caller_of(f->m, node), n;
+	uint32_t node = gt->nodes.v[i], caller = stack_caller(f->m, node), n;
 	const uint32_t *fn = funcs_of_node(f, node, &n);
 
 	/* A node's stack counts are consecutive: its group's, sorted by node. */
@@ -425,7 +416,7 @@ static void add_group_children(struct row_builder *b, struct group_tree *gt,
 	while (gt->on_path.len < b->r->rows.len)
 		*VEC_PUSH(&gt->on_path) = 0;
 	for (uint32_t root = 0; root < gt->nodes.len; root++) {
-		if (caller_of(f->m, gt->nodes.v[root]))
+		if (stack_caller(f->m, gt->nodes.v[root]))
 			continue;
 		enter_node(b, gt, f, group, root);
 		while (gt->walk.len) {
@@ -463,7 +454,8 @@ static void add_stacks(struct row_builder *b, const struct funcs *f,
 			uint32_t n;
 			const uint32_t *fn = funcs_of_node(f, c->node, &n);
 			/* Rows are made in the order of the stacks and their frames. */
-			uint32_t leaf = c->span ? span_row_of(b, group, c->span, fn[0])
+			uint32_t leaf = c->span ? span_row_of(b, group, c->span,
+								  funcs_queued_from(f, c->node))
 						: row_of(b, group, fn[0]);
 
 			b->r->rows.v[leaf].self += c->count;

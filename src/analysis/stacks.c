@@ -121,6 +121,71 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 	}
 }
 
+uint32_t stack_caller(const struct model *m, uint32_t node)
+{
+	return node && m->t.nodes.v[node - 1].parent < node ? m->t.nodes.v[node - 1].parent : 0;
+}
+
+/*
+ * The DSOs, by name prefix, whose frames a span's origin stack never names
+ * as where it was queued from: gtrace's own injected code (libgtrace-target,
+ * the CUDA agent), CUPTI, the driver and the CUDA runtime, which queue work
+ * on the program's behalf. Then system code, named only when the stack
+ * has nothing else: the C library, the loader and the vDSO, where a sample
+ * taken a little after the origin finds the caller busy in a callee.
+ */
+static const char *const not_the_caller[] = {
+	"libgtrace", "libcupti", "libcuda.", "libnvidia-", "libcudart",
+};
+static const char *const system_code[] = {
+	"libc.so", "libc-", "ld-linux", "[vdso]", "linux-vdso",
+};
+
+#define PREFIXES(a) (a), sizeof(a) / sizeof(*(a))
+
+static bool dso_has_prefix(const char *dso, const char *const *prefixes, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strncmp(dso, prefixes[i], strlen(prefixes[i])))
+			return true;
+	return false;
+}
+
+/*
+ * The first frame of node's stack, leaf outward, that passes: with
+ * program_only, neither gtrace's nor CUDA's nor system code; without it,
+ * only not gtrace's nor CUDA's.
+ */
+static bool first_frame_of(const struct funcs *f, uint32_t node, bool program_only,
+			   uint32_t *found)
+{
+	for (; node; node = stack_caller(f->m, node)) {
+		uint32_t n;
+		const uint32_t *fn = funcs_of_node(f, node, &n);
+
+		for (uint32_t i = 0; i < n; i++) {
+			const char *dso = funcs_name(f, f->v.v[fn[i]].dso);
+
+			if (dso_has_prefix(dso, PREFIXES(not_the_caller)) ||
+			    (program_only && dso_has_prefix(dso, PREFIXES(system_code))))
+				continue;
+			*found = fn[i];
+			return true;
+		}
+	}
+	return false;
+}
+
+uint32_t funcs_queued_from(const struct funcs *f, uint32_t node)
+{
+	uint32_t n, from;
+	const uint32_t *leaf = funcs_of_node(f, node, &n);
+
+	if (first_frame_of(f, node, true, &from) || first_frame_of(f, node, false, &from))
+		return from;
+	return leaf[0];
+}
+
 void funcs_init(struct funcs *f, const struct model *m, unsigned flags)
 {
 	size_t nlocs = m->t.locs.len;

@@ -424,6 +424,78 @@ static void test_lane_work_report(void)
 	model_free(&m);
 }
 
+/*
+ * A span is queued from the innermost frame of the program itself: past
+ * the frames of gtrace's agent, CUDA's libraries and the C library that a
+ * sample near the origin finds; with none of the program's, past gtrace's
+ * and CUDA's only.
+ */
+static void test_queued_from_program(void)
+{
+	static const struct {
+		const char *span;
+		const char *from;
+	} want[] = {
+		{ "cuMemcpyHtoD_v2", "copy_blocks" },
+		{ "write", "write_blocks" },
+		{ "cuInit", "__clone3" },
+	};
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t libc = synth_dso(&s, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	uint32_t cuda = synth_dso(&s, "/usr/lib/libcuda.so.1");
+	uint32_t agent = synth_dso(&s, "/usr/lib/gtrace/libgtrace-cuda.so");
+	uint32_t cupti = synth_dso(&s, "/usr/local/cuda/lib64/libcupti.so.12");
+	uint32_t main_ = synth_loc(&s, app, 0x100, "main");
+	uint32_t copy = synth_loc(&s, app, 0x200, "copy_blocks");
+	uint32_t write_blocks = synth_loc(&s, app, 0x300, "write_blocks");
+	uint32_t api = synth_loc(&s, cuda, 0x100, "cuMemcpyHtoD_v2");
+	uint32_t ring = synth_loc(&s, agent, 0x100, "tgt_ring_new");
+	uint32_t memset_ = synth_loc(&s, libc, 0x100, "__memset_avx512_unaligned_erms");
+	uint32_t write_ = synth_loc(&s, libc, 0x200, "__libc_write");
+	uint32_t clone = synth_loc(&s, libc, 0x300, "__clone3");
+	uint32_t cb = synth_loc(&s, cupti, 0x100, "cupti_callback");
+	uint32_t a[] = { main_, copy, api, ring, memset_ }, b[] = { main_, write_blocks, write_ };
+	uint32_t c[] = { clone, cb };
+	struct sample_filter flt = {0};
+	struct report_opts o = { .filter = &flt };
+	struct origin_links l;
+	struct report r;
+	struct model m;
+	struct funcs f;
+	uint32_t lane;
+
+	synth_comm(&s, PID, WORKER_TID, "worker");
+	s.ts = SYNTH_T0;
+	synth_samples(&s, PID, WORKER_TID, synth_stack(&s, a, 5), 1);
+	synth_samples(&s, PID, WORKER_TID, synth_stack(&s, b, 3), 1);
+	synth_samples(&s, PID, WORKER_TID, synth_stack(&s, c, 2), 1);
+	lane = synth_lane(&s, PID, "queue 0");
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++)
+		synth_span_from(&s, lane, want[i].span, SYNTH_T0 + i * MS, 1 * US, WORKER_TID,
+				SYNTH_T0 + i * SYNTH_PERIOD);
+	synth_meta(&s, "frequency", "1000");
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+
+	origins_link(&l, &m, origins_default_window(&m));
+	funcs_init(&f, &m, 0);
+	CHECK(report_parse_keys(&o, "comm,dso,symbol") == 0);
+	report_build_lane_work(&r, &f, &o, &l);
+	CHECK(r.queued_from);
+	CHECK_EQ_U64(r.rows.len, sizeof(want) / sizeof(*want));
+	for (size_t i = 0; i < sizeof(want) / sizeof(*want); i++) {
+		const struct report_row *row = find_symbol_row(&r, &f, want[i].span);
+
+		CHECK(row != NULL);
+		if (row)
+			CHECK_STREQ(funcs_name(&f, f.v.v[row->from].name), want[i].from);
+	}
+	report_free(&r);
+	funcs_free(&f);
+	origins_free(&l);
+	model_free(&m);
+}
+
 static void test_flame_lane_work(void)
 {
 	struct sample_filter flt = {0};
@@ -597,6 +669,7 @@ int main(void)
 	RUN(test_span_on_its_thread);
 	RUN(test_lane_report);
 	RUN(test_lane_work_report);
+	RUN(test_queued_from_program);
 	RUN(test_flame_lane_work);
 	RUN(test_diagnose_target);
 	RUN(test_unknown_lane);
