@@ -79,10 +79,19 @@ check_threads() {
 	done || exit 1
 }
 
+# by_stack: folded stacks on stdin without their thread's frame, summed by
+# stack. A thread renamed while sampled is one track of the export, of
+# its last name, where flame names each sample's thread as it was then;
+# check_threads holds each thread's samples by tid.
+by_stack() {
+	awk '{ n = $NF; stack = $0; sub(/ [0-9]+$/, "", stack); sub(/^[^;]*;/, "", stack)
+	       sum[stack] += n } END { for (s in sum) print s, sum[s] }' | sort
+}
+
 # check_stacks SUM DATA: the samples' stacks are flame's, sample for sample.
 check_stacks() {
-	awk '$1 == "folded" { $1 = ""; sub(/^ /, ""); print }' "$1" | sort >exported.folded
-	run_gtrace flame -i "$2" --folded --no-nvtx | sort >flame.folded
+	awk '$1 == "folded" { $1 = ""; sub(/^ /, ""); print }' "$1" | by_stack >exported.folded
+	run_gtrace flame -i "$2" --folded --no-nvtx | by_stack >flame.folded
 	[ -s flame.folded ] || fail "flame --folded of '$2' is empty"
 	cmp -s exported.folded flame.folded ||
 		{ show exported.folded; show flame.folded; fail "'$1': the stacks are not flame's"; }

@@ -31,9 +31,10 @@ assert all(set(r) == lane_keys for r in t["lanes"]), t["lanes"]
 assert all(set(r) == {"pid", "name", "peak_rss_kib", "cpu_percent"} for r in t["processes"])
 assert [r["tid"] for r in t["lanes"]] == [0xfff00000, 0xfff00001], t["lanes"]
 assert sum(r["spans"] for r in t["lanes"]) == 1000, t["lanes"]
-text = [l.split() for l in open("threads.txt") if l.split() and l.split()[0].isdigit()]
-# Threads only: a lane's tid is in hex, a process row has a name there.
-rows = {int(l[1]): int(l[3]) for l in text if l[1].isdigit()}
+# The threads table: the first, up to the blank line before the tables of
+# threads renamed while sampled, of processes and of lanes.
+first = open("threads.txt").read().split("\n\n")[0]
+rows = {int(w[1]): int(w[3]) for w in (l.split() for l in first.splitlines()[1:])}
 assert {r["tid"]: r["samples"] for r in t["threads"]} == rows, (rows, t["threads"])
 
 r = json.load(open("report.json"))
