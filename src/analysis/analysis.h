@@ -604,11 +604,6 @@ struct gpu_report {
  * origin thread does: --tid of a CPU thread selects the work it launched.
  */
 void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt);
-/*
- * The length of the kernel's name that starts a kernel-regions lane's
- * name: "attn_fwd" of "attn_fwd b0 g3" and of "attn_fwd regions".
- */
-size_t kregions_kernel_len(const char *lane_name);
 /* Kernel names demangled; limit rows per table, 0 all. */
 void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
 		      const char *path, size_t limit);

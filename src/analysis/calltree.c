@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/lanes.h"
 #include "util/saturate.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -272,7 +273,7 @@ static uint32_t kernel_regions_node(struct tree_builder *b, struct funcs *f, uin
 	if (!name)
 		name = "";
 	at = child_of(b, root_of(b, f, l->pid), prefixed_frame(f, KERNEL_FRAME_PREFIX, name,
-							       kregions_kernel_len(name)));
+							       kregions_lane_kernel_len(name)));
 	b->t->nodes.v[at].lane = true;
 	return at;
 }

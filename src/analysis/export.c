@@ -27,11 +27,11 @@
 #include <string.h>
 
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 #include "util/xalloc.h"
 
 #define OFFCPU_NAME "off-CPU"
 #define RECORDING_NAME "recording"
-#define GPU_LANE_PREFIX "GPU"	/* "GPU0 stream 7": the CUDA agent's stream lanes */
 /*
  * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
  * processes, DEVICE_PIDS_PER_RANK more for each rank index: room for
@@ -346,25 +346,22 @@ struct lane_walk {
 };
 
 /*
- * The track of the GPU of a lane named "GPU<d> ...", under its process; 0
- * when the name has none.
+ * The track of the GPU of a lane named for its device ("GPU0 stream 7"),
+ * under its process; 0 when the name has none.
  */
 static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const char *lane_name)
 {
 	struct export_track t;
-	unsigned long gpu;
+	uint32_t gpu;
 	uint64_t key, id;
-	char *end, label[32];
+	char label[32];
 
-	if (!lane_name || strncmp(lane_name, GPU_LANE_PREFIX, strlen(GPU_LANE_PREFIX)))
-		return 0;
-	gpu = strtoul(lane_name + strlen(GPU_LANE_PREFIX), &end, 10);
-	if (end == lane_name + strlen(GPU_LANE_PREFIX) || gpu > UINT32_MAX)
+	if (!cuda_lane_device(lane_name, &gpu))
 		return 0;
 	key = (uint64_t)pid << 32 | gpu;
 	if (u64map_get(&w->groups, key, &id))
 		return (uint32_t)id;
-	snprintf(label, sizeof(label), "GPU %lu", gpu);
+	snprintf(label, sizeof(label), "GPU %" PRIu32, gpu);
 	new_track(w, &t, TRACK_GROUP, process, name_id(w, label));
 	t.pid = pid;
 	w->e->track(&w->x, &t);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 #include "contract/spans.h"
 #include "symbols/demangle.h"
 #include "util/json.h"
@@ -150,21 +151,13 @@ static void put_kernels(FILE *out, const struct gpu_table *t, const struct model
 	demangler_free(&d);
 }
 
-/* "HtoD" of "[CUDA memcpy HtoD]", "memset" of "[CUDA memset]". */
+/* The kind of copy a row's span name says, in buf. */
 static void copy_kind(char *buf, size_t size, const struct model *m, uint32_t name_id)
 {
-	const char *name = model_str(m, name_id);
-	size_t plen = strlen(CUDA_COPY_SPAN_PREFIX), len;
+	int len;
+	const char *kind = cuda_copy_span_kind(model_str(m, name_id), &len);
 
-	if (!name)
-		name = "";
-	len = strlen(name);
-	if (!strcmp(name, CUDA_MEMSET_SPAN))
-		snprintf(buf, size, "memset");
-	else if (len > plen && !strncmp(name, CUDA_COPY_SPAN_PREFIX, plen) && name[len - 1] == ']')
-		snprintf(buf, size, "%.*s", (int)(len - plen - 1), name + plen);
-	else
-		snprintf(buf, size, "%s", name);
+	snprintf(buf, size, "%.*s", len, kind);
 }
 
 /* Bytes in decimal units, like the GB/s beside them: "512 B", "1.500 MB". */
@@ -235,7 +228,7 @@ static const char *region_kernel(const struct model *m, const struct kregion_row
 	const char *lane = name_or_dash(m, row->lane_name);
 
 	free(*copy);
-	*copy = xstrndup(lane, kregions_kernel_len(lane));
+	*copy = xstrndup(lane, kregions_lane_kernel_len(lane));
 	return text_escape(*copy);
 }
 
@@ -386,7 +379,7 @@ static void json_regions(struct json *j, const struct gpu_report *r, const struc
 	for (size_t i = 0; i < rows; i++) {
 		const struct kregion_row *row = &r->regions.v[i];
 		const char *lane = name_or_dash(m, row->lane_name);
-		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
+		char *kernel = xstrndup(lane, kregions_lane_kernel_len(lane));
 
 		json_begin_object(j, NULL, JSON_INLINE);
 		json_rank(j, m, row->rank);

@@ -8,7 +8,6 @@
  */
 #include "analysis/analysis.h"
 
-#include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -377,26 +376,6 @@ static void combine(struct kregion_row *row, const struct summary *s, size_t n,
 	row->block_median_ns = median_of(s, n, SUM_BLOCK_MEDIAN, values);
 }
 
-size_t kregions_kernel_len(const char *lane_name)
-{
-	size_t len = strlen(lane_name), slen = strlen(KREGIONS_STATS_LANE_SUFFIX);
-	size_t g = len, b;
-
-	/* " b<block> g<group>": digits, a letter and a space, twice. */
-	while (g > 0 && isdigit((unsigned char)lane_name[g - 1]))
-		g--;
-	if (g < len && g >= 2 && lane_name[g - 1] == 'g' && lane_name[g - 2] == ' ') {
-		b = g -= 2;
-		while (b > 0 && isdigit((unsigned char)lane_name[b - 1]))
-			b--;
-		if (b < g && b >= 2 && lane_name[b - 1] == 'b' && lane_name[b - 2] == ' ')
-			return b - 2;
-	}
-	if (len > slen && !strcmp(lane_name + len - slen, KREGIONS_STATS_LANE_SUFFIX))
-		return len - slen;
-	return len;
-}
-
 /*
  * The kernels the region rows name, each name once (its text as their
  * lanes give it), and the GPU time of each (name, rank) on the kernels
@@ -420,7 +399,7 @@ static uint64_t region_kernel_of(struct region_kernels *k, const struct model *m
 	if (!lane)
 		return UINT64_MAX;
 	if (!u64map_get(&k->by_lane, row->lane_name, &name)) {
-		char *kernel = xstrndup(lane, kregions_kernel_len(lane));
+		char *kernel = xstrndup(lane, kregions_lane_kernel_len(lane));
 
 		name = strtab_intern(&k->names, kernel);
 		free(kernel);

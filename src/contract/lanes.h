@@ -2,6 +2,10 @@
 #ifndef GTRACE_CONTRACT_LANES_H
 #define GTRACE_CONTRACT_LANES_H
 
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
 /*
  * The lane kinds that gtrace's own producers write and the views know
  * (man/gtrace-format.5, table lanes). An application's lanes take kinds of
@@ -16,6 +20,16 @@
 #define CUDA_PC_LANE_KIND "cuda-pc"	/* GPU PC sampling's windows */
 
 /*
+ * The agent names a stream's lane and a device's PC sampling lane after
+ * the device: CUDA_DEVICE_LANE_PREFIX "<d> stream <s>" (or "<d> ctx <c>
+ * stream <s>" for a device's second context) and "<d> PC sampling".
+ */
+#define CUDA_DEVICE_LANE_PREFIX "GPU"
+
+/* The device <d> of a lane named so: true and *device, else false. */
+bool cuda_lane_device(const char *lane_name, uint32_t *device);
+
+/*
  * Kernel regions (libgtrace-target's gtrace_kr_collect): each collect of a
  * kernel's buffer leaves one summary span per region that ran on a lane of
  * kind KREGIONS_STATS_LANE_KIND named "<kernel>" KREGIONS_STATS_LANE_SUFFIX,
@@ -25,5 +39,11 @@
 #define KREGIONS_LANE_KIND "kernel-regions"
 #define KREGIONS_STATS_LANE_KIND "kernel-region-stats"
 #define KREGIONS_STATS_LANE_SUFFIX " regions"
+
+/*
+ * The length of the "<kernel>" that starts a kernel-regions lane's name:
+ * "attn_fwd" of "attn_fwd b0 g3" and of "attn_fwd regions".
+ */
+size_t kregions_lane_kernel_len(const char *lane_name);
 
 #endif

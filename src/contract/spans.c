@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 #include "contract/spans.h"
 
+#include <limits.h>
+#include <string.h>
+
 #define COPY_SPAN(kind) CUDA_COPY_SPAN_PREFIX kind "]"
 
 /* The kinds of CUDA arrays go by number, as CUPTI's other unnamed ones would. */
@@ -17,3 +20,21 @@ const char *const cuda_copy_spans[CUDA_COPY_KINDS] = {
 	[CUDA_COPY_HTOH] = COPY_SPAN("HtoH"),
 	[CUDA_COPY_PTOP] = COPY_SPAN("PtoP"),
 };
+
+const char *cuda_copy_span_kind(const char *span, int *len)
+{
+	size_t plen = strlen(CUDA_COPY_SPAN_PREFIX), n;
+
+	if (!span)
+		span = "";
+	n = strlen(span);
+	if (!strcmp(span, CUDA_MEMSET_SPAN)) {
+		span = "memset";
+		n = strlen(span);
+	} else if (n > plen && !strncmp(span, CUDA_COPY_SPAN_PREFIX, plen) && span[n - 1] == ']') {
+		span += plen;
+		n -= plen + 1;
+	}
+	*len = n < INT_MAX ? (int)n : INT_MAX;
+	return span;
+}

@@ -144,12 +144,12 @@ static void lane_name(char *buf, size_t size, const struct stream_key *key)
 	for (unsigned i = 0; i < ngpu_lanes; i++) {
 		if (gpu_lanes[i].key.device == key->device &&
 		    gpu_lanes[i].key.context != key->context) {
-			snprintf(buf, size, "GPU%u ctx %u stream %u", (unsigned)key->device,
+			snprintf(buf, size, CUDA_DEVICE_LANE_PREFIX "%u ctx %u stream %u", (unsigned)key->device,
 				 (unsigned)key->context, (unsigned)key->stream);
 			return;
 		}
 	}
-	snprintf(buf, size, "GPU%u stream %u", (unsigned)key->device, (unsigned)key->stream);
+	snprintf(buf, size, CUDA_DEVICE_LANE_PREFIX "%u stream %u", (unsigned)key->device, (unsigned)key->stream);
 }
 
 static gtrace_lane *find_lane(const struct stream_key *key)

@@ -507,7 +507,7 @@ void pcs_context_created(CUcontext ctx)
 	pthread_mutex_init(&c->lock, NULL);
 	pc_duty_init(&c->duty, opts.rate);
 	cupti.cuptiGetDeviceId(ctx, &c->device);
-	snprintf(name, sizeof(name), "GPU%u PC sampling", c->device);
+	snprintf(name, sizeof(name), CUDA_DEVICE_LANE_PREFIX "%u PC sampling", c->device);
 	c->lane = gtrace_lane_get(CUDA_PC_LANE_KIND, name);
 	r = cupti.cuptiPCSamplingEnable(&enable);
 	if (r != CUPTI_SUCCESS) {

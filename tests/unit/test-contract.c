@@ -2,13 +2,15 @@
 /*
  * src/contract/: each counter table names every counter of its enum, under
  * its group's prefix, no name twice; the counters that diagnose says in
- * words have them; each value of an enum attribute has its name, and each
- * copy kind a span name that report --gpu takes for a copy.
+ * words have them; each value of an enum attribute has its name, each copy
+ * kind a span name that says its kind back, and the names the producers give
+ * lanes read back as they were written.
  */
 #include <stdbool.h>
 
 #include "contract/attrs.h"
 #include "contract/counters.h"
+#include "contract/lanes.h"
 #include "contract/spans.h"
 #include "test.h"
 
@@ -90,16 +92,56 @@ static void test_limiter_names(void)
 }
 
 /* What report --gpu takes for a copy: the prefix, a kind, "]". */
+/* Each copy kind's span name says its kind back, as report --gpu shows it. */
 static void test_copy_spans(void)
 {
-	size_t plen = strlen(CUDA_COPY_SPAN_PREFIX);
+	static const char *const shown[CUDA_COPY_KINDS] = {
+		"0", "HtoD", "DtoH", "3", "4", "5", "6", "7", "DtoD", "HtoH", "PtoP",
+	};
+	const char *kind;
+	char buf[32];
+	int len;
 
 	for (int i = 0; i < CUDA_COPY_KINDS; i++) {
-		const char *name = cuda_copy_spans[i];
-
-		CHECK(has_prefix(name, CUDA_COPY_SPAN_PREFIX) && strlen(name) > plen + 1 &&
-		      name[strlen(name) - 1] == ']');
+		kind = cuda_copy_span_kind(cuda_copy_spans[i], &len);
+		snprintf(buf, sizeof(buf), "%.*s", len, kind);
+		CHECK_STREQ(buf, shown[i]);
 	}
+	kind = cuda_copy_span_kind(CUDA_MEMSET_SPAN, &len);
+	CHECK(len == 6 && !strncmp(kind, "memset", 6));
+	kind = cuda_copy_span_kind("[CUDA memcpy ", &len);
+	CHECK(len == 13 && !strncmp(kind, "[CUDA memcpy ", 13));
+	kind = cuda_copy_span_kind(NULL, &len);
+	CHECK(len == 0);
+}
+
+/* The device of the agent's lanes, as it names them; nothing else has one. */
+static void test_lane_device(void)
+{
+	char name[64];
+	uint32_t d = 7;
+
+	snprintf(name, sizeof(name), CUDA_DEVICE_LANE_PREFIX "%u stream %u", 3u, 13u);
+	CHECK(cuda_lane_device(name, &d) && d == 3);
+	snprintf(name, sizeof(name), CUDA_DEVICE_LANE_PREFIX "%u PC sampling", 4294967295u);
+	CHECK(cuda_lane_device(name, &d) && d == 4294967295u);
+	CHECK(!cuda_lane_device(CUDA_DEVICE_LANE_PREFIX "4294967296 stream 1", &d));
+	CHECK(!cuda_lane_device(CUDA_DEVICE_LANE_PREFIX " 1 stream 1", &d));
+	CHECK(!cuda_lane_device(CUDA_DEVICE_LANE_PREFIX, &d));
+	CHECK(!cuda_lane_device("worker 0", &d));
+	CHECK(!cuda_lane_device(NULL, &d));
+}
+
+static void test_kernel_len(void)
+{
+	CHECK_EQ_U64(kregions_lane_kernel_len("attn_fwd b0 g3"), 8);
+	CHECK_EQ_U64(kregions_lane_kernel_len("attn_fwd b12 g0"), 8);
+	CHECK_EQ_U64(kregions_lane_kernel_len("attn_fwd" KREGIONS_STATS_LANE_SUFFIX), 8);
+	CHECK_EQ_U64(kregions_lane_kernel_len("x b1 g2 regions"), 7);
+	CHECK_EQ_U64(kregions_lane_kernel_len("foo regions b0 g0"), 11);
+	CHECK_EQ_U64(kregions_lane_kernel_len("a b g1"), 6);
+	CHECK_EQ_U64(kregions_lane_kernel_len("plain"), 5);
+	CHECK_EQ_U64(kregions_lane_kernel_len(""), 0);
 }
 
 int main(void)
@@ -110,5 +152,7 @@ int main(void)
 	RUN(test_words);
 	RUN(test_limiter_names);
 	RUN(test_copy_spans);
+	RUN(test_lane_device);
+	RUN(test_kernel_len);
 	return test_summary();
 }

@@ -111,18 +111,6 @@ static const struct kregion_row *find_region(const struct gpu_report *r, const s
 	return NULL;
 }
 
-static void test_kernel_len(void)
-{
-	CHECK_EQ_U64(kregions_kernel_len("attn_fwd b0 g3"), 8);
-	CHECK_EQ_U64(kregions_kernel_len("attn_fwd b12 g0"), 8);
-	CHECK_EQ_U64(kregions_kernel_len("attn_fwd regions"), 8);
-	CHECK_EQ_U64(kregions_kernel_len("x b1 g2 regions"), 7);
-	CHECK_EQ_U64(kregions_kernel_len("foo regions b0 g0"), 11);
-	CHECK_EQ_U64(kregions_kernel_len("a b g1"), 6);
-	CHECK_EQ_U64(kregions_kernel_len("plain"), 5);
-	CHECK_EQ_U64(kregions_kernel_len(""), 0);
-}
-
 /*
  * attn_fwd load: 4 + 4 instances, 40 + 48 us; min 5, max 18 us; medians
  * 10 and 12 us give 11 us. Per lane 40 / 4 + 48 / 4 = 22 us of 200 us of
@@ -386,7 +374,6 @@ static void test_diagnose(void)
 
 int main(void)
 {
-	RUN(test_kernel_len);
 	RUN(test_table);
 	RUN(test_kernel_names);
 	RUN(test_no_table);
