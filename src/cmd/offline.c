@@ -462,36 +462,29 @@ static int check_ranks(const struct sample_filter *flt, const struct model *m)
 	return 0;
 }
 
-/* Whether th was ever called comm: a name it had, or ":TID" for one never named. */
-static bool thread_called(const struct model *m, const struct model_thread *th, const char *comm)
+/* Whether a thread of m has pid (field FILTER_PID) or tid id. */
+static bool thread_with_id(const struct model *m, enum filter_field field, uint32_t id)
 {
-	char unnamed[16];
-	const char *lane_name;
-
-	if (th->lane) {
-		lane_name = model_str(m, th->name);
-		return lane_name && !strcmp(lane_name, comm);
-	}
-	for (uint32_t i = th->first_name; i < th->first_name + th->names; i++) {
-		const char *name = model_str(m, m->names.v[i].name);
-
-		snprintf(unnamed, sizeof(unnamed), ":%" PRIu32, th->tid);
-		if (!strcmp(name && *name ? name : unnamed, comm))
+	for (size_t t = 0; t < m->threads.len; t++)
+		if ((field == FILTER_PID ? m->threads.v[t].pid : m->threads.v[t].tid) == id)
 			return true;
-	}
 	return false;
 }
 
-/* Whether a thread of m matches what field, one value of its list, asks for. */
-static bool thread_matches(const struct model *m, enum filter_field field, uint32_t id,
-			   const char *comm)
+/* Whether a thread of f's model was ever called comm, by the names the filters give it. */
+static bool thread_called(struct funcs *f, const char *comm)
 {
+	const struct model *m = f->m;
+
 	for (size_t t = 0; t < m->threads.len; t++) {
 		const struct model_thread *th = &m->threads.v[t];
 
-		if (field == FILTER_PID ? th->pid == id
-		    : field == FILTER_TID ? th->tid == id : thread_called(m, th, comm))
+		if (!strcmp(funcs_name(f, funcs_thread_name(f, th)), comm))
 			return true;
+		for (uint32_t i = th->first_name; !th->lane && i < th->first_name + th->names; i++)
+			if (!strcmp(funcs_name(f, funcs_thread_named(f, th, m->names.v[i].name)),
+				    comm))
+				return true;
 	}
 	return false;
 }
@@ -523,16 +516,18 @@ static void thread_names(const struct model *m, char *out, size_t size)
  */
 static int check_threads(const struct sample_filter *flt, const struct model *m)
 {
+	struct funcs f;
 	char names[512];
+	int status = 0;
 
 	for (size_t i = 0; i < flt->pids.len; i++) {
-		if (!thread_matches(m, FILTER_PID, flt->pids.v[i], NULL)) {
+		if (!thread_with_id(m, FILTER_PID, flt->pids.v[i])) {
 			pr_err("no process %" PRIu32 " in the recording", flt->pids.v[i]);
 			return EXIT_FAIL;
 		}
 	}
 	for (size_t i = 0; i < flt->tids.len; i++) {
-		if (!thread_matches(m, FILTER_TID, flt->tids.v[i], NULL)) {
+		if (!thread_with_id(m, FILTER_TID, flt->tids.v[i])) {
 			if (flt->tids.v[i] >= TR_SYNTHETIC_TID_BASE)
 				pr_err("no lane 0x%" PRIx32 " in the recording", flt->tids.v[i]);
 			else
@@ -540,15 +535,19 @@ static int check_threads(const struct sample_filter *flt, const struct model *m)
 			return EXIT_FAIL;
 		}
 	}
-	for (size_t i = 0; i < flt->comms.len; i++) {
-		if (!thread_matches(m, FILTER_COMM, 0, flt->comms.v[i])) {
+	if (!flt->comms.len)
+		return 0;
+	funcs_init(&f, m, 0);
+	for (size_t i = 0; i < flt->comms.len && !status; i++) {
+		if (!thread_called(&f, flt->comms.v[i])) {
 			thread_names(m, names, sizeof(names));
 			pr_err("no thread or lane named '%s' in the recording; its names: %s",
 			       text_escape(flt->comms.v[i]), text_escape(names));
-			return EXIT_FAIL;
+			status = EXIT_FAIL;
 		}
 	}
-	return 0;
+	funcs_free(&f);
+	return status;
 }
 
 /* --align collectives, saying so when there was nothing to align by. */
