@@ -391,12 +391,10 @@ static void json_regions(struct json *j, const struct gpu_report *r, const struc
 		json_fixed(j, "median_us", 3, row->median_ns / 1e3);
 		json_fixed(j, "min_us", 3, (double)row->min_ns / 1e3);
 		json_fixed(j, "max_us", 3, (double)row->max_ns / 1e3);
-		json_fixed_or_null(j, "kernel_percent", row->kernel_ns, 4,
-				   row->kernel_ns ? 100.0 * row->lane_ns / (double)row->kernel_ns : 0);
-		json_fixed_or_null(j, "imbalance", row->block_median_ns > 0, 4,
-				   row->block_median_ns > 0
-					   ? (double)row->block_max_ns / row->block_median_ns
-					   : 0);
+		json_ratio_or_null(j, "kernel_percent", 4, 100.0 * row->lane_ns,
+				   (double)row->kernel_ns);
+		json_ratio_or_null(j, "imbalance", 4, (double)row->block_max_ns,
+				   row->block_median_ns);
 		json_end(j);
 	}
 	json_end(j);

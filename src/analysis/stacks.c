@@ -135,18 +135,16 @@ uint32_t stack_caller(const struct model *m, uint32_t node)
  * taken a little after the origin finds the caller busy in a callee.
  */
 static const char *const not_the_caller[] = {
-	"libgtrace", "libcupti", "libcuda.", "libnvidia-", "libcudart",
+	"libgtrace", "libcupti", "libcuda.", "libnvidia-", "libcudart", NULL,
 };
 static const char *const system_code[] = {
-	"libc.so", "libc-", "ld-linux", "[vdso]", "linux-vdso",
+	"libc.so", "libc-", "ld-linux", "[vdso]", "linux-vdso", NULL,
 };
 
-#define PREFIXES(a) (a), sizeof(a) / sizeof(*(a))
-
-static bool dso_has_prefix(const char *dso, const char *const *prefixes, size_t n)
+static bool dso_has_prefix(const char *dso, const char *const *prefixes)
 {
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(dso, prefixes[i], strlen(prefixes[i])))
+	for (; *prefixes; prefixes++)
+		if (!strncmp(dso, *prefixes, strlen(*prefixes)))
 			return true;
 	return false;
 }
@@ -166,8 +164,8 @@ static bool first_frame_of(const struct funcs *f, uint32_t node, bool program_on
 		for (uint32_t i = 0; i < n; i++) {
 			const char *dso = funcs_name(f, f->v.v[fn[i]].dso);
 
-			if (dso_has_prefix(dso, PREFIXES(not_the_caller)) ||
-			    (program_only && dso_has_prefix(dso, PREFIXES(system_code))))
+			if (dso_has_prefix(dso, not_the_caller) ||
+			    (program_only && dso_has_prefix(dso, system_code)))
 				continue;
 			*found = fn[i];
 			return true;

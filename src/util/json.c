@@ -137,6 +137,11 @@ void json_fixed_or_null(struct json *j, const char *key, bool known, int decimal
 		json_null(j, key);
 }
 
+void json_ratio_or_null(struct json *j, const char *key, int decimals, double num, double den)
+{
+	json_fixed_or_null(j, key, den > 0, decimals, den > 0 ? num / den : 0);
+}
+
 void json_general(struct json *j, const char *key, int digits, double v)
 {
 	member(j, key);

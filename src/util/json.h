@@ -72,6 +72,8 @@ void json_uint(struct json *j, const char *key, uint64_t v);
 void json_fixed(struct json *j, const char *key, int decimals, double v);
 /* As json_fixed when known, else null: a figure a view may lack. */
 void json_fixed_or_null(struct json *j, const char *key, bool known, int decimals, double v);
+/* num / den with decimals digits after the point, or null where den is not above 0. */
+void json_ratio_or_null(struct json *j, const char *key, int decimals, double num, double den);
 /* v with at most digits significant digits (printf's %.*g). */
 void json_general(struct json *j, const char *key, int digits, double v);
 /* value / 10^decimals, exactly: its integer part, a point and decimals digits. */

@@ -38,13 +38,15 @@ static void test_lines_and_inline(void)
 		json_uint(&j, "self", 52u + (unsigned)i);
 		json_fixed(&j, "self_percent", 4, 47.70642);
 		json_fixed_or_null(&j, "mean", i == 0, 1, 2.25);
+		json_ratio_or_null(&j, "ratio", 2, 1.0, i);
 		json_end(&j);
 	}
 	json_end(&j);
 	json_end(&j);
 	CHECK_STREQ(written(&j), "{\n  \"version\": 1,\n  \"path\": \"a.data\",\n  \"rows\": [\n"
-		    "    {\"self\": 52, \"self_percent\": 47.7064, \"mean\": 2.2},\n"
-		    "    {\"self\": 53, \"self_percent\": 47.7064, \"mean\": null}\n  ]\n}\n");
+		    "    {\"self\": 52, \"self_percent\": 47.7064, \"mean\": 2.2, \"ratio\": null},\n"
+		    "    {\"self\": 53, \"self_percent\": 47.7064, \"mean\": null, \"ratio\": 1.00}"
+		    "\n  ]\n}\n");
 }
 
 /* An array a line inside an inline object is indented by the lines around it only. */
