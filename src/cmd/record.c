@@ -26,6 +26,8 @@
 #define DEFAULT_FREQ 999
 #define DEFAULT_STACK_SIZE 16384
 #define MAX_STACK_SIZE 65528	/* a sample record's size is 16 bits */
+/* More stacks than this cut at the copy's end, and the summary says so. */
+#define CUT_STACKS_PERCENT 10
 #define DEFAULT_METRICS_INTERVAL_NS 100000000ull
 
 /* What the shell answers for a command it cannot find or run. */
@@ -500,6 +502,11 @@ static void print_summary(const struct record_result *res, const struct record_o
 	else if (res->stats.lost)
 		pr_warn("the kernel dropped %llu records because gtrace could not keep up; try a lower -F or a smaller --call-graph dwarf,SIZE",
 			(unsigned long long)res->stats.lost);
+	if (res->stats.cut_stacks * 100 > res->stats.samples * CUT_STACKS_PERCENT &&
+	    o->method == UNWIND_DWARF && o->stack_size < MAX_STACK_SIZE)
+		pr_warn("%.0f%% of the stacks ran deeper than the %u bytes copied of each, and end early; try --call-graph dwarf,%u",
+			100.0 * (double)res->stats.cut_stacks / (double)res->stats.samples,
+			o->stack_size, MAX_STACK_SIZE);
 }
 
 int cmd_record(int argc, char **argv)

@@ -1304,6 +1304,7 @@ void collector_stats(const struct collector *c, struct collect_stats *st)
 	st->samples = c->counters[CNT_SAMPLES];
 	st->threads = c->counters[CNT_THREADS];
 	st->lost = c->counters[CNT_LOST];
+	st->cut_stacks = c->counters[CNT_UNWIND + UNWIND_TRUNCATED_STACK];
 	st->spans = c->counters[CNT_TARGET + TARGET_SPANS];
 	st->lanes = c->counters[CNT_TARGET + TARGET_LANES];
 	st->pc_buckets = c->pc_buckets;

@@ -26,6 +26,7 @@ struct collect_stats {
 	uint64_t samples;
 	uint64_t threads;
 	uint64_t lost;		/* records the kernel dropped: rings were full */
+	uint64_t cut_stacks;	/* samples whose unwinding ran off the copied stack */
 	uint64_t spans;		/* lane work recorded */
 	uint64_t lanes;
 	uint64_t spans_dropped;	/* lane work lost, all target.dropped.* together */

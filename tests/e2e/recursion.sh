@@ -1,12 +1,15 @@
 # SPDX-License-Identifier: MIT
 # A stack more than 100 frames deep is unwound to the end, with and without
 # frame pointers; with frame pointers, a stack copy too small for it is
-# carried on by the kernel's frame-pointer chain, every level once.
+# carried on by the kernel's frame-pointer chain, every level once; without
+# them, the recording's summary says the copy was too small, and what to ask.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
 for flavour in recurse recurse-nofp; do
-	record $flavour.data -- "$WORKLOADS/$flavour" 100 0.6
+	run_gtrace record -o $flavour.data -- "$WORKLOADS/$flavour" 100 0.6
+	expect_contains "$TESTDIR/stderr" '^gtrace: recorded [0-9]+ samples'
+	expect_not_contains "$TESTDIR/stderr" 'bytes copied'
 	run_gtrace flame -i $flavour.data --folded >$flavour.folded
 	expect_contains $flavour.folded ';main;run_recursion;recurse_down;recurse_down;'
 	# Samples in recurse_leaf whose stack holds the 100 levels, each once,
@@ -38,3 +41,7 @@ at_least "share of samples through a 2 KiB copy with all 100 levels and main" "$
 [ "$over" -eq 0 ] || fail "$over samples with more than 100 levels: frames repeated at the join"
 run_gtrace diagnose -i short.data >short.diag
 at_least "complete.fp-tail share" "$(diagnose_percent short.diag complete.fp-tail)" 80
+
+run_gtrace record -o cut.data --call-graph dwarf,2048 -- "$WORKLOADS/recurse-nofp" 100 0.6
+expect_contains "$TESTDIR/stderr" \
+	'^gtrace: warning: [0-9]+% of the stacks ran deeper than the 2048 bytes copied of each, and end early; try --call-graph dwarf,65528$'
