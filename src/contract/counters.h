@@ -35,6 +35,8 @@ struct counter_name {
 #define COUNTER_SYMBOLS_MISSING_DSO "symbols.missing-dso"
 #define COUNTER_SYMBOLS_REFUSED "symbols.refused"
 #define COUNTER_SYMBOLS_JIT_MAPS_CUT "symbols.jit-maps-cut"
+/* ELF files read for naming: one per build-id, however many paths and processes map it. */
+#define COUNTER_SYMBOLS_FILES_READ "symbols.files-read"
 
 /* The span channel's, counted by the recorder (src/record/ingest.c). */
 #define TARGET_COUNTER_PREFIX "target."

@@ -61,6 +61,7 @@ enum counter {
 	CNT_SYM_MISSING_DSO,
 	CNT_SYM_REFUSED,
 	CNT_SYM_JIT_MAPS_CUT,
+	CNT_SYM_FILES_READ,
 	CNT_TARGET,	/* one per enum target_counter */
 	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
 	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
@@ -83,7 +84,7 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 
 static const char *const symbol_counter_names[] = {
 	COUNTER_SYMBOLS_RESOLVED, COUNTER_SYMBOLS_UNRESOLVED, COUNTER_SYMBOLS_MISSING_DSO,
-	COUNTER_SYMBOLS_REFUSED, COUNTER_SYMBOLS_JIT_MAPS_CUT,
+	COUNTER_SYMBOLS_REFUSED, COUNTER_SYMBOLS_JIT_MAPS_CUT, COUNTER_SYMBOLS_FILES_READ,
 };
 
 /* The python.* counter of each slot from CNT_PYTHON on. */
@@ -1247,6 +1248,7 @@ static void name_locs(struct collector *c, uint32_t last, uint64_t deadline)
 	while (c->named < last && now_ns(CLOCK_MONOTONIC) < deadline)
 		symbolize_loc(c, c->sym, ++c->named, frames);
 	c->counters[CNT_SYM_JIT_MAPS_CUT] = symbolizer_jit_maps_cut(c->sym);
+	c->counters[CNT_SYM_FILES_READ] = symbolizer_files_read(c->sym);
 	c->naming_ns += now_ns(CLOCK_THREAD_CPUTIME_ID) - cpu;
 }
 

@@ -3,15 +3,18 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <errno.h>
 #include <gelf.h>
 #include <inttypes.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "format/tables.h"
@@ -24,11 +27,15 @@
 #include "util/vec.h"
 #include "util/xalloc.h"
 
-/* One opened ELF file: a Dwfl holding a single module placed at bias 0. */
-struct sym_dso {
+/*
+ * One ELF file read for naming: a Dwfl holding a single module placed at
+ * bias 0, its symbol index and its DWARF (libdw inflates compressed
+ * sections once, when the DWARF is first asked, and keeps them). One for
+ * every build-id, however many paths and processes map it (file_of).
+ */
+struct sym_file {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	int err;		/* negative errno when the file cannot be used */
 	bool no_dwarf;		/* its DWARF names another file: symbols only */
 	bool hdr_read;
 	struct eh_hdr hdr;	/* its .eh_frame_hdr's table of unwind entries */
@@ -36,10 +43,19 @@ struct sym_dso {
 	struct sym_index symbols;	/* built at the first name it is asked */
 };
 
+/* A dso as recorded (path and build-id): the file that names it, or why none does. */
+struct sym_dso {
+	struct sym_file *file;
+	int err;		/* negative errno when the file cannot be used */
+};
+
 struct symbolizer {
 	struct strtab strs;		/* every string handed out */
 	struct strtab dso_keys;		/* path + build-id; id - 1 indexes dsos */
 	VEC(struct sym_dso) dsos;
+	VEC(struct sym_file *) files;	/* every file read, once each */
+	struct strtab file_keys;	/* build-id + size; id - 1 indexes by_build_id */
+	VEC(struct sym_file *) by_build_id;
 	struct u64map jit_index;	/* pid -> index into jits and jit_errs */
 	VEC(struct jitmap) jits;
 	VEC(int) jit_errs;		/* what loading each map gave */
@@ -65,15 +81,23 @@ int symbolizer_new(struct symbolizer **s)
 	return 0;
 }
 
+static void file_free(struct sym_file *f)
+{
+	if (f->dwfl)
+		dwfl_end(f->dwfl);
+	sym_index_free(&f->symbols);
+	free(f);
+}
+
 void symbolizer_free(struct symbolizer *s)
 {
 	if (!s)
 		return;
-	for (size_t i = 0; i < s->dsos.len; i++) {
-		if (s->dsos.v[i].dwfl)
-			dwfl_end(s->dsos.v[i].dwfl);
-		sym_index_free(&s->dsos.v[i].symbols);
-	}
+	for (size_t i = 0; i < s->files.len; i++)
+		file_free(s->files.v[i]);
+	VEC_FREE(&s->files);
+	VEC_FREE(&s->by_build_id);
+	strtab_free(&s->file_keys);
 	VEC_FREE(&s->dsos);
 	for (size_t i = 0; i < s->jits.len; i++)
 		jitmap_free(&s->jits.v[i]);
@@ -128,12 +152,9 @@ static int vdso_fd(void)
 	return fd;
 }
 
-static bool build_id_differs(Dwfl_Module *mod, const struct dso_info *dso)
+/* Whether a file whose build-id is bits (len <= 0: none) is not the recorded dso's. */
+static bool build_id_differs(const void *bits, ssize_t len, const struct dso_info *dso)
 {
-	const unsigned char *bits;
-	GElf_Addr vaddr;
-	int len = dwfl_module_build_id(mod, &bits, &vaddr);
-
 	/* Recorded with one, the file has none: another file. */
 	if (!dso->build_id_len)
 		return false;
@@ -181,15 +202,16 @@ static bool dwarf_usable(Dwfl_Module *mod)
 	return !has_section(dwarf_getelf(dw), ".gnu_debugaltlink");
 }
 
-static int open_dso(struct sym_dso *d, const struct dso_info *dso)
+/* Reads the file fd (which it takes) as dso's; 0, or a negative errno and f not usable. */
+static int read_file(struct sym_file *f, int fd, const struct dso_info *dso)
 {
 	bool vdso = dso->flags & TR_DSO_VDSO;
-	int fd = vdso ? vdso_fd() : untrusted_open(dso->path, &untrusted_mapped_file, NULL);
+	const unsigned char *bits = NULL;
+	GElf_Addr vaddr;
+	int len;
 
-	if (fd < 0)
-		return fd;
-	d->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!d->dwfl) {
+	f->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!f->dwfl) {
 		close(fd);
 		return -ENOMEM;
 	}
@@ -197,15 +219,96 @@ static int open_dso(struct sym_dso *d, const struct dso_info *dso)
 	 * Files are placed so that module addresses are ELF addresses; the
 	 * vdso's addresses are offsets from its start instead.
 	 */
-	d->mod = dwfl_report_elf(d->dwfl, dso->path, dso->path, fd, 0, !vdso);
-	if (!d->mod) {
+	f->mod = dwfl_report_elf(f->dwfl, dso->path, dso->path, fd, 0, !vdso);
+	if (!f->mod) {
 		close(fd);	/* the Dwfl owns fd only once reported */
 		return -ENOEXEC;
 	}
-	dwfl_report_end(d->dwfl, NULL, NULL);
-	if (build_id_differs(d->mod, dso))
+	dwfl_report_end(f->dwfl, NULL, NULL);
+	len = dwfl_module_build_id(f->mod, &bits, &vaddr);
+	if (build_id_differs(bits, len, dso))
 		return -ESTALE;
-	d->no_dwarf = !dwarf_usable(d->mod);
+	f->no_dwarf = !dwarf_usable(f->mod);
+	return 0;
+}
+
+/*
+ * Whether the file fd carries dso's build-id: 0, -ESTALE, or -ENOEXEC for
+ * no ELF. Only its notes are read. (libelf was set up by dwfl_begin.)
+ */
+static int check_build_id(int fd, const struct dso_info *dso)
+{
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	const void *bits = NULL;
+	ssize_t len;
+	int err = -ENOEXEC;
+
+	if (elf && elf_kind(elf) == ELF_K_ELF) {
+		len = dwelf_elf_gnu_build_id(elf, &bits);
+		err = build_id_differs(bits, len, dso) ? -ESTALE : 0;
+	}
+	elf_end(elf);
+	return err;
+}
+
+/* The hex digits of dso's build-id at out (2 * TR_BUILD_ID_MAX + 1 bytes); returns its end. */
+static char *build_id_hex(const struct dso_info *dso, char *out)
+{
+	uint32_t n = dso->build_id_len;
+
+	if (n > sizeof(dso->build_id))
+		n = sizeof(dso->build_id);
+	for (uint32_t i = 0; i < n; i++)
+		out += sprintf(out, "%02x", dso->build_id[i]);
+	*out = '\0';
+	return out;
+}
+
+/*
+ * The file that names dso, read once per build-id: another path (a copy, a
+ * hard link, another mount) or another process with the same build-id
+ * shares what the first one read, once its own file was opened under the
+ * same rules and found to carry that build-id. The size must match too, so
+ * that a stripped copy and the unstripped file, which share a build-id but
+ * not their symbols, stay apart. Without a build-id nothing tells two files
+ * alike: each path is read. The vdso, placed differently, is its own.
+ */
+static int file_of(struct symbolizer *s, const struct dso_info *dso, struct sym_file **file)
+{
+	bool vdso = dso->flags & TR_DSO_VDSO;
+	bool shared = !vdso && dso->build_id_len;
+	char key[2 * sizeof(dso->build_id) + 24];
+	struct sym_file *f;
+	struct stat st;
+	uint32_t id = 0;
+	int fd = vdso ? vdso_fd() : untrusted_open(dso->path, &untrusted_mapped_file, &st);
+	int err;
+
+	if (fd < 0)
+		return fd;
+	if (shared) {
+		sprintf(build_id_hex(dso, key), " %jd", (intmax_t)st.st_size);
+		id = strtab_find(&s->file_keys, key);
+	}
+	if (id) {
+		err = check_build_id(fd, dso);
+		close(fd);
+		if (!err)
+			*file = s->by_build_id.v[id - 1];
+		return err;
+	}
+	f = xcalloc(1, sizeof(*f));
+	err = read_file(f, fd, dso);
+	if (err) {
+		file_free(f);
+		return err;
+	}
+	*VEC_PUSH(&s->files) = f;
+	if (shared) {
+		strtab_intern(&s->file_keys, key);
+		*VEC_PUSH(&s->by_build_id) = f;
+	}
+	*file = f;
 	return 0;
 }
 
@@ -214,24 +317,20 @@ static struct sym_dso *lookup_dso(struct symbolizer *s,
 {
 	size_t path_len = strlen(dso->path);
 	char *key = xmalloc(path_len + 2 + 2 * sizeof(dso->build_id));
-	uint32_t id, n = dso->build_id_len;
+	uint32_t id;
 	struct sym_dso *d;
 
 	/* The same path may be two files over a recording: key by build-id too. */
 	memcpy(key, dso->path, path_len);
 	key[path_len] = '\n';
-	if (n > sizeof(dso->build_id))
-		n = sizeof(dso->build_id);
-	for (uint32_t i = 0; i < n; i++)
-		sprintf(key + path_len + 1 + 2 * i, "%02x", dso->build_id[i]);
-	key[path_len + 1 + 2 * n] = '\0';
+	build_id_hex(dso, key + path_len + 1);
 	id = strtab_intern(&s->dso_keys, key);
 	free(key);
 	if (id <= s->dsos.len)
 		return &s->dsos.v[id - 1];
 	d = VEC_PUSH(&s->dsos);
-	memset(d, 0, sizeof(*d));
-	d->err = open_dso(d, dso);
+	d->file = NULL;
+	d->err = file_of(s, dso, &d->file);
 	return d;
 }
 
@@ -246,11 +345,11 @@ static void src_at(struct symbolizer *s, Dwfl_Module *mod, uint64_t addr,
 	f->line = f->file && line > 0 ? (uint32_t)line : 0;
 }
 
-static const char *symtab_name(struct sym_dso *d, uint64_t addr)
+static const char *symtab_name(struct sym_file *file, uint64_t addr)
 {
-	if (!d->symbols.usable)
-		sym_index_build(&d->symbols, d->mod);
-	return sym_index_name(&d->symbols, d->mod, addr);
+	if (!file->symbols.usable)
+		sym_index_build(&file->symbols, file->mod);
+	return sym_index_name(&file->symbols, file->mod, addr);
 }
 
 static const char *die_string(Dwarf_Die *die, unsigned int name)
@@ -344,10 +443,10 @@ static int function_scopes(Dwarf_Die *parent, Dwarf_Addr pc, Dwarf_Die *chain,
  * first. Each frame's file:line is where the frame inside it was called
  * (for the innermost, the line of addr itself).
  */
-static int dwarf_frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
+static int dwarf_frames(struct symbolizer *s, struct sym_file *file, uint64_t addr,
 			struct sym_frame *frames, int max)
 {
-	Dwfl_Module *mod = d->mod;
+	Dwfl_Module *mod = file->mod;
 	Dwarf_Die chain[SCOPE_DEPTH_MAX];
 	Dwarf_Addr bias;
 	Dwarf_Die *cu = dwfl_module_addrdie(mod, addr, &bias);
@@ -366,7 +465,7 @@ static int dwarf_frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 		const char *name = die_name(&chain[i]);
 
 		if (!name && tag == DW_TAG_subprogram)
-			name = symtab_name(d, addr);
+			name = symtab_name(file, addr);
 		if (name) {
 			frames[n] = where;
 			frames[n].func = intern_func(s, name);
@@ -381,31 +480,31 @@ static int dwarf_frames(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
 }
 
 /* Without DWARF functions: the ELF symbol, and file:line if lines may be read. */
-static int symtab_frame(struct symbolizer *s, struct sym_dso *d, uint64_t addr,
+static int symtab_frame(struct symbolizer *s, struct sym_file *file, uint64_t addr,
 			struct sym_frame *f)
 {
-	const char *name = symtab_name(d, addr);
+	const char *name = symtab_name(file, addr);
 
 	if (!name)
 		return 0;
 	f->file = NULL;
 	f->line = 0;
-	if (!d->no_dwarf)
-		src_at(s, d->mod, addr, f);
+	if (!file->no_dwarf)
+		src_at(s, file->mod, addr, f);
 	f->func = intern_func(s, name);
 	f->inlined = 0;
 	return 1;
 }
 
 /* The table of .eh_frame_hdr (PT_GNU_EH_FRAME), where the unwind entries start. */
-static void read_hdr(struct sym_dso *d)
+static void read_hdr(struct sym_file *file)
 {
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(d->mod, &bias);
+	Elf *elf = dwfl_module_getelf(file->mod, &bias);
 	size_t nphdr;
 	GElf_Phdr ph;
 
-	d->hdr_read = true;
+	file->hdr_read = true;
 	if (!elf || elf_getphdrnum(elf, &nphdr))
 		return;
 	for (size_t i = 0; i < nphdr; i++) {
@@ -414,8 +513,8 @@ static void read_hdr(struct sym_dso *d)
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_GNU_EH_FRAME ||
 		    !(data = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_BYTE)))
 			continue;
-		if (!eh_hdr_read(data->d_buf, data->d_size, &d->hdr))
-			d->hdr_vaddr = ph.p_vaddr;
+		if (!eh_hdr_read(data->d_buf, data->d_size, &file->hdr))
+			file->hdr_vaddr = ph.p_vaddr;
 		return;
 	}
 }
@@ -425,11 +524,11 @@ static void read_hdr(struct sym_dso *d)
  * its dso and its first address ("libcuda.so.1@0x4585a0"), so that the
  * samples of one function are one row, not one row per address.
  */
-static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sym_dso *d,
+static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sym_file *file,
 		     uint64_t addr, struct sym_frame *f)
 {
 	Dwarf_Addr bias;
-	Dwarf_CFI *cfi = dwfl_module_eh_cfi(d->mod, &bias);
+	Dwarf_CFI *cfi = dwfl_module_eh_cfi(file->mod, &bias);
 	const char *base = strrchr(dso->path, '/');
 	int32_t start, fde;
 	Dwarf_Frame *frame;
@@ -439,12 +538,12 @@ static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sy
 	if (!cfi || dwarf_cfi_addrframe(cfi, addr - bias, &frame))
 		return 0;
 	free(frame);
-	if (!d->hdr_read)
-		read_hdr(d);
-	if (!eh_hdr_find(&d->hdr, (int64_t)(addr - d->hdr_vaddr), &start, &fde))
+	if (!file->hdr_read)
+		read_hdr(file);
+	if (!eh_hdr_find(&file->hdr, (int64_t)(addr - file->hdr_vaddr), &start, &fde))
 		return 0;
 	snprintf(name, sizeof(name), "%s@0x%" PRIx64, base ? base + 1 : dso->path,
-		 d->hdr_vaddr + (uint64_t)(int64_t)start);
+		 file->hdr_vaddr + (uint64_t)(int64_t)start);
 	f->func = intern(s, name);
 	f->file = NULL;
 	f->line = 0;
@@ -490,6 +589,7 @@ uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s)
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max)
 {
+	struct sym_file *file;
 	struct sym_dso *d;
 	int n;
 
@@ -502,8 +602,14 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	d = lookup_dso(s, dso);
 	if (d->err)
 		return d->err;
-	n = d->no_dwarf ? 0 : dwarf_frames(s, d, addr, frames, max);
+	file = d->file;
+	n = file->no_dwarf ? 0 : dwarf_frames(s, file, addr, frames, max);
 	if (!n)
-		n = symtab_frame(s, d, addr, frames);
-	return n ? n : fde_frame(s, dso, d, addr, frames);
+		n = symtab_frame(s, file, addr, frames);
+	return n ? n : fde_frame(s, dso, file, addr, frames);
+}
+
+uint64_t symbolizer_files_read(const struct symbolizer *s)
+{
+	return s->files.len;
 }

@@ -5,9 +5,10 @@
 /*
  * Turns (dso, ELF address) into symbolic frames with libdw: the function, the
  * chain of inlined functions at that address, and file:line for each. JIT
- * code in anonymous memory is named from /tmp/perf-PID.map. Each dso is
- * opened once and cached, with its ELF symbols sorted once (symindex.h);
- * the file is checked against the recorded build-id.
+ * code in anonymous memory is named from /tmp/perf-PID.map. Each file is
+ * read once per build-id, however many paths and processes map it, with
+ * its ELF symbols sorted once (symindex.h) and its DWARF read once; every
+ * path's file is checked against the recorded build-id.
  * The paths are the recorded program's (or a recording's) to choose: files
  * are opened as util/untrusted.h says, and DWARF that names another file to
  * open is not read (symbols.c, dwarf_usable).
@@ -46,6 +47,9 @@ void symbolizer_free(struct symbolizer *s);
  */
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max);
+
+/* The ELF files read so far: one per build-id (symbols.c, file_of). */
+uint64_t symbolizer_files_read(const struct symbolizer *s);
 
 /* The JIT maps read so far of which only the first JITMAP_MAX_BYTES were read. */
 uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s);

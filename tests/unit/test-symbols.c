@@ -249,14 +249,15 @@ static void test_stripped_symtab(void)
 
 /*
  * A copy of dso's file whose build-id note is another note: recorded with
- * a build-id, a file with none is another file.
+ * a build-id, a file with none is another file, also where s has read a
+ * file of that build-id and size, which it would share.
  */
-static void check_without_build_id(const struct dso_info *dso, uint64_t addr)
+static void check_without_build_id(struct symbolizer *s, const struct dso_info *dso,
+				   uint64_t addr)
 {
 	uint32_t note[4] = { 4, dso->build_id_len, NT_GNU_BUILD_ID, 0 };
 	struct sym_frame frame;
 	struct dso_info copy = *dso;
-	struct symbolizer *s;
 	char path[64], *bytes, *at;
 	size_t size;
 	FILE *f = fopen(dso->path, "rb");
@@ -281,9 +282,7 @@ static void check_without_build_id(const struct dso_info *dso, uint64_t addr)
 		if (f)
 			fclose(f);
 		copy.path = path;
-		CHECK(symbolizer_new(&s) == 0);
 		CHECK_EQ_U64(symbolize(s, &copy, addr, &frame, 1), -ESTALE);
-		symbolizer_free(s);
 		unlink(path);
 	}
 	free(bytes);
@@ -314,8 +313,71 @@ static void test_build_id(void)
 	dso.build_id_len--;
 	CHECK(symbolize(s, &dso, addr, &frame, 1) == -ESTALE);
 	dso.build_id_len++;
+	check_without_build_id(s, &dso, addr);
 	symbolizer_free(s);
-	check_without_build_id(&dso, addr);
+	CHECK(symbolizer_new(&s) == 0);
+	check_without_build_id(s, &dso, addr);
+	symbolizer_free(s);
+}
+
+/* Copies from to to with cmd ("cp", "objcopy --strip-debug"); false where that fails. */
+static bool copy_file(const char *cmd, const char *from, const char *to)
+{
+	char line[PATH_MAX + 256];
+
+	snprintf(line, sizeof(line), "%s '%s' '%s' 2>/dev/null", cmd, from, to);
+	return !system(line);
+}
+
+/*
+ * Copies of one file at other paths (as another mount or a container shows
+ * it) are read once: the same names, one file read. A stripped copy has
+ * the same build-id but other symbols: read on its own.
+ */
+static void test_shared_by_build_id(void)
+{
+	struct build_id_search search = { .addr = (uintptr_t)plain_function };
+	struct sym_frame frame, other;
+	char copies[2][64], stripped[64];
+	struct symbolizer *s;
+	struct dso_info dso, copy;
+	uint64_t addr;
+
+	CHECK(locate((const void *)plain_function, &dso, &addr));
+	search.dso = &dso;
+	dl_iterate_phdr(find_build_id, &search);
+	if (!dso.build_id_len) {
+		printf("  note: this program has no build-id, sharing not checked\n");
+		return;
+	}
+	CHECK(symbolizer_new(&s) == 0);
+	CHECK(symbolize(s, &dso, addr, &frame, 1) == 1);
+	CHECK_STREQ(frame.func, "plain_function");
+	CHECK(frame.file != NULL);
+	for (int i = 0; i < 2; i++) {
+		snprintf(copies[i], sizeof(copies[i]), "/tmp/gtrace-test-shared-%d.%d",
+			 (int)getpid(), i);
+		CHECK(copy_file("cp", dso.path, copies[i]));
+		copy = dso;
+		copy.path = copies[i];
+		CHECK(symbolize(s, &copy, addr, &other, 1) == 1);
+		CHECK(other.func == frame.func && other.file == frame.file &&
+		      other.line == frame.line);
+	}
+	CHECK_EQ_U64(symbolizer_files_read(s), 1);
+	snprintf(stripped, sizeof(stripped), "/tmp/gtrace-test-shared-%d.stripped", (int)getpid());
+	if (copy_file("objcopy --strip-debug", dso.path, stripped)) {
+		copy.path = stripped;
+		CHECK(symbolize(s, &copy, addr, &other, 1) == 1);
+		CHECK(other.func == frame.func && other.file == NULL);
+		CHECK_EQ_U64(symbolizer_files_read(s), 2);
+	} else {
+		printf("  note: no objcopy, the stripped copy not checked\n");
+	}
+	symbolizer_free(s);
+	unlink(stripped);
+	unlink(copies[0]);
+	unlink(copies[1]);
 }
 
 static void test_missing_file(void)
@@ -676,6 +738,7 @@ int main(void)
 	RUN(test_libc_symtab);
 	RUN(test_stripped_symtab);
 	RUN(test_build_id);
+	RUN(test_shared_by_build_id);
 	RUN(test_missing_file);
 	RUN(test_unknown_address);
 	RUN(test_jit_map);
