@@ -38,7 +38,7 @@ struct counter_name {
 /* ELF files read for naming: one per build-id, however many paths and processes map it. */
 #define COUNTER_SYMBOLS_FILES_READ "symbols.files-read"
 
-/* The span channel's, counted by the recorder (src/record/ingest.c). */
+/* The span channel's, counted by the recorder (src/record/ingest.c, ingest-packets.c). */
 #define TARGET_COUNTER_PREFIX "target."
 #define TARGET_DROPPED_PREFIX "target.dropped."
 enum target_counter {

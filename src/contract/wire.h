@@ -11,8 +11,9 @@
  * A connection starts with HELLO. Strings and lanes are defined before the
  * first span that names them; their ids are per process and dense from 1.
  * The recorder checks the sender's pid with SO_PEERCRED, and bounds what
- * the senders of one recording make it keep (src/record/ingest.c, the
- * LIMITS of gtrace-target(3)): past a limit it refuses and counts.
+ * the senders of one recording make it keep (src/record/ingest.c and
+ * ingest-packets.c, the LIMITS of gtrace-target(3)): past a limit it
+ * refuses and counts.
  *
  * Where the socket is:
  *  - gtrace record -- cmd: the path in $GTRACE_TARGET_SOCKET, inherited by
