@@ -9,7 +9,7 @@
  * its own.
  */
 
-/* The recorder's, about the run (src/record/session.c). */
+/* The recorder's, about the run (src/record/session-meta.c). */
 #define META_COMMAND "command"
 #define META_EVENT "event"
 #define META_KERNEL_TIME "kernel-time"
