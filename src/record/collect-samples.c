@@ -1,0 +1,410 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Samples made rows: unwound here or ahead on the unwind pool, their
+ * Python stacks read, their stacks interned frame by frame into the loc
+ * and node tables (a cache of recent stacks skips the work), and a
+ * process that no record announced read from /proc at its first sample.
+ */
+#include "record/collect-internal.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "contract/meta.h"
+#include "format/tables.h"
+#include "record/procfs.h"
+#include "unwind/addrspace.h"
+#include "util/xalloc.h"
+
+/*
+ * Bytes of distinct Python function and file names a recording takes: a
+ * program that makes ever new ones gets one name for the rest. Half the
+ * least a reader decodes of a file, so that its recording stays readable.
+ */
+#define PYTHON_NAME_BYTES (8u << 20)
+#define PYTHON_OVER_BUDGET_FUNC "[name over budget]"
+#define PYTHON_OVER_BUDGET_FILE "[python]"
+
+static uint64_t loc_hash(uint32_t dso, uint64_t addr)
+{
+	uint64_t h = hash_u64(addr ^ hash_u64(dso));
+
+	return h == U64MAP_EMPTY ? 0 : h;
+}
+
+/* The loc (dso, addr); *added when it is new. */
+static uint32_t intern_loc_at(struct collector *c, uint32_t dso, uint64_t addr, bool *added)
+{
+	uint64_t key = loc_hash(dso, addr), id;
+	struct tr_loc *loc;
+
+	if (dso > c->dsos_out)
+		collector_sync_dsos(c);
+	*added = false;
+	/* Keys are hashes: a different loc under the same key probes on. */
+	while (u64map_get(&c->loc_ids, key, &id)) {
+		loc = &c->locs.v[id - 1];
+		if (loc->dso == dso && loc->addr == addr)
+			return (uint32_t)id;
+		key = loc_hash(dso, key);
+	}
+	loc = VEC_PUSH(&c->locs);
+	loc->dso = dso;
+	loc->addr = addr;
+	*VEC_PUSH(&c->cur->locs) = *loc;
+	u64map_put(&c->loc_ids, key, c->locs.len);
+	*added = true;
+	return (uint32_t)c->locs.len;
+}
+
+/* The loc of ip in pid: (dso, ELF address), or (0, ip) outside any map. */
+static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
+{
+	const struct map *m = addrspace_find(c->as, pid, ip);
+	bool added;
+
+	return intern_loc_at(c, m ? m->dso->id : 0, m ? map_to_elf_addr(m, ip) : ip, &added);
+}
+
+static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
+{
+	uint64_t key = (uint64_t)parent << 32 | loc, id;
+	struct tr_node *n;
+
+	if (u64map_get(&c->node_ids, key, &id))
+		return (uint32_t)id;
+	n = VEC_PUSH(&c->cur->nodes);
+	n->parent = parent;
+	n->loc = loc;
+	u64map_put(&c->node_ids, key, ++c->nodes);
+	return c->nodes;
+}
+
+static uint64_t stack_hash(uint32_t pid, const uint64_t *ips, size_t n)
+{
+	uint64_t h = (uint64_t)pid << 32 | n;
+
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ ips[i]) * 0xff51afd7ed558ccdULL;
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The node of the native stack c->ips[0 .. n), the sampled ip first. */
+static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
+{
+	uint64_t hash = stack_hash(pid, c->ips, n), generation = addrspaces_generation(c->as);
+	struct stack_slot *slot = &c->stacks[hash % STACK_CACHE_SLOTS];
+	uint32_t node = 0;
+
+	if (slot->hash == hash && slot->generation == generation && slot->pid == pid &&
+	    slot->n == n && !memcmp(slot->ips, c->ips, n * sizeof(*c->ips)))
+		return slot->node;
+	for (size_t i = n; i;)
+		node = intern_node(c, node, intern_loc(c, pid, c->ips[--i]));
+	if (slot->cap < n) {
+		slot->cap = n;
+		slot->ips = xrealloc(slot->ips, n * sizeof(*slot->ips));
+	}
+	memcpy(slot->ips, c->ips, n * sizeof(*c->ips));
+	*slot = (struct stack_slot){ .hash = hash, .generation = generation, .pid = pid,
+				     .node = node, .n = n, .cap = slot->cap, .ips = slot->ips };
+	return node;
+}
+
+uint64_t collector_name_python_code(void *arg, const char *func, const char *file)
+{
+	struct collector *c = arg;
+	uint64_t cost = (strtab_find(&c->strings, func) ? 0 : strlen(func) + 1) +
+			(strtab_find(&c->strings, file) ? 0 : strlen(file) + 1);
+
+	if (c->python_name_bytes + cost > PYTHON_NAME_BYTES) {
+		c->counters[CNT_PYTHON_NAMES_OVER_BUDGET]++;
+		if (!c->python_over_budget)
+			c->python_over_budget =
+				(uint64_t)collector_intern(c, PYTHON_OVER_BUDGET_FUNC) << 32 |
+				collector_intern(c, PYTHON_OVER_BUDGET_FILE);
+		return c->python_over_budget;
+	}
+	c->python_name_bytes += cost;
+	return (uint64_t)collector_intern(c, func) << 32 | collector_intern(c, file);
+}
+
+/*
+ * The loc of a Python frame: in its source file's dso, at its line and
+ * function, named by a symbol row of its own when new. Frames named past
+ * the budget have no line, so that their locs do not grow either.
+ */
+static uint32_t intern_python_loc(struct collector *c, const struct py_frame *f)
+{
+	uint32_t name = (uint32_t)(f->func >> 32), file = (uint32_t)f->func, loc;
+	uint32_t line = f->func == c->python_over_budget ? 0 : f->line;
+	uint64_t dso;
+	bool added;
+
+	if (!u64map_get(&c->python_files, file, &dso)) {
+		dso = addrspaces_add_dso(c->as, collector_string(c, file), TR_DSO_PYTHON);
+		u64map_put(&c->python_files, file, dso);
+	}
+	loc = intern_loc_at(c, (uint32_t)dso, TR_PYTHON_ADDR(line, name), &added);
+	if (added)
+		*VEC_PUSH(&c->cur->symbols) = (struct tr_symbol){
+			.loc = loc, .func = name, .file = file, .line = line,
+		};
+	return loc;
+}
+
+/* Interns the Python frames of group g of st under node, outermost first. */
+static uint32_t intern_python_group(struct collector *c, uint32_t node,
+				    const struct py_stack *st, uint32_t g)
+{
+	for (uint32_t k = st->group_start[g + 1]; k > st->group_start[g]; k--)
+		node = intern_node(c, node, intern_python_loc(c, &st->frames[k - 1]));
+	return node;
+}
+
+static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
+			struct unwind_regs *regs)
+{
+	size_t k = 0;
+
+	memset(regs, 0, sizeof(*regs));
+	if (!s->regs)
+		return;
+	for (unsigned bit = 0; bit < 64; bit++) {
+		if (!(l->regs_mask & (1ull << bit)))
+			continue;
+		if (bit < sizeof(regs->r) / sizeof(regs->r[0])) {
+			regs->r[bit] = s->regs[k];
+			regs->mask |= 1ull << bit;
+		}
+		k++;
+	}
+}
+
+/* found, when not NULL, says that process pid is CPython, and which. */
+static void python_found(struct collector *c, uint32_t pid, const char *found)
+{
+	char key[32];
+
+	if (!found)
+		return;
+	snprintf(key, sizeof(key), META_PYTHON_PROCESS_PREFIX "%" PRIu32, pid);
+	collector_meta(c, key, found);
+	c->python_counted = true;
+}
+
+/*
+ * The sample's Python stack, as read when it arrived, held against its
+ * native one in c->ips: the stack when it matched, else NULL.
+ */
+static const struct py_stack *read_python(struct collector *c, const struct rec_sample *s,
+					  size_t n, bool complete)
+{
+	struct py_stack *st = &c->python_stack;
+	enum py_outcome outcome;
+	const char *found;
+
+	outcome = pyreader_sample(c->python, s->pid, s->tid, s->time, c->ips, n, complete, st,
+				  &found);
+	python_found(c, s->pid, found);
+	if (outcome == PY_NOT_PYTHON)
+		return NULL;
+	c->counters[CNT_PYTHON + outcome]++;
+	if (outcome != PY_MATCHED)
+		return NULL;
+	c->counters[CNT_PYTHON_FRAMES] += st->group_start[st->groups];
+	return st;
+}
+
+/*
+ * Whether pid's samples come with no process the records announced: its
+ * FORK record was lost while the recorder fell behind (or the records
+ * of its threads' ends outnumbered those of their starts).
+ */
+static bool unannounced(const struct collector *c, uint32_t pid)
+{
+	uint64_t threads = 0, failed = 0;
+
+	u64map_get(&c->live_threads, pid, &threads);
+	u64map_get(&c->unrecoverable, pid, &failed);
+	return !threads && !failed;
+}
+
+/*
+ * Learns an unannounced process from /proc at its first sample: its maps,
+ * and the sampled thread with its name. Once only: a process gone, or
+ * whose pid a newer process took, is counted and not read again.
+ */
+static void recover_process(struct collector *c, const struct rec_sample *s)
+{
+	uint64_t start;
+	char comm[64];
+
+	if (procfs_start_ns(s->pid, &start) || start > s->time ||
+	    addrspace_load_proc(c->as, s->pid)) {
+		u64map_put(&c->unrecoverable, s->pid, 1);
+		c->counters[CNT_PROCESSES_UNRECOVERED]++;
+		return;
+	}
+	collector_forget_pid(c, s->pid);
+	pyreader_forget(c->python, s->pid);
+	collector_sync_dsos(c);
+	c->counters[CNT_PROCESSES]++;
+	c->counters[CNT_PROCESSES_RECOVERED]++;
+	procfs_comm(s->pid, s->tid, comm, sizeof(comm));
+	collector_add_thread(c, s->pid, s->tid, comm, s->time);
+}
+
+static void unwind_sample_of(const struct collector *c, const struct rec_sample *s,
+			     struct unwind_sample *us)
+{
+	us->pid = s->pid;
+	us->tid = s->tid;
+	unpack_regs(c->layout, s, &us->regs);
+	us->stack = s->stack;
+	us->stack_len = s->stack_len;
+	us->callchain = s->callchain;
+	us->callchain_len = s->callchain_nr;
+}
+
+void collector_take_sample(struct collector *c, const struct perf_event_header *h)
+{
+	const struct unwind_job *job = c->next_job < c->njobs ? &c->jobs[c->next_job++] : NULL;
+	struct unwind_sample us = {0};
+	enum unwind_outcome outcome;
+	const struct py_stack *py;
+	struct rec_sample s;
+	struct tr_sample *row;
+	uint32_t node = 0, group;
+	size_t n = 0;
+
+	if (rec_parse_sample(c->layout, h, &s)) {
+		c->counters[CNT_MALFORMED]++;
+		return;
+	}
+	if (unannounced(c, s.pid))
+		recover_process(c, &s);
+	if (job) {
+		outcome = job->outcome;
+		n = job->n;
+		memcpy(c->ips, job->ips, n * sizeof(*c->ips));
+	} else {
+		unwind_sample_of(c, &s, &us);
+		outcome = unwind(c->unwinder, &us, c->ips, &n);
+	}
+	c->counters[CNT_UNWIND + outcome]++;
+	/* Never drop a sample: with no frame at all, keep the sampled ip. */
+	if (!n && s.ip) {
+		c->ips[0] = s.ip;
+		n = 1;
+	}
+	py = read_python(c, &s, n, unwind_complete(outcome));
+	if (!py)
+		node = intern_stack(c, s.pid, n);
+	/* Each group of Python frames goes right under the eval frame running it. */
+	for (group = py ? py->groups : 0; py && n;) {
+		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
+		if (group && py->eval_at[group - 1] == n)
+			node = intern_python_group(c, node, py, --group);
+	}
+
+	row = VEC_PUSH(&c->cur->samples);
+	row->ts = s.time;
+	row->pid = s.pid;
+	row->tid = s.tid;
+	row->node = node;
+	row->cpu = s.cpu;
+	row->flags = unwind_complete(outcome) ? 0 : TR_SAMPLE_TRUNCATED;
+	c->counters[CNT_SAMPLES]++;
+}
+
+void collector_arrived(void *arg, const struct perf_event_header *h, uint64_t time)
+{
+	struct collector *c = arg;
+	struct rec_sample s;
+	const char *found;
+
+	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(c->layout, h, &s))
+		return;
+	(void)time;
+	pyreader_snapshot(c->python, s.pid, s.tid, s.time, &found);
+	python_found(c, s.pid, found);
+}
+
+bool collector_reads_python(const struct collector *c)
+{
+	return c->python_counted;
+}
+
+/* Samples one run of the pool unwinds at most. */
+#define UNWIND_AHEAD 1024
+
+/* Whether a record may change what an address of some process holds. */
+static bool changes_maps(const struct perf_event_header *h)
+{
+	return h->type == PERF_RECORD_MMAP2 || h->type == PERF_RECORD_FORK ||
+	       h->type == PERF_RECORD_EXIT ||
+	       (h->type == PERF_RECORD_COMM && (h->misc & PERF_RECORD_MISC_COMM_EXEC));
+}
+
+/*
+ * Unwinds on the pool the samples of hs[0 .. n) up to the first record
+ * that may change the maps they are unwound through, one job each, for
+ * collector_take_sample to take in the same order.
+ */
+static void unwind_ahead(struct collector *c, const struct perf_event_header *const *hs,
+			 size_t n)
+{
+	c->njobs = c->next_job = 0;
+	for (size_t i = 0; i < n && !changes_maps(hs[i]) && c->njobs < UNWIND_AHEAD; i++) {
+		struct unwind_job *job = &c->jobs[c->njobs];
+		bool parsed;
+		struct rec_sample s;
+
+		if (hs[i]->type != PERF_RECORD_SAMPLE)
+			continue;
+		parsed = !rec_parse_sample(c->layout, hs[i], &s);
+		/* Its process is read from /proc first, by collector_take_sample. */
+		if (parsed && unannounced(c, s.pid))
+			break;
+		c->njobs++;
+		memset(&job->s, 0, sizeof(job->s));
+		/* A malformed one unwinds to nothing; collector_take_sample counts it. */
+		if (parsed)
+			unwind_sample_of(c, &s, &job->s);
+	}
+	unwind_pool_run(c->pool, c->unwinder, c->jobs, c->njobs);
+}
+
+void collector_record_batch(void *arg, const struct perf_event_header *const *hs,
+			    const uint64_t *times, size_t n)
+{
+	struct collector *c = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		if (c->pool && c->next_job == c->njobs && hs[i]->type == PERF_RECORD_SAMPLE)
+			unwind_ahead(c, hs + i, n - i);
+		collector_record(c, hs[i], times[i]);
+	}
+	c->njobs = c->next_job = 0;
+}
+
+int collector_unwind_threads(struct collector *c, enum unwind_method method, unsigned threads)
+{
+	int err;
+
+	if (!threads || method != UNWIND_DWARF)
+		return 0;
+	err = unwind_pool_new(&c->pool, threads, method, c->as);
+	if (!err)
+		c->jobs = xcalloc(UNWIND_AHEAD, sizeof(*c->jobs));
+	return err;
+}
+
+const struct unwinder *collector_unwinder(const struct collector *c)
+{
+	return c->unwinder;
+}
