@@ -62,7 +62,9 @@ ALL_LDFLAGS = $(LDFLAGS) $(CONFIG_LDFLAGS) $(SAN_FLAGS)
 # commands and the unit tests link against. contract/ is what the products
 # that write a recording and those that read it share (the CUDA agent and
 # libgtrace-target take its headers and what of its code they need, too).
-SUBSYSTEMS = util contract format model analysis record unwind symbols
+# analysis/ is three folders: the passes, the views and the encoders.
+SUBSYSTEMS = util contract format model analysis/passes analysis/views analysis/encoders \
+	     record unwind symbols
 CORE_SRCS = $(foreach d,$(SUBSYSTEMS),$(wildcard src/$(d)/*.c))
 ifeq ($(HAVE_LIBUNWIND),1)
 CORE_SRCS := $(filter-out src/unwind/unwind-stub.c,$(CORE_SRCS))

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/diff.h"
+#include "analysis/views/diff.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "contract/meta.h"

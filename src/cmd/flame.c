@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"

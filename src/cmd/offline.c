@@ -11,7 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "analysis/ranks.h"
+#include "analysis/views/ranks.h"
 #include "cmd/cmds.h"
 #include "util/duration.h"
 #include "util/text.h"

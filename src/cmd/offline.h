@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "model/model.h"
 #include "util/outfile.h"
 #include "util/vec.h"

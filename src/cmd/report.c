@@ -4,9 +4,9 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
-#include "analysis/metrics.h"
-#include "analysis/ranks.h"
+#include "analysis/passes/passes.h"
+#include "analysis/views/metrics.h"
+#include "analysis/views/ranks.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/text.h"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * origins OUT: writes the golden recording of span origins, one span at
- * least of every outcome a span's origin can have (src/analysis/origins.c),
+ * least of every outcome a span's origin can have (src/analysis/passes/origins.c),
  * which no workload makes at once: process 300 ("app") samples its main
  * thread "app" in produce for 20 ms, then its thread "worker" in consume
  * for 10 ms (1000 Hz, one sample a millisecond); its thread "waiter" has

@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
-#include "analysis/export.h"
+#include "analysis/encoders/export-emitter.h"
+#include "analysis/passes/passes.h"
 #include "synth.h"
 #include "test.h"
 

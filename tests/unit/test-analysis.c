@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"

@@ -7,7 +7,7 @@
 #include <errno.h>
 #include <math.h>
 
-#include "analysis/diff.h"
+#include "analysis/views/diff.h"
 #include "synth.h"
 #include "test.h"
 

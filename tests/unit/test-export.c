@@ -7,7 +7,7 @@
  */
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "contract/attrs.h"
 #include "exports.h"
 #include "synth.h"

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "test.h"

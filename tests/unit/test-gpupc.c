@@ -10,7 +10,7 @@
 #include <limits.h>
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "contract/lanes.h"
 #include "symbols/cubin.h"
 #include "symbols/demangle.h"

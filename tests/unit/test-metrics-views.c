@@ -8,8 +8,8 @@
  */
 #include <math.h>
 
-#include "analysis/diff.h"
-#include "analysis/metrics.h"
+#include "analysis/views/diff.h"
+#include "analysis/views/metrics.h"
 #include "exports.h"
 #include "synth.h"
 #include "test.h"

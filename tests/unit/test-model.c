@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "contract/lanes.h"
 #include "contract/spans.h"
 #include "test.h"

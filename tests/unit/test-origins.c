@@ -5,7 +5,7 @@
  */
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"

@@ -2,7 +2,7 @@
 /* Python frames in the views: the --python views of the stacks, frame names, the pyline key. */
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 #include "synth.h"
 #include "test.h"
 #include "views.h"

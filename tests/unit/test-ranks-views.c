@@ -9,8 +9,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
-#include "analysis/analysis.h"
-#include "analysis/metrics.h"
+#include "analysis/passes/passes.h"
+#include "analysis/views/metrics.h"
 #include "contract/lanes.h"
 #include "exports.h"
 #include "synth.h"

@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "analysis/ranks.h"
+#include "analysis/views/ranks.h"
 #include "symbols/demangle.h"
 #include "synth.h"
 #include "test.h"

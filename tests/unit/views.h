@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 
 /* What a view wrote, as one string. */
 struct capture {

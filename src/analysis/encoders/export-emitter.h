@@ -1,0 +1,94 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_ENCODERS_EXPORT_EMITTER_H
+#define GTRACE_ANALYSIS_ENCODERS_EXPORT_EMITTER_H
+
+/*
+ * gtrace export's inside: export.c walks the model once and hands every
+ * track and event to the emitter of the chosen format (export-chrome.c,
+ * export-perfetto.c), which only encodes. Emitters write as they are
+ * called: what they keep grows with the model (what was interned), never
+ * with the output.
+ *
+ * Times are ns since the export's zero (export_zero). Names and keys are
+ * ids in funcs.names. Tracks come before the events on them; a track's
+ * parent before the track.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/passes/passes.h"
+
+enum export_track_kind {
+	TRACK_GLOBAL,		/* the recording's own: metadata, then counters */
+	TRACK_PROCESS,
+	TRACK_THREAD,
+	TRACK_GROUP,		/* lanes of one GPU, under their process */
+	TRACK_LANE,		/* spans: a lane, or a part of one (an NVTX thread, an overlap) */
+	TRACK_COUNTER,
+	TRACK_DEVICE,		/* the machine's or a GPU's metrics: a pseudo process, pid its own */
+};
+
+struct export_track {
+	uint32_t id;		/* 1, 2, ... in the order made */
+	uint32_t parent;	/* track id, 0 for none */
+	enum export_track_kind kind;
+	uint32_t pid, tid;	/* process and thread; lanes: a synthetic tid of their own */
+	uint32_t name;
+	uint32_t unit;		/* counters: the values' unit, 0 for a plain count */
+};
+
+/* An attribute of an event: a number, or a text when str is set. */
+struct export_arg {
+	uint32_t key;
+	uint64_t value;
+	const char *str;
+};
+
+struct export_event {
+	const struct export_track *track;
+	uint64_t ts, dur;	/* dur 0 for an instant */
+	uint32_t name;
+	uint32_t category;
+	const struct export_arg *args;
+	size_t nargs;
+	uint64_t flow_out;	/* a flow starts here: its id, 0 for none */
+	uint64_t flow_in;	/* a flow ends here */
+};
+
+struct exporter;
+
+struct export_emitter {
+	void (*begin)(struct exporter *x);
+	void (*track)(struct exporter *x, const struct export_track *t);
+	/*
+	 * A slice. On one track, a slice that starts inside another ends
+	 * inside it too, and comes after it.
+	 */
+	void (*slice)(struct exporter *x, const struct export_event *e);
+	void (*instant)(struct exporter *x, const struct export_event *e);
+	/* A CPU sample on thread track t, at ts. */
+	void (*sample)(struct exporter *x, const struct export_track *t, const struct tr_sample *s,
+		       uint64_t ts);
+	/* A counter's value at ts: value / 10^decimals. */
+	void (*counter)(struct exporter *x, const struct export_track *t, uint64_t ts,
+			uint64_t value, uint32_t decimals);
+	void (*end)(struct exporter *x);
+	void (*free)(struct exporter *x);
+};
+
+struct exporter {
+	FILE *out;
+	struct funcs *f;
+	const struct model *m;
+	void *state;		/* the emitter's */
+};
+
+extern const struct export_emitter export_chrome;
+extern const struct export_emitter export_perfetto;
+
+/* Whether meta row i is the last of its key: the value that counts. */
+bool export_meta_last(const struct model *m, size_t i);
+
+#endif

@@ -1,0 +1,834 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_PASSES_PASSES_H
+#define GTRACE_ANALYSIS_PASSES_PASSES_H
+
+/*
+ * Aggregations over a loaded model and the writers that print them. Every
+ * aggregation is one pass over the samples that counts them per (group of
+ * threads, leaf stack node), then a walk over those distinct stacks: the
+ * work grows with the number of distinct stacks, not of samples.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "model/model.h"
+#include "symbols/demangle.h"
+#include "util/hashmap.h"
+#include "util/vec.h"
+
+/*
+ * A recording whose recorder died before writing its names: whether it
+ * lacks them, and how many the local files gave back.
+ */
+struct localnames_stats {
+	size_t missing;		/* addresses without a name in the recording */
+	size_t named;		/* of those, named from the local files */
+	size_t stale_dsos;	/* files whose build-id is not the recorded one: not used */
+	size_t missing_dsos;	/* files that could not be read */
+};
+
+bool localnames_needed(const struct model *m);
+/* Names its addresses from the files at their recorded paths, under symfs when not NULL. */
+void localnames_fill(struct model *m, const char *symfs, struct localnames_stats *st);
+
+/* A function as the views show it: a name within a dso. */
+struct func {
+	uint32_t name;		/* id in funcs.names */
+	uint32_t dso;		/* id in funcs.names: the dso's basename */
+};
+
+/*
+ * The functions of every location. Without inline frames a location is its
+ * outermost (non-inlined) function; with them, its whole inline chain. A
+ * location without symbols becomes "[dso]+0xADDR" ("0xADDR" with no dso).
+ * A Python frame is "qualname (file.py:line)" in dso "file.py", its file's
+ * basename; without lines, "qualname (file.py)", one func for all its lines.
+ */
+struct funcs {
+	const struct model *m;
+	struct strtab names;	/* function, dso and thread names, by content */
+	VEC(struct func) v;	/* by func id; a func id indexes v */
+	struct u64map index;	/* name << 32 | dso -> func id */
+	uint32_t *loc_first;	/* by loc id: its frames are frames.v[loc_first[loc] .. loc_first[loc + 1]) */
+	VEC(uint32_t) frames;	/* func ids, innermost first */
+	uint32_t unknown;	/* the func of a sample without any frame */
+	uint32_t *lane_frame;	/* by lane id: names id of "[lane] NAME", 0 not made yet */
+	uint32_t *span_frame;	/* by string id: names id of a span name, 0 not made yet */
+	struct demangler demangler;
+};
+
+/* How funcs_init names the frames. */
+enum funcs_flags {
+	FUNCS_INLINE = 1 << 0,		/* inlined functions are frames of their own */
+	FUNCS_PYTHON_LINES = 1 << 1,	/* a Python frame's name has its line */
+};
+
+/* flags: enum funcs_flags. */
+void funcs_init(struct funcs *f, const struct model *m, unsigned flags);
+void funcs_free(struct funcs *f);
+
+/* The func ids of a stack node's location, innermost first. */
+const uint32_t *funcs_of_node(const struct funcs *f, uint32_t node, uint32_t *n);
+const char *funcs_name(const struct funcs *f, uint32_t name_id);
+/*
+ * A stack node's caller: 0 for an outermost frame, and where a corrupt
+ * file's parent does not come first.
+ */
+uint32_t stack_caller(const struct model *m, uint32_t node);
+/*
+ * The func a span whose origin linked to stack node node was queued from:
+ * the innermost frame of the program itself, not gtrace's, CUDA's, the C
+ * library's or the vDSO's; failing that, the innermost not gtrace's nor
+ * CUDA's; failing that, the leaf.
+ */
+uint32_t funcs_queued_from(const struct funcs *f, uint32_t node);
+/* The names id of a thread's name: its latest comm, or ":TID" when it has none. */
+uint32_t funcs_thread_name(struct funcs *f, const struct model_thread *th);
+/* The same for the name of string id name_id, one of those it had (model_name). */
+uint32_t funcs_thread_named(struct funcs *f, const struct model_thread *th, uint32_t name_id);
+/* The names id of a Python location's "file.py:line"; 0 for another location. */
+uint32_t funcs_python_line(struct funcs *f, uint32_t loc);
+
+/*
+ * Lane work shows as frames of its own: a lane as LANE_FRAME_PREFIX and its
+ * name, a span by its name, demangled (GPU kernels have C++ names).
+ */
+#define LANE_FRAME_PREFIX "[lane] "
+/* The names id of lane id lane's frame. */
+uint32_t funcs_lane_frame(struct funcs *f, uint32_t lane);
+/* The names id of the frame of span name name (a string id). */
+uint32_t funcs_span_frame(struct funcs *f, uint32_t name);
+/*
+ * The func of the spans named name on lane lane, for the views that list
+ * funcs: the span's frame as its name, the lane's frame as its dso.
+ */
+uint32_t funcs_span(struct funcs *f, uint32_t lane, uint32_t name);
+
+/* Which samples count. An empty list does not filter. */
+struct sample_filter {
+	VEC(uint32_t) pids;
+	VEC(uint32_t) tids;
+	VEC(char *) comms;
+	VEC(char *) dsos;	/* basename of the sampled (leaf) location's dso */
+	VEC(uint32_t) ranks;	/* of the model's ranks (model_rank.rank) */
+};
+
+enum filter_field {
+	FILTER_PID,
+	FILTER_TID,
+	FILTER_COMM,
+	FILTER_DSO,
+	FILTER_RANK,
+};
+
+/* Adds a comma-separated list; -EINVAL for an empty item or a bad number. */
+int filter_add(struct sample_filter *flt, enum filter_field field, const char *list);
+void filter_free(struct sample_filter *flt);
+/* Whether rank number rank passes the --rank list; true with no filter. */
+bool filter_rank(const struct sample_filter *flt, int64_t rank);
+/* Whether process pid passes the --pid and --rank lists; true with no filter. */
+bool filter_process(const struct sample_filter *flt, const struct model *m, uint32_t pid);
+/* The rank number (model_rank.rank) of the recording that process pid is in. */
+int64_t pid_rank(const struct model *m, uint32_t pid);
+/* Whether a thread passes the filter: --comm by its latest name. */
+bool filter_thread(const struct sample_filter *flt, struct funcs *f,
+		   const struct model_thread *th);
+/* Whether its samples taken while it had the name of string id name do. */
+bool filter_thread_named(const struct sample_filter *flt, struct funcs *f,
+			 const struct model_thread *th, uint32_t name);
+/* Whether a lane's work is selected: as a thread, and only without a dso filter. */
+bool filter_lane(const struct sample_filter *flt, struct funcs *f,
+		 const struct model_thread *lane);
+/* By lane id (1 .. lanes): whether filter_lane selects the lane. Free it. */
+bool *filter_lanes(struct funcs *f, const struct sample_filter *flt);
+/*
+ * Whether a span is selected: its lane is (lane_selected, by lane id, as
+ * filter_lanes says), or the thread that queued it passes the filter:
+ * --tid of a CPU thread selects the work it launched. All are with no filter.
+ */
+bool filter_span(const struct sample_filter *flt, struct funcs *f, const bool *lane_selected,
+		 const struct tr_span *sp);
+/*
+ * By stack node id (0 .. nodes): whether a sample ending there passes the
+ * dso filter. NULL, meaning all pass, when there is no dso filter.
+ */
+bool *filter_nodes(const struct funcs *f, const struct sample_filter *flt);
+
+/*
+ * Where each span's origin leads. A span has no origin when its origin tid
+ * and time are both 0; otherwise the origin is joined to the sample with a
+ * stack of that thread nearest in time, if it is within the window.
+ */
+enum origin_outcome {
+	ORIGIN_NONE,		/* no origin */
+	ORIGIN_LINKED,		/* a sample with a stack within the window */
+	ORIGIN_BAD_TID,		/* tid 0 with a time, or a synthetic tid */
+	ORIGIN_NO_THREAD,	/* a tid the recording never saw */
+	ORIGIN_NO_STACK,	/* the thread has no sample with a stack */
+	ORIGIN_TOO_FAR,		/* its nearest such sample is outside the window */
+	ORIGIN_OUTCOMES
+};
+
+/* Distances in ns between origins and their nearest samples. */
+struct distance_stats {
+	uint64_t count;
+	uint64_t min, max, sum;
+};
+
+struct origin_links {
+	uint64_t window_ns;
+	uint8_t *outcome;	/* by span index: enum origin_outcome */
+	uint32_t *sample;	/* by span index: the linked sample's index + 1, else 0 */
+	uint64_t counts[ORIGIN_OUTCOMES];
+	struct distance_stats linked, too_far;
+};
+
+/* Four sampling periods, or 4 ms when the sampling rate is unknown. */
+uint64_t origins_default_window(const struct model *m);
+/* O(spans log samples): each thread's samples are indexed once. */
+void origins_link(struct origin_links *l, const struct model *m, uint64_t window_ns);
+void origins_free(struct origin_links *l);
+/* "linked", "bad_tid", ...: the names the views print. */
+const char *origin_outcome_name(enum origin_outcome o);
+
+/* qsort's ascending order of uint64_t values. */
+int u64_cmp(const void *pa, const void *pb);
+/* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
+double u64_quantile(const uint64_t *sorted, size_t n, double q);
+/* The median of n sorted values: the middle one, or the mean of the middle two; 0 for none. */
+double u64_median(const uint64_t *sorted, size_t n);
+/*
+ * The median of n values, which it sorts, in whole units: the middle one,
+ * or halfway between the middle two rounded down; 0 for none.
+ */
+int64_t i64_median(int64_t *v, size_t n);
+
+/*
+ * NVTX ranges: a span on a lane of kind "nvtx" is a range of its origin
+ * thread, open from its start until its end. The ranges open at one time
+ * form a chain, interned like stack nodes: chain 0 is no range, chain c
+ * (chains.v[c - 1]) its innermost range's name under its parent chain.
+ */
+/* Nesting past which NVTX ranges count as their outermost NVTX_MAX_DEPTH. */
+#define NVTX_MAX_DEPTH 256
+
+struct nvtx_chain {
+	uint32_t parent;	/* chain id, 0 for an outermost range */
+	uint32_t name;		/* string id of the innermost range's name */
+	uint32_t depth;		/* 0 for an outermost range */
+};
+
+/* From start until the thread's next segment, the chain open. */
+struct nvtx_segment {
+	uint64_t start;
+	uint32_t chain;
+};
+
+/* The call tree's frame of a range: the prefix, then its name. */
+#define NVTX_FRAME_PREFIX "[nvtx] "
+
+struct nvtx_ranges {
+	VEC(struct nvtx_chain) chains;
+	struct u64map threads;	/* tid -> k: segs.v[seg_start.v[k] .. seg_start.v[k + 1]) */
+	VEC(size_t) seg_start;
+	VEC(struct nvtx_segment) segs;
+};
+
+void nvtx_ranges_build(struct nvtx_ranges *r, const struct model *m);
+/* The chain open on thread tid at ts; 0 for none. O(log ranges of the thread). */
+uint32_t nvtx_chain_at(const struct nvtx_ranges *r, uint32_t tid, uint64_t ts);
+/* By sample index, the chain open on its thread when it was taken. Free it. */
+uint32_t *nvtx_sample_chains(const struct nvtx_ranges *r, const struct model *m);
+void nvtx_ranges_free(struct nvtx_ranges *r);
+
+/*
+ * Samples of one group of threads that ended in one stack node; or, for
+ * lane work, the spans of one name and lane queued from there and their
+ * target time.
+ */
+struct stack_count {
+	uint32_t group;
+	uint32_t node;
+	uint32_t span;		/* lane work: the spans' funcs_span; samples: 0 */
+	uint64_t count;
+	uint64_t target_ns;
+};
+
+struct stack_counts {
+	VEC(struct stack_count) c;	/* sorted by group, node, span */
+	uint64_t total;			/* samples (spans) counted */
+	uint64_t target_ns;		/* lane work: their target time */
+};
+
+/*
+ * By sample index, the group of its thread: thread_group[thread index];
+ * 0 for samples of lanes and unknown tids. Free it.
+ */
+uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group);
+/*
+ * The same by the name its thread had when it was taken: name_group[index
+ * in m->names], so that a thread renamed puts its samples in the group of
+ * each name.
+ */
+uint32_t *groups_by_name(const struct model *m, const uint32_t *name_group);
+/*
+ * Splits the samples' groups (sample_group, by sample index; 0 leaves a
+ * sample out) in place by two keys more: by_sample[sample index] and
+ * by_node[its leaf node] (NULL: 0 for all). Each sample's group becomes
+ * group_of(ctx, group, its by_sample key, its by_node key), called once
+ * for each run of samples alike (samples come in runs of one thread and
+ * stack).
+ */
+void split_sample_groups(const struct model *m, uint32_t *sample_group,
+			 const uint32_t *by_sample, const uint32_t *by_node,
+			 uint32_t (*group_of)(void *ctx, uint32_t group, uint32_t sample_key,
+					      uint32_t node_key),
+			 void *ctx);
+
+/*
+ * Counts the samples by (sample_group[sample index], leaf node); group 0
+ * leaves a sample out. Applies the dso filter.
+ */
+void count_stacks(struct stack_counts *sc, const struct funcs *f,
+		  const struct sample_filter *flt, const uint32_t *sample_group);
+void stack_counts_free(struct stack_counts *sc);
+
+/* One span of lane work and the stack its origin linked to. */
+struct lane_work {
+	uint32_t group;		/* sample_group of the linked sample */
+	uint32_t node;		/* the linked sample's leaf node */
+	uint32_t span;		/* index in m->t.spans */
+};
+
+/*
+ * The lane work queued from the samples of nonzero sample_group: the spans
+ * whose origin linked to such a sample that passes the dso filter, in span
+ * order; *n of them. NVTX ranges are not work: they are left out. Free the
+ * array.
+ */
+struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
+				   const uint32_t *sample_group,
+				   const struct origin_links *links, size_t *n);
+/*
+ * The same, counted by (group, node, funcs_span of the span's lane and
+ * name): count spans, target_ns their durations.
+ */
+void count_lane_work(struct stack_counts *sc, struct funcs *f,
+		     const struct sample_filter *flt, const uint32_t *sample_group,
+		     const struct origin_links *links);
+
+/* report: one row per distinct value of the sort keys. */
+enum report_key {
+	KEY_COMM,
+	KEY_DSO,
+	KEY_SYMBOL,
+	KEY_PID,
+	KEY_TID,
+	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
+	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
+	KEY_RANK,		/* the rank of the sample's recording (model_rank.rank) */
+	REPORT_KEYS
+};
+
+struct report_opts {
+	enum report_key keys[REPORT_KEYS];
+	size_t nkeys;
+	bool children;		/* compute and sort by Children */
+	size_t limit;		/* rows to print, 0 all */
+	const struct sample_filter *filter;
+};
+
+/* Parses "comm,dso,symbol,nvtx,pyline,rank"; -EINVAL for an unknown or repeated key. */
+int report_parse_keys(struct report_opts *o, const char *list);
+
+struct report_row {
+	uint32_t thread;	/* a thread of the row: its pid, tid */
+	uint32_t comm;		/* string id of that thread's name when sampled, 0 none */
+	uint32_t func;		/* a func of the row: its dso, symbol */
+	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
+	uint32_t pyline;	/* names id of its innermost Python frame's place, 0 none */
+	uint64_t self;		/* samples whose innermost frame is the row's */
+	uint64_t children;	/* samples with the row anywhere on the stack, once each */
+	uint64_t target_self;	/* lane work: target ns, like self */
+	uint64_t target_children; /* lane work: target ns, like children */
+	bool span;		/* lane work: a span name's row, func its funcs_span */
+	uint32_t from;		/* a span name's row: the func it was queued from */
+};
+
+struct report {
+	VEC(struct report_row) rows;	/* sorted, first row printed first */
+	uint64_t total;
+	uint64_t target_ns;		/* lane work: all of it */
+	bool queued_from;		/* span rows are told apart by from too */
+};
+
+void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
+void report_print(FILE *out, const struct report *r, struct funcs *f,
+		  const struct report_opts *o, const char *path);
+/*
+ * The lane work queued from the selected threads, as if each span were a
+ * call from the stack its origin linked to: its span name (with its lane as
+ * dso) is the leaf, the stack's functions its callers. Self and children
+ * count spans, target_self and target_children sum their durations. With
+ * the symbol key, a span name's rows are per function it was queued from
+ * (funcs_queued_from of the linked stack), printed as a last column
+ * "Queued from".
+ * Sorted by target time, a span name after functions of equal children.
+ */
+void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
+			    const struct origin_links *links);
+void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
+			    const struct report_opts *o);
+void report_free(struct report *r);
+
+/* A lane's spans of one name. */
+struct lane_row {
+	uint32_t lane;		/* lane id */
+	uint32_t name;		/* string id of the span name */
+	uint64_t spans;
+	uint64_t target_ns;	/* sum of their durations */
+	uint64_t min_ns, max_ns;
+};
+
+/* report for lanes: their spans by name. */
+struct lane_report {
+	VEC(struct lane_row) rows;	/* by target time, descending */
+	size_t lanes;			/* lanes selected */
+	uint64_t spans, target_ns;	/* of the selected lanes */
+};
+
+void lane_report_build(struct lane_report *r, struct funcs *f, const struct sample_filter *flt);
+/* The header names path unless it is NULL; limit rows, 0 all. */
+void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
+		       const char *path, size_t limit);
+/* The same as the JSON member "lanes" (gtrace-report(1) lists its keys). */
+struct json;
+void lane_report_print_json(struct json *j, const struct lane_report *r,
+			    const struct model *m, size_t limit);
+void lane_report_free(struct lane_report *r);
+
+/*
+ * The samples' report, the lane work queued from them and the selected
+ * lanes' spans as one JSON document (gtrace-report(1) lists its keys).
+ */
+void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
+		       const struct lane_report *lanes, struct funcs *f,
+		       const struct report_opts *o, const char *path);
+
+/*
+ * The merged call tree: the root holds all samples, its children are thread
+ * names, theirs the outermost functions and so on down to the leaves. With
+ * several ranks loaded, the root's children are the ranks, "rank N", and
+ * all of a rank's work (threads, lanes, kernels) hangs under its own.
+ * Lane work is weighed in target time, never in samples: a selected lane is
+ * a child "[lane] NAME" of the root with its span names under it, and the
+ * lane work queued from a selected thread hangs the same way under the
+ * stack its origin linked to. Kernel regions hang by region name under
+ * "[kernel] NAME" at the root, all blocks and groups together; their
+ * summaries are left out.
+ */
+/* Tree depth past which frames fold into the deepest node (recorded stacks stay far below). */
+#define CALLTREE_MAX_DEPTH 8192
+
+struct calltree_node {
+	uint32_t parent;	/* index; the root is 0 and its own parent */
+	uint32_t name;		/* id in funcs.names */
+	uint32_t depth;		/* root 0, thread names 1 (2 under a rank's node) */
+	bool lane;		/* a lane or span name node */
+	uint64_t self;		/* samples that ended here */
+	uint64_t total;		/* self plus the children's totals */
+	uint64_t target_self;	/* ns of the spans of this span name node */
+	uint64_t target_total;
+	uint64_t spans_self;
+	uint64_t spans_total;
+};
+
+/* What the folded stacks and the SVG weigh. */
+enum calltree_weight {
+	WEIGHT_SAMPLES,
+	WEIGHT_TARGET,		/* ns of lane work */
+};
+
+struct calltree {
+	VEC(struct calltree_node) nodes;
+	uint32_t *kid_start;	/* children of i: kids[kid_start[i] .. kid_start[i + 1]) */
+	uint32_t *kids;		/* by total, descending */
+};
+
+/* A node's own and total weight. */
+uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w);
+uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w);
+
+/*
+ * links may be NULL: no lane work under the stacks. The NVTX ranges open
+ * at a sample are frames "[nvtx] NAME" between its thread name and its
+ * outermost frame, outermost range first.
+ */
+void calltree_build(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		    const struct origin_links *links);
+/* The same, with the NVTX range frames only when nvtx_frames is set. */
+void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			   const struct origin_links *links, bool nvtx_frames);
+void calltree_free(struct calltree *t);
+/*
+ * An indented tree, pruning nodes under min_percent of all samples and of
+ * all target time. Lane work shows target ms and spans in place of the
+ * percentage and samples.
+ */
+void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
+		    double min_percent);
+/* Collapsed stacks: "thread;outer;...;leaf weight", one line per leaf. */
+void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
+			   enum calltree_weight w);
+/*
+ * Calls fn for each node of some weight but the root, parents first in the
+ * folded stacks' order, with its path: the names from the thread down to
+ * it, each escaped as text_escape_folded does (util/text.h), joined by
+ * ';', and its own weight.
+ */
+typedef void calltree_path_fn(void *ctx, uint32_t node, const char *path, uint64_t self);
+void calltree_walk_paths(const struct calltree *t, const struct funcs *f, enum calltree_weight w,
+			 calltree_path_fn *fn, void *ctx);
+struct pc_view;
+/*
+ * The GPU PC samples of v as a call tree weighed in samples: each bucket
+ * under the stack that launched its kernel (thread name, NVTX range frames
+ * when nvtx_frames, functions), then "[kernel] NAME", its source line (or
+ * function+0xOFF), its stall reason ("_not_issued" buckets, parts of
+ * their reason's samples, left out). A bucket whose launch did not link to
+ * a sample of a selected thread hangs its kernel at the root.
+ */
+void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+		       const struct pc_view *v, bool nvtx_frames);
+/*
+ * flame --diff: a base and a new call tree joined by path (the names from
+ * the thread down to a frame), each path with its own weight in both. A
+ * path is its caller's path and its name: the memory grows with the
+ * frames, not with the length of their paths.
+ */
+struct flame_path {
+	uint32_t caller;		/* path id, 0 for a thread's (or a rank's) */
+	uint32_t name;			/* id in flame_diff.names */
+};
+
+struct flame_diff {
+	struct strtab names;		/* frame names, escaped as folded stacks write them */
+	struct u64map path_ids;		/* caller << 32 | name -> path id */
+	VEC(struct flame_path) paths;	/* by path id - 1 */
+	VEC(uint64_t) self[2];		/* by path id - 1: base [0], new [1] */
+	uint64_t total[2];
+	uint32_t *node_path;		/* by new tree node: its path id */
+	double *delta;			/* by new tree node: change of self share, in [-1, 1] */
+};
+
+void flame_diff_build(struct flame_diff *d, const struct calltree *base, const struct funcs *fb,
+		      const struct calltree *new, const struct funcs *fn, enum calltree_weight w);
+/* A path's self weight as a share of its tree's (side 0 base, 1 new). */
+double flame_diff_share(const struct flame_diff *d, uint32_t path, int side);
+/* "path base new", one line per path with weight of its own in either. */
+void flame_diff_print_folded(FILE *out, const struct flame_diff *d);
+void flame_diff_free(struct flame_diff *d);
+
+/*
+ * A self-contained interactive SVG flame graph. With diff (built with t as
+ * the new tree), each frame is coloured by its change: red grew, blue
+ * shrank, white unchanged; NULL for the usual colours.
+ */
+void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
+			const char *title, enum calltree_weight w, const struct flame_diff *diff);
+
+/* report --gpu: a summary of each CUDA table by span name, per rank with several. */
+struct gpu_stats {
+	uint64_t count;
+	uint64_t total_ns, min_ns, max_ns;	/* exact */
+	double median_ns;	/* of the sorted durations; two middle ones averaged */
+	double stddev_ns;	/* sample standard deviation, 0 for one span */
+};
+
+#define KERNEL_CONFIG_UNKNOWN UINT64_MAX	/* a value the kernel's record lacked */
+
+/* How a kernel was launched, from its span's attributes. */
+struct kernel_config {
+	uint64_t grid[3], block[3];
+	uint64_t regs;
+	uint64_t occupancy;	/* theoretical occupancy x 1000 */
+	uint64_t limiter;	/* 0 unknown, 1 warps, 2 registers, 3 shared memory, 4 blocks */
+};
+
+struct gpu_row {
+	uint32_t rank;		/* index in m->ranks of its lanes' recording */
+	uint32_t name;		/* string id of the span name */
+	struct gpu_stats st;
+	struct kernel_config config;	/* kernels: the most frequent one */
+	uint64_t configs;	/* kernels: how many distinct configurations */
+	uint64_t bytes;		/* copies and memsets */
+	double min_gbps, max_gbps; /* copies: of the slowest and the fastest */
+};
+
+struct gpu_table {
+	VEC(struct gpu_row) rows;	/* by rank, then total time, descending */
+	uint64_t count, total_ns, bytes;
+};
+
+/* Kernel regions (gtrace-kernel-regions(3)), from the spans of their lanes (contract/lanes.h). */
+
+/* One region of one kernel, over the collects of its summary spans. */
+struct kregion_row {
+	uint32_t rank;		/* index in m->ranks of its lanes' recording */
+	uint32_t lane_name;	/* string id of its summary lane's name */
+	uint32_t region;	/* string id of the region's name */
+	uint64_t collects;
+	uint64_t instances, sum_ns, min_ns, max_ns;	/* exact */
+	double median_ns;	/* one collect's; of several, the median of theirs */
+	double block_median_ns;	/* likewise, of the time per block */
+	uint64_t block_max_ns;	/* exact: the largest */
+	double lane_ns;		/* per collect, sum_ns over its (block, group) lanes, summed */
+	uint64_t kernel_ns;	/* GPU time of its rank's kernel spans of that name; 0 none */
+};
+
+struct gpu_report {
+	struct gpu_table kernels;	/* kernels of the "cuda" lanes, by name */
+	struct gpu_table copies;	/* their copies and memsets, by kind */
+	struct gpu_table api;		/* calls on the "cuda-api" lanes, by function */
+	struct gpu_table waits;		/* spans of the "cuda-wait" lanes, by function */
+	size_t lanes;			/* lanes of those kinds in the recording */
+	VEC(struct kregion_row) regions; /* by rank, kernel, region; in order of appearance */
+	size_t region_kernels;		/* distinct kernels of the regions, per rank */
+	uint64_t region_collects;	/* per kernel, the most collects of one region, summed */
+};
+
+/*
+ * A span counts when its lane passes the filter as a thread would, or its
+ * origin thread does: --tid of a CPU thread selects the work it launched.
+ */
+void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt);
+/* Kernel names demangled; limit rows per table, 0 all. */
+void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
+		      const char *path, size_t limit);
+/* The same tables as one JSON document (gtrace-report(1) lists its keys). */
+void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct model *m,
+			   const char *path, size_t limit);
+void gpu_report_free(struct gpu_report *r);
+/*
+ * One line on what became of GPU collection, from the meta the recorder
+ * and the CUDA agent wrote (cuda.status, cuda.injection, cuda.driver), in
+ * buf; NULL when the recording has none of them.
+ */
+const char *cuda_explain(const struct model *m, char *buf, size_t size);
+
+/*
+ * One line on why a recording has no GPU PC samples, from cuda.pc.status:
+ * not requested, refused (with what to change), off, or on but empty.
+ */
+const char *pc_explain(const struct model *m, char *buf, size_t size);
+
+/*
+ * GPU PC samples (gtrace record --gpu-pc-sampling): buckets of samples of
+ * one stall reason at one instruction of a kernel, table pc_samples. The
+ * instruction is an offset in the kernel's function; its source line comes
+ * from the code image (table cubins) when the cubin was kept and built
+ * with -lineinfo. A reason's "_not_issued" variant counts the part of its
+ * samples taken on a cycle when no instruction was issued: those buckets
+ * are no more samples, and the totals leave them out.
+ */
+/* The frame of a kernel in the PC samples' call tree: the prefix, then its name. */
+#define KERNEL_FRAME_PREFIX "[kernel] "
+
+/* What became of an instruction's source line. */
+enum pc_line_outcome {
+	PC_LINE_KNOWN,		/* a file and line */
+	PC_LINE_NO_IMAGE,	/* the cubin was not kept (cubin id 0) */
+	PC_LINE_BAD_IMAGE,	/* the cubin would not parse */
+	PC_LINE_OVER_LIMIT,	/* parsing the cubin would pass the model's read limit */
+	PC_LINE_NO_LINEINFO,	/* the cubin has no line table (built without -lineinfo) */
+	PC_LINE_UNKNOWN,	/* the function or offset is not in the cubin's line table */
+	PC_LINE_OUTCOMES
+};
+
+/* A distinct instruction: (cubin, function, pc), and its source line. */
+struct pc_site {
+	uint32_t cubin;		/* cubin id, 0 when the image was not kept */
+	uint32_t function;	/* string id of its symbol name: the first with that text */
+	uint64_t pc;		/* byte offset from the function's start */
+	uint32_t file;		/* id in pc_lines.files: the source file's basename; 0 none */
+	uint32_t line;		/* 0 unknown */
+	uint8_t outcome;	/* enum pc_line_outcome */
+};
+
+struct cubin;
+/* The sites of the buckets looked up so far; each cubin is parsed once. */
+struct pc_lines {
+	const struct model *m;
+	VEC(struct pc_site) sites;
+	struct strtab files;
+	struct u64map functions;	/* (cubin, function) -> dense id */
+	struct u64map pcs;		/* (pc >> 32, pc) -> dense id */
+	struct u64map ids;		/* (function id, pc id) -> site index + 1 */
+	uint32_t *text_id;		/* by string id: model_string_id of its text, 0 not yet */
+	struct cubin **cubins;		/* by cubin id: parsed on first use */
+	uint8_t *cubin_outcome;		/* by cubin id: 0 not tried, else outcome + 1 */
+	uint64_t cubin_room;		/* what parsing the cubins may still take: all
+					   of them together, with the tables, stay
+					   within the model's read limit */
+};
+
+void pc_lines_init(struct pc_lines *l, const struct model *m);
+/* The index in l->sites of a bucket's instruction, looked up on first sight. */
+uint32_t pc_lines_site(struct pc_lines *l, const struct tr_pc_sample *b);
+void pc_lines_free(struct pc_lines *l);
+/* The samples of the recording, by the outcome of their line. */
+void pc_lines_count(const struct model *m, uint64_t samples[PC_LINE_OUTCOMES]);
+/*
+ * "900 of 1000 samples (90.00%) at a source line; 100 whose cubin was not
+ * kept", in buf.
+ */
+const char *pc_lines_describe(char *buf, size_t size, const uint64_t samples[PC_LINE_OUTCOMES]);
+
+/* The name of a stall reason without the device's prefix: "long_scoreboard". */
+const char *pc_stall_short(const char *name);
+/* Whether a stall reason's name (short or not) is a "_not_issued" variant. */
+bool pc_stall_not_issued(const char *name);
+/* What a stall reason (a short name, less "_not_issued") means; NULL when not known. */
+const char *pc_stall_explain(const char *short_name);
+
+/* The kernels of the selected buckets: one per function name. */
+struct pc_kernel {
+	uint32_t name;		/* names id of its demangled name, as funcs_span_frame */
+	uint64_t samples;
+};
+
+/* A selected bucket, joined to its kernel's launch and its source line. */
+struct pc_entry {
+	uint32_t kernel;	/* index in pc_view.kernels */
+	uint32_t site;		/* index in pc_view.lines.sites */
+	uint32_t stall;		/* names id: the stall reason's short name, less "_not_issued" */
+	bool not_issued;	/* a "_not_issued" bucket: part of its reason's samples */
+	uint32_t span;		/* the launch's kernel span index + 1; 0 not joined */
+	uint32_t origin;	/* the launching CPU sample's index + 1 (origin_links); 0 none */
+	uint32_t pid;		/* the bucket's process */
+	uint64_t count;
+};
+
+/*
+ * The PC samples joined, in one pass: a bucket joins the kernel span of its
+ * launch, on a "cuda" lane of its process with the same "correlation"
+ * attribute (and, for a graph's kernels that share one, the same name);
+ * through that span's origin link, the CPU sample, hence the stack, that
+ * launched it. A bucket of correlation 0 (continuous mode) joins no launch:
+ * its kernel is its function.
+ */
+struct pc_view {
+	struct pc_lines lines;
+	VEC(struct pc_kernel) kernels;
+	VEC(struct pc_entry) entries;	/* in bucket order */
+	VEC(uint32_t) places;		/* by site: names id of "file:line" (basename),
+					   else "function+0xOFF" */
+	uint64_t samples;		/* of the entries, "_not_issued" ones left out */
+	uint64_t joined;		/* of those, joined to their launch */
+	uint64_t by_outcome[PC_LINE_OUTCOMES];	/* of those, by their line's outcome */
+};
+
+/*
+ * Selects the buckets as filter_span does through their launch (the
+ * launching thread, or the kernel's lane); a bucket joined to no launch is
+ * selected by --pid only. links may be NULL: no origins.
+ */
+void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filter *flt,
+		   const struct origin_links *links);
+void pc_view_free(struct pc_view *v);
+
+/* report --gpu-pc: per kernel, its source lines (or SASS offsets) by samples. */
+struct pc_stall_count {
+	uint32_t stall;		/* names id of the short name, less "_not_issued" */
+	uint64_t samples;
+	uint64_t not_issued;	/* of those, on a cycle when no instruction was issued */
+};
+
+struct pc_row {
+	uint32_t kernel;	/* index in pc_view.kernels */
+	uint32_t site;		/* a site of the row: its place; with sass its pc */
+	uint64_t samples;
+	size_t stall_first, stalls;	/* stalls.v[stall_first ..], by samples */
+};
+
+struct pc_kernel_row {
+	uint32_t kernel;
+	uint64_t samples;
+	size_t row_first, rows;	/* rows.v[row_first ..], by samples */
+};
+
+struct pc_report {
+	VEC(struct pc_kernel_row) kernels;	/* by samples, descending */
+	VEC(struct pc_row) rows;
+	VEC(struct pc_stall_count) stalls;
+	uint64_t samples;
+	bool sass;		/* rows are SASS offsets, not source lines */
+};
+
+void pc_report_build(struct pc_report *r, const struct pc_view *v, const struct funcs *f,
+		     bool sass);
+/*
+ * The header names path; limit kernels and rows per kernel, 0 all. Under
+ * the table, what each stall reason shown means.
+ */
+void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view *v,
+		     const struct funcs *f, const char *path, size_t limit);
+/* The same rows, every stall reason of each, as one JSON document. */
+void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_view *v,
+			  const struct funcs *f, const char *path, size_t limit);
+void pc_report_free(struct pc_report *r);
+
+/*
+ * threads: the real threads by samples (at most limit, 0 all), then every
+ * lane, of the processes flt selects by pid and rank (NULL: all). With
+ * several ranks loaded, each row leads with its rank.
+ */
+void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
+		   size_t limit);
+/* The same rows as one JSON document (gtrace-threads(1) lists its keys). */
+void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
+			const char *path, size_t limit);
+
+/*
+ * diagnose: the recording's health, from the container, meta and counters,
+ * and how the spans' origins linked.
+ */
+void diagnose_print(FILE *out, const struct model *m, const char *path,
+		    const struct origin_links *links);
+/*
+ * The same as one JSON document: the container, every meta pair, every
+ * counter and the origin links (gtrace-diagnose(1) lists its keys).
+ */
+void diagnose_print_json(FILE *out, const struct model *m, const char *path,
+			 const struct origin_links *links);
+
+/*
+ * export: the recording as a timeline that Perfetto and Chrome's trace
+ * viewer open: processes, threads with their samples and off-CPU time,
+ * lanes with their spans, flows from the origins that linked, counters.
+ */
+enum export_format {
+	EXPORT_PERFETTO,	/* Perfetto's protobuf trace */
+	EXPORT_CHROME,		/* the Chrome Trace Event Format, JSON */
+};
+
+struct export_opts {
+	enum export_format format;
+	const struct sample_filter *filter;
+	const struct origin_links *links;
+	uint64_t start_ns, end_ns;	/* the window, ns after export_zero; UINT64_MAX: no end */
+};
+
+/* The CLOCK_MONOTONIC ns shown as 0: the recording's start, or its first event if earlier. */
+uint64_t export_zero(const struct model *m);
+/* Whether the recording has an event in the window [start_ns, end_ns) after export_zero. */
+bool export_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns);
+/*
+ * Writes the export to out as it walks the model: no more memory than the
+ * model's size. 0, or -EIO when out failed.
+ */
+int export_write(FILE *out, struct funcs *f, const struct export_opts *o);
+
+#endif

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_VIEWS_REPORT_PRIVATE_H
+#define GTRACE_ANALYSIS_VIEWS_REPORT_PRIVATE_H
+
+/*
+ * Private to the by-symbol report: the text of its nvtx and pyline keys,
+ * which report.c sorts by and report-print.c prints.
+ */
+
+#include <stdint.h>
+
+#include "analysis/passes/passes.h"
+
+#define NO_RANGE "[no range]"
+#define NO_PYTHON "[no python]"
+
+static inline const char *range_name(const struct model *m, uint32_t nvtx)
+{
+	const char *name = nvtx ? model_str(m, nvtx) : NULL;
+
+	return name ? name : NO_RANGE;
+}
+
+static inline const char *pyline_name(const struct funcs *f, uint32_t pyline)
+{
+	return pyline ? funcs_name(f, pyline) : NO_PYTHON;
+}
+
+#endif
