@@ -13,7 +13,6 @@
 #include <string.h>
 
 #include "contract/attrs.h"
-#include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"
