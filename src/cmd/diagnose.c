@@ -3,7 +3,7 @@
 #include <getopt.h>
 #include <stdio.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"

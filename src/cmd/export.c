@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/encoders/export.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/duration.h"

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/encoders/flamesvg.h"
+#include "analysis/views/flamediff.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/views/gpu-explain.h"
 #include "analysis/views/ranks.h"
 #include "cmd/cmds.h"
 #include "util/duration.h"

@@ -4,9 +4,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/views/gpu-explain.h"
+#include "analysis/views/gpu.h"
+#include "analysis/views/gpupc.h"
 #include "analysis/views/metrics.h"
 #include "analysis/views/ranks.h"
+#include "analysis/views/report.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/text.h"

@@ -3,7 +3,11 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "analysis/encoders/flamesvg.h"
 #include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/report.h"
+#include "analysis/views/threads.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"

@@ -7,7 +7,10 @@
 #include <errno.h>
 #include <math.h>
 
+#include "analysis/encoders/flamesvg.h"
+#include "analysis/passes/passes.h"
 #include "analysis/views/diff.h"
+#include "analysis/views/flamediff.h"
 #include "synth.h"
 #include "test.h"
 

@@ -7,6 +7,7 @@
  */
 #include <stdio.h>
 
+#include "analysis/encoders/export.h"
 #include "analysis/passes/passes.h"
 #include "contract/attrs.h"
 #include "exports.h"

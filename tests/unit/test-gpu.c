@@ -10,6 +10,11 @@
 #include <unistd.h>
 
 #include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/gpu-explain.h"
+#include "analysis/views/gpu.h"
+#include "analysis/views/report.h"
+#include "analysis/views/threads.h"
 #include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "test.h"

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 
 #include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/gpu-explain.h"
+#include "analysis/views/gpupc.h"
 #include "contract/lanes.h"
 #include "symbols/cubin.h"
 #include "symbols/demangle.h"

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 
 #include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/gpu.h"
 #include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "test.h"

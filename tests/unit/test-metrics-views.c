@@ -8,8 +8,12 @@
  */
 #include <math.h>
 
+#include "analysis/encoders/export.h"
+#include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
 #include "analysis/views/diff.h"
 #include "analysis/views/metrics.h"
+#include "analysis/views/threads.h"
 #include "exports.h"
 #include "synth.h"
 #include "test.h"

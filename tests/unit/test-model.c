@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 #include "contract/lanes.h"
 #include "contract/spans.h"
 #include "test.h"

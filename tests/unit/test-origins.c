@@ -5,7 +5,10 @@
  */
 #include <stdlib.h>
 
+#include "analysis/encoders/flamesvg.h"
 #include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/report.h"
 #include "test.h"
 #include "synth.h"
 #include "views.h"

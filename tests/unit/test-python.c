@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 #include "synth.h"
 #include "test.h"
 #include "views.h"

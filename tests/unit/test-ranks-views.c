@@ -9,8 +9,12 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "analysis/encoders/export.h"
 #include "analysis/passes/passes.h"
-#include "analysis/views/metrics.h"
+#include "analysis/views/diagnose.h"
+#include "analysis/views/gpu.h"
+#include "analysis/views/report.h"
+#include "analysis/views/threads.h"
 #include "contract/lanes.h"
 #include "exports.h"
 #include "synth.h"

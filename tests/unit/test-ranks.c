@@ -6,6 +6,7 @@
  */
 #include <stdlib.h>
 
+#include "analysis/passes/passes.h"
 #include "analysis/views/ranks.h"
 #include "symbols/demangle.h"
 #include "synth.h"

@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 
 /* What a view wrote, as one string. */
 struct capture {

@@ -18,7 +18,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/encoders/export.h"
 
 enum export_track_kind {
 	TRACK_GLOBAL,		/* the recording's own: metadata, then counters */

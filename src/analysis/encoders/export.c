@@ -77,7 +77,8 @@ static void new_track(struct walk *w, struct export_track *t, enum export_track_
 	};
 }
 
-uint64_t export_zero(const struct model *m)
+/* The CLOCK_MONOTONIC ns shown as 0: the recording's start, or its first event if earlier. */
+static uint64_t export_zero(const struct model *m)
 {
 	if (m->first_ts && m->first_ts < m->start_ts)
 		return m->first_ts;

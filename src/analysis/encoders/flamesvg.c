@@ -5,7 +5,7 @@
  * work. Self-contained: the script for click-to-zoom and search is inline
  * and nothing is fetched.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/encoders/flamesvg.h"
 
 #include <inttypes.h>
 #include <math.h>

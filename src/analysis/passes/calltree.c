@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The merged call tree and its text views: indented tree and folded stacks. */
 #include "analysis/passes/passes.h"
+#include "analysis/passes/internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
@@ -512,7 +513,7 @@ void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 	print_node(out, t, f, 0, min_percent);
 }
 
-uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w)
+static uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w)
 {
 	return w == WEIGHT_TARGET ? n->target_self : n->self;
 }

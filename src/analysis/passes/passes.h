@@ -3,10 +3,13 @@
 #define GTRACE_ANALYSIS_PASSES_PASSES_H
 
 /*
- * Aggregations over a loaded model and the writers that print them. Every
- * aggregation is one pass over the samples that counts them per (group of
- * threads, leaf stack node), then a walk over those distinct stacks: the
- * work grows with the number of distinct stacks, not of samples.
+ * The passes over a loaded model that several views share: the functions
+ * of stack nodes, sample filters, counting by stack, origin links, NVTX
+ * ranges, order statistics, the call tree and the GPU PC samples joined.
+ * Every aggregation is one pass over the samples that counts them per
+ * (group of threads, leaf stack node), then a walk over those distinct
+ * stacks: the work grows with the number of distinct stacks, not of
+ * samples. Each view has a header of its own in views/.
  */
 
 #include <stdbool.h>
@@ -295,127 +298,15 @@ void count_stacks(struct stack_counts *sc, const struct funcs *f,
 		  const struct sample_filter *flt, const uint32_t *sample_group);
 void stack_counts_free(struct stack_counts *sc);
 
-/* One span of lane work and the stack its origin linked to. */
-struct lane_work {
-	uint32_t group;		/* sample_group of the linked sample */
-	uint32_t node;		/* the linked sample's leaf node */
-	uint32_t span;		/* index in m->t.spans */
-};
-
 /*
- * The lane work queued from the samples of nonzero sample_group: the spans
- * whose origin linked to such a sample that passes the dso filter, in span
- * order; *n of them. NVTX ranges are not work: they are left out. Free the
- * array.
- */
-struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
-				   const uint32_t *sample_group,
-				   const struct origin_links *links, size_t *n);
-/*
- * The same, counted by (group, node, funcs_span of the span's lane and
- * name): count spans, target_ns their durations.
+ * The lane work queued from the samples of nonzero sample_group (spans
+ * whose origin linked to such a sample that passes the dso filter; NVTX
+ * ranges are not work), counted by (group, node, funcs_span of the span's
+ * lane and name): count spans, target_ns their durations.
  */
 void count_lane_work(struct stack_counts *sc, struct funcs *f,
 		     const struct sample_filter *flt, const uint32_t *sample_group,
 		     const struct origin_links *links);
-
-/* report: one row per distinct value of the sort keys. */
-enum report_key {
-	KEY_COMM,
-	KEY_DSO,
-	KEY_SYMBOL,
-	KEY_PID,
-	KEY_TID,
-	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
-	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
-	KEY_RANK,		/* the rank of the sample's recording (model_rank.rank) */
-	REPORT_KEYS
-};
-
-struct report_opts {
-	enum report_key keys[REPORT_KEYS];
-	size_t nkeys;
-	bool children;		/* compute and sort by Children */
-	size_t limit;		/* rows to print, 0 all */
-	const struct sample_filter *filter;
-};
-
-/* Parses "comm,dso,symbol,nvtx,pyline,rank"; -EINVAL for an unknown or repeated key. */
-int report_parse_keys(struct report_opts *o, const char *list);
-
-struct report_row {
-	uint32_t thread;	/* a thread of the row: its pid, tid */
-	uint32_t comm;		/* string id of that thread's name when sampled, 0 none */
-	uint32_t func;		/* a func of the row: its dso, symbol */
-	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
-	uint32_t pyline;	/* names id of its innermost Python frame's place, 0 none */
-	uint64_t self;		/* samples whose innermost frame is the row's */
-	uint64_t children;	/* samples with the row anywhere on the stack, once each */
-	uint64_t target_self;	/* lane work: target ns, like self */
-	uint64_t target_children; /* lane work: target ns, like children */
-	bool span;		/* lane work: a span name's row, func its funcs_span */
-	uint32_t from;		/* a span name's row: the func it was queued from */
-};
-
-struct report {
-	VEC(struct report_row) rows;	/* sorted, first row printed first */
-	uint64_t total;
-	uint64_t target_ns;		/* lane work: all of it */
-	bool queued_from;		/* span rows are told apart by from too */
-};
-
-void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
-void report_print(FILE *out, const struct report *r, struct funcs *f,
-		  const struct report_opts *o, const char *path);
-/*
- * The lane work queued from the selected threads, as if each span were a
- * call from the stack its origin linked to: its span name (with its lane as
- * dso) is the leaf, the stack's functions its callers. Self and children
- * count spans, target_self and target_children sum their durations. With
- * the symbol key, a span name's rows are per function it was queued from
- * (funcs_queued_from of the linked stack), printed as a last column
- * "Queued from".
- * Sorted by target time, a span name after functions of equal children.
- */
-void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
-			    const struct origin_links *links);
-void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
-			    const struct report_opts *o);
-void report_free(struct report *r);
-
-/* A lane's spans of one name. */
-struct lane_row {
-	uint32_t lane;		/* lane id */
-	uint32_t name;		/* string id of the span name */
-	uint64_t spans;
-	uint64_t target_ns;	/* sum of their durations */
-	uint64_t min_ns, max_ns;
-};
-
-/* report for lanes: their spans by name. */
-struct lane_report {
-	VEC(struct lane_row) rows;	/* by target time, descending */
-	size_t lanes;			/* lanes selected */
-	uint64_t spans, target_ns;	/* of the selected lanes */
-};
-
-void lane_report_build(struct lane_report *r, struct funcs *f, const struct sample_filter *flt);
-/* The header names path unless it is NULL; limit rows, 0 all. */
-void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
-		       const char *path, size_t limit);
-/* The same as the JSON member "lanes" (gtrace-report(1) lists its keys). */
-struct json;
-void lane_report_print_json(struct json *j, const struct lane_report *r,
-			    const struct model *m, size_t limit);
-void lane_report_free(struct lane_report *r);
-
-/*
- * The samples' report, the lane work queued from them and the selected
- * lanes' spans as one JSON document (gtrace-report(1) lists its keys).
- */
-void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
-		       const struct lane_report *lanes, struct funcs *f,
-		       const struct report_opts *o, const char *path);
 
 /*
  * The merged call tree: the root holds all samples, its children are thread
@@ -457,8 +348,7 @@ struct calltree {
 	uint32_t *kids;		/* by total, descending */
 };
 
-/* A node's own and total weight. */
-uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w);
+/* A node's total weight. */
 uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w);
 
 /*
@@ -502,128 +392,6 @@ struct pc_view;
  */
 void calltree_build_pc(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
 		       const struct pc_view *v, bool nvtx_frames);
-/*
- * flame --diff: a base and a new call tree joined by path (the names from
- * the thread down to a frame), each path with its own weight in both. A
- * path is its caller's path and its name: the memory grows with the
- * frames, not with the length of their paths.
- */
-struct flame_path {
-	uint32_t caller;		/* path id, 0 for a thread's (or a rank's) */
-	uint32_t name;			/* id in flame_diff.names */
-};
-
-struct flame_diff {
-	struct strtab names;		/* frame names, escaped as folded stacks write them */
-	struct u64map path_ids;		/* caller << 32 | name -> path id */
-	VEC(struct flame_path) paths;	/* by path id - 1 */
-	VEC(uint64_t) self[2];		/* by path id - 1: base [0], new [1] */
-	uint64_t total[2];
-	uint32_t *node_path;		/* by new tree node: its path id */
-	double *delta;			/* by new tree node: change of self share, in [-1, 1] */
-};
-
-void flame_diff_build(struct flame_diff *d, const struct calltree *base, const struct funcs *fb,
-		      const struct calltree *new, const struct funcs *fn, enum calltree_weight w);
-/* A path's self weight as a share of its tree's (side 0 base, 1 new). */
-double flame_diff_share(const struct flame_diff *d, uint32_t path, int side);
-/* "path base new", one line per path with weight of its own in either. */
-void flame_diff_print_folded(FILE *out, const struct flame_diff *d);
-void flame_diff_free(struct flame_diff *d);
-
-/*
- * A self-contained interactive SVG flame graph. With diff (built with t as
- * the new tree), each frame is coloured by its change: red grew, blue
- * shrank, white unchanged; NULL for the usual colours.
- */
-void calltree_write_svg(FILE *out, const struct calltree *t, const struct funcs *f,
-			const char *title, enum calltree_weight w, const struct flame_diff *diff);
-
-/* report --gpu: a summary of each CUDA table by span name, per rank with several. */
-struct gpu_stats {
-	uint64_t count;
-	uint64_t total_ns, min_ns, max_ns;	/* exact */
-	double median_ns;	/* of the sorted durations; two middle ones averaged */
-	double stddev_ns;	/* sample standard deviation, 0 for one span */
-};
-
-#define KERNEL_CONFIG_UNKNOWN UINT64_MAX	/* a value the kernel's record lacked */
-
-/* How a kernel was launched, from its span's attributes. */
-struct kernel_config {
-	uint64_t grid[3], block[3];
-	uint64_t regs;
-	uint64_t occupancy;	/* theoretical occupancy x 1000 */
-	uint64_t limiter;	/* 0 unknown, 1 warps, 2 registers, 3 shared memory, 4 blocks */
-};
-
-struct gpu_row {
-	uint32_t rank;		/* index in m->ranks of its lanes' recording */
-	uint32_t name;		/* string id of the span name */
-	struct gpu_stats st;
-	struct kernel_config config;	/* kernels: the most frequent one */
-	uint64_t configs;	/* kernels: how many distinct configurations */
-	uint64_t bytes;		/* copies and memsets */
-	double min_gbps, max_gbps; /* copies: of the slowest and the fastest */
-};
-
-struct gpu_table {
-	VEC(struct gpu_row) rows;	/* by rank, then total time, descending */
-	uint64_t count, total_ns, bytes;
-};
-
-/* Kernel regions (gtrace-kernel-regions(3)), from the spans of their lanes (contract/lanes.h). */
-
-/* One region of one kernel, over the collects of its summary spans. */
-struct kregion_row {
-	uint32_t rank;		/* index in m->ranks of its lanes' recording */
-	uint32_t lane_name;	/* string id of its summary lane's name */
-	uint32_t region;	/* string id of the region's name */
-	uint64_t collects;
-	uint64_t instances, sum_ns, min_ns, max_ns;	/* exact */
-	double median_ns;	/* one collect's; of several, the median of theirs */
-	double block_median_ns;	/* likewise, of the time per block */
-	uint64_t block_max_ns;	/* exact: the largest */
-	double lane_ns;		/* per collect, sum_ns over its (block, group) lanes, summed */
-	uint64_t kernel_ns;	/* GPU time of its rank's kernel spans of that name; 0 none */
-};
-
-struct gpu_report {
-	struct gpu_table kernels;	/* kernels of the "cuda" lanes, by name */
-	struct gpu_table copies;	/* their copies and memsets, by kind */
-	struct gpu_table api;		/* calls on the "cuda-api" lanes, by function */
-	struct gpu_table waits;		/* spans of the "cuda-wait" lanes, by function */
-	size_t lanes;			/* lanes of those kinds in the recording */
-	VEC(struct kregion_row) regions; /* by rank, kernel, region; in order of appearance */
-	size_t region_kernels;		/* distinct kernels of the regions, per rank */
-	uint64_t region_collects;	/* per kernel, the most collects of one region, summed */
-};
-
-/*
- * A span counts when its lane passes the filter as a thread would, or its
- * origin thread does: --tid of a CPU thread selects the work it launched.
- */
-void gpu_report_build(struct gpu_report *r, struct funcs *f, const struct sample_filter *flt);
-/* Kernel names demangled; limit rows per table, 0 all. */
-void gpu_report_print(FILE *out, const struct gpu_report *r, const struct model *m,
-		      const char *path, size_t limit);
-/* The same tables as one JSON document (gtrace-report(1) lists its keys). */
-void gpu_report_print_json(FILE *out, const struct gpu_report *r, const struct model *m,
-			   const char *path, size_t limit);
-void gpu_report_free(struct gpu_report *r);
-/*
- * One line on what became of GPU collection, from the meta the recorder
- * and the CUDA agent wrote (cuda.status, cuda.injection, cuda.driver), in
- * buf; NULL when the recording has none of them.
- */
-const char *cuda_explain(const struct model *m, char *buf, size_t size);
-
-/*
- * One line on why a recording has no GPU PC samples, from cuda.pc.status:
- * not requested, refused (with what to change), off, or on but empty.
- */
-const char *pc_explain(const struct model *m, char *buf, size_t size);
-
 /*
  * GPU PC samples (gtrace record --gpu-pc-sampling): buckets of samples of
  * one stall reason at one instruction of a kernel, table pc_samples. The
@@ -674,24 +442,13 @@ struct pc_lines {
 					   within the model's read limit */
 };
 
-void pc_lines_init(struct pc_lines *l, const struct model *m);
-/* The index in l->sites of a bucket's instruction, looked up on first sight. */
-uint32_t pc_lines_site(struct pc_lines *l, const struct tr_pc_sample *b);
-void pc_lines_free(struct pc_lines *l);
 /* The samples of the recording, by the outcome of their line. */
 void pc_lines_count(const struct model *m, uint64_t samples[PC_LINE_OUTCOMES]);
-/*
- * "900 of 1000 samples (90.00%) at a source line; 100 whose cubin was not
- * kept", in buf.
- */
-const char *pc_lines_describe(char *buf, size_t size, const uint64_t samples[PC_LINE_OUTCOMES]);
 
 /* The name of a stall reason without the device's prefix: "long_scoreboard". */
 const char *pc_stall_short(const char *name);
 /* Whether a stall reason's name (short or not) is a "_not_issued" variant. */
 bool pc_stall_not_issued(const char *name);
-/* What a stall reason (a short name, less "_not_issued") means; NULL when not known. */
-const char *pc_stall_explain(const char *short_name);
 
 /* The kernels of the selected buckets: one per function name. */
 struct pc_kernel {
@@ -738,97 +495,5 @@ struct pc_view {
 void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filter *flt,
 		   const struct origin_links *links);
 void pc_view_free(struct pc_view *v);
-
-/* report --gpu-pc: per kernel, its source lines (or SASS offsets) by samples. */
-struct pc_stall_count {
-	uint32_t stall;		/* names id of the short name, less "_not_issued" */
-	uint64_t samples;
-	uint64_t not_issued;	/* of those, on a cycle when no instruction was issued */
-};
-
-struct pc_row {
-	uint32_t kernel;	/* index in pc_view.kernels */
-	uint32_t site;		/* a site of the row: its place; with sass its pc */
-	uint64_t samples;
-	size_t stall_first, stalls;	/* stalls.v[stall_first ..], by samples */
-};
-
-struct pc_kernel_row {
-	uint32_t kernel;
-	uint64_t samples;
-	size_t row_first, rows;	/* rows.v[row_first ..], by samples */
-};
-
-struct pc_report {
-	VEC(struct pc_kernel_row) kernels;	/* by samples, descending */
-	VEC(struct pc_row) rows;
-	VEC(struct pc_stall_count) stalls;
-	uint64_t samples;
-	bool sass;		/* rows are SASS offsets, not source lines */
-};
-
-void pc_report_build(struct pc_report *r, const struct pc_view *v, const struct funcs *f,
-		     bool sass);
-/*
- * The header names path; limit kernels and rows per kernel, 0 all. Under
- * the table, what each stall reason shown means.
- */
-void pc_report_print(FILE *out, const struct pc_report *r, const struct pc_view *v,
-		     const struct funcs *f, const char *path, size_t limit);
-/* The same rows, every stall reason of each, as one JSON document. */
-void pc_report_print_json(FILE *out, const struct pc_report *r, const struct pc_view *v,
-			  const struct funcs *f, const char *path, size_t limit);
-void pc_report_free(struct pc_report *r);
-
-/*
- * threads: the real threads by samples (at most limit, 0 all), then every
- * lane, of the processes flt selects by pid and rank (NULL: all). With
- * several ranks loaded, each row leads with its rank.
- */
-void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
-		   size_t limit);
-/* The same rows as one JSON document (gtrace-threads(1) lists its keys). */
-void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
-			const char *path, size_t limit);
-
-/*
- * diagnose: the recording's health, from the container, meta and counters,
- * and how the spans' origins linked.
- */
-void diagnose_print(FILE *out, const struct model *m, const char *path,
-		    const struct origin_links *links);
-/*
- * The same as one JSON document: the container, every meta pair, every
- * counter and the origin links (gtrace-diagnose(1) lists its keys).
- */
-void diagnose_print_json(FILE *out, const struct model *m, const char *path,
-			 const struct origin_links *links);
-
-/*
- * export: the recording as a timeline that Perfetto and Chrome's trace
- * viewer open: processes, threads with their samples and off-CPU time,
- * lanes with their spans, flows from the origins that linked, counters.
- */
-enum export_format {
-	EXPORT_PERFETTO,	/* Perfetto's protobuf trace */
-	EXPORT_CHROME,		/* the Chrome Trace Event Format, JSON */
-};
-
-struct export_opts {
-	enum export_format format;
-	const struct sample_filter *filter;
-	const struct origin_links *links;
-	uint64_t start_ns, end_ns;	/* the window, ns after export_zero; UINT64_MAX: no end */
-};
-
-/* The CLOCK_MONOTONIC ns shown as 0: the recording's start, or its first event if earlier. */
-uint64_t export_zero(const struct model *m);
-/* Whether the recording has an event in the window [start_ns, end_ns) after export_zero. */
-bool export_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns);
-/*
- * Writes the export to out as it walks the model: no more memory than the
- * model's size. 0, or -EIO when out failed.
- */
-int export_write(FILE *out, struct funcs *f, const struct export_opts *o);
 
 #endif

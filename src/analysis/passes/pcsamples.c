@@ -63,7 +63,7 @@ static bool not_issued_of(const struct model *m, uint8_t *known, uint32_t stall)
 	return known[id] == 2;
 }
 
-void pc_lines_init(struct pc_lines *l, const struct model *m)
+static void pc_lines_init(struct pc_lines *l, const struct model *m)
 {
 	memset(l, 0, sizeof(*l));
 	l->m = m;
@@ -75,7 +75,7 @@ void pc_lines_init(struct pc_lines *l, const struct model *m)
 		      : m->budget.limit > m->budget.used ? m->budget.limit - m->budget.used : 0;
 }
 
-void pc_lines_free(struct pc_lines *l)
+static void pc_lines_free(struct pc_lines *l)
 {
 	for (size_t id = 1; l->cubins && id <= l->m->t.cubins.len; id++)
 		if (l->cubins[id])
@@ -153,7 +153,8 @@ static void look_up(struct pc_lines *l, struct pc_site *s)
 	s->line = at.line;
 }
 
-uint32_t pc_lines_site(struct pc_lines *l, const struct tr_pc_sample *b)
+/* The index in l->sites of a bucket's instruction, looked up on first sight. */
+static uint32_t pc_lines_site(struct pc_lines *l, const struct tr_pc_sample *b)
 {
 	uint32_t function = function_text_id(l, b->function);
 	uint32_t fid = u64map_pair_id(&l->functions, b->cubin, function);

@@ -8,7 +8,7 @@
  * moves by the median of the first's ends minus its own; what is left, the
  * median distance of its ends from the first's, is the residual error.
  */
-#include "analysis/views/ranks.h"
+#include "analysis/views/ranks-private.h"
 
 #include <stdlib.h>
 

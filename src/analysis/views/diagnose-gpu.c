@@ -3,8 +3,9 @@
  * The diagnose view's GPU sections: what became of CUDA collection, GPU PC
  * sampling and kernel regions.
  */
-#include "analysis/passes/passes.h"
 #include "analysis/views/diagnose-private.h"
+#include "analysis/views/gpu-explain.h"
+#include "analysis/views/gpupc.h"
 
 #include <inttypes.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 /*
  * Private to the diagnose view (diagnose*.c): the sections that live in
  * their own files and the line helpers they share. Callers use
- * diagnose_print and diagnose_print_json in passes/passes.h.
+ * diagnose_print and diagnose_print_json in diagnose.h.
  */
 
 #include <stdbool.h>
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
 #include "contract/counters.h"
 #include "util/json.h"
 

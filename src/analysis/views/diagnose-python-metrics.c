@@ -3,7 +3,6 @@
  * The diagnose view's sections on what was read beside the CPU stacks: the
  * Python stacks and the metrics.
  */
-#include "analysis/passes/passes.h"
 #include "analysis/views/diagnose-private.h"
 #include "analysis/views/metrics.h"
 

@@ -6,7 +6,7 @@
  * recorder still shows. The GPU sections are in diagnose-gpu.c, the Python
  * and metrics ones in diagnose-python-metrics.c.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/diagnose.h"
 #include "analysis/views/diagnose-private.h"
 
 #include <inttypes.h>

@@ -11,6 +11,7 @@
  */
 #include "analysis/views/diff.h"
 #include "analysis/views/metrics.h"
+#include "analysis/views/report.h"
 
 #include <errno.h>
 #include <inttypes.h>

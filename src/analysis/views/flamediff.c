@@ -5,7 +5,7 @@
  * stacks with two counts (the form difffolded.pl makes) and, as a change
  * of share, the colour of each frame of the new tree's flame graph.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/flamediff.h"
 
 #include <inttypes.h>
 #include <math.h>

@@ -3,7 +3,7 @@
  * Why a recording has the GPU work it has, or none: CUDA collection's and
  * GPU PC sampling's status in words, for diagnose and the commands.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/gpu-explain.h"
 
 #include <stdio.h>
 #include <stdlib.h>

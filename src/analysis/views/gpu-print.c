@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* report --gpu's tables (gpu.c builds them) as text and as JSON. */
-#include "analysis/passes/passes.h"
+#include "analysis/views/gpu.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

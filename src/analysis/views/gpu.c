@@ -6,13 +6,14 @@
  * sorts its durations once, so medians are exact and the work is
  * O(spans log spans). gpu-print.c prints the tables as text and JSON.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/gpu.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 #include "symbols/demangle.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"

@@ -3,7 +3,7 @@
  * report --gpu-pc: the kernels' hottest lines or SASS offsets with their
  * stall reasons, from the PC samples joined (passes/pcsamples.c).
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/gpupc.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

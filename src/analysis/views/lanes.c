@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* The report of lanes: their spans by name, in target time, not samples. */
-#include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
+#include "analysis/views/report-private.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

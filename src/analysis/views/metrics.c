@@ -138,7 +138,8 @@ const char *metric_format(char *buf, size_t size, const char *unit, uint32_t dec
 	return buf;
 }
 
-const char *metric_reason_name(unsigned bit)
+/* The name of reason bit bit; NULL past the METRIC_REASONS that NVML names. */
+static const char *metric_reason_name(unsigned bit)
 {
 	return bit < METRIC_REASONS ? reason_names[bit] : NULL;
 }

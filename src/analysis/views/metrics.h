@@ -56,8 +56,6 @@ double metric_flagged_percent(const struct metric_stats *st);
  */
 const char *metric_format(char *buf, size_t size, const char *unit, uint32_t decimals,
 			  double v);
-/* The name of reason bit bit; NULL past the METRIC_REASONS that NVML names. */
-const char *metric_reason_name(unsigned bit);
 /* The names of the reasons set in mask: "gpu idle, sw power cap"; "none". */
 const char *metric_reason_names(char *buf, size_t size, uint64_t mask);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* report --ranks: per rank of a merged model, its times and who waited for whom. */
 #include "analysis/views/ranks.h"
+#include "analysis/views/ranks-private.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

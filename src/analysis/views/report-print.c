@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The by-symbol report (report.c builds it) as a table and as JSON. */
-#include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 #include "analysis/views/report-private.h"
 
 #include <inttypes.h>

@@ -3,13 +3,15 @@
 #define GTRACE_ANALYSIS_VIEWS_REPORT_PRIVATE_H
 
 /*
- * Private to the by-symbol report: the text of its nvtx and pyline keys,
- * which report.c sorts by and report-print.c prints.
+ * Private to the report view (report.c, report-print.c, lanes.c): the text
+ * of its nvtx and pyline keys, which report.c sorts by and report-print.c
+ * prints, and the lanes' part of its JSON document.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
-#include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 
 #define NO_RANGE "[no range]"
 #define NO_PYTHON "[no python]"
@@ -25,5 +27,10 @@ static inline const char *pyline_name(const struct funcs *f, uint32_t pyline)
 {
 	return pyline ? funcs_name(f, pyline) : NO_PYTHON;
 }
+
+/* The lanes' spans as the JSON member "lanes" (gtrace-report(1) lists its keys). */
+struct json;
+void lane_report_print_json(struct json *j, const struct lane_report *r,
+			    const struct model *m, size_t limit);
 
 #endif

@@ -3,7 +3,7 @@
  * The by-symbol report: self and children counts per row of sort keys.
  * report-print.c prints it.
  */
-#include "analysis/passes/passes.h"
+#include "analysis/views/report.h"
 #include "analysis/views/report-private.h"
 
 #include <errno.h>

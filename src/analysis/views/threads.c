@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The threads view: real threads by samples, then the lanes. */
-#include "analysis/passes/passes.h"
+#include "analysis/views/threads.h"
 #include "analysis/views/metrics.h"
 
 #include <inttypes.h>

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_VIEWS_REPORT_H
+#define GTRACE_ANALYSIS_VIEWS_REPORT_H
+
+/*
+ * report by symbol: the samples, the lane work queued from them and the
+ * lanes' spans by name, as text and as JSON.
+ */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/passes/passes.h"
+
+/* report: one row per distinct value of the sort keys. */
+enum report_key {
+	KEY_COMM,
+	KEY_DSO,
+	KEY_SYMBOL,
+	KEY_PID,
+	KEY_TID,
+	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
+	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
+	KEY_RANK,		/* the rank of the sample's recording (model_rank.rank) */
+	REPORT_KEYS
+};
+
+struct report_opts {
+	enum report_key keys[REPORT_KEYS];
+	size_t nkeys;
+	bool children;		/* compute and sort by Children */
+	size_t limit;		/* rows to print, 0 all */
+	const struct sample_filter *filter;
+};
+
+/* Parses "comm,dso,symbol,nvtx,pyline,rank"; -EINVAL for an unknown or repeated key. */
+int report_parse_keys(struct report_opts *o, const char *list);
+
+struct report_row {
+	uint32_t thread;	/* a thread of the row: its pid, tid */
+	uint32_t comm;		/* string id of that thread's name when sampled, 0 none */
+	uint32_t func;		/* a func of the row: its dso, symbol */
+	uint32_t nvtx;		/* string id of its innermost NVTX range, 0 none */
+	uint32_t pyline;	/* names id of its innermost Python frame's place, 0 none */
+	uint64_t self;		/* samples whose innermost frame is the row's */
+	uint64_t children;	/* samples with the row anywhere on the stack, once each */
+	uint64_t target_self;	/* lane work: target ns, like self */
+	uint64_t target_children; /* lane work: target ns, like children */
+	bool span;		/* lane work: a span name's row, func its funcs_span */
+	uint32_t from;		/* a span name's row: the func it was queued from */
+};
+
+struct report {
+	VEC(struct report_row) rows;	/* sorted, first row printed first */
+	uint64_t total;
+	uint64_t target_ns;		/* lane work: all of it */
+	bool queued_from;		/* span rows are told apart by from too */
+};
+
+void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
+void report_print(FILE *out, const struct report *r, struct funcs *f,
+		  const struct report_opts *o, const char *path);
+/*
+ * The lane work queued from the selected threads, as if each span were a
+ * call from the stack its origin linked to: its span name (with its lane as
+ * dso) is the leaf, the stack's functions its callers. Self and children
+ * count spans, target_self and target_children sum their durations. With
+ * the symbol key, a span name's rows are per function it was queued from
+ * (funcs_queued_from of the linked stack), printed as a last column
+ * "Queued from".
+ * Sorted by target time, a span name after functions of equal children.
+ */
+void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
+			    const struct origin_links *links);
+void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
+			    const struct report_opts *o);
+void report_free(struct report *r);
+
+/* A lane's spans of one name. */
+struct lane_row {
+	uint32_t lane;		/* lane id */
+	uint32_t name;		/* string id of the span name */
+	uint64_t spans;
+	uint64_t target_ns;	/* sum of their durations */
+	uint64_t min_ns, max_ns;
+};
+
+/* report for lanes: their spans by name. */
+struct lane_report {
+	VEC(struct lane_row) rows;	/* by target time, descending */
+	size_t lanes;			/* lanes selected */
+	uint64_t spans, target_ns;	/* of the selected lanes */
+};
+
+void lane_report_build(struct lane_report *r, struct funcs *f, const struct sample_filter *flt);
+/* The header names path unless it is NULL; limit rows, 0 all. */
+void lane_report_print(FILE *out, const struct lane_report *r, const struct model *m,
+		       const char *path, size_t limit);
+void lane_report_free(struct lane_report *r);
+
+/*
+ * The samples' report, the lane work queued from them and the selected
+ * lanes' spans as one JSON document (gtrace-report(1) lists its keys).
+ */
+void report_print_json(FILE *out, const struct report *samples, const struct report *lane_work,
+		       const struct lane_report *lanes, struct funcs *f,
+		       const struct report_opts *o, const char *path);
+
+#endif

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_VIEWS_THREADS_H
+#define GTRACE_ANALYSIS_VIEWS_THREADS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "analysis/passes/passes.h"
+
+/*
+ * threads: the real threads by samples (at most limit, 0 all), then every
+ * lane, of the processes flt selects by pid and rank (NULL: all). With
+ * several ranks loaded, each row leads with its rank.
+ */
+void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
+		   size_t limit);
+/* The same rows as one JSON document (gtrace-threads(1) lists its keys). */
+void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
+			const char *path, size_t limit);
+
+#endif
