@@ -27,6 +27,9 @@ enum col_enc {
 	COL_FOLLOWS,	/* svarint of the value minus the end (this field plus field
 			 * `base`) of the previous row with the same 4-byte field
 			 * `key` (0 before the first) */
+	COL_ON_CPU,	/* a uvarint step, then per row the svarint of the value minus
+			 * what the last row with the same 4-byte field `key` and the
+			 * key's off-CPU intervals predict (struct on_cpu) */
 	COL_STR,	/* uvarint length, then the bytes (no NUL) */
 	COL_BUILD_ID,	/* struct tr_dso: uvarint length <= TR_BUILD_ID_MAX, then the bytes */
 	COL_BYTES,	/* struct tr_bytes: uvarint length, then the bytes */
@@ -48,6 +51,7 @@ struct column {
 #define U64_KEYED(type, f, k) { COL_KEYED, 8, offsetof(type, f), 0, offsetof(type, k) }
 #define U64_FOLLOWS(type, f, len, k)                                           \
 	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k) }
+#define U64_ON_CPU(type, f, k) { COL_ON_CPU, 8, offsetof(type, f), 0, offsetof(type, k) }
 #define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0 }
 #define BYTES(type, f) { COL_BYTES, 0, offsetof(type, f), 0, 0 }
 
@@ -85,10 +89,26 @@ static const struct column node_cols[] = {
 	U32(struct tr_node, loc, COL_DELTA),
 };
 
-static const struct column sample_cols[] = {
+/* Version 1's samples (table 7): read, no longer written. */
+static const struct column sample_v1_cols[] = {
 	U64(struct tr_sample, ts, COL_DELTA),
 	U32(struct tr_sample, pid, COL_DELTA),
 	U32(struct tr_sample, tid, COL_DELTA),
+	/* Plain, not delta: a hot stack's id repeats and zstd matches it. */
+	U32(struct tr_sample, node, COL_PLAIN),
+	U32(struct tr_sample, cpu, COL_DELTA),
+	U32(struct tr_sample, flags, COL_PLAIN),
+};
+
+/*
+ * A thread's timer fires after each period of its own CPU time: its next
+ * sample comes a period plus its switched-out time (its offcpu rows, in
+ * the same chunk) after its last, so that the timestamp costs the jitter.
+ */
+static const struct column sample_cols[] = {
+	U32(struct tr_sample, pid, COL_DELTA),
+	U32(struct tr_sample, tid, COL_DELTA),
+	U64_ON_CPU(struct tr_sample, ts, tid),
 	/* Plain, not delta: a hot stack's id repeats and zstd matches it. */
 	U32(struct tr_sample, node, COL_PLAIN),
 	U32(struct tr_sample, cpu, COL_DELTA),
@@ -194,7 +214,10 @@ static const struct column metric_value_cols[] = {
 	U64_KEYED(struct tr_metric_value, value, metric),
 };
 
-/* X(on-disk id, field of struct tr_tables, columns), in the order written. */
+/*
+ * X(on-disk id, field of struct tr_tables, columns), in the order written:
+ * samples after offcpu, whose rows their timestamps' decoding needs.
+ */
 #define TABLES(X)                                                              \
 	X(1, meta, meta_cols)                                                  \
 	X(2, strings, string_cols)                                             \
@@ -202,8 +225,8 @@ static const struct column metric_value_cols[] = {
 	X(4, dsos, dso_cols)                                                   \
 	X(5, locs, loc_cols)                                                   \
 	X(6, nodes, node_cols)                                                 \
-	X(7, samples, sample_cols)                                             \
 	X(8, offcpu, offcpu_cols)                                              \
+	X(20, samples, sample_cols)                                            \
 	X(9, lanes, lane_cols)                                                 \
 	X(10, spans, span_cols)                                                \
 	X(11, counters, counter_cols)                                          \
@@ -228,7 +251,11 @@ struct table {
 #define TABLE_DESC(id_, field, cols_)                                          \
 	{ id_, #field, sizeof(*((struct tr_tables *)0)->field.v), cols_, ARRAY_SIZE(cols_) },
 
+/* Tables of an older encoding, read into the same rows, never written. */
+#define OLD_TABLES(X) X(7, samples, sample_v1_cols)
+
 static const struct table tables[] = { TABLES(TABLE_DESC) };
+static const struct table old_tables[] = { OLD_TABLES(TABLE_DESC) };
 
 /* The rows of table id in t, and how many there are. */
 static uint8_t *rows_of(const struct tr_tables *t, uint32_t id, size_t *n)
@@ -239,6 +266,7 @@ static uint8_t *rows_of(const struct tr_tables *t, uint32_t id, size_t *n)
 		*n = t->field.len;                                             \
 		return (uint8_t *)t->field.v;
 	TABLES(ROWS_OF)
+	OLD_TABLES(ROWS_OF)
 #undef ROWS_OF
 	}
 	*n = 0;
@@ -257,6 +285,7 @@ static uint8_t *reserve_rows(struct tr_tables *t, const struct table *tab, size_
 		rows = (uint8_t *)(t->field.v + t->field.len);                 \
 		break;
 	TABLES(RESERVE)
+	OLD_TABLES(RESERVE)
 #undef RESERVE
 	}
 	memset(rows, 0, n * tab->row_size);
@@ -271,6 +300,7 @@ static void set_len(struct tr_tables *t, uint32_t id, size_t len)
 		t->field.len = len;                                            \
 		break;
 	TABLES(SET_LEN)
+	OLD_TABLES(SET_LEN)
 #undef SET_LEN
 	}
 }
@@ -325,11 +355,117 @@ static void keyed_put(struct u64map *by_key, const uint8_t *row, const struct co
 	u64map_put(by_key, get_int(row + col->key, 4), v);
 }
 
+/* The offcpu rows of the payload before a table record: COL_ON_CPU's input. */
+struct offcpu_rows {
+	const struct tr_offcpu *v;
+	size_t len;
+};
+
+/*
+ * COL_ON_CPU's prediction (man/gtrace-format.5, on-cpu): from the last value
+ * of the row's key, a step on, pushed on by the key's off-CPU intervals in
+ * row order, each taken once.
+ */
+struct on_cpu {
+	struct offcpu_rows off;
+	size_t *next;		/* next[i]: the next interval of off.v[i].tid, off.len for none */
+	struct u64map first;	/* key -> its first interval */
+	struct u64map cursor;	/* key -> its first interval not yet taken */
+	struct u64map last;	/* key -> its last row's value */
+	uint64_t step;
+	uint64_t prev;		/* the previous row's value */
+};
+
+static void on_cpu_init(struct on_cpu *oc, struct offcpu_rows off, uint64_t step)
+{
+	memset(oc, 0, sizeof(*oc));
+	oc->off = off;
+	oc->step = step;
+	oc->next = xmalloc((off.len ? off.len : 1) * sizeof(*oc->next));
+	for (size_t i = off.len; i-- > 0;) {
+		uint64_t after = off.len;
+
+		u64map_get(&oc->first, off.v[i].tid, &after);
+		oc->next[i] = (size_t)after;
+		u64map_put(&oc->first, off.v[i].tid, i);
+	}
+}
+
+static uint64_t on_cpu_predict(struct on_cpu *oc, uint32_t key)
+{
+	uint64_t last, at, p;
+	size_t i;
+
+	if (!u64map_get(&oc->last, key, &last))
+		return oc->prev;
+	if (!u64map_get(&oc->cursor, key, &at) && !u64map_get(&oc->first, key, &at))
+		at = oc->off.len;
+	p = last + oc->step;
+	for (i = (size_t)at; i < oc->off.len && oc->off.v[i].start < p; i = oc->next[i])
+		if (oc->off.v[i].start >= last)
+			p += oc->off.v[i].end - oc->off.v[i].start;
+	u64map_put(&oc->cursor, key, i);
+	return p;
+}
+
+static void on_cpu_put(struct on_cpu *oc, uint32_t key, uint64_t v)
+{
+	u64map_put(&oc->last, key, v);
+	oc->prev = v;
+}
+
+static void on_cpu_free(struct on_cpu *oc)
+{
+	free(oc->next);
+	u64map_free(&oc->first);
+	u64map_free(&oc->cursor);
+	u64map_free(&oc->last);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* COL_ON_CPU's step: the median gap between rows of the same key, 0 for none. */
+static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
+			    const struct column *col)
+{
+	uint64_t *gaps = xmalloc((n ? n : 1) * sizeof(*gaps)), step = 0;
+	struct u64map last = {0};
+	size_t ngaps = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = rows + i * row_size;
+		uint64_t key = get_int(row + col->key, 4), v = get_int(row + col->off, 8), prev;
+
+		if (u64map_get(&last, key, &prev))
+			gaps[ngaps++] = v - prev;
+		u64map_put(&last, key, v);
+	}
+	if (ngaps) {
+		qsort(gaps, ngaps, sizeof(*gaps), cmp_u64);
+		step = gaps[ngaps / 2];
+	}
+	u64map_free(&last);
+	free(gaps);
+	return step;
+}
+
 static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
-			  size_t row_size, const struct column *col)
+			  size_t row_size, const struct column *col, struct offcpu_rows off)
 {
 	struct u64map by_key = {0};
+	struct on_cpu oc = {0};
 	uint64_t prev = 0;
+	uint32_t key;
+
+	if (col->enc == COL_ON_CPU) {
+		on_cpu_init(&oc, off, on_cpu_step(rows, n, row_size, col));
+		gbuf_put_uvarint(out, oc.step);
+	}
 
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *row = rows + i * row_size;
@@ -354,6 +490,11 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 			gbuf_put_svarint(out, (int64_t)(v - keyed_prev(&by_key, row, col)));
 			keyed_put(&by_key, row, col, v);
 			break;
+		case COL_ON_CPU:
+			key = (uint32_t)get_int(row + col->key, 4);
+			gbuf_put_svarint(out, (int64_t)(v - on_cpu_predict(&oc, key)));
+			on_cpu_put(&oc, key, v);
+			break;
 		case COL_STR:
 			gbuf_put_str(out, get_str(row + col->off));
 			break;
@@ -372,10 +513,13 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 		}
 	}
 	u64map_free(&by_key);
+	if (col->enc == COL_ON_CPU)
+		on_cpu_free(&oc);
 }
 
 void tr_tables_encode(const struct tr_tables *t, struct gbuf *out)
 {
+	struct offcpu_rows off = { t->offcpu.v, t->offcpu.len };
 	struct gbuf body = {0};
 
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++) {
@@ -387,7 +531,7 @@ void tr_tables_encode(const struct tr_tables *t, struct gbuf *out)
 			continue;
 		gbuf_reset(&body);
 		for (size_t c = 0; c < tab->ncols; c++)
-			encode_column(&body, rows, n, tab->row_size, &tab->cols[c]);
+			encode_column(&body, rows, n, tab->row_size, &tab->cols[c], off);
 		gbuf_put_uvarint(out, tab->id);
 		gbuf_put_uvarint(out, n);
 		gbuf_put_uvarint(out, body.len);
@@ -397,10 +541,15 @@ void tr_tables_encode(const struct tr_tables *t, struct gbuf *out)
 }
 
 static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row_size,
-			  const struct column *col)
+			  const struct column *col, struct offcpu_rows off)
 {
 	struct u64map by_key = {0};
+	struct on_cpu oc = {0};
 	uint64_t prev = 0;
+	uint32_t key;
+
+	if (col->enc == COL_ON_CPU)
+		on_cpu_init(&oc, off, gcursor_uvarint(c));
 
 	for (size_t i = 0; i < n && !c->err; i++) {
 		uint8_t *row = rows + i * row_size;
@@ -425,6 +574,11 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 		case COL_FOLLOWS:
 			v = keyed_prev(&by_key, row, col) + (uint64_t)gcursor_svarint(c);
 			keyed_put(&by_key, row, col, v);
+			break;
+		case COL_ON_CPU:
+			key = (uint32_t)get_int(row + col->key, 4);
+			v = on_cpu_predict(&oc, key) + (uint64_t)gcursor_svarint(c);
+			on_cpu_put(&oc, key, v);
 			break;
 		case COL_STR:
 			s = gcursor_str(c);
@@ -458,6 +612,8 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 		set_int(row + col->off, col->width, v);
 	}
 	u64map_free(&by_key);
+	if (col->enc == COL_ON_CPU)
+		on_cpu_free(&oc);
 }
 
 /* Frees what string and blob columns own; the rows stay, emptied. */
@@ -509,7 +665,7 @@ static uint64_t rows_cost(const struct table *tab, size_t len, size_t n)
 
 /* Appends the n rows of one table record, or nothing if the body is bad or over budget. */
 static int decode_table(struct tr_tables *t, const struct table *tab, const uint8_t *body,
-			size_t len, size_t n, struct tr_budget *b)
+			size_t len, size_t n, struct offcpu_rows off, struct tr_budget *b)
 {
 	struct gcursor c;
 	size_t have;
@@ -528,7 +684,7 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	rows = reserve_rows(t, tab, n);
 	gcursor_init(&c, body, len);
 	for (size_t i = 0; i < tab->ncols; i++)
-		decode_column(&c, rows, n, tab->row_size, &tab->cols[i]);
+		decode_column(&c, rows, n, tab->row_size, &tab->cols[i], off);
 	/* Bytes after the known columns are columns a newer writer added. */
 	if (c.err) {
 		free_strings(tab, rows, n);
@@ -538,11 +694,23 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	return 0;
 }
 
+/* Whether tab has a COL_ON_CPU column, which walks the payload's offcpu rows. */
+static bool reads_offcpu(const struct table *tab)
+{
+	for (size_t i = 0; i < tab->ncols; i++)
+		if (tab->cols[i].enc == COL_ON_CPU)
+			return true;
+	return false;
+}
+
 static const struct table *find_table(uint64_t id)
 {
 	for (size_t i = 0; i < ARRAY_SIZE(tables); i++)
 		if (tables[i].id == id)
 			return &tables[i];
+	for (size_t i = 0; i < ARRAY_SIZE(old_tables); i++)
+		if (old_tables[i].id == id)
+			return &old_tables[i];
 	return NULL;
 }
 
@@ -554,6 +722,9 @@ int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len)
 int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len,
 			    struct tr_budget *b)
 {
+	/* This payload's offcpu rows so far: they follow those of earlier payloads. */
+	size_t offcpu_before = t->offcpu.len;
+	bool read_offcpu = false;
 	struct gcursor c;
 
 	gcursor_init(&c, payload, len);
@@ -563,6 +734,7 @@ int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len
 		uint64_t body_len = gcursor_uvarint(&c);
 		const uint8_t *body;
 		const struct table *tab;
+		struct offcpu_rows off;
 		int err;
 
 		if (body_len > gcursor_left(&c))
@@ -573,7 +745,13 @@ int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len
 		tab = find_table(id);
 		if (!tab)
 			continue;	/* from a newer writer: not ours to read */
-		err = decode_table(t, tab, body, (size_t)body_len, (size_t)n, b);
+		/* Once a payload: each record would walk all its offcpu rows again. */
+		if (reads_offcpu(tab) && read_offcpu)
+			return -TR_ERR_CORRUPT;
+		read_offcpu |= reads_offcpu(tab);
+		off = (struct offcpu_rows){ t->offcpu.len ? t->offcpu.v + offcpu_before : NULL,
+					    t->offcpu.len - offcpu_before };
+		err = decode_table(t, tab, body, (size_t)body_len, (size_t)n, off, b);
 		if (err)
 			return err;
 	}
