@@ -429,12 +429,26 @@ static int cmp_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* COL_ON_CPU's step: the median gap between rows of the same key, 0 for none. */
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * COL_ON_CPU's step: the median gap between rows of the same key, then
+ * moved by the median of what that leaves over, which the gaps with
+ * off-CPU time in them had pulled up, so that the values stored centre
+ * on 0 (0 for no gap).
+ */
 static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
-			    const struct column *col)
+			    const struct column *col, struct offcpu_rows off)
 {
 	uint64_t *gaps = xmalloc((n ? n : 1) * sizeof(*gaps)), step = 0;
+	int64_t *left = (int64_t *)gaps;
 	struct u64map last = {0};
+	struct on_cpu oc;
 	size_t ngaps = 0;
 
 	for (size_t i = 0; i < n; i++) {
@@ -445,11 +459,25 @@ static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
 			gaps[ngaps++] = v - prev;
 		u64map_put(&last, key, v);
 	}
-	if (ngaps) {
-		qsort(gaps, ngaps, sizeof(*gaps), cmp_u64);
-		step = gaps[ngaps / 2];
-	}
 	u64map_free(&last);
+	if (!ngaps) {
+		free(gaps);
+		return 0;
+	}
+	qsort(gaps, ngaps, sizeof(*gaps), cmp_u64);
+	step = gaps[ngaps / 2];
+	on_cpu_init(&oc, off, step);
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *row = rows + i * row_size;
+		uint32_t key = (uint32_t)get_int(row + col->key, 4);
+		uint64_t v = get_int(row + col->off, 8);
+
+		left[i] = (int64_t)(v - on_cpu_predict(&oc, key));
+		on_cpu_put(&oc, key, v);
+	}
+	on_cpu_free(&oc);
+	qsort(left, n, sizeof(*left), cmp_i64);
+	step += (uint64_t)left[n / 2];
 	free(gaps);
 	return step;
 }
@@ -463,7 +491,7 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 	uint32_t key;
 
 	if (col->enc == COL_ON_CPU) {
-		on_cpu_init(&oc, off, on_cpu_step(rows, n, row_size, col));
+		on_cpu_init(&oc, off, on_cpu_step(rows, n, row_size, col, off));
 		gbuf_put_uvarint(out, oc.step);
 	}
 
