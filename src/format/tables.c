@@ -361,6 +361,12 @@ struct offcpu_rows {
 	size_t len;
 };
 
+/* COL_ON_CPU's state of one key. */
+struct on_cpu_key {
+	uint64_t last;		/* its last row's value */
+	size_t cursor;		/* its first interval not yet taken */
+};
+
 /*
  * COL_ON_CPU's prediction (man/gtrace-format.5, on-cpu): from the last value
  * of the row's key, a step on, pushed on by the key's off-CPU intervals in
@@ -370,8 +376,9 @@ struct on_cpu {
 	struct offcpu_rows off;
 	size_t *next;		/* next[i]: the next interval of off.v[i].tid, off.len for none */
 	struct u64map first;	/* key -> its first interval */
-	struct u64map cursor;	/* key -> its first interval not yet taken */
-	struct u64map last;	/* key -> its last row's value */
+	struct u64map slot;	/* key -> its state in keys */
+	VEC(struct on_cpu_key) keys;
+	struct on_cpu_key *row_key;	/* the current row's, NULL for a key not seen before */
 	uint64_t step;
 	uint64_t prev;		/* the previous row's value */
 };
@@ -393,24 +400,36 @@ static void on_cpu_init(struct on_cpu *oc, struct offcpu_rows off, uint64_t step
 
 static uint64_t on_cpu_predict(struct on_cpu *oc, uint32_t key)
 {
-	uint64_t last, at, p;
+	struct on_cpu_key *k;
+	uint64_t slot, p;
 	size_t i;
 
-	if (!u64map_get(&oc->last, key, &last))
+	oc->row_key = NULL;
+	if (!u64map_get(&oc->slot, key, &slot))
 		return oc->prev;
-	if (!u64map_get(&oc->cursor, key, &at) && !u64map_get(&oc->first, key, &at))
-		at = oc->off.len;
-	p = last + oc->step;
-	for (i = (size_t)at; i < oc->off.len && oc->off.v[i].start < p; i = oc->next[i])
-		if (oc->off.v[i].start >= last)
+	k = &oc->keys.v[slot];
+	p = k->last + oc->step;
+	for (i = k->cursor; i < oc->off.len && oc->off.v[i].start < p; i = oc->next[i])
+		if (oc->off.v[i].start >= k->last)
 			p += oc->off.v[i].end - oc->off.v[i].start;
-	u64map_put(&oc->cursor, key, i);
+	k->cursor = i;
+	oc->row_key = k;
 	return p;
 }
 
+/* After on_cpu_predict for the same row: its value is v. */
 static void on_cpu_put(struct on_cpu *oc, uint32_t key, uint64_t v)
 {
-	u64map_put(&oc->last, key, v);
+	struct on_cpu_key *k = oc->row_key;
+	uint64_t first = oc->off.len;
+
+	if (!k) {
+		u64map_get(&oc->first, key, &first);
+		u64map_put(&oc->slot, key, oc->keys.len);
+		k = VEC_PUSH(&oc->keys);
+		k->cursor = (size_t)first;
+	}
+	k->last = v;
 	oc->prev = v;
 }
 
@@ -418,8 +437,8 @@ static void on_cpu_free(struct on_cpu *oc)
 {
 	free(oc->next);
 	u64map_free(&oc->first);
-	u64map_free(&oc->cursor);
-	u64map_free(&oc->last);
+	u64map_free(&oc->slot);
+	VEC_FREE(&oc->keys);
 }
 
 static int cmp_u64(const void *a, const void *b)
