@@ -4,7 +4,7 @@
  * frames, code objects and the str and bytes objects these point to, laid
  * out at the offsets of CPython 3.12's headers on x86-64 (or of 3.11's or
  * 3.13's: fake_mem.layout), which is where gtrace's Python reader
- * (src/record/python.c) looks for them.
+ * (src/record/python-memory.c) looks for them.
  * Built into a region of memory whose addresses, as the reader sees them,
  * start at base: the region itself in a running fake interpreter
  * (tests/hostile/python3-fake.c), or a fixed address in a memory image,
