@@ -26,6 +26,8 @@
 #define MAX_THREADS 4096
 /* Frames are read a window at a time: a thread's frames lie together, the callers below. */
 #define FRAME_WINDOW 1024
+/* The most read at once of a thread's data stack below its current frame. */
+#define STACK_WINDOW (16u << 10)
 #define PAGE_SIZE 4096
 /* Bounds on what is copied of a code object's name, file and line table. */
 #define MAX_NAME_CHARS 1024
@@ -115,6 +117,7 @@ struct pyproc {
 	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault's code */
 	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
+	struct u64map stack_low;	/* tid -> the lowest frame its stack window should hold */
 	uint64_t walk_at;		/* where a walk of its threads ran out of budget */
 	uint64_t walk_head;		/* the head of the list that walk began at */
 	uint32_t walk_steps;		/* the states that walk has met */
@@ -144,7 +147,7 @@ struct raw_frame {
 /* The bytes of the process last read for a frame walk. */
 struct window {
 	uint64_t lo, len;
-	uint8_t bytes[FRAME_WINDOW];
+	uint8_t bytes[STACK_WINDOW];
 };
 
 struct pyreader {
@@ -160,7 +163,8 @@ struct pyreader {
 	uint32_t reads_left, bytes_left;	/* its budget */
 	uint64_t counts[PY_COUNTERS];
 	struct raw_frame raw[PY_MAX_FRAMES];
-	struct window window;
+	struct window stack;		/* a walk's first read, at its current frame */
+	struct window window;		/* the last read at another frame */
 	uint8_t table[MAX_LINETABLE];
 	struct line_run runs[MAX_LINETABLE];
 	char func[MAX_NAME_CHARS * 4 + 1], file[MAX_NAME_CHARS * 4 + 1];
@@ -174,6 +178,8 @@ struct pyreader {
 ssize_t py_read_live(void *arg, uint32_t pid, const struct iovec *local,
 		     const struct iovec *remote, unsigned long n);
 int py_find_live(void *arg, uint32_t pid, struct py_interpreter *in);
+ssize_t py_read_some(struct pyreader *pr, uint32_t pid, const struct iovec *local,
+		     const struct iovec *remote, unsigned long n, size_t len);
 int py_read_ranges(struct pyreader *pr, uint32_t pid, const struct iovec *local,
 		   const struct iovec *remote, unsigned long n, size_t len);
 int py_peek(struct pyreader *pr, uint32_t pid, uint64_t addr, void *buf, size_t len);

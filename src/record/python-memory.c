@@ -42,17 +42,27 @@ ssize_t py_read_live(void *arg, uint32_t pid, const struct iovec *local,
 	return got < 0 ? -errno : got;
 }
 
-/* n ranges of pid's memory of len bytes in all, within the read's budget; 0 or a negative errno. */
-int py_read_ranges(struct pyreader *pr, uint32_t pid, const struct iovec *local,
-		   const struct iovec *remote, unsigned long n, size_t len)
+/*
+ * n ranges of pid's memory of len bytes in all, within the read's budget:
+ * the bytes read (a read ends at the first range that faults) or a
+ * negative errno.
+ */
+ssize_t py_read_some(struct pyreader *pr, uint32_t pid, const struct iovec *local,
+		     const struct iovec *remote, unsigned long n, size_t len)
 {
-	ssize_t got;
-
 	if (!pr->reads_left || len > pr->bytes_left)
 		return OVER_BUDGET;
 	pr->reads_left--;
 	pr->bytes_left -= (uint32_t)len;
-	got = pr->mem.read(pr->mem.arg, pid, local, remote, n);
+	return pr->mem.read(pr->mem.arg, pid, local, remote, n);
+}
+
+/* As py_read_some, but all of them: 0 or a negative errno. */
+int py_read_ranges(struct pyreader *pr, uint32_t pid, const struct iovec *local,
+		   const struct iovec *remote, unsigned long n, size_t len)
+{
+	ssize_t got = py_read_some(pr, pid, local, remote, n, len);
+
 	if (got < 0)
 		return (int)got;
 	return (size_t)got == len ? 0 : -EFAULT;

@@ -42,6 +42,7 @@ static void snapshot_free(struct snapshot *snap)
 static void proc_free(struct pyproc *p)
 {
 	u64map_free(&p->tstates);
+	u64map_free(&p->stack_low);
 	free(p);
 }
 
@@ -97,27 +98,51 @@ bool pyreader_is_python_path(const char *path)
 	return !strncmp(base, "libpython3.", 11) || !strncmp(base, "python3", 7);
 }
 
+/* Where a thread state holds its current frame: itself (3.13), else its _PyCFrame. */
+static uint32_t frame_holder_at(const struct py_layout *l)
+{
+	return l->tstate_cframe ? l->tstate_cframe : l->current_frame;
+}
+
+/* What the reader reads of a thread state, [lo, hi): its next, thread id and frame holder. */
+static void tstate_span(const struct py_layout *l, uint32_t *lo, uint32_t *hi)
+{
+	uint32_t at[] = { l->tstate_next, l->tstate_native_thread_id, frame_holder_at(l) };
+
+	*lo = *hi = at[0];
+	for (size_t i = 1; i < sizeof(at) / sizeof(at[0]); i++) {
+		*lo = at[i] < *lo ? at[i] : *lo;
+		*hi = at[i] > *hi ? at[i] : *hi;
+	}
+	*hi += 8;
+}
+
 /*
- * The PyThreadState of tid: the one noted for it if it still says so, else
- * from a walk of the list, noting each state met. A walk that runs out of
- * budget goes on from there at the next read, while the list has the same
- * head and the walk has met no more states than are noted: else (a list
- * replaced, or one that loops) it starts again at the head.
+ * The PyThreadState of tid, and what holds its current frame (read with it):
+ * the state noted for tid if it still says so, else from a walk of the list,
+ * noting each state met. A walk that runs out of budget goes on from there
+ * at the next read, while the list has the same head and the walk has met
+ * no more states than are noted: else (a list replaced, or one that loops)
+ * it starts again at the head.
  */
 static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
-			uint64_t *ts)
+			uint64_t *ts, uint64_t *holder)
 {
 	const struct py_layout *l = p->layout;
 	uint32_t next = l->tstate_next, id_at = l->tstate_native_thread_id;
-	uint32_t lo = next < id_at ? next : id_at, hi = (next > id_at ? next : id_at) + 8;
+	uint32_t holder_at = frame_holder_at(l), lo, hi;
 	uint8_t buf[256];
 	uint64_t at = 0, head = 0, interp, id, known;
 	uint32_t steps = 0;
 	int err;
 
-	if (u64map_get(&p->tstates, tid, ts) && *ts &&
-	    !py_peek_u64(pr, pid, *ts + l->tstate_native_thread_id, &id) && id == tid)
-		return 0;
+	tstate_span(l, &lo, &hi);
+	if (u64map_get(&p->tstates, tid, ts) && *ts && !py_peek(pr, pid, *ts + lo, buf, hi - lo)) {
+		memcpy(&id, buf + id_at - lo, sizeof(id));
+		memcpy(holder, buf + holder_at - lo, sizeof(*holder));
+		if (id == tid)
+			return 0;
+	}
 	err = py_peek_u64(pr, pid, p->runtime + l->runtime_interpreters_head, &interp);
 	if (!err)
 		err = interp ? py_peek_u64(pr, pid, interp + l->interp_threads_head, &head) : -ENOENT;
@@ -139,6 +164,7 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 		if (id == tid) {
 			p->walk_at = 0;
 			*ts = at;
+			memcpy(holder, buf + holder_at - lo, sizeof(*holder));
 			return 0;
 		}
 		memcpy(&at, buf + next - lo, sizeof(at));
@@ -149,25 +175,83 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	return err ? err : -ENOENT;
 }
 
-/* The innermost frame tid is running, 0 when none. */
-static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t ts,
+/* The innermost frame of a thread whose state's frame holder is holder; 0 when none. */
+static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t holder,
 			 uint64_t *frame)
 {
-	const struct py_layout *l = p->layout;
-	uint64_t holder = ts;
-	int err = 0;
+	if (!p->layout->tstate_cframe) {
+		*frame = holder;
+		return 0;
+	}
+	return py_peek_u64(pr, pid, holder + p->layout->current_frame, frame);
+}
 
-	if (l->tstate_cframe)
-		err = py_peek_u64(pr, pid, ts + l->tstate_cframe, &holder);
-	if (!err)
-		err = py_peek_u64(pr, pid, holder + l->current_frame, frame);
-	return err;
+/* len bytes at addr into buf when the window holds them. */
+static bool window_copy(const struct window *w, uint64_t addr, uint8_t *buf, size_t len)
+{
+	if (addr < w->lo || addr - w->lo > w->len || w->len - (addr - w->lo) < len)
+		return false;
+	memcpy(buf, w->bytes + (addr - w->lo), len);
+	return true;
 }
 
 /*
- * len bytes of the frame at addr: from the window of the last read when
- * there, else read anew with what lies below it in its page (its callers'
- * frames, most often) up to FRAME_WINDOW bytes.
+ * Reads the stack window of a walk that begins at the frame at addr, len
+ * bytes of it: down to the page of the lowest frame tid's last walk met
+ * within STACK_WINDOW below (3.11+ keeps a thread's frames in chunks of its
+ * data stack, the callers below), else to its own page, and at most
+ * FRAME_WINDOW then; in one read, the pages top first, so that one not
+ * mapped ends the window there instead of failing the read.
+ */
+static int read_stack_window(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
+			     uint64_t addr, size_t len)
+{
+	struct window *w = &pr->stack;
+	struct iovec local[STACK_WINDOW / PAGE_SIZE + 1], remote[STACK_WINDOW / PAGE_SIZE + 1];
+	uint64_t end, lo, low, got_lo;
+	unsigned n = 0;
+	ssize_t got;
+
+	w->len = 0;
+	if (!addr || addr > UINT64_MAX - len)
+		return -EFAULT;
+	end = addr + len;
+	lo = addr & ~(uint64_t)(PAGE_SIZE - 1);
+	if (u64map_get(&p->stack_low, tid, &low) && low <= addr) {
+		low &= ~(uint64_t)(PAGE_SIZE - 1);
+		lo = end - low > STACK_WINDOW ? end - STACK_WINDOW : low;
+	} else if (end - lo > FRAME_WINDOW) {
+		lo = end - FRAME_WINDOW;
+	}
+	for (uint64_t top = end; top > lo; n++) {
+		uint64_t base = (top - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+
+		base = base < lo ? lo : base;
+		local[n] = (struct iovec){ w->bytes + (base - lo), top - base };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)base, top - base };
+		top = base;
+	}
+	got = py_read_some(pr, pid, local, remote, n, end - lo);
+	if (got < 0)
+		return (int)got;
+	/* Whole pages, from the top: the read ends at the first that faults. */
+	got_lo = end;
+	for (unsigned i = 0; i < n && (size_t)got >= remote[i].iov_len; i++) {
+		got -= (ssize_t)remote[i].iov_len;
+		got_lo = (uintptr_t)remote[i].iov_base;
+	}
+	if (got_lo > addr)
+		return -EFAULT;
+	memmove(w->bytes, w->bytes + (got_lo - lo), end - got_lo);
+	w->lo = got_lo;
+	w->len = end - got_lo;
+	return 0;
+}
+
+/*
+ * len bytes of the frame at addr: from the stack window or the window of
+ * the last read when there, else read anew with what lies below it in its
+ * page (its callers' frames, most often) up to FRAME_WINDOW bytes.
  */
 static int frame_bytes(struct pyreader *pr, uint32_t pid, uint64_t addr, uint8_t *buf,
 		       size_t len)
@@ -176,10 +260,8 @@ static int frame_bytes(struct pyreader *pr, uint32_t pid, uint64_t addr, uint8_t
 	uint64_t end, lo;
 	int err;
 
-	if (addr >= w->lo && addr - w->lo <= w->len && w->len - (addr - w->lo) >= len) {
-		memcpy(buf, w->bytes + (addr - w->lo), len);
+	if (window_copy(&pr->stack, addr, buf, len) || window_copy(w, addr, buf, len))
 		return 0;
-	}
 	if (!addr || addr > UINT64_MAX - len)
 		return -EFAULT;
 	end = addr + len;
@@ -200,25 +282,30 @@ static int frame_bytes(struct pyreader *pr, uint32_t pid, uint64_t addr, uint8_t
  * (3.11: a group ends with its entry frame; 3.12+: with the shim frame the
  * eval call pushed, which is not a Python frame).
  */
-static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t frame,
-		       struct py_stack *st)
+static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
+		       uint64_t frame, struct py_stack *st)
 {
 	const struct py_layout *l = p->layout;
 	uint32_t len = (l->frame_is_entry > l->frame_owner ? l->frame_is_entry : l->frame_owner) + 1;
+	uint64_t end = frame + len, low = 0, known;
 	uint8_t buf[80];
 	bool open = false;
+	int err;
 
 	st->nframes = st->groups = 0;
 	st->group_start[0] = 0;
-	pr->window.len = 0;
+	pr->window.len = pr->stack.len = 0;
+	if (frame && (err = read_stack_window(pr, p, pid, tid, frame, len)))
+		return err;
 	for (int i = 0; frame; i++) {
-		int err;
-
 		if (i == MAX_FRAMES || st->groups == PY_MAX_FRAMES)
 			return -ELOOP;
 		err = frame_bytes(pr, pid, frame, buf, len);
 		if (err)
 			return err;
+		/* The lowest frame within the reach of the next walk's stack window. */
+		if (frame < end && end - frame <= STACK_WINDOW && (!low || frame < low))
+			low = frame;
 		memcpy(&frame, buf + l->frame_previous, sizeof(frame));
 		if (!l->frame_is_entry && buf[l->frame_owner] == FRAME_OWNED_BY_CSTACK) {
 			st->group_start[++st->groups] = st->nframes;
@@ -238,6 +325,8 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 	/* The outermost frames of a thread belong to its first eval call too. */
 	if (open)
 		st->group_start[++st->groups] = st->nframes;
+	if (low && (p->stack_low.len < MAX_THREADS || u64map_get(&p->stack_low, tid, &known)))
+		u64map_put(&p->stack_low, tid, low);
 	return py_name_frames(pr, p, pid, st);
 }
 
@@ -273,7 +362,7 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 				  struct py_stack *st, uint64_t eval[2], const char **found)
 {
 	struct pyproc *p = NULL;
-	uint64_t v, ts, frame;
+	uint64_t v, ts, holder, frame;
 	int err;
 
 	st->nframes = st->groups = 0;
@@ -291,13 +380,13 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 		return PY_UNSUPPORTED;
 	eval[0] = p->eval_lo;
 	eval[1] = p->eval_hi;
-	err = thread_state(pr, p, pid, tid, &ts);
+	err = thread_state(pr, p, pid, tid, &ts, &holder);
 	if (err == -ENOENT)
 		return PY_NO_THREAD_STATE;
 	if (!err)
-		err = current_frame(pr, p, pid, ts, &frame);
+		err = current_frame(pr, p, pid, holder, &frame);
 	if (!err)
-		err = walk_frames(pr, p, pid, frame, st);
+		err = walk_frames(pr, p, pid, tid, frame, st);
 	if (err == -ESRCH)
 		return PY_EXITED;
 	if (err == OVER_BUDGET || err == -ELOOP)

@@ -696,6 +696,40 @@ static void test_code_reused(void)
 	each_layout(code_reused_on);
 }
 
+/*
+ * A deep stack of one eval call, its frames together as in a data-stack
+ * chunk: once its code objects are known, a sample reads the thread state,
+ * its _PyCFrame (before 3.13), the frames at once and the code objects'
+ * fingerprints at once.
+ */
+static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
+		     struct py_stack *st)
+{
+	uint64_t codes[40];
+	enum py_outcome outcome;
+	const char *found;
+	unsigned before;
+
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		codes[i] = code_of(p, "f", "/app/f.py", 4, 1);
+	push_eval(p);
+	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
+		push_frame(p, codes[i], 1);
+	proc_thread(p);
+	/* Its code objects are more than one sample may read: a few samples read them. */
+	for (int i = 0; i < 4 && sample(pr, 1, true, st, &found) != PY_MATCHED; i++)
+		continue;
+	before = p->reads;
+	outcome = sample(pr, 1, true, st, &found);
+	CHECK_AT(l, outcome == PY_MATCHED && st->nframes == 40);
+	CHECK_AT(l, p->reads - before == (l->tstate_cframe ? 4u : 3u));
+}
+
+static void test_reads(void)
+{
+	each_layout(reads_on);
+}
+
 int main(void)
 {
 	RUN(test_stack);
@@ -706,5 +740,6 @@ int main(void)
 	RUN(test_thread_walks);
 	RUN(test_versions);
 	RUN(test_code_reused);
+	RUN(test_reads);
 	return test_summary();
 }
