@@ -118,6 +118,7 @@ struct pyproc {
 	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
 	struct u64map stack_low;	/* tid -> the lowest frame its stack window should hold */
+	struct u64map cframes;		/* tid -> the _PyCFrame its last read met (before 3.13) */
 	uint64_t walk_at;		/* where a walk of its threads ran out of budget */
 	uint64_t walk_head;		/* the head of the list that walk began at */
 	uint32_t walk_steps;		/* the states that walk has met */

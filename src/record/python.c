@@ -43,6 +43,7 @@ static void proc_free(struct pyproc *p)
 {
 	u64map_free(&p->tstates);
 	u64map_free(&p->stack_low);
+	u64map_free(&p->cframes);
 	free(p);
 }
 
@@ -117,6 +118,49 @@ static void tstate_span(const struct py_layout *l, uint32_t *lo, uint32_t *hi)
 	*hi += 8;
 }
 
+/* What a read of a thread's state learns. */
+struct thread_read {
+	uint64_t ts;			/* its PyThreadState */
+	uint64_t holder;		/* what holds its current frame */
+	uint64_t frame;			/* its current frame, when frame_known */
+	bool frame_known;
+};
+
+/*
+ * Reads tid's noted state t->ts into buf ([lo, hi) of it) and, before 3.13,
+ * in the same read the frame that the _PyCFrame of tid's last read holds
+ * now: tid's current frame (t->frame_known) when the state still points
+ * to that _PyCFrame.
+ */
+static int read_noted_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
+			    uint8_t *buf, uint32_t lo, uint32_t hi, struct thread_read *t)
+{
+	const struct py_layout *l = p->layout;
+	struct iovec local[2] = { { buf, hi - lo }, { &t->frame, sizeof(t->frame) } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)(t->ts + lo), hi - lo } };
+	uint64_t cframe = 0;
+	unsigned long n = 1;
+	ssize_t got;
+
+	if (t->ts > UINT64_MAX - hi)
+		return -EFAULT;
+	if (l->tstate_cframe && u64map_get(&p->cframes, tid, &cframe) && cframe &&
+	    cframe <= UINT64_MAX - l->current_frame - sizeof(t->frame)) {
+		remote[1] = (struct iovec){ (void *)(uintptr_t)(cframe + l->current_frame),
+					    sizeof(t->frame) };
+		n = 2;
+	}
+	got = py_read_some(pr, pid, local, remote, n, hi - lo + (n - 1) * sizeof(t->frame));
+	if (got < 0)
+		return (int)got;
+	if ((size_t)got < hi - lo)
+		return -EFAULT;
+	memcpy(&t->holder, buf + frame_holder_at(l) - lo, sizeof(t->holder));
+	t->frame_known = n == 2 && (size_t)got == hi - lo + sizeof(t->frame) &&
+			 t->holder == cframe;
+	return 0;
+}
+
 /*
  * The PyThreadState of tid, and what holds its current frame (read with it):
  * the state noted for tid if it still says so, else from a walk of the list,
@@ -126,7 +170,7 @@ static void tstate_span(const struct py_layout *l, uint32_t *lo, uint32_t *hi)
  * it starts again at the head.
  */
 static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
-			uint64_t *ts, uint64_t *holder)
+			struct thread_read *t)
 {
 	const struct py_layout *l = p->layout;
 	uint32_t next = l->tstate_next, id_at = l->tstate_native_thread_id;
@@ -137,11 +181,13 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	int err;
 
 	tstate_span(l, &lo, &hi);
-	if (u64map_get(&p->tstates, tid, ts) && *ts && !py_peek(pr, pid, *ts + lo, buf, hi - lo)) {
+	t->frame_known = false;
+	if (u64map_get(&p->tstates, tid, &t->ts) && t->ts &&
+	    !read_noted_state(pr, p, pid, tid, buf, lo, hi, t)) {
 		memcpy(&id, buf + id_at - lo, sizeof(id));
-		memcpy(holder, buf + holder_at - lo, sizeof(*holder));
 		if (id == tid)
 			return 0;
+		t->frame_known = false;
 	}
 	err = py_peek_u64(pr, pid, p->runtime + l->runtime_interpreters_head, &interp);
 	if (!err)
@@ -163,8 +209,8 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 			u64map_put(&p->tstates, id, at);
 		if (id == tid) {
 			p->walk_at = 0;
-			*ts = at;
-			memcpy(holder, buf + holder_at - lo, sizeof(*holder));
+			t->ts = at;
+			memcpy(&t->holder, buf + holder_at - lo, sizeof(t->holder));
 			return 0;
 		}
 		memcpy(&at, buf + next - lo, sizeof(at));
@@ -175,15 +221,23 @@ static int thread_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uin
 	return err ? err : -ENOENT;
 }
 
-/* The innermost frame of a thread whose state's frame holder is holder; 0 when none. */
-static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t holder,
-			 uint64_t *frame)
+/*
+ * tid's current frame, 0 when none, unless its state's read found it; the
+ * _PyCFrame that holds it is noted for the next read (before 3.13).
+ */
+static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
+			 struct thread_read *t)
 {
+	uint64_t known;
+
 	if (!p->layout->tstate_cframe) {
-		*frame = holder;
+		t->frame = t->holder;
 		return 0;
 	}
-	return py_peek_u64(pr, pid, holder + p->layout->current_frame, frame);
+	if (p->cframes.len < MAX_THREADS || u64map_get(&p->cframes, tid, &known))
+		u64map_put(&p->cframes, tid, t->holder);
+	return t->frame_known ? 0
+			      : py_peek_u64(pr, pid, t->holder + p->layout->current_frame, &t->frame);
 }
 
 /* len bytes at addr into buf when the window holds them. */
@@ -362,7 +416,8 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 				  struct py_stack *st, uint64_t eval[2], const char **found)
 {
 	struct pyproc *p = NULL;
-	uint64_t v, ts, holder, frame;
+	struct thread_read t;
+	uint64_t v;
 	int err;
 
 	st->nframes = st->groups = 0;
@@ -380,13 +435,13 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 		return PY_UNSUPPORTED;
 	eval[0] = p->eval_lo;
 	eval[1] = p->eval_hi;
-	err = thread_state(pr, p, pid, tid, &ts, &holder);
+	err = thread_state(pr, p, pid, tid, &t);
 	if (err == -ENOENT)
 		return PY_NO_THREAD_STATE;
 	if (!err)
-		err = current_frame(pr, p, pid, holder, &frame);
+		err = current_frame(pr, p, pid, tid, &t);
 	if (!err)
-		err = walk_frames(pr, p, pid, tid, frame, st);
+		err = walk_frames(pr, p, pid, tid, t.frame, st);
 	if (err == -ESRCH)
 		return PY_EXITED;
 	if (err == OVER_BUDGET || err == -ELOOP)

@@ -698,14 +698,15 @@ static void test_code_reused(void)
 
 /*
  * A deep stack of one eval call, its frames together as in a data-stack
- * chunk: once its code objects are known, a sample reads the thread state,
- * its _PyCFrame (before 3.13), the frames at once and the code objects'
- * fingerprints at once.
+ * chunk: once its code objects are known, a sample reads the thread state
+ * (with the frame its _PyCFrame held at the last read, before 3.13), the
+ * frames at once and the code objects' fingerprints at once. A thread
+ * state that points elsewhere since is read through what it points to.
  */
 static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
 		     struct py_stack *st)
 {
-	uint64_t codes[40];
+	uint64_t codes[40], frames[40], ts, holder;
 	enum py_outcome outcome;
 	const char *found;
 	unsigned before;
@@ -714,15 +715,24 @@ static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreade
 		codes[i] = code_of(p, "f", "/app/f.py", 4, 1);
 	push_eval(p);
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
-		push_frame(p, codes[i], 1);
-	proc_thread(p);
+		frames[i] = push_frame(p, codes[i], 1);
+	ts = fake_thread(&p->m, TID, p->frame, 0);
+	fake_interp(&p->m, fake_at(&p->m, p->runtime), ts);
 	/* Its code objects are more than one sample may read: a few samples read them. */
 	for (int i = 0; i < 4 && sample(pr, 1, true, st, &found) != PY_MATCHED; i++)
 		continue;
 	before = p->reads;
 	outcome = sample(pr, 1, true, st, &found);
 	CHECK_AT(l, outcome == PY_MATCHED && st->nframes == 40);
-	CHECK_AT(l, p->reads - before == (l->tstate_cframe ? 4u : 3u));
+	CHECK_AT(l, p->reads - before == 3);
+
+	holder = ts;
+	if (l->tstate_cframe) {
+		holder = fake_alloc(&p->m, 16);
+		fake_put64(&p->m, ts + l->tstate_cframe, holder);
+	}
+	fake_put64(&p->m, holder + l->current_frame, frames[19]);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED && st->nframes == 20);
 }
 
 static void test_reads(void)
