@@ -30,6 +30,8 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "flame", "-i", "@", "--symfs", "%", "--folded" },
 	{ "flame", "-i", "@", "--symfs", "%", "--svg", "^" },
 	{ "flame", "-i", "@", "--symfs", "%", "--gpu-pc", "--folded" },
+	{ "script", "-i", "@", "--symfs", "%" },
+	{ "script", "-i", "@", "--symfs", "%", "--inline", "--python", "both" },
 	{ "threads", "-i", "@" },
 	{ "threads", "-i", "@", "--format", "json" },
 	{ "diagnose", "-i", "@" },
