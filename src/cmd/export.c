@@ -10,13 +10,10 @@
 #include "analysis/encoders/export.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
-#include "util/duration.h"
 #include "util/log.h"
 
 enum {
 	OPT_FORMAT = OPT_COMMAND,
-	OPT_START,
-	OPT_END,
 };
 
 static const struct {
@@ -71,14 +68,6 @@ static int parse_format(const char *s, size_t *format)
 	return -EINVAL;
 }
 
-static int time_option(const char *opt, const char *arg, uint64_t *ns)
-{
-	if (!duration_parse(arg, 1, ns))
-		return 0;
-	pr_err("invalid %s '%s'; use e.g. 2.5s, 300ms, 20us or a number of ns", opt, arg);
-	return EXIT_USAGE;
-}
-
 static int write_export(struct funcs *f, const struct export_opts *o, const char *file,
 			const char *viewers)
 {
@@ -99,8 +88,7 @@ int cmd_export(int argc, char **argv)
 		INPUT_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
-		{ "start", required_argument, NULL, OPT_START },
-		{ "end", required_argument, NULL, OPT_END },
+		WINDOW_LONG_OPTIONS,
 		PYTHON_LONG_OPTIONS,
 		SYMFS_LONG_OPTION,
 		LINK_WINDOW_LONG_OPTION,
@@ -109,8 +97,8 @@ int cmd_export(int argc, char **argv)
 		{ 0 }
 	};
 	struct offline_args a;
-	const char *output = NULL, *start_arg = "0", *end_arg = NULL;
-	struct export_opts o = { .end_ns = UINT64_MAX };
+	const char *output = NULL;
+	struct export_opts o;
 	size_t format = 0;
 	struct origin_links links;
 	struct model m;
@@ -130,35 +118,16 @@ int cmd_export(int argc, char **argv)
 				a.status = EXIT_USAGE;
 			}
 			break;
-		case OPT_START:
-			start_arg = optarg;
-			a.status = time_option("--start", optarg, &o.start_ns);
-			break;
-		case OPT_END:
-			end_arg = optarg;
-			a.status = time_option("--end", optarg, &o.end_ns);
-			break;
 		}
-	}
-	if (!a.status && o.start_ns >= o.end_ns) {
-		pr_err("empty time window: --start '%s' is not before --end '%s'", start_arg,
-		       end_arg);
-		a.status = EXIT_USAGE;
 	}
 	if (!offline_load_input(&a, &m))
 		return a.status;
-	if (!export_window_has_events(&m, o.start_ns, o.end_ns)) {
-		if (end_arg)
-			pr_err("no events between %s and %s in '%s'", start_arg, end_arg, a.input);
-		else
-			pr_err("no events after %s in '%s'", start_arg, a.input);
-		model_free(&m);
-		offline_args_free(&a);
+	if (!offline_window_has_events(&a, &m))
 		return EXIT_FAIL;
-	}
 
 	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
+	o = (struct export_opts){ .start_ns = a.start_ns, .end_ns = a.end_ns };
 	o.format = formats[format].format;
 	o.filter = &a.filter;
 	o.links = &links;

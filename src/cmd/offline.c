@@ -160,6 +160,39 @@ static int link_window_option(const char *arg, uint64_t *window_ns)
 	return EXIT_USAGE;
 }
 
+static int time_option(const char *opt, const char *arg, uint64_t *ns)
+{
+	if (!duration_parse(arg, 1, ns))
+		return 0;
+	pr_err("invalid %s '%s'; use e.g. 2.5s, 300ms, 20us or a number of ns", opt, arg);
+	return EXIT_USAGE;
+}
+
+/* At the end of the options: a window that holds no time is an error. */
+static int check_window(const struct offline_args *a)
+{
+	if (a->start_ns < a->end_ns)
+		return 0;
+	pr_err("empty time window: --start '%s' is not before --end '%s'",
+	       a->start_arg ? a->start_arg : "0", a->end_arg);
+	return EXIT_USAGE;
+}
+
+bool offline_window_has_events(struct offline_args *a, struct model *m)
+{
+	const char *start = a->start_arg ? a->start_arg : "0";
+
+	if (export_window_has_events(m, a->start_ns, a->end_ns))
+		return true;
+	if (a->end_arg)
+		pr_err("no events between %s and %s in '%s'", start, a->end_arg, a->input);
+	else
+		pr_err("no events after %s in '%s'", start, a->input);
+	model_free(m);
+	offline_args_free(a);
+	return false;
+}
+
 static int python_option(const char *arg, enum model_python_view *view)
 {
 	static const struct {
@@ -248,6 +281,7 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
 		.window = LINK_WINDOW_DEFAULT,
 		.python = MODEL_PYTHON_ON,
 		.funcs_flags = FUNCS_PYTHON_LINES,
+		.end_ns = UINT64_MAX,
 	};
 	opterr = 0;
 }
@@ -264,7 +298,7 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 				a->operands.v[a->operands.n++] = a->argv[optind++];
 			if (optind < a->argc)
 				a->status = extra_arg(a->cmd, a->argv[optind]);
-			else
+			else if (!(a->status = check_window(a)))
 				a->status = read_limit_env(&a->read_limit);
 			return -1;
 		case 'i':
@@ -286,6 +320,14 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 			break;
 		case OPT_SYMFS:
 			a->symfs = optarg;
+			break;
+		case OPT_START:
+			a->start_arg = optarg;
+			a->status = time_option("--start", optarg, &a->start_ns);
+			break;
+		case OPT_END:
+			a->end_arg = optarg;
+			a->status = time_option("--end", optarg, &a->end_ns);
 			break;
 		case OPT_ALIGN:
 			a->align_collectives = !strcmp(optarg, "collectives");

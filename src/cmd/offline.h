@@ -26,7 +26,7 @@
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
 	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_RANK, OPT_ALIGN, OPT_COMMAND
+	OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_COMMAND
 };
 
 /* -i: what every offline command that reads recordings says of it. */
@@ -80,6 +80,15 @@ enum {
 	"                           off: native frames only; both: all frames\n"   \
 	"      --no-python-lines    one frame per Python function, not per line\n"
 
+/*
+ * --start and --end, for export and script: a window of time after the
+ * recording's start (export_zero); each command says in its usage what it
+ * leaves out.
+ */
+#define WINDOW_LONG_OPTIONS                                                    \
+	{ "start", required_argument, NULL, OPT_START },                       \
+	{ "end", required_argument, NULL, OPT_END }
+
 /* A --link-window not given: origins_default_window. */
 #define LINK_WINDOW_DEFAULT UINT64_MAX
 
@@ -119,6 +128,8 @@ struct offline_args {
 	bool align_collectives;		/* --align collectives */
 	bool json;			/* --format json */
 	const char *symfs;		/* --symfs */
+	uint64_t start_ns, end_ns;	/* --start, --end: 0 and UINT64_MAX unless given */
+	const char *start_arg, *end_arg; /* as given, for messages; NULL when not */
 	uint64_t read_limit;		/* READ_LIMIT_ENV, 0 when not set */
 	struct {
 		const char *v[2];
@@ -134,7 +145,8 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
  * The next option for the command to handle itself, or -1 when there is
  * none: at the end, after --help, or on an error, printed with a->status
  * set. Handles -i, -h, --link-window, --python, --no-python-lines,
- * --format text|json, the filter options, getopt's errors and operands (up to operands.max kept,
+ * --format text|json, --start and --end (an empty window an error), the
+ * filter options, getopt's errors and operands (up to operands.max kept,
  * the rest an error). shortopts starts with OFFLINE_SHORT_OPTIONS, or
  * with ":h" for a command that takes its recordings as operands.
  */
@@ -157,6 +169,12 @@ bool offline_load_input(struct offline_args *a, struct model *m);
 bool offline_load_pair(struct offline_args *a, struct model m[2]);
 
 void offline_args_free(struct offline_args *a);
+
+/*
+ * Whether m has an event in the --start and --end window; if not, says so
+ * and frees m and a: the command fails, with nothing to show.
+ */
+bool offline_window_has_events(struct offline_args *a, struct model *m);
 
 /* Parses a count for -n; -EINVAL when it is not a whole number. */
 int offline_parse_count(const char *s, size_t *n);
