@@ -103,14 +103,16 @@ static void print_stack(FILE *out, const struct funcs *f, uint32_t leaf)
 	} while ((node = stack_caller(m, node)));
 }
 
-int script_write(FILE *out, struct funcs *f, const struct sample_filter *flt)
+int script_write(FILE *out, struct funcs *f, const struct script_opts *o)
 {
 	const struct model *m = f->m;
 	const char *event = model_meta(m, META_EVENT);
-	uint64_t period;
-	uint32_t *comm = name_comms(f, flt);
+	uint64_t period, zero = export_zero(m);
+	uint64_t from = zero + o->start_ns;
+	uint64_t to = o->end_ns > UINT64_MAX - zero ? UINT64_MAX : zero + o->end_ns;
+	uint32_t *comm = name_comms(f, o->filter);
 	uint32_t *sample_comm = groups_by_name(m, comm);
-	bool *node_ok = filter_nodes(f, flt);
+	bool *node_ok = filter_nodes(f, o->filter);
 
 	if (!event || !*event)
 		event = SCRIPT_UNKNOWN;
@@ -119,7 +121,7 @@ int script_write(FILE *out, struct funcs *f, const struct sample_filter *flt)
 		const struct tr_sample *s = &m->t.samples.v[i];
 		uint32_t node = s->node <= m->t.nodes.len ? s->node : 0;
 
-		if (!sample_comm[i] || (node_ok && !node_ok[node]))
+		if (!sample_comm[i] || (node_ok && !node_ok[node]) || s->ts < from || s->ts >= to)
 			continue;
 		fprintf(out, "%s %5" PRIu32 "/%-5" PRIu32 " [%03" PRIu32 "] %5" PRIu64 ".%06" PRIu64
 			": ", text_escape(funcs_name(f, sample_comm[i])), s->pid, s->tid, s->cpu,

@@ -15,16 +15,22 @@
  * of a thread's stack: they are left out.
  */
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "analysis/analysis.h"
 
+struct script_opts {
+	const struct sample_filter *filter;
+	uint64_t start_ns, end_ns;	/* the window, ns after export_zero; UINT64_MAX: no end */
+};
+
 /*
- * Writes the samples flt selects (threads by the name they had when each
- * was taken, the dso filter on the leaf) with f's frames: inlined
- * functions as lines of their own when f was made with FUNCS_INLINE.
- * 0, or -EIO when out failed.
+ * Writes the samples in the window that the filter selects (threads by
+ * the name they had when each was taken, the dso filter on the leaf) with
+ * f's frames: inlined functions as lines of their own when f was made with
+ * FUNCS_INLINE. 0, or -EIO when out failed.
  */
-int script_write(FILE *out, struct funcs *f, const struct sample_filter *flt);
+int script_write(FILE *out, struct funcs *f, const struct script_opts *o);
 
 #endif

@@ -25,6 +25,9 @@ static void usage(void)
 	       "are not samples: they are left out.\n\n"
 	       INPUT_USAGE
 	       "  -o, --output FILE        where to write ('-': stdout, the default)\n"
+	       "      --start TIME         only samples taken TIME or later after the start:\n"
+	       "                           2.5s, 300ms, 20us or ns\n"
+	       "      --end TIME           only samples taken before TIME\n"
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as frames of their own\n"
 	       PYTHON_USAGE
@@ -40,6 +43,7 @@ int cmd_script(int argc, char **argv)
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
 		SYMFS_LONG_OPTION,
+		WINDOW_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -67,9 +71,12 @@ int cmd_script(int argc, char **argv)
 	}
 	if (!offline_load_input(&a, &m))
 		return a.status;
+	if (!offline_window_has_events(&a, &m))
+		return EXIT_FAIL;
 	funcs_init(&f, &m, a.funcs_flags);
 	if (offline_output_open(&out, output))
-		status = offline_output_close(&out, script_write(out.out, &f, &a.filter) != 0);
+		status = offline_output_close(&out, script_write(out.out, &f, &(struct script_opts){
+			&a.filter, a.start_ns, a.end_ns }) != 0);
 	funcs_free(&f);
 	model_free(&m);
 	offline_args_free(&a);

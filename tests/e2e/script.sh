@@ -181,14 +181,20 @@ run_gtrace flame -i "$SRCDIR/tests/golden/recordings/cpu.data" --folded --comm b
 check_layout
 expect_folded flame.txt "cpu.data --comm beta"
 
+# A window: the samples before a time and those from then on are all of them.
+run_gtrace script -i "$SRCDIR/tests/golden/recordings/cpu.data" --end 150ms >before.txt
+run_gtrace script -i "$SRCDIR/tests/golden/recordings/cpu.data" --start 150ms >after.txt
+run_gtrace script -i "$SRCDIR/tests/golden/recordings/cpu.data" >script.txt
+[ -s before.txt ] && [ -s after.txt ] || fail "a window of script holds no sample"
+cat before.txt after.txt | cmp -s - script.txt ||
+	fail "script --end 150ms and --start 150ms together are not all the samples"
+
 # A recording made here.
 need_perf_events
 record threads.data -- "$WORKLOADS/threads" 1
 run_gtrace script -i threads.data >script.txt
 check_layout
-for name in alpha beta gamma; do
-	expect_contains script.txt "^$name [0-9]+/[0-9]+ "
-done
-expect_contains script.txt '^	 *[0-9a-f]+ spin_gamma \(.*/threads\)$'
+expect_contains script.txt '^(alpha|beta|gamma) +[0-9]+/[0-9]+ '
+expect_contains script.txt '^	 *[0-9a-f]+ spin_(alpha|beta|gamma) \(.*/threads\)$'
 run_gtrace flame -i threads.data --folded --no-nvtx >flame.txt
 expect_folded flame.txt "a recording of threads"
