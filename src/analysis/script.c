@@ -72,15 +72,14 @@ static void print_frame(FILE *out, uint64_t addr, const char *sym, const char *d
 static void print_node(FILE *out, const struct funcs *f, uint32_t node)
 {
 	const struct model *m = f->m;
-	const struct tr_loc *l = &m->t.locs.v[m->t.nodes.v[node - 1].loc - 1];
 	uint32_t loc = m->t.nodes.v[node - 1].loc, nsyms, n;
+	const struct tr_loc *l = &m->t.locs.v[loc - 1];
 	const uint32_t *fn = funcs_of_node(f, node, &n);
-	bool python = model_loc_is_python(m, loc);
+	uint64_t addr = model_loc_is_python(m, loc) ? 0 : l->addr;
 
 	model_loc_symbols(m, loc, &nsyms);
 	for (uint32_t i = 0; i < n; i++)
-		print_frame(out, python ? 0 : l->addr,
-			    nsyms ? funcs_name(f, f->v.v[fn[i]].name) : SCRIPT_UNKNOWN,
+		print_frame(out, addr, nsyms ? funcs_name(f, f->v.v[fn[i]].name) : SCRIPT_UNKNOWN,
 			    dso_path(m, l));
 }
 
