@@ -182,7 +182,7 @@ bool offline_window_has_events(struct offline_args *a, struct model *m)
 {
 	const char *start = a->start_arg ? a->start_arg : "0";
 
-	if (export_window_has_events(m, a->start_ns, a->end_ns))
+	if (model_window_has_events(m, a->start_ns, a->end_ns))
 		return true;
 	if (a->end_arg)
 		pr_err("no events between %s and %s in '%s'", start, a->end_arg, a->input);

@@ -82,7 +82,7 @@ enum {
 
 /*
  * --start and --end, for export and script: a window of time after the
- * recording's start (export_zero); each command says in its usage what it
+ * recording's start (model_time_zero); each command says in its usage what it
  * leaves out.
  */
 #define WINDOW_LONG_OPTIONS                                                    \

@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
-#include "analysis/script.h"
+#include "analysis/passes/passes.h"
+#include "analysis/views/script.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"

@@ -737,6 +737,22 @@ void model_python_view(struct model *m, enum model_python_view view)
 	free(old);
 }
 
+uint64_t model_time_zero(const struct model *m)
+{
+	if (m->first_ts && m->first_ts < m->start_ts)
+		return m->first_ts;
+	return m->start_ts;
+}
+
+bool model_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns)
+{
+	uint64_t zero = model_time_zero(m);
+
+	if (!m->last_ts || start_ns >= end_ns)
+		return false;
+	return m->last_ts - zero >= start_ns && m->first_ts - zero < end_ns;
+}
+
 uint64_t model_sample_period_ns(const struct model *m)
 {
 	const char *freq = model_meta(m, META_FREQUENCY);

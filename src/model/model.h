@@ -300,4 +300,12 @@ uint64_t model_thread_oncpu_ns(const struct model *m, const struct model_thread 
 /* The sampling period from meta "frequency" (Hz), or 0 when unknown. */
 uint64_t model_sample_period_ns(const struct model *m);
 
+/*
+ * The CLOCK_MONOTONIC ns that the timelines show as 0: the recording's
+ * start, or its first event if earlier.
+ */
+uint64_t model_time_zero(const struct model *m);
+/* Whether the recording has an event in [start_ns, end_ns) after model_time_zero. */
+bool model_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns);
+
 #endif

@@ -117,9 +117,9 @@ static void test_window_and_filter(void)
 	CHECK(export_count(json, len, "\"name\":\"main range\"") == 0);
 	free(json);
 	filter_free(&flt);
-	CHECK(export_window_has_events(&m, 0, 1));
-	CHECK(!export_window_has_events(&m, 30 * SYNTH_PERIOD, UINT64_MAX));
-	CHECK(!export_window_has_events(&m, 5, 5));
+	CHECK(model_window_has_events(&m, 0, 1));
+	CHECK(!model_window_has_events(&m, 30 * SYNTH_PERIOD, UINT64_MAX));
+	CHECK(!model_window_has_events(&m, 5, 5));
 	model_free(&m);
 }
 

@@ -9,7 +9,7 @@
  * called: what they keep grows with the model (what was interned), never
  * with the output.
  *
- * Times are ns since the export's zero (export_zero). Names and keys are
+ * Times are ns since the export's zero (model_time_zero). Names and keys are
  * ids in funcs.names. Tracks come before the events on them; a track's
  * parent before the track.
  */

@@ -77,23 +77,6 @@ static void new_track(struct walk *w, struct export_track *t, enum export_track_
 	};
 }
 
-/* The CLOCK_MONOTONIC ns shown as 0: the recording's start, or its first event if earlier. */
-static uint64_t export_zero(const struct model *m)
-{
-	if (m->first_ts && m->first_ts < m->start_ts)
-		return m->first_ts;
-	return m->start_ts;
-}
-
-bool export_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns)
-{
-	uint64_t zero = export_zero(m);
-
-	if (!m->last_ts || start_ns >= end_ns)
-		return false;
-	return m->last_ts - zero >= start_ns && m->first_ts - zero < end_ns;
-}
-
 bool export_meta_last(const struct model *m, size_t i)
 {
 	const struct tr_meta *kv = &m->t.meta.v[i];
@@ -596,7 +579,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 		.x = { .out = out, .f = f, .m = m },
 		.e = o->format == EXPORT_CHROME ? &export_chrome : &export_perfetto,
 		.o = o,
-		.zero = export_zero(m),
+		.zero = model_time_zero(m),
 	};
 
 	w.from = w.zero + o->start_ns;

@@ -24,11 +24,9 @@ struct export_opts {
 	enum export_format format;
 	const struct sample_filter *filter;
 	const struct origin_links *links;
-	uint64_t start_ns, end_ns;	/* the window, ns after the zero; UINT64_MAX: no end */
+	uint64_t start_ns, end_ns;	/* the window, ns after model_time_zero; UINT64_MAX: no end */
 };
 
-/* Whether the recording has an event in the window [start_ns, end_ns) after the zero. */
-bool export_window_has_events(const struct model *m, uint64_t start_ns, uint64_t end_ns);
 /*
  * Writes the export to out as it walks the model: no more memory than the
  * model's size. 0, or -EIO when out failed.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
-#ifndef GTRACE_ANALYSIS_SCRIPT_H
-#define GTRACE_ANALYSIS_SCRIPT_H
+#ifndef GTRACE_ANALYSIS_VIEWS_SCRIPT_H
+#define GTRACE_ANALYSIS_VIEWS_SCRIPT_H
 
 /*
  * script: the CPU samples in the text layout of perf script's default
@@ -18,11 +18,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "analysis/analysis.h"
+#include "analysis/passes/passes.h"
 
 struct script_opts {
 	const struct sample_filter *filter;
-	uint64_t start_ns, end_ns;	/* the window, ns after export_zero; UINT64_MAX: no end */
+	uint64_t start_ns, end_ns;	/* the window, ns after model_time_zero; UINT64_MAX: no end */
 };
 
 /*

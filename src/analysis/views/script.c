@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* script: the samples in perf script's default text layout. */
-#include "analysis/script.h"
+#include "analysis/views/script.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -106,7 +106,7 @@ int script_write(FILE *out, struct funcs *f, const struct script_opts *o)
 {
 	const struct model *m = f->m;
 	const char *event = model_meta(m, META_EVENT);
-	uint64_t period, zero = export_zero(m);
+	uint64_t period, zero = model_time_zero(m);
 	uint64_t from = zero + o->start_ns;
 	uint64_t to = o->end_ns > UINT64_MAX - zero ? UINT64_MAX : zero + o->end_ns;
 	uint32_t *comm = name_comms(f, o->filter);
