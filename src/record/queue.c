@@ -17,6 +17,22 @@ void rec_queue_commit(struct rec_queue *q, size_t len, uint64_t time)
 	r->time = time;
 	r->seq = q->seq++;
 	r->off = q->data.len;
+	r->in_ring = NULL;
+	q->data.len += len;
+}
+
+void rec_queue_add(struct rec_queue *q, const struct perf_event_header *h, uint64_t time,
+		   uint32_t ring, uint64_t pos)
+{
+	*VEC_PUSH(&q->refs) = (struct rec_ref){
+		.time = time, .seq = q->seq++, .in_ring = h, .ring_pos = pos, .ring = ring,
+	};
+}
+
+void rec_queue_settle(struct rec_queue *q, size_t i, size_t len)
+{
+	q->refs.v[i].in_ring = NULL;
+	q->refs.v[i].off = q->data.len;
 	q->data.len += len;
 }
 
@@ -32,7 +48,7 @@ static int ref_cmp(const void *a, const void *b)
 static const struct perf_event_header *ref_header(const struct rec_queue *q,
 						  const struct rec_ref *r)
 {
-	return (const struct perf_event_header *)(q->data.data + r->off);
+	return r->in_ring ? r->in_ring : (const struct perf_event_header *)(q->data.data + r->off);
 }
 
 void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void *arg)
@@ -54,7 +70,8 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void 
 	memmove(q->refs.v, q->refs.v + done, (q->refs.len - done) * sizeof(*q->refs.v));
 	q->refs.len -= done;
 	for (size_t i = 0; i < q->refs.len; i++)
-		live += ref_header(q, &q->refs.v[i])->size;
+		if (!q->refs.v[i].in_ring)
+			live += ref_header(q, &q->refs.v[i])->size;
 	/*
 	 * The records still waiting stay where they are until they fill less
 	 * than half the buffer: each record is then moved at most about once.
@@ -66,6 +83,8 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void 
 		struct rec_ref *r = &q->refs.v[i];
 		const struct perf_event_header *h = ref_header(q, r);
 
+		if (r->in_ring)
+			continue;
 		r->off = q->spare.len;
 		gbuf_put(&q->spare, h, h->size);
 	}

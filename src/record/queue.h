@@ -6,7 +6,10 @@
  * Puts the records of all per-CPU rings into one timestamp order. Each ring
  * is in order by itself, but a thread's fork on one CPU and its first sample
  * on another only make sense in the order they happened, so records are
- * copied here and handed on only once no ring can still deliver an older one.
+ * queued here and handed on only once no ring can still deliver an older one.
+ * A record is queued where it lies in its ring, which keeps its space until
+ * it is handed on, or copied here: one that wraps around the ring's end, or
+ * one moved out to free the ring.
  */
 
 #include <linux/perf_event.h>
@@ -19,7 +22,10 @@
 struct rec_ref {
 	uint64_t time;
 	uint64_t seq;		/* arrival order: keeps equal times stable */
-	size_t off;		/* into data */
+	size_t off;		/* into data, unless in_ring */
+	const struct perf_event_header *in_ring;	/* a record left in its ring, or NULL */
+	uint64_t ring_pos;	/* in_ring's position in its ring */
+	uint32_t ring;		/* in_ring's ring */
 };
 
 struct rec_queue {
@@ -38,6 +44,18 @@ struct rec_queue {
  */
 void *rec_queue_reserve(struct rec_queue *q, size_t len);
 void rec_queue_commit(struct rec_queue *q, size_t len, uint64_t time);
+
+/*
+ * Queues record h where it lies, at position pos of ring: it must stay
+ * there until handed on, or until rec_queue_settle takes a copy.
+ */
+void rec_queue_add(struct rec_queue *q, const struct perf_event_header *h, uint64_t time,
+		   uint32_t ring, uint64_t pos);
+/*
+ * The i-th record still queued now lies in the room rec_queue_reserve gave,
+ * as its len bytes there (a multiple of 8), not in its ring.
+ */
+void rec_queue_settle(struct rec_queue *q, size_t i, size_t len);
 
 typedef void (*rec_fn)(void *arg, const struct perf_event_header *h, uint64_t time);
 /* Records handed over together, oldest first: hs[i] with its time times[i]. */

@@ -24,6 +24,8 @@ struct ring {
 	int cpu;
 	void *base;		/* the control page, then the data */
 	size_t map_len;
+	uint64_t read;		/* how far drains have read */
+	uint64_t held;		/* from where records are still queued: data_tail */
 };
 
 struct sampler {
@@ -494,14 +496,16 @@ static size_t copy_record(const struct sampler *s, const struct perf_event_heade
 	return rec_copy_sample(&s->layout, h, &sample, need, dst);
 }
 
-static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q,
+/* Queues the ring's new records where they lie; one that wraps around its end is copied. */
+static void drain_ring(struct sampler *s, uint32_t ring, struct rec_queue *q,
 		       const struct unwinder *u)
 {
+	struct ring *r = &s->rings.v[ring];
 	struct perf_event_mmap_page *meta = r->base;
 	const uint8_t *data = (const uint8_t *)r->base + s->page_size;
 	uint64_t mask = s->ring_bytes - 1;
 	uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-	uint64_t tail = meta->data_tail;
+	uint64_t tail = r->read;
 
 	while (head - tail >= sizeof(struct perf_event_header)) {
 		/* Records are 8-byte aligned, so a header never straddles the end. */
@@ -514,24 +518,61 @@ static void drain_ring(struct sampler *s, struct ring *r, struct rec_queue *q,
 
 		if (size < sizeof(*h) || size > head - tail)
 			break;
-		dst = rec_queue_reserve(q, size);
 		if (first < size) {
-			/* Wrapped around the end: joined first, then copied onto itself. */
+			/* Joined first, then copied onto itself. */
+			dst = rec_queue_reserve(q, size);
 			memcpy(dst, data + off, first);
 			memcpy(dst + first, data, size - first);
-			h = (const void *)dst;
+			len = copy_record(s, (const void *)dst, u, dst, &time);
+			rec_queue_commit(q, len, time);
+		} else {
+			rec_queue_add(q, h, rec_time(&s->layout, h), ring, tail);
 		}
-		len = copy_record(s, h, u, dst, &time);
-		rec_queue_commit(q, len, time);
 		tail += size;
 	}
-	__atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+	r->read = tail;
 }
 
 void sampler_drain(struct sampler *s, struct rec_queue *q, const struct unwinder *u)
 {
 	for (size_t i = 0; i < s->rings.len; i++)
-		drain_ring(s, &s->rings.v[i], q, u);
+		drain_ring(s, (uint32_t)i, q, u);
+}
+
+void sampler_release(struct sampler *s, struct rec_queue *q, const struct unwinder *u)
+{
+	for (size_t i = 0; i < s->rings.len; i++)
+		s->rings.v[i].held = s->rings.v[i].read;
+	for (size_t i = 0; i < q->refs.len; i++) {
+		const struct rec_ref *r = &q->refs.v[i];
+
+		if (r->in_ring && r->ring_pos < s->rings.v[r->ring].held)
+			s->rings.v[r->ring].held = r->ring_pos;
+	}
+	/*
+	 * A ring whose queued records hold more than a wakeup's worth is freed
+	 * by copying them out: the space left to the kernel stays at least
+	 * three quarters of the ring, however late the records' times.
+	 */
+	for (size_t i = 0; i < q->refs.len; i++) {
+		const struct rec_ref *r = &q->refs.v[i];
+		const struct ring *ring = r->in_ring ? &s->rings.v[r->ring] : NULL;
+		uint64_t time;
+		void *dst;
+
+		if (!ring || ring->read - ring->held <= s->ring_bytes / 4)
+			continue;
+		dst = rec_queue_reserve(q, r->in_ring->size);
+		rec_queue_settle(q, i, copy_record(s, r->in_ring, u, dst, &time));
+	}
+	for (size_t i = 0; i < s->rings.len; i++) {
+		struct ring *r = &s->rings.v[i];
+		struct perf_event_mmap_page *meta = r->base;
+
+		if (r->read - r->held > s->ring_bytes / 4)
+			r->held = r->read;
+		__atomic_store_n(&meta->data_tail, r->held, __ATOMIC_RELEASE);
+	}
 }
 
 void sampler_disable(struct sampler *s)

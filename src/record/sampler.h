@@ -79,10 +79,14 @@ size_t sampler_nfds(const struct sampler *s);
 int sampler_fd(const struct sampler *s, size_t i);
 
 /*
- * Copies every complete record in the rings into q and frees their space;
- * of a sample's stack, only what u says unwinding it will read.
+ * Queues every complete record in the rings into q, where it lies: each
+ * keeps its ring space until sampler_release. A copy (of one that wraps
+ * around the ring's end, or to free the ring) keeps, of a sample's stack,
+ * only what u says unwinding it will read.
  */
 void sampler_drain(struct sampler *s, struct rec_queue *q, const struct unwinder *u);
+/* Hands back to the kernel the ring space of the records q no longer holds. */
+void sampler_release(struct sampler *s, struct rec_queue *q, const struct unwinder *u);
 /* Stops sampling; records already written stay in the rings. */
 void sampler_disable(struct sampler *s);
 

@@ -84,6 +84,7 @@ static void drain(struct session *se, uint64_t limit)
 	sampler_drain(se->sampler, &se->q, collector_unwinder(se->c));
 	rec_queue_visit(&se->q, queued, collector_arrived, se->c);
 	rec_queue_flush(&se->q, limit, collector_record_batch, se->c);
+	sampler_release(se->sampler, &se->q, collector_unwinder(se->c));
 }
 
 /* What the event loop polls: a negative fd is not there. */

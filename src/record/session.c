@@ -28,8 +28,10 @@
 /*
  * Each CPU's ring holds RING_MS of samples at the requested rate: a CPU
  * runs at most a second of threads a second, so it takes at most freq
- * samples a second, however many threads share it. That is how long the
- * recorder may be kept off a busy machine's CPUs before samples are lost.
+ * samples a second, however many threads share it. That, less the records
+ * still waiting in the ring for ORDER_MARGIN_NS (at most a quarter of it,
+ * see sampler_release), is how long the recorder may be kept off a busy
+ * machine's CPUs before samples are lost.
  */
 #define RING_MS 50
 #define DWARF_RING_BYTES (4u << 20)

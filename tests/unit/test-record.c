@@ -323,6 +323,44 @@ static void test_queue_compaction_keeps_records(void)
 	rec_queue_free(&q);
 }
 
+/*
+ * Records left in their ring go out in time order with the copied ones;
+ * one settled into the queue no longer reads its ring, which may be reused.
+ */
+static void test_queue_records_left_in_ring(void)
+{
+	struct rec ring[4];
+	struct rec_queue q = {0};
+	int bad = 0;
+
+	for (int round = 0; round < 30; round++) {
+		for (uint32_t i = 0; i < 4; i++) {
+			uint64_t time = (uint64_t)round * 10 + (i * 3) % 4;
+
+			rec_start(&ring[i], 1, 0);
+			for (uint32_t w = 0; w <= i; w++)
+				rec_put(&ring[i], time);
+			rec_queue_add(&q, rec_end(&ring[i]), time, 0, i);
+			queue_push(&q, 2, time + 5, 2);
+		}
+		/* The last two, still queued after the flush, are copied out. */
+		rec_queue_flush(&q, (uint64_t)round * 10 + 1, check_payload, &bad);
+		for (size_t i = 0; i < q.refs.len; i++) {
+			const struct perf_event_header *h = q.refs.v[i].in_ring;
+
+			if (!h)
+				continue;
+			memcpy(rec_queue_reserve(&q, h->size), h, h->size);
+			rec_queue_settle(&q, i, h->size);
+		}
+		memset(ring, 0xab, sizeof(ring));
+	}
+	rec_queue_flush(&q, UINT64_MAX, check_payload, &bad);
+	CHECK_EQ_U64(bad, 0);
+	CHECK_EQ_U64(rec_queue_len(&q), 0);
+	rec_queue_free(&q);
+}
+
 #define FP_TYPE                                                                \
 	(PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CPU | \
 	 PERF_SAMPLE_PERIOD | PERF_SAMPLE_CALLCHAIN)
@@ -658,6 +696,7 @@ int main(void)
 	RUN(test_parse_id_trailer);
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_compaction_keeps_records);
+	RUN(test_queue_records_left_in_ring);
 	RUN(test_collect_rows);
 	RUN(test_unannounced_processes);
 	RUN(test_event_names);
