@@ -192,7 +192,7 @@ static void row_of(struct unwinder *u, const struct map *m, uint64_t ip, struct 
 /* The row of a frame of pid looked up at addr; false when no map holds addr. */
 static bool frame_row(struct unwinder *u, uint32_t pid, uint64_t addr, struct cfi_row *row)
 {
-	uint64_t generation = addrspaces_generation(u->as) + 1;
+	uint64_t generation = u->generation;
 	struct frame_slot *slot;
 	const struct map *m;
 
@@ -245,7 +245,7 @@ static enum unwind_outcome stack_miss(const struct unwind_sample *s, uint64_t ad
 static bool step_row(const struct unwind_sample *s, const struct cfi_row *row,
 		     struct frame *f, enum unwind_outcome *why)
 {
-	uint64_t cfa, ra, bp;
+	uint64_t cfa, ra, bp = 0;
 
 	if (row->cfa_bp && !f->bp_known) {
 		*why = f->bp_off_stack ? UNWIND_TRUNCATED_STACK : UNWIND_FAILED_BAD_FRAME;
@@ -358,6 +358,8 @@ enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 
 	if (u->method == UNWIND_FP)
 		return unwind_frame_pointers(u->as, s, ips, n);
+	/* Read once a walk, not once a frame: the maps do not change during one. */
+	u->generation = addrspaces_generation(u->as) + 1;
 	*n = 0;
 	outcome = u->without_rows ? UNWIND_FAILED_BAD_FRAME : walk_rows(u, s, ips, u->sps, n);
 	/*

@@ -30,17 +30,6 @@ bool fp_frame_of_sample(const struct unwind_sample *s, struct fp_frame *f)
 	return true;
 }
 
-bool stack_read(const struct unwind_sample *s, uint64_t addr, uint64_t *val)
-{
-	uint64_t sp = s->regs.r[PERF_REG_X86_SP];
-
-	if (addr < sp || addr - sp >= s->stack_len ||
-	    s->stack_len - (addr - sp) < sizeof(*val))
-		return false;
-	memcpy(val, s->stack + (addr - sp), sizeof(*val));
-	return true;
-}
-
 bool fp_step(const struct addrspaces *as, const struct unwind_sample *s,
 	     struct fp_frame *f, enum unwind_outcome *why)
 {

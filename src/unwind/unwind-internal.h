@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "unwind/addrspace.h"
 #include "unwind/unwind.h"
@@ -58,8 +59,17 @@ struct fp_frame {
 /* The sampled frame; false when the sample lacks ip, sp or bp. */
 bool fp_frame_of_sample(const struct unwind_sample *s, struct fp_frame *f);
 
-/* The 8 bytes at addr in the sample's stack copy; false outside it. */
-bool stack_read(const struct unwind_sample *s, uint64_t addr, uint64_t *val);
+/* The 8 bytes at addr in the sample's stack copy; false outside it. Inline: once a frame. */
+static inline bool stack_read(const struct unwind_sample *s, uint64_t addr, uint64_t *val)
+{
+	uint64_t sp = s->regs.r[PERF_REG_X86_SP];
+
+	if (addr < sp || addr - sp >= s->stack_len ||
+	    s->stack_len - (addr - sp) < sizeof(*val))
+		return false;
+	memcpy(val, s->stack + (addr - sp), sizeof(*val));
+	return true;
+}
 
 /*
  * Steps from f to its caller through the saved frame pointer ([bp] is the

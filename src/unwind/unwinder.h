@@ -63,6 +63,7 @@ struct unwinder {
 	uint64_t sps[UNWIND_MAX_FRAMES];/* the stack pointer of each frame of an unwind */
 	struct row_slot rows[ROW_CACHE_SLOTS];
 	struct frame_slot frames[ROW_CACHE_SLOTS];
+	uint64_t generation;		/* the frame slots' mark during a walk */
 	struct u64map stack_tops;	/* tid -> highest stack address unwinding reads, 0 unknown */
 	bool without_rows;		/* the tests' reference: the library walks alone */
 };
