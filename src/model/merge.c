@@ -44,11 +44,10 @@ static uint32_t pid_of(const struct offsets *o, uint32_t pid)
 }
 
 /*
- * "REALTIME MONOTONIC" of a clock pair: their difference, the monotonic
- * clock's offset. Here and below, what a file's pairs give stops at the
- * ends of int64 (strtoll's readings too), never overflows.
+ * Here and below, what a file's clock pairs give stops at the ends of
+ * int64 (strtoll's readings too), never overflows.
  */
-static bool clock_offset(const char *pair, int64_t *offset)
+bool model_clock_offset(const char *pair, int64_t *offset)
 {
 	char *real_end, *mono_end;
 	long long real, mono;
@@ -71,13 +70,13 @@ static void clock_shift(struct model_rank *r, const struct model *m, const struc
 {
 	int64_t mine, theirs, mine_end, theirs_end;
 
-	r->clock_pairs = clock_offset(model_meta(m, META_CLOCK_START), &mine) &&
-			 clock_offset(model_meta(from, META_CLOCK_START), &theirs);
+	r->clock_pairs = model_clock_offset(model_meta(m, META_CLOCK_START), &mine) &&
+			 model_clock_offset(model_meta(from, META_CLOCK_START), &theirs);
 	if (!r->clock_pairs)
 		return;
 	r->shift_ns = i64_sat_sub(theirs, mine);
-	if (clock_offset(model_meta(m, META_CLOCK_END), &mine_end) &&
-	    clock_offset(model_meta(from, META_CLOCK_END), &theirs_end))
+	if (model_clock_offset(model_meta(m, META_CLOCK_END), &mine_end) &&
+	    model_clock_offset(model_meta(from, META_CLOCK_END), &theirs_end))
 		r->drift_ns = i64_sat_sub(i64_sat_sub(theirs_end, mine_end), r->shift_ns);
 }
 

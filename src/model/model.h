@@ -201,6 +201,13 @@ void model_merge(struct model *m, struct model *from);
 void model_merge_end(struct model *m);
 #define MODEL_MERGED_PID_BASE 0x400000u	/* above Linux's largest pid */
 
+/*
+ * "REALTIME MONOTONIC", a clock pair of meta clock-start or clock-end:
+ * their difference, the monotonic clock's offset; false when pair is NULL
+ * or not such a pair.
+ */
+bool model_clock_offset(const char *pair, int64_t *offset);
+
 /* The index in m->ranks of the recording that process pid is in. */
 size_t model_rank_of(const struct model *m, uint32_t pid);
 /* The index in m->ranks of the recording whose series metric id is. */
