@@ -11,10 +11,10 @@
 set -eu
 
 # To build, and to run the tests (setpriv, groff for the man page check,
-# python3 to decode exported timelines, GNU time for the peak memory of the
-# robustness tests).
+# python3 to decode exported timelines, go for go tool pprof to read
+# exported profiles, GNU time for the peak memory of the robustness tests).
 required="build-essential make pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev
-	  libunwind-dev procps util-linux groff-base python3 time"
+	  libunwind-dev procps util-linux groff-base python3 golang-go time"
 # For the sanitizer and fuzzing builds, the benchmarks, the tests of
 # several ranks (Open MPI) and of DWARF that dwz shared out to another file;
 # not every distribution has them under these names.

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* gtrace export: the recording as a timeline for Perfetto or Chrome's trace viewer. */
+/*
+ * gtrace export: the recording as a timeline for Perfetto or Chrome's trace
+ * viewer, or as a profile for pprof.
+ */
 #include <errno.h>
 #include <getopt.h>
 #include <stdbool.h>
@@ -24,6 +27,7 @@ static const struct {
 } formats[] = {
 	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace", "https://ui.perfetto.dev" }, /* the default */
 	{ "chrome", EXPORT_CHROME, "gtrace.json", "chrome://tracing or https://ui.perfetto.dev" },
+	{ "pprof", EXPORT_PPROF, "gtrace.pb.gz", "go tool pprof, Parca, Pyroscope or Grafana" },
 };
 
 static void usage(void)
@@ -35,13 +39,17 @@ static void usage(void)
 	       "by GPU), a flow from the thread that queued a span to the span for each\n"
 	       "origin that linked, each metric series as a counter track (of its\n"
 	       "process, the machine or its GPU), the counters and the recording's\n"
-	       "metadata. Times are from the recording's start.\n\n"
+	       "metadata. Times are from the recording's start. Or, with --format pprof,\n"
+	       "as a profile: the samples' stacks by CPU time, the GPU time each stack\n"
+	       "launched and each thread's off-CPU time.\n\n"
 	       INPUT_USAGE
 	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.pftrace,\n"
-	       "                           or gtrace.json for chrome)\n"
+	       "                           gtrace.json for chrome, gtrace.pb.gz for pprof)\n"
 	       "      --format FORMAT      perfetto (default): Perfetto's protobuf trace, for\n"
 	       "                           ui.perfetto.dev; chrome: the Chrome Trace Event\n"
-	       "                           Format (JSON), for chrome://tracing and Perfetto\n"
+	       "                           Format (JSON), for chrome://tracing and Perfetto;\n"
+	       "                           pprof: pprof's profile (gzipped protobuf), for go\n"
+	       "                           tool pprof, Parca, Pyroscope and Grafana\n"
 	       "      --start TIME         leave out what ended before TIME after the start:\n"
 	       "                           2.5s, 300ms, 20us or ns\n"
 	       "      --end TIME           leave out what began at or after TIME\n"
@@ -114,7 +122,7 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (parse_format(optarg, &format)) {
-				pr_err("unknown format '%s'; use perfetto or chrome", optarg);
+				pr_err("unknown format '%s'; use perfetto, chrome or pprof", optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;
@@ -125,6 +133,9 @@ int cmd_export(int argc, char **argv)
 	if (!offline_window_has_events(&a, &m))
 		return EXIT_FAIL;
 
+	/* pprof's locations hold their inlined functions: every frame is named. */
+	if (formats[format].format == EXPORT_PPROF)
+		a.funcs_flags |= FUNCS_INLINE;
 	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
 	o = (struct export_opts){ .start_ns = a.start_ns, .end_ns = a.end_ns };

@@ -42,6 +42,7 @@ bounded_gtrace 300 10 flame -i deep.data
 bounded_gtrace 300 10 flame --svg deep.svg -i deep.data
 bounded_gtrace 150 10 flame --diff --svg deep-diff.svg deep.data deep.data
 bounded_gtrace 300 10 export --format chrome -o deep.json -i deep.data
+bounded_gtrace 300 10 export --format pprof -o deep.pb.gz -i deep.data
 
 # --- One launch of 80000 kernel spans: each PC sample bucket looks it up.
 make_recording storm storm.data 80000

@@ -38,6 +38,7 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "diagnose", "-i", "@", "--format", "json" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "chrome" },
+	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "pprof" },
 	{ "diff", "--symfs", "%", "@", "@" },
 	{ "diff", "--symfs", "%", "--format", "json", "--normalize", "none", "@", "@" },
 	{ "diff", "--by", "metrics,threads", "@", "@" },

@@ -88,6 +88,14 @@ struct exporter {
 extern const struct export_emitter export_chrome;
 extern const struct export_emitter export_perfetto;
 
+/*
+ * pprof's profile (export-pprof.c): an aggregate, counted in a pass of its
+ * own, not an emitter. from, to: the window in CLOCK_MONOTONIC ns, to
+ * excluded. 0, or -EIO when out failed.
+ */
+int export_pprof(FILE *out, struct funcs *f, const struct export_opts *o, uint64_t from,
+		 uint64_t to);
+
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);
 

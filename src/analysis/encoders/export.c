@@ -584,6 +584,8 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 
 	w.from = w.zero + o->start_ns;
 	w.to = o->end_ns > UINT64_MAX - w.zero ? UINT64_MAX : w.zero + o->end_ns;
+	if (o->format == EXPORT_PPROF)
+		return export_pprof(out, f, o, w.from, w.to);
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
 	w.ranks = m->ranks.len > 1;
 	w.key_names = xcalloc(m->t.strings.len + 1, sizeof(*w.key_names));

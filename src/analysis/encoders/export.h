@@ -11,13 +11,14 @@
 /*
  * export: the recording as a timeline that Perfetto and Chrome's trace
  * viewer open: processes, threads with their samples and off-CPU time,
- * lanes with their spans, flows from the origins that linked, counters.
- * Times are shown from the export's zero: the recording's start, or its
+ * lanes with their spans, flows from the origins that linked, counters;
+ * or as the profile that pprof and the continuous profilers read. Times are shown from the export's zero: the recording's start, or its
  * first event if earlier.
  */
 enum export_format {
 	EXPORT_PERFETTO,	/* Perfetto's protobuf trace */
 	EXPORT_CHROME,		/* the Chrome Trace Event Format, JSON */
+	EXPORT_PPROF,		/* pprof's profile: stacks by CPU, GPU and off-CPU time */
 };
 
 struct export_opts {
@@ -28,8 +29,8 @@ struct export_opts {
 };
 
 /*
- * Writes the export to out as it walks the model: no more memory than the
- * model's size. 0, or -EIO when out failed.
+ * Writes the export to out as it walks the model (a profile once counted):
+ * no more memory than the model's size. 0, or -EIO when out failed.
  */
 int export_write(FILE *out, struct funcs *f, const struct export_opts *o);
 

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* The merged call tree and its text views: indented tree and folded stacks. */
 #include "analysis/passes/passes.h"
-#include "analysis/passes/internal.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -496,4 +496,21 @@ void pc_view_build(struct pc_view *v, struct funcs *f, const struct sample_filte
 		   const struct origin_links *links);
 void pc_view_free(struct pc_view *v);
 
+/* One span of lane work and the stack its origin linked to. */
+struct lane_work {
+	uint32_t group;		/* sample_group of the linked sample */
+	uint32_t node;		/* the linked sample's leaf node */
+	uint32_t span;		/* index in m->t.spans */
+};
+
+/*
+ * The lane work queued from the samples of nonzero sample_group: the spans
+ * whose origin linked to such a sample that passes the dso filter, in span
+ * order; *n of them. NVTX ranges are not work: they are left out. Free the
+ * array.
+ */
+struct lane_work *lane_work_select(const struct funcs *f, const struct sample_filter *flt,
+				   const uint32_t *sample_group,
+				   const struct origin_links *links, size_t *n);
+
 #endif

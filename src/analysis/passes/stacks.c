@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* Functions of locations, sample filters, and counting samples by stack. */
 #include "analysis/passes/passes.h"
-#include "analysis/passes/internal.h"
 
 #include <ctype.h>
 #include <errno.h>
