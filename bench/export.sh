@@ -12,9 +12,10 @@
 #   speed   wall time and peak memory of the export in each format, against
 #           gtrace threads on the same file (which loads the model and
 #           prints a few lines): the difference is what exporting adds.
-#   size    the recording as gtrace.data, .pftrace and .json; bytes per
-#           sample (an export of the recurse processes only: --comm
-#           recurse) and per span (of the lanes only: --tid of the lanes).
+#   size    the recording as gtrace.data, .pftrace, .json and pprof's
+#           .pb.gz; bytes per sample (an export of the recurse processes
+#           only: --comm recurse) and per span (of the lanes only: --tid of
+#           the lanes; none for pprof, a profile of the CPU stacks).
 #
 # usage: bench/export.sh   (SAMPLES=1000000 SPANS=100000 FREQ=20000 DEPTH=60 BUILD=build)
 
@@ -54,7 +55,7 @@ cat "$data" >/dev/null
 
 say "/usr/bin/time -v $GTRACE threads -i gtrace.data >/dev/null"
 timed load "$GTRACE" threads -i "$data"
-for format in perfetto chrome; do
+for format in perfetto chrome pprof; do
 	say "/usr/bin/time -v $GTRACE export -i gtrace.data --format $format -o $WORK/all.$format"
 	timed $format "$GTRACE" export -i "$data" --format $format -o "$WORK/all.$format"
 	say "$GTRACE export -i gtrace.data --format $format --comm recurse -o samples.$format"
@@ -71,10 +72,11 @@ printf '\n%-9s %12s %9s %12s %14s %12s\n' what file-bytes wall-s max-rss-MiB byt
 read -r wall rss <"$WORK/load.result"
 awk -v b="$(file_size "$data")" -v w="$wall" -v r="$rss" -v n="$samples" -v s="$spans" 'BEGIN {
 	printf "%-9s %12d %9.2f %12.1f %14s %12s\n", "threads", b, w, r / 1024, "-", "-" }'
-for format in perfetto chrome; do
+for format in perfetto chrome pprof; do
 	read -r wall rss <"$WORK/$format.result"
 	awk -v f="$format" -v b="$(file_size "$WORK/all.$format")" -v w="$wall" -v r="$rss" \
 	    -v bs="$(file_size "$WORK/samples.$format")" -v n="$recurse_samples" \
 	    -v bl="$(file_size "$WORK/spans.$format")" -v s="$spans" 'BEGIN {
-		printf "%-9s %12d %9.2f %12.1f %14.1f %12.1f\n", f, b, w, r / 1024, bs / n, bl / s }'
+		per_span = f == "pprof" ? "-" : sprintf("%.1f", bl / s)
+		printf "%-9s %12d %9.2f %12.1f %14.1f %12s\n", f, b, w, r / 1024, bs / n, per_span }'
 done
