@@ -3,7 +3,7 @@
 # the threads workload's top functions and their shares are report's, with
 # and without inlined functions; CPU time is the default sample type; the
 # labels name each thread, whose off-CPU time is threads'; a filter leaves
-# the other threads out. On the CUDA test doubles, the GPU time of each
+# the other threads out; a window keeps the samples the Chrome export has. On the CUDA test doubles, the GPU time of each
 # kernel is what report's lane work charges to the stacks that launched it.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -105,6 +105,19 @@ run_gtrace export -i threads.data --format pprof -o gamma.pb.gz -c gamma
 pprof gamma.pb.gz -top -sample_index=samples
 gamma=$(thread_column threads.txt gamma 4)
 expect_contains pprof.txt "^Showing nodes accounting for $gamma, 100% of $gamma total$"
+
+# A window: the samples taken in it, as many as the Chrome export's, and its length.
+run_gtrace export -i threads.data --format pprof --start 100ms --end 300ms -o part.pb.gz
+pprof part.pb.gz -top -sample_index=samples
+expect_contains pprof.txt '^Duration: 200ms, '
+if command -v python3 >/dev/null 2>&1; then
+	run_gtrace export -i threads.data --format chrome --start 100ms --end 300ms -o part.json
+	in_window=$(python3 -c 'import json, sys
+print(sum(e.get("cat") == "cpu" and e["ph"] == "i" for e in json.load(open(sys.argv[1]))["traceEvents"]))' part.json)
+	expect_contains pprof.txt "^Showing nodes accounting for $in_window, 100% of $in_window total$"
+else
+	skip_part python3 "python3 is not installed: the window's samples are not counted"
+fi
 
 # GPU time under the stacks that launched it, on the CUDA test doubles.
 . "$SRCDIR/tests/cuda/lib.sh"
