@@ -85,10 +85,13 @@ thread_rows() {
 }
 # same_rows WHAT PPROF WANT MARGIN: the same tids, each value within MARGIN.
 same_rows() {
-	join "$2" "$3" | awk -v margin="$4" '
-		NF != 3 || $2 - $3 > margin || $3 - $2 > margin { bad = 1 } END { exit bad }' &&
-		[ "$(wc -l <"$2")" -eq "$(wc -l <"$3")" ] ||
-		{ show "$2"; show threads.txt; fail "$1 by tid are not threads'"; }
+	if ! join "$2" "$3" | awk -v margin="$4" '
+		NF != 3 || $2 - $3 > margin || $3 - $2 > margin { bad = 1 } END { exit bad }' ||
+		[ "$(wc -l <"$2")" -ne "$(wc -l <"$3")" ]; then
+		show "$2"
+		show threads.txt
+		fail "$1 by tid are not threads'"
+	fi
 }
 thread_rows 4 >samples.want
 thread_rows 6 >offcpu.want
