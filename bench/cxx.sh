@@ -143,22 +143,10 @@ command_of() {
 
 echo
 echo "launched, median of $REPEAT rounds:"
-for setup in none perf-g gtrace; do
-	say "$(command_of "$setup" OUT)"
-done
-for round in $(seq "$REPEAT"); do
-	for setup in none perf-g gtrace; do
-		out=$WORK/$setup.$round.data
-		start=$(now)
-		# shellcheck disable=SC2046,SC2091 # the command line, split into words, run
-		$(command_of "$setup" "$out") >/dev/null 2>"$WORK/stderr" ||
-			{ cat "$WORK/stderr" >&2; echo "bench: $setup failed" >&2; exit 1; }
-		echo "$setup $(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')" >>"$WORK/runs"
-	done
-done
+time_rounds none perf-g gtrace
 printf '%-12s %9s %10s %8s\n' setup wall-s leaf-named whole
 for setup in none perf-g gtrace; do
-	wall=$(awk -v s="$setup" '$1 == s { print $2 }' "$WORK/runs" | median)
+	wall=$(round_wall "$setup")
 	case $setup in
 	none) named=- whole=- ;;
 	perf-g) read -r named whole <<<"$(shares "$(perf_stacks "$WORK/perf-g.1.data")")" ;;

@@ -76,6 +76,31 @@ median() {
 	sort -g | awk '{ v[NR] = $1 } END { if (NR) print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# time_rounds SETUP...: REPEAT interleaved rounds of each SETUP's command,
+# the caller's `command_of SETUP OUT` (writing to OUT, SETUP.ROUND.data
+# in WORK), their wall times kept for round_wall.
+time_rounds() {
+	local round setup start
+	for setup in "$@"; do
+		say "$(command_of "$setup" OUT)"
+	done
+	for round in $(seq "$REPEAT"); do
+		for setup in "$@"; do
+			start=$(now)
+			# shellcheck disable=SC2046,SC2091 # the command line, split into words, run
+			$(command_of "$setup" "$WORK/$setup.$round.data") >/dev/null 2>"$WORK/stderr" ||
+				{ cat "$WORK/stderr" >&2; echo "bench: $setup failed" >&2; exit 1; }
+			echo "$setup $(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')" \
+				>>"$WORK/runs"
+		done
+	done
+}
+
+# round_wall SETUP: the median wall time of SETUP's rounds.
+round_wall() {
+	awk -v s="$1" '$1 == s { print $2 }' "$WORK/runs" | median
+}
+
 # need_perf: exits unless perf is there, for the benchmarks that compare with it.
 need_perf() {
 	command -v "$PERF" >/dev/null ||
