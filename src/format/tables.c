@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "format/file.h"
+#include "format/on-cpu.h"
 #include "util/hashmap.h"
 #include "util/xalloc.h"
 
@@ -353,92 +354,6 @@ static void keyed_put(struct u64map *by_key, const uint8_t *row, const struct co
 	if (col->enc == COL_FOLLOWS)
 		v += get_int(row + col->base, col->width);
 	u64map_put(by_key, get_int(row + col->key, 4), v);
-}
-
-/* The offcpu rows of the payload before a table record: COL_ON_CPU's input. */
-struct offcpu_rows {
-	const struct tr_offcpu *v;
-	size_t len;
-};
-
-/* COL_ON_CPU's state of one key. */
-struct on_cpu_key {
-	uint64_t last;		/* its last row's value */
-	size_t cursor;		/* its first interval not yet taken */
-};
-
-/*
- * COL_ON_CPU's prediction (man/gtrace-format.5, on-cpu): from the last value
- * of the row's key, a step on, pushed on by the key's off-CPU intervals in
- * row order, each taken once.
- */
-struct on_cpu {
-	struct offcpu_rows off;
-	size_t *next;		/* next[i]: the next interval of off.v[i].tid, off.len for none */
-	struct u64map first;	/* key -> its first interval */
-	struct u64map slot;	/* key -> its state in keys */
-	VEC(struct on_cpu_key) keys;
-	struct on_cpu_key *row_key;	/* the current row's, NULL for a key not seen before */
-	uint64_t step;
-	uint64_t prev;		/* the previous row's value */
-};
-
-static void on_cpu_init(struct on_cpu *oc, struct offcpu_rows off, uint64_t step)
-{
-	memset(oc, 0, sizeof(*oc));
-	oc->off = off;
-	oc->step = step;
-	oc->next = xmalloc((off.len ? off.len : 1) * sizeof(*oc->next));
-	for (size_t i = off.len; i-- > 0;) {
-		uint64_t after = off.len;
-
-		u64map_get(&oc->first, off.v[i].tid, &after);
-		oc->next[i] = (size_t)after;
-		u64map_put(&oc->first, off.v[i].tid, i);
-	}
-}
-
-static uint64_t on_cpu_predict(struct on_cpu *oc, uint32_t key)
-{
-	struct on_cpu_key *k;
-	uint64_t slot, p;
-	size_t i;
-
-	oc->row_key = NULL;
-	if (!u64map_get(&oc->slot, key, &slot))
-		return oc->prev;
-	k = &oc->keys.v[slot];
-	p = k->last + oc->step;
-	for (i = k->cursor; i < oc->off.len && oc->off.v[i].start < p; i = oc->next[i])
-		if (oc->off.v[i].start >= k->last)
-			p += oc->off.v[i].end - oc->off.v[i].start;
-	k->cursor = i;
-	oc->row_key = k;
-	return p;
-}
-
-/* After on_cpu_predict for the same row: its value is v. */
-static void on_cpu_put(struct on_cpu *oc, uint32_t key, uint64_t v)
-{
-	struct on_cpu_key *k = oc->row_key;
-	uint64_t first = oc->off.len;
-
-	if (!k) {
-		u64map_get(&oc->first, key, &first);
-		u64map_put(&oc->slot, key, oc->keys.len);
-		k = VEC_PUSH(&oc->keys);
-		k->cursor = (size_t)first;
-	}
-	k->last = v;
-	oc->prev = v;
-}
-
-static void on_cpu_free(struct on_cpu *oc)
-{
-	free(oc->next);
-	u64map_free(&oc->first);
-	u64map_free(&oc->slot);
-	VEC_FREE(&oc->keys);
 }
 
 static int cmp_u64(const void *a, const void *b)
