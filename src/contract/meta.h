@@ -12,6 +12,9 @@
 /* The recorder's, about the run (src/record/session-meta.c). */
 #define META_COMMAND "command"
 #define META_EVENT "event"
+/* META_EVENT's values whose period is time, not a count of cycles. */
+#define META_EVENT_CPU_CLOCK "cpu-clock"
+#define META_EVENT_TASK_CLOCK "task-clock"
 #define META_KERNEL_TIME "kernel-time"
 #define META_FREQUENCY "frequency"
 #define META_CALL_GRAPH "call-graph"

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "contract/meta.h"
 #include "util/vec.h"
 #include "util/xalloc.h"
 
@@ -44,8 +45,8 @@ struct sampler {
 static const char *const event_names[] = {
 	[SAMPLER_EVENT_AUTO] = "cycles",
 	[SAMPLER_EVENT_CYCLES] = "cycles",
-	[SAMPLER_EVENT_CPU_CLOCK] = "cpu-clock",
-	[SAMPLER_EVENT_TASK_CLOCK] = "task-clock",
+	[SAMPLER_EVENT_CPU_CLOCK] = META_EVENT_CPU_CLOCK,
+	[SAMPLER_EVENT_TASK_CLOCK] = META_EVENT_TASK_CLOCK,
 };
 
 /* The same, user time only: perf's ":u" modifier. */

@@ -20,7 +20,7 @@
  * varies from sample to sample and was not recorded: it is left out, as
  * perf script leaves out a period it lacks, and each sample counts one.
  */
-static const char *const clock_events[] = { "cpu-clock", "task-clock", NULL };
+static const char *const clock_events[] = { META_EVENT_CPU_CLOCK, META_EVENT_TASK_CLOCK, NULL };
 
 static uint64_t script_period(const struct model *m, const char *event)
 {
