@@ -267,6 +267,15 @@ done
 # A truncated recording: what was read, and a warning. Long enough for
 # several chunks of rows (the recorder ends one every second).
 record long.data -- "$WORKLOADS/hot" 2.5
+# A CPU-bound thread in Chrome JSON: its samples, as speedscope and
+# catapult read them from "samples", walk through stackFrames' parents to
+# main (hot spends its time in main -> run_workload -> compute_outer ->
+# hot_leaf).
+run_gtrace export -i long.data --format chrome -o long.chrome
+summarise long.chrome
+awk '$1 == "folded" && $2 ~ /^hot;/ { all += $3; if ($2 ~ /;main;run_workload;compute_outer/) main += $3 }
+	END { exit !(all > 0 && main * 10 >= all * 9) }' long.chrome.sum ||
+	{ show long.chrome.sum; fail "long.chrome: hot's samples do not walk to main"; }
 cut_in_last_chunk long.data cut.data
 for format in $FORMATS; do
 	run_gtrace export -i cut.data --format $format -o cut-file.$format

@@ -21,7 +21,9 @@ way on each:
     depth TID N                 per track, how deep its slices nest (1: flat)
     args NAME KEY=VALUE,...     the attributes of the first slice of each name
     instants TID COUNT          per track
-    samples TID COUNT           CPU samples per thread
+    samples TID COUNT           CPU samples per thread (Chrome: of the
+                                "samples" array, which speedscope and catapult
+                                read; the instants must be the same samples)
     flows COUNT                 flows whose two ends are both in the trace
     counter NAME VALUE          the recording's own counters
     series NAME UNIT COUNT MIN MAX OWNER   a metric's counter track: its
@@ -157,10 +159,33 @@ def chrome(text, s):
     def stack(sf):
         out = []
         while sf is not None:
+            if str(sf) not in frames:
+                raise ValueError("no stack frame %r in stackFrames" % sf)
             f = frames[str(sf)]
             out.append(f["name"])
             sf = f.get("parent")
         return out[::-1]
+
+    # The "samples" array: each thread's in time order (speedscope weighs a
+    # sample by the time to the next), each the same as an instant.
+    profile = []
+    last = {}
+    for e in d["samples"]:
+        key = (e["pid"], e["tid"])
+        ts = ns(e["ts"])
+        if ts < last.get(key, ts):
+            raise ValueError("sample of thread %d at %d ns before the one at %d ns" %
+                             (e["tid"], ts, last[key]))
+        last[key] = ts
+        frames_ = stack(e["sf"]) if "sf" in e else []
+        if frames_[-1:] not in ([], [e["name"]]):
+            raise ValueError("sample named %r, its leaf frame is %r" % (e["name"], frames_[-1]))
+        profile.append((key, ts, e["cpu"], e.get("sf")))
+        s.samples[e["tid"]] += 1
+        s.sample_times.append(ts)
+        thread = names.get(key, ":%d" % e["tid"])
+        s.folded[";".join([thread] + (frames_ or [e["name"]]))] += 1
+    instants = []
 
     for e in events:
         ph = e["ph"]
@@ -177,11 +202,7 @@ def chrome(text, s):
                 s.args.setdefault(e["name"], e.get("args", {}))
         elif ph == "i" and e.get("cat") == "cpu":
             s.seen(ts, ts)
-            s.samples[e["tid"]] += 1
-            s.sample_times.append(ts)
-            frames_ = stack(e["sf"]) if "sf" in e else [e["name"]]
-            thread = names.get((e["pid"], e["tid"]), ":%d" % e["tid"])
-            s.folded[";".join([thread] + frames_)] += 1
+            instants.append(((e["pid"], e["tid"]), ts, e["args"]["cpu"], e.get("sf")))
         elif ph == "i":
             s.seen(ts, ts)
             s.instants[e["tid"]] += 1
@@ -197,6 +218,9 @@ def chrome(text, s):
             s.series[(e["name"], "-" if unit == "value" else unit, owner)].append(value)
         else:
             raise ValueError("unexpected event phase %r" % ph)
+    if instants != profile:
+        raise ValueError("the samples array (%d) is not the samples' instants (%d)" %
+                         (len(profile), len(instants)))
 
 
 # Field numbers of Perfetto's protos (tests/e2e/pftrace.proto).

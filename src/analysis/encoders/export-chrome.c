@@ -3,8 +3,8 @@
  * The Chrome Trace Event Format (JSON), as chrome://tracing, Perfetto and
  * speedscope read it:
  *
- *   {"traceEvents": [...], "stackFrames": {...}, "displayTimeUnit": "ns",
- *    "metadata": {...}}
+ *   {"traceEvents": [...], "samples": [...], "stackFrames": {...},
+ *    "displayTimeUnit": "ns", "metadata": {...}}
  *
  * Processes and threads (lanes too, as threads of their process) are
  * named by "M" events; slices are "X" events, instants "i"; a flow is an
@@ -14,7 +14,13 @@
  * of a pseudo process of their own. A CPU sample is an instant on
  * its thread, named after its leaf function, whose "sf" names its stack
  * in "stackFrames" (frame "name" and "category": function and dso, then
- * "parent"). Times are in microseconds with the ns as decimals: exact.
+ * "parent"); and again an entry of "samples" (pid, tid, ts, cpu, name,
+ * sf), in the order taken. Speedscope and catapult build their
+ * sampled profiles (flame charts, CPU stacks) from "samples" alone;
+ * Perfetto's importer reads neither "samples" nor "stackFrames" and
+ * draws only the instants, which is why they stay. Every sample counts
+ * one: no "weight". Times are in microseconds with the ns as decimals:
+ * exact.
  */
 #include "analysis/encoders/export-emitter.h"
 
@@ -28,6 +34,7 @@
 struct chrome {
 	struct json j;		/* the document, open at traceEvents while events come */
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
+	bool in_samples;	/* traceEvents ended, "samples" open */
 };
 
 static struct json *doc(struct exporter *x)
@@ -210,6 +217,37 @@ static void chrome_sample(struct exporter *x, const struct export_track *t,
 	json_end(j);
 }
 
+/* Ends traceEvents and opens "samples", once. */
+static void begin_samples(struct exporter *x)
+{
+	struct chrome *c = x->state;
+
+	if (c->in_samples)
+		return;
+	c->in_samples = true;
+	json_end(&c->j);
+	json_break(&c->j, 0);
+	json_begin_array(&c->j, "samples", JSON_LINES);
+}
+
+/* The entry of "samples" of the sample chrome_sample wrote as an instant. */
+static void chrome_profile_sample(struct exporter *x, const struct export_track *t,
+				  const struct tr_sample *s, uint64_t ts)
+{
+	struct json *j = doc(x);
+
+	begin_samples(x);
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_uint(j, "pid", t->pid);
+	json_uint(j, "tid", t->tid);
+	put_us(x, "ts", ts);
+	json_uint(j, "cpu", s->cpu);
+	put_name(x, "name", node_func(x->f, s->node)->name);
+	if (s->node)
+		json_uint(j, "sf", s->node);
+	json_end(j);
+}
+
 static void chrome_counter(struct exporter *x, const struct export_track *t, uint64_t ts,
 			   uint64_t value, uint32_t decimals)
 {
@@ -264,6 +302,7 @@ static void chrome_end(struct exporter *x)
 	const struct model *m = x->m;
 	struct json *j = doc(x);
 
+	begin_samples(x);
 	json_end(j);
 	json_break(j, 0);
 	put_stack_frames(x);
@@ -293,6 +332,7 @@ const struct export_emitter export_chrome = {
 	.slice = chrome_slice,
 	.instant = chrome_instant,
 	.sample = chrome_sample,
+	.profile_sample = chrome_profile_sample,
 	.counter = chrome_counter,
 	.end = chrome_end,
 	.free = chrome_free,

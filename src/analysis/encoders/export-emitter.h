@@ -71,6 +71,13 @@ struct export_emitter {
 	/* A CPU sample on thread track t, at ts. */
 	void (*sample)(struct exporter *x, const struct export_track *t, const struct tr_sample *s,
 		       uint64_t ts);
+	/*
+	 * For a format that also lists the samples apart from the events
+	 * (Chrome's "samples"): after them all, the same samples again, in
+	 * the same order. NULL: none.
+	 */
+	void (*profile_sample)(struct exporter *x, const struct export_track *t,
+			       const struct tr_sample *s, uint64_t ts);
 	/* A counter's value at ts: value / 10^decimals. */
 	void (*counter)(struct exporter *x, const struct export_track *t, uint64_t ts,
 			uint64_t value, uint32_t decimals);

@@ -11,7 +11,8 @@
  *   their off-CPU intervals;
  *   lane by lane, the spans in time order on tracks of their lane, each
  *   linked origin an instant on its thread with a flow to its span;
- *   the CPU samples.
+ *   the CPU samples; for a format that lists them apart too, the same
+ *   samples again.
  *
  * A lane's spans nest as slices must (a slice that starts inside another
  * ends inside it): an NVTX lane gets a track per thread whose ranges it
@@ -552,7 +553,10 @@ static void walk_lanes(struct walk *w)
 	free(at);
 }
 
-static void walk_samples(struct walk *w)
+/* The selected samples in the window, each handed to emit. */
+static void walk_samples(struct walk *w,
+			 void (*emit)(struct exporter *x, const struct export_track *t,
+				      const struct tr_sample *s, uint64_t ts))
 {
 	const struct model *m = w->x.m;
 	bool *node_ok = filter_nodes(w->x.f, w->o->filter);
@@ -567,7 +571,7 @@ static void walk_samples(struct walk *w)
 		if (!t || !in_window(w, s->ts, 0) || s->node > m->t.nodes.len ||
 		    (node_ok && !node_ok[s->node]))
 			continue;
-		w->e->sample(&w->x, t, s, s->ts - w->zero);
+		emit(&w->x, t, s, s->ts - w->zero);
 	}
 	free(node_ok);
 }
@@ -600,7 +604,9 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	walk_metrics(&w);
 	walk_offcpu(&w);
 	walk_lanes(&w);
-	walk_samples(&w);
+	walk_samples(&w, w.e->sample);
+	if (w.e->profile_sample)
+		walk_samples(&w, w.e->profile_sample);
 	w.e->end(&w.x);
 	w.e->free(&w.x);
 
