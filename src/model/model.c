@@ -610,6 +610,32 @@ const struct model_point *model_metric_points(const struct model *m, uint32_t me
 	return *n ? &m->metric_points[m->metric_first[metric]] : NULL;
 }
 
+/* Each recording's ticks are in time order, as its reader wrote them: a binary search. */
+uint64_t model_metric_tick_before(const struct model *m, uint32_t metric, uint64_t ts)
+{
+	const struct tr_metric_tick *ticks = m->t.metric_ticks.v;
+	size_t first = 0, lo, hi = m->t.metric_ticks.len;
+
+	/* A merged recording's ticks are its rows; one recording's, all. */
+	if (m->ranks.len > 1) {
+		const struct model_rows *rows =
+			&m->ranks.v[model_metric_rank(m, metric)].rows[TIMED_METRIC_TICKS];
+
+		first = rows->first < hi ? rows->first : hi;
+		hi = rows->n < hi - first ? first + rows->n : hi;
+	}
+	/* The first tick at or after ts, in lo. */
+	for (lo = first; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (ticks[mid].ts < ts)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > first && ticks[lo - 1].ts < ts ? ticks[lo - 1].ts : 0;
+}
+
 uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid, uint32_t gpu)
 {
 	for (size_t i = 0; i < m->t.metrics.len; i++) {

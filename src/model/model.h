@@ -250,6 +250,11 @@ bool model_span_attr(const struct model *m, uint32_t span_id, uint32_t key_sid,
 
 /* The values of metric id (row index + 1 in m->t.metrics), in time order; NULL when none. */
 const struct model_point *model_metric_points(const struct model *m, uint32_t metric, size_t *n);
+/*
+ * The reading of metric id's recording just before ts: where a value read
+ * at ts that is an average since the reading before began; 0 when none.
+ */
+uint64_t model_metric_tick_before(const struct model *m, uint32_t metric, uint64_t ts);
 /* The id of the series of that name, pid and gpu (index + 1, 0 none), or 0. */
 uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid, uint32_t gpu);
 

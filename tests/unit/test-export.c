@@ -142,10 +142,59 @@ static void test_perfetto(void)
 	model_free(&m);
 }
 
+/*
+ * A process read at three ticks, 1, 3 and 4 ms in: its CPU share (an
+ * average since the tick before, so none at the first) and its RSS (what
+ * it was at the tick).
+ */
+static void make_metrics_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t loc = synth_loc(&s, dso, 0x1000, "main");
+	uint32_t user, rss;
+
+	synth_comm(&s, PID, PID, "app");
+	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 5);
+	user = synth_metric(&s, "proc.cpu.user", "%", PID, 0, 1);
+	rss = synth_metric(&s, "proc.rss", "KiB", PID, 0, 0);
+	synth_metric_tick(&s, SYNTH_T0 + 1 * SYNTH_PERIOD, &rss, (uint64_t[]){ 100 }, 1);
+	synth_metric_tick(&s, SYNTH_T0 + 3 * SYNTH_PERIOD, (uint32_t[]){ user, rss },
+			  (uint64_t[]){ 364, 200 }, 2);
+	synth_metric_tick(&s, SYNTH_T0 + 4 * SYNTH_PERIOD, (uint32_t[]){ user, rss },
+			  (uint64_t[]){ 100, 300 }, 2);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_METRICS);
+	synth_free(&s);
+}
+
+/* An average is drawn over its interval: stamped at its start, the tick before. */
+static void test_metric_intervals(void)
+{
+	struct model m;
+	size_t len;
+	char *json;
+
+	make_metrics_model(&m);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	CHECK(export_count(json, len, "\"ts\":1000.000,\"args\":{\"%\":36.4}") == 1);
+	CHECK(export_count(json, len, "\"ts\":3000.000,\"args\":{\"%\":10.0}") == 1);
+	CHECK(export_count(json, len, "\"ts\":1000.000,\"args\":{\"KiB\":100}") == 1);
+	CHECK(export_count(json, len, "\"ts\":3000.000,\"args\":{\"KiB\":200}") == 1);
+	CHECK(export_count(json, len, "\"ts\":4000.000,\"args\":{\"KiB\":300}") == 1);
+	free(json);
+	/* From 2 ms: the share over 1..3 ms held from the window's start. */
+	json = export_text(&m, EXPORT_CHROME, NULL, 2 * SYNTH_PERIOD, UINT64_MAX, &len);
+	CHECK(export_count(json, len, "\"ts\":2000.000,\"args\":{\"%\":36.4}") == 1);
+	CHECK(export_count(json, len, "\"KiB\":100") == 0);
+	free(json);
+	model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_chrome);
 	RUN(test_window_and_filter);
 	RUN(test_perfetto);
+	RUN(test_metric_intervals);
 	return test_summary();
 }

@@ -7,7 +7,8 @@
  *   a track per selected process and thread, by rank when several ranks
  *   are loaded, each process then named with its rank;
  *   each selected metric series as a counter track of its process, or of
- *   the machine's or its GPU's pseudo process;
+ *   the machine's or its GPU's pseudo process, an average at the start of
+ *   its interval;
  *   their off-CPU intervals;
  *   lane by lane, the spans in time order on tracks of their lane, each
  *   linked origin an instant on its thread with a flow to its span;
@@ -234,7 +235,24 @@ static uint32_t device_track(struct walk *w, uint32_t id)
 	return t.id;
 }
 
-/* Each selected series with a value in the window: a counter track under its subject. */
+/*
+ * When point p of series id holds from: a value that is an average over
+ * the interval since the reading before, from that reading (viewers hold
+ * a value until the next); else, or when none came before, from its own.
+ */
+static uint64_t point_start(const struct walk *w, uint32_t id, bool average,
+			    const struct model_point *p)
+{
+	uint64_t before = average ? model_metric_tick_before(w->x.m, id, p->ts) : 0;
+
+	return before ? before : p->ts;
+}
+
+/*
+ * Each selected series with a value in the window: a counter track under
+ * its subject. An average whose interval began before the window is
+ * stamped at its start.
+ */
 static void walk_metrics(struct walk *w)
 {
 	const struct model *m = w->x.m;
@@ -243,6 +261,7 @@ static void walk_metrics(struct walk *w)
 		const struct tr_metric *s = &m->t.metrics.v[id - 1];
 		const char *name = model_str(m, s->name), *unit = metric_unit(m, s);
 		bool process = metric_subject(s) == METRIC_PROCESS;
+		bool average = metric_unit_is_average(unit);
 		struct export_track t = {0};
 		const struct model_point *p;
 		size_t n;
@@ -251,7 +270,9 @@ static void walk_metrics(struct walk *w)
 			continue;
 		p = model_metric_points(m, id, &n);
 		for (size_t i = 0; i < n; i++) {
-			if (!in_window(w, p[i].ts, 0))
+			uint64_t start = point_start(w, id, average, &p[i]);
+
+			if (!in_window(w, start, p[i].ts - start))
 				continue;
 			if (!t.id) {
 				uint32_t parent = process ? process_track(w, s->pid) : device_track(w, id);
@@ -262,7 +283,8 @@ static void walk_metrics(struct walk *w)
 				t.unit = *unit ? name_id(w, unit) : 0;
 				w->e->track(&w->x, &t);
 			}
-			w->e->counter(&w->x, &t, p[i].ts - w->zero, p[i].value, s->decimals);
+			w->e->counter(&w->x, &t, (start > w->from ? start : w->from) - w->zero,
+				      p[i].value, s->decimals);
 		}
 	}
 }

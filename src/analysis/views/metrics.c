@@ -79,6 +79,13 @@ const char *metric_unit(const struct model *m, const struct tr_metric *s)
 	return unit ? unit : "";
 }
 
+bool metric_unit_is_average(const char *unit)
+{
+	size_t n = strlen(unit);
+
+	return !strcmp(unit, "%") || (n >= 2 && !strcmp(unit + n - 2, "/s"));
+}
+
 void metric_stats(struct metric_stats *st, const struct model *m, uint32_t id)
 {
 	const struct tr_metric *s = &m->t.metrics.v[id - 1];

@@ -46,6 +46,12 @@ const char *metric_subject_label(char *buf, size_t size, const struct model *m,
 				 const struct tr_metric *s);
 /* The unit of a series: "" for a count. */
 const char *metric_unit(const struct model *m, const struct tr_metric *s);
+/*
+ * Whether a series of that unit holds averages over the interval since
+ * the reading before (gtrace-format(5)): a rate ("/s") or a share of time
+ * ("%"); else each value is what it was at its reading.
+ */
+bool metric_unit_is_average(const char *unit);
 
 void metric_stats(struct metric_stats *st, const struct model *m, uint32_t id);
 /* A mask series' share of values with a reason, in percent. */
