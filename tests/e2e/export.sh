@@ -4,7 +4,8 @@
 # recording: the tracks, the samples per thread and their stacks, the
 # off-CPU time, each lane's spans and target time, a flow per linked
 # origin, the span attributes, NVTX nesting, counters, the metrics (as
-# report --metrics counts them) and metadata; then
+# report --metrics counts them), metadata, when ts 0 was (Perfetto's clock
+# snapshot, against meta clock-start) and the tracks' order; then
 # the time window, the filters, stdout, and each error.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -116,7 +117,12 @@ export_all() {
 		expect_contains "$sum" "^meta command .*$3"
 		expect_contains "$sum" '^meta gtrace-version [0-9]'
 		expect_contains "$sum" '^meta start-ns [0-9]+$'
+		expect_contains "$sum" '^meta realtime-ns-at-ts-0 [0-9]+$'
 	done
+	# Both formats say when ts 0 was, and the same.
+	[ "$(fact "$2.perfetto.sum" meta realtime-ns-at-ts-0)" = \
+	  "$(fact "$2.chrome.sum" meta realtime-ns-at-ts-0)" ] ||
+		fail "'$2': the formats' realtime of ts 0 differ"
 	check_metrics "$1" "$2"
 }
 

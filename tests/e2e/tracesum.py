@@ -225,7 +225,9 @@ def chrome(text, s):
 
 # Field numbers of Perfetto's protos (tests/e2e/pftrace.proto).
 P_TIMESTAMP, P_SEQUENCE_ID, P_TRACK_EVENT, P_INTERNED, P_FLAGS = 8, 10, 11, 12, 13
-P_TRACK_DESCRIPTOR, P_PERF_SAMPLE = 60, 66
+P_TRACK_DESCRIPTOR, P_PERF_SAMPLE, P_CLOCK_SNAPSHOT = 60, 66, 6
+REALTIME, MONOTONIC, BOOTTIME = 1, 3, 6
+EXPLICIT = 3
 SEQ_CLEARED, SEQ_NEEDS_STATE = 1, 2
 BEGIN, END, INSTANT, COUNTER = 1, 2, 3, 4
 
@@ -237,8 +239,15 @@ def perfetto(data, s):
     samples = []        # (ts, PerfSample)
     cleared = False
     recording = None    # the first track: the recording's own
+    clocks = {}         # of the snapshot: clock id -> its time at the trace's 0
     for order, pkt in enumerate(pftrace.packets(data)):
         assert pkt.one(P_SEQUENCE_ID) == 1, "a packet off sequence 1"
+        snapshot = pkt.sub(P_CLOCK_SNAPSHOT)
+        if snapshot:
+            assert order == 0 and snapshot.one(2) == BOOTTIME, "a clock snapshot not first"
+            clocks = {c.one(1): c.one(2, 0) for c in snapshot.subs(1)}
+            assert clocks.get(BOOTTIME) == 0, "the snapshot is not at the trace's 0"
+            s.meta["realtime-ns-at-ts-0"] = str(clocks[REALTIME])
         flags = pkt.one(P_FLAGS, 0)
         if flags & SEQ_CLEARED:
             cleared = True
@@ -256,7 +265,9 @@ def perfetto(data, s):
         if desc:
             uuid = desc.one(1)
             assert uuid not in tracks, "track %d described twice" % uuid
-            t = {"parent": desc.one(5), "name": desc.text(2)}
+            t = {"parent": desc.one(5), "name": desc.text(2), "ordering": desc.one(11)}
+            assert desc.one(12) == uuid, "track %d ranked %r, not in the order made" % (
+                uuid, desc.one(12))
             if desc.has(3):
                 proc = desc.sub(3)
                 t.update(kind="process", pid=proc.one(1), name=proc.text(6))
@@ -284,6 +295,9 @@ def perfetto(data, s):
             assert flags & SEQ_NEEDS_STATE, "a sample without SEQ_NEEDS_INCREMENTAL_STATE"
             samples.append((pkt.one(P_TIMESTAMP), sample, stack(sample.one(4), interned)))
 
+    for t in tracks.values():
+        assert t["parent"] is None or tracks[t["parent"]]["ordering"] == EXPLICIT, \
+            "track %r's siblings are not ordered by rank" % t["name"]
     parents = {t["parent"] for t in tracks.values() if t["kind"] == "custom"}
     keys = {}
     for uuid, t in tracks.items():
@@ -338,6 +352,10 @@ def perfetto(data, s):
             raise ValueError("TrackEvent type %r" % kind)
     for uuid, left in open_slices.items():
         assert not left, "%d slices never end on track %d" % (len(left), uuid)
+    if clocks and "clock-start" in s.meta:
+        real, mono = map(int, s.meta["clock-start"].split())
+        assert clocks[REALTIME] - clocks[MONOTONIC] == real - mono, \
+            "the snapshot's clocks are not those of meta clock-start"
 
     names = {t["tid"]: t["name"] for t in tracks.values() if t["kind"] == "thread"}
     for ts, sample, frames in samples:

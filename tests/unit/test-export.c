@@ -142,10 +142,12 @@ static void test_perfetto(void)
 	model_free(&m);
 }
 
+#define REALTIME_T0 1700000000000000000ull	/* CLOCK_REALTIME at SYNTH_T0 */
+
 /*
  * A process read at three ticks, 1, 3 and 4 ms in: its CPU share (an
  * average since the tick before, so none at the first) and its RSS (what
- * it was at the tick).
+ * it was at the tick); the clocks read together at SYNTH_T0.
  */
 static void make_metrics_model(struct model *m)
 {
@@ -153,7 +155,10 @@ static void make_metrics_model(struct model *m)
 	uint32_t dso = synth_dso(&s, "/usr/bin/app");
 	uint32_t loc = synth_loc(&s, dso, 0x1000, "main");
 	uint32_t user, rss;
+	char clocks[64];
 
+	snprintf(clocks, sizeof(clocks), "%llu %llu", REALTIME_T0, SYNTH_T0);
+	synth_meta(&s, "clock-start", clocks);
 	synth_comm(&s, PID, PID, "app");
 	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 5);
 	user = synth_metric(&s, "proc.cpu.user", "%", PID, 0, 1);
@@ -190,11 +195,54 @@ static void test_metric_intervals(void)
 	model_free(&m);
 }
 
+/* Protocol Buffers' varint of v after the len bytes at buf, and a NUL. */
+static void put_varint(char *buf, size_t len, uint64_t v)
+{
+	for (; v >= 0x80; v >>= 7)
+		buf[len++] = (char)(v | 0x80);
+	buf[len++] = (char)v;
+	buf[len] = 0;
+}
+
+/* When ts 0 was, in both formats; Perfetto's tracks in the order made, as Chrome's sort indexes. */
+static void test_clocks_and_order(void)
+{
+	struct model m;
+	char clock[32] = "\x08\x01\x10";	/* Clock: REALTIME, timestamp ... */
+	size_t len;
+	char *out;
+
+	make_metrics_model(&m);
+	out = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	CHECK(export_count(out, len, "\"realtime-ns-at-ts-0\":\"1700000000000000000\"") == 1);
+	CHECK(export_count(out, len, "\"realtime-at-ts-0\":\"2023-11-14T22:13:20.000000000Z\"") == 1);
+	/* The recording 1, the process 2, its thread 3. */
+	CHECK(export_count(out, len, "\"pid\":0,\"tid\":0,\"args\":{\"sort_index\":1}") == 1);
+	CHECK(export_count(out, len, "\"pid\":10,\"tid\":0,\"args\":{\"sort_index\":2}") == 1);
+	CHECK(export_count(out, len, "\"pid\":10,\"tid\":10,\"args\":{\"sort_index\":3}") == 1);
+	free(out);
+
+	out = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
+	/* The first packet a clock snapshot: ts 0 on BOOTTIME, MONOTONIC and REALTIME. */
+	CHECK(len > 4 && (uint8_t)out[0] == 0x0a && (uint8_t)out[2] == 0x32);
+	CHECK(export_count(out, len, "\x0a\x04\x08\x06\x10") == 1);	/* BOOTTIME 0 */
+	put_varint(clock, 3, REALTIME_T0);
+	CHECK(export_count(out, len, clock) == 1);
+	/* uuid, sibling_order_rank the same; the tracks that hold others order them explicitly. */
+	CHECK(export_count(out, len, "\x08\x01\x60\x01\x58\x03") == 1);	/* the recording */
+	CHECK(export_count(out, len, "\x08\x02\x60\x02\x58\x03\x1a") == 1);	/* the process */
+	CHECK(export_count(out, len, "\x08\x03\x60\x03\x22") == 1);		/* its thread */
+	CHECK(export_count(out, len, "\x08\x04\x60\x04\x12") == 1);		/* a counter */
+	free(out);
+	model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_chrome);
 	RUN(test_window_and_filter);
 	RUN(test_perfetto);
 	RUN(test_metric_intervals);
+	RUN(test_clocks_and_order);
 	return test_summary();
 }

@@ -20,13 +20,14 @@
  * Perfetto's importer reads neither "samples" nor "stackFrames" and
  * draws only the instants, which is why they stay. Every sample counts
  * one: no "weight". Times are in microseconds with the ns as decimals:
- * exact.
+ * exact. The format has no wall clock: "metadata" says when ts 0 was.
  */
 #include "analysis/encoders/export-emitter.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -296,6 +297,22 @@ static void put_stack_frames(struct exporter *x)
 	json_end(j);
 }
 
+/* When ts 0 was: CLOCK_REALTIME ns, and that as UTC, which the format has no field for. */
+static void put_realtime_zero(struct exporter *x)
+{
+	time_t secs = (time_t)(x->realtime_zero / 1000000000u);
+	struct tm tm;
+	char utc[64], date[32];
+
+	/* A text: a JSON number past 2^53 loses its ns in JavaScript. */
+	snprintf(utc, sizeof(utc), "%" PRIu64, x->realtime_zero);
+	json_string(doc(x), "realtime-ns-at-ts-0", utc);
+	if (!gmtime_r(&secs, &tm) || !strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm))
+		return;
+	snprintf(utc, sizeof(utc), "%s.%09" PRIu64 "Z", date, x->realtime_zero % 1000000000u);
+	json_string(doc(x), "realtime-at-ts-0", utc);
+}
+
 /* After the events, each of the document's members on a line of its own. */
 static void chrome_end(struct exporter *x)
 {
@@ -313,6 +330,8 @@ static void chrome_end(struct exporter *x)
 	for (size_t i = 0; i < m->t.meta.len; i++)
 		if (export_meta_last(m, i))
 			json_string(j, m->t.meta.v[i].key, m->t.meta.v[i].value);
+	if (x->realtime_known)
+		put_realtime_zero(x);
 	json_end(j);
 	json_end(j);
 }

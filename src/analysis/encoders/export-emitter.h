@@ -11,7 +11,7 @@
  *
  * Times are ns since the export's zero (model_time_zero). Names and keys are
  * ids in funcs.names. Tracks come before the events on them; a track's
- * parent before the track.
+ * parent before the track; tracks are listed in the order of their ids.
  */
 
 #include <stdbool.h>
@@ -89,6 +89,9 @@ struct exporter {
 	FILE *out;
 	struct funcs *f;
 	const struct model *m;
+	uint64_t monotonic_zero;	/* the CLOCK_MONOTONIC ns of time 0 */
+	bool realtime_known;		/* the recording read its clocks (meta clock-start) */
+	uint64_t realtime_zero;		/* then the CLOCK_REALTIME ns of time 0 */
 	void *state;		/* the emitter's */
 };
 

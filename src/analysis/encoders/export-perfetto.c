@@ -6,10 +6,15 @@
  * those of Perfetto's protos/perfetto/trace/ (tests/e2e/pftrace.proto
  * lists them):
  *
+ *   ClockSnapshot       time 0 on CLOCK_MONOTONIC and CLOCK_REALTIME, when
+ *                       the recording read its clocks; the packets' times
+ *                       are on the trace's default clock (BOOTTIME)
  *   TrackDescriptor     a process (ProcessDescriptor), a thread
  *                       (ThreadDescriptor), a group, a lane or the machine's
  *                       or a GPU's metrics (a name, and parent_uuid), a
- *                       counter (CounterDescriptor: a count, or its unit)
+ *                       counter (CounterDescriptor: a count, or its unit);
+ *                       each ranked among its siblings by its uuid, the
+ *                       tracks that hold others ordering them by rank
  *   TrackEvent          slice begin and end, instant, counter value (an
  *                       integer, or a double for a metric with decimals);
  *                       flow_ids and terminating_flow_ids; attributes as
@@ -37,6 +42,7 @@
 enum {
 	TRACE_PACKET = 1,
 
+	PACKET_CLOCK_SNAPSHOT = 6,
 	PACKET_TIMESTAMP = 8,
 	PACKET_SEQUENCE_ID = 10,
 	PACKET_TRACK_EVENT = 11,
@@ -54,6 +60,17 @@ enum {
 	DESC_THREAD = 4,
 	DESC_PARENT_UUID = 5,
 	DESC_COUNTER = 8,
+	DESC_CHILD_ORDERING = 11,
+	DESC_SIBLING_ORDER_RANK = 12,
+	ORDERING_EXPLICIT = 3,	/* children by their sibling_order_rank */
+
+	SNAPSHOT_CLOCKS = 1,
+	SNAPSHOT_PRIMARY_TRACE_CLOCK = 2,
+	CLOCK_ID = 1,
+	CLOCK_TIMESTAMP = 2,
+	BUILTIN_CLOCK_REALTIME = 1,
+	BUILTIN_CLOCK_MONOTONIC = 3,
+	BUILTIN_CLOCK_BOOTTIME = 6,	/* the trace's clock: what packets without a clock id use */
 
 	PROCESS_PID = 1,
 	PROCESS_NAME = 6,
@@ -184,6 +201,31 @@ static uint64_t intern_name(struct exporter *x, uint32_t field, uint8_t bit, uin
 	return name;
 }
 
+static void put_clock(struct gbuf *b, uint64_t clock, uint64_t ts)
+{
+	size_t at = pb_begin(b, SNAPSHOT_CLOCKS);
+
+	pb_varint(b, CLOCK_ID, clock);
+	pb_varint(b, CLOCK_TIMESTAMP, ts);
+	pb_end(b, at);
+}
+
+/* Time 0 of the trace's clock on the recording machine's clocks, so that absolute time survives. */
+static void put_clock_snapshot(struct exporter *x)
+{
+	struct perfetto *p = x->state;
+	size_t at;
+
+	new_packet(p);
+	at = pb_begin(&p->packet, PACKET_CLOCK_SNAPSHOT);
+	put_clock(&p->packet, BUILTIN_CLOCK_BOOTTIME, 0);
+	put_clock(&p->packet, BUILTIN_CLOCK_MONOTONIC, x->monotonic_zero);
+	put_clock(&p->packet, BUILTIN_CLOCK_REALTIME, x->realtime_zero);
+	pb_varint(&p->packet, SNAPSHOT_PRIMARY_TRACE_CLOCK, BUILTIN_CLOCK_BOOTTIME);
+	pb_end(&p->packet, at);
+	write_packet(x);
+}
+
 static void perfetto_begin(struct exporter *x)
 {
 	struct perfetto *p = xcalloc(1, sizeof(*p));
@@ -192,6 +234,8 @@ static void perfetto_begin(struct exporter *x)
 	p->stack_sent = xcalloc(x->m->t.nodes.len + 2, sizeof(*p->stack_sent));
 	p->unknown_mapping = strtab_intern(&x->f->names, "[unknown]");
 	x->state = p;
+	if (x->realtime_known)
+		put_clock_snapshot(x);
 }
 
 static void perfetto_track(struct exporter *x, const struct export_track *t)
@@ -203,6 +247,11 @@ static void perfetto_track(struct exporter *x, const struct export_track *t)
 	new_packet(p);
 	track = pb_begin(&p->packet, PACKET_TRACK_DESCRIPTOR);
 	pb_varint(&p->packet, DESC_UUID, t->id);
+	/* In the order made, as the Chrome JSON's sort indexes. */
+	pb_varint(&p->packet, DESC_SIBLING_ORDER_RANK, t->id);
+	if (t->kind == TRACK_GLOBAL || t->kind == TRACK_PROCESS || t->kind == TRACK_GROUP ||
+	    t->kind == TRACK_DEVICE)
+		pb_varint(&p->packet, DESC_CHILD_ORDERING, ORDERING_EXPLICIT);
 	switch (t->kind) {
 	case TRACK_PROCESS:
 		desc = pb_begin(&p->packet, DESC_PROCESS);

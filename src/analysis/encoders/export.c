@@ -30,6 +30,8 @@
 
 #include "contract/attrs.h"
 #include "contract/lanes.h"
+#include "contract/meta.h"
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 #define OFFCPU_NAME "off-CPU"
@@ -598,6 +600,19 @@ static void walk_samples(struct walk *w,
 	free(node_ok);
 }
 
+/* What time 0 is on the clocks: CLOCK_REALTIME by the pair the recording read at its start. */
+static void set_clocks(struct exporter *x, uint64_t zero)
+{
+	int64_t offset, realtime;
+
+	x->monotonic_zero = zero;
+	if (!model_clock_offset(model_meta(x->m, META_CLOCK_START), &offset))
+		return;
+	realtime = i64_sat_add(offset, zero > INT64_MAX ? INT64_MAX : (int64_t)zero);
+	x->realtime_known = realtime > 0;
+	x->realtime_zero = (uint64_t)realtime;
+}
+
 int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 {
 	const struct model *m = f->m;
@@ -608,6 +623,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 		.zero = model_time_zero(m),
 	};
 
+	set_clocks(&w.x, w.zero);
 	w.from = w.zero + o->start_ns;
 	w.to = o->end_ns > UINT64_MAX - w.zero ? UINT64_MAX : w.zero + o->end_ns;
 	if (o->format == EXPORT_PPROF)
