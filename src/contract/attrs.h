@@ -2,6 +2,8 @@
 #ifndef GTRACE_CONTRACT_ATTRS_H
 #define GTRACE_CONTRACT_ATTRS_H
 
+#include <stdint.h>
+
 /*
  * The keys of the span attributes gtrace's own producers write, some of
  * which the views read (man/gtrace-format.5, table span_attrs), and the
@@ -26,7 +28,7 @@
 #define CUDA_ATTR_OCCUPANCY_PERMILLE "occupancy.permille"
 #define CUDA_ATTR_OCCUPANCY_LIMITER "occupancy.limiter"	/* enum cuda_occupancy_limiter */
 #define CUDA_ATTR_OCCUPANCY_BLOCKS_PER_SM "occupancy.blocks-per-sm"
-#define CUDA_ATTR_COPY_KIND "copy.kind"	/* CUPTI's CUpti_ActivityMemcpyKind */
+#define CUDA_ATTR_COPY_KIND "copy.kind"	/* enum cuda_copy_kind (contract/spans.h) */
 #define CUDA_ATTR_BYTES "bytes"
 #define CUDA_ATTR_VALUE "value"
 #define CUDA_ATTR_SRC_DEVICE "src.device"
@@ -37,14 +39,14 @@
 #define CUDA_ATTR_STREAM "stream"
 #define CUDA_ATTR_CORRELATION "correlation"
 /* API calls and the CPU's waits (src/cuda/callbacks.c) */
-#define CUDA_ATTR_API_DOMAIN "api.domain"
+#define CUDA_ATTR_API_DOMAIN "api.domain"	/* enum cuda_api_domain */
 #define CUDA_ATTR_IMPLICIT "implicit"
 /* GPU PC sampling's windows (src/cuda/pcsampling.c) */
 #define CUDA_ATTR_PAIRS "pairs"
 #define CUDA_ATTR_SAMPLES "samples"
 /* NVTX ranges (src/cuda/nvtx.c) */
 #define NVTX_ATTR_DEPTH "nvtx.depth"
-#define NVTX_ATTR_KIND "nvtx.kind"
+#define NVTX_ATTR_KIND "nvtx.kind"	/* enum nvtx_kind */
 
 /* Values of CUDA_ATTR_OCCUPANCY_LIMITER: what bounds the blocks an SM holds at once. */
 enum cuda_occupancy_limiter {
@@ -58,6 +60,23 @@ enum cuda_occupancy_limiter {
 
 /* Their names as the views print them; NULL for CUDA_OCC_LIMIT_UNKNOWN. */
 extern const char *const cuda_occupancy_limiter_names[CUDA_OCC_LIMITERS];
+
+/* Values of CUDA_ATTR_API_DOMAIN: which API a call was of (recordings hold the numbers). */
+enum cuda_api_domain { CUDA_API_UNKNOWN, CUDA_API_RUNTIME, CUDA_API_DRIVER, CUDA_API_DOMAINS };
+
+/* Values of NVTX_ATTR_KIND: how a range was opened and closed. */
+enum nvtx_kind { NVTX_KIND_UNKNOWN, NVTX_KIND_PUSH_POP, NVTX_KIND_START_END, NVTX_KINDS };
+
+/* The names of those values; NULL for the unknown 0. */
+extern const char *const cuda_api_domain_names[CUDA_API_DOMAINS];
+extern const char *const nvtx_kind_names[NVTX_KINDS];
+
+/*
+ * The names of the values of an attribute that holds an enum, as the
+ * views print them, *n of them (a value past them, or whose name is NULL,
+ * has none); NULL for a key whose value is a number.
+ */
+const char *const *attr_value_names(const char *key, uint32_t *n);
 
 /* Kernel regions' summary spans, one per region and collect (src/target/kregions.c). */
 #define KR_ATTR_INSTANCES "instances"

@@ -6,19 +6,27 @@
 
 #define COPY_SPAN(kind) CUDA_COPY_SPAN_PREFIX kind "]"
 
+/* The kinds with a name, each spelled once for both tables. */
+#define NAMED_COPY_KINDS(X) \
+	X(CUDA_COPY_HTOD, "HtoD") \
+	X(CUDA_COPY_DTOH, "DtoH") \
+	X(CUDA_COPY_DTOD, "DtoD") \
+	X(CUDA_COPY_HTOH, "HtoH") \
+	X(CUDA_COPY_PTOP, "PtoP")
+#define KIND_NAME(kind, name) [kind] = name,
+#define KIND_SPAN(kind, name) [kind] = COPY_SPAN(name),
+
+const char *const cuda_copy_kind_names[CUDA_COPY_KINDS] = { NAMED_COPY_KINDS(KIND_NAME) };
+
 /* The kinds of CUDA arrays go by number, as CUPTI's other unnamed ones would. */
 const char *const cuda_copy_spans[CUDA_COPY_KINDS] = {
 	[CUDA_COPY_UNKNOWN] = COPY_SPAN("0"),
-	[CUDA_COPY_HTOD] = COPY_SPAN("HtoD"),
-	[CUDA_COPY_DTOH] = COPY_SPAN("DtoH"),
 	[CUDA_COPY_HTOA] = COPY_SPAN("3"),
 	[CUDA_COPY_ATOH] = COPY_SPAN("4"),
 	[CUDA_COPY_ATOA] = COPY_SPAN("5"),
 	[CUDA_COPY_ATOD] = COPY_SPAN("6"),
 	[CUDA_COPY_DTOA] = COPY_SPAN("7"),
-	[CUDA_COPY_DTOD] = COPY_SPAN("DtoD"),
-	[CUDA_COPY_HTOH] = COPY_SPAN("HtoH"),
-	[CUDA_COPY_PTOP] = COPY_SPAN("PtoP"),
+	NAMED_COPY_KINDS(KIND_SPAN)
 };
 
 const char *cuda_copy_span_kind(const char *span, int *len)

@@ -31,6 +31,9 @@ enum cuda_copy_kind {
 /* The span name of a copy of each kind: "[CUDA memcpy HtoD]". */
 extern const char *const cuda_copy_spans[CUDA_COPY_KINDS];
 
+/* The name of each kind in those ("HtoD"); NULL for those that go by number. */
+extern const char *const cuda_copy_kind_names[CUDA_COPY_KINDS];
+
 /*
  * The kind a copy's or memset's span name says, *len bytes: "HtoD" of
  * "[CUDA memcpy HtoD]", "memset" of CUDA_MEMSET_SPAN; another name whole.

@@ -21,8 +21,6 @@
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
 
-enum { API_RUNTIME = 1, API_DRIVER = 2 };	/* the api.domain attribute */
-
 #define CLASS_SLOTS 1024		/* per domain, above the ids CUDA 13 has */
 
 /*
@@ -30,7 +28,7 @@ enum { API_RUNTIME = 1, API_DRIVER = 2 };	/* the api.domain attribute */
  * (name lookups are too slow for every launch); 0 while unknown.
  */
 enum { CLASS_KNOWN = 0x80, CLASS_QUEUES_WORK = 0x40, CLASS_WAIT = 0x03 };
-static uint8_t class_by_cbid[2][CLASS_SLOTS];
+static uint8_t class_by_cbid[CUDA_API_DOMAINS - 1][CLASS_SLOTS];
 
 static uint8_t call_class(int domain, CUpti_CallbackId cbid, const char *name)
 {
@@ -55,14 +53,14 @@ static bool waited_stream(int domain, CUpti_CallbackId cbid, const CUpti_Callbac
 {
 	uint8_t per_thread;
 
-	if (domain == API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
+	if (domain == CUDA_API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_v3020)
 		per_thread = 0;
-	else if (domain == API_RUNTIME &&
+	else if (domain == CUDA_API_RUNTIME &&
 		 cbid == CUPTI_RUNTIME_TRACE_CBID_cudaStreamSynchronize_ptsz_v7000)
 		per_thread = 1;
-	else if (domain == API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize)
+	else if (domain == CUDA_API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize)
 		per_thread = 0;
-	else if (domain == API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz)
+	else if (domain == CUDA_API_DRIVER && cbid == CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize_ptsz)
 		per_thread = 1;
 	else
 		return false;
@@ -83,7 +81,7 @@ static void api_enter(int domain, CUpti_CallbackId cbid, const CUpti_CallbackDat
 	 * Not forced: work still running would come out with no end, while
 	 * the reset waits for it and the context's destruction flushes it.
 	 */
-	if (domain == API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
+	if (domain == CUDA_API_RUNTIME && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaDeviceReset_v3020)
 		agent_flush();
 }
 
@@ -104,7 +102,7 @@ static void api_exit(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 	};
 	uint32_t stream;
 
-	if (domain == API_DRIVER && runtime_calls_open)
+	if (domain == CUDA_API_DRIVER && runtime_calls_open)
 		return;
 	if (d->correlationData && *d->correlationData) {
 		o.ts_ns = *d->correlationData;
@@ -142,12 +140,12 @@ static void api_call(int domain, CUpti_CallbackId cbid, const CUpti_CallbackData
 		return;
 	if (d->callbackSite == CUPTI_API_ENTER) {
 		api_enter(domain, cbid, d);
-		runtime_calls_open += domain == API_RUNTIME;
+		runtime_calls_open += domain == CUDA_API_RUNTIME;
 	} else if (d->callbackSite == CUPTI_API_EXIT) {
-		runtime_calls_open -= domain == API_RUNTIME && runtime_calls_open;
+		runtime_calls_open -= domain == CUDA_API_RUNTIME && runtime_calls_open;
 		c = call_class(domain, cbid, d->functionName);
 		/* Counted once: a runtime call's driver calls are that call's work. */
-		if ((c & CLASS_QUEUES_WORK) && (domain == API_RUNTIME || !runtime_calls_open) &&
+		if ((c & CLASS_QUEUES_WORK) && (domain == CUDA_API_RUNTIME || !runtime_calls_open) &&
 		    succeeded(d)) {
 			agent_work_queued();
 			pcs_launched(d->context);
@@ -198,10 +196,10 @@ void CUPTIAPI agent_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_
 		return;
 	switch (domain) {
 	case CUPTI_CB_DOMAIN_RUNTIME_API:
-		api_call(API_RUNTIME, cbid, data);
+		api_call(CUDA_API_RUNTIME, cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_DRIVER_API:
-		api_call(API_DRIVER, cbid, data);
+		api_call(CUDA_API_DRIVER, cbid, data);
 		break;
 	case CUPTI_CB_DOMAIN_RESOURCE:
 		resource(cbid, data);

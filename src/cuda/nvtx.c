@@ -25,8 +25,6 @@
 #define MAX_DOMAINS 64			/* per thread; pushes in more are dropped */
 #define MAX_OPEN 65536			/* start/end ranges never ended are dropped past this */
 
-enum { NVTX_PUSH_POP = 1, NVTX_START_END = 2 };	/* the nvtx.kind attribute */
-
 struct frame {
 	char *name;
 	uint64_t start;
@@ -252,7 +250,7 @@ static void pop(const void *domain)
 	if (f->name) {
 		gtrace_attr a[] = {
 			{ .key = NVTX_ATTR_DEPTH, .value = s->depth },
-			{ .key = NVTX_ATTR_KIND, .value = NVTX_PUSH_POP },
+			{ .key = NVTX_ATTR_KIND, .value = NVTX_KIND_PUSH_POP },
 		};
 
 		emit(f->name, agent_tid(), f->start, a, 2);
@@ -291,7 +289,7 @@ static void start(const void *id, char *name)
 static void end(nvtxRangeId_t id)
 {
 	struct open_range *r = NULL;
-	gtrace_attr a[] = { { .key = NVTX_ATTR_KIND, .value = NVTX_START_END } };
+	gtrace_attr a[] = { { .key = NVTX_ATTR_KIND, .value = NVTX_KIND_START_END } };
 
 	pthread_mutex_lock(&table_lock);
 	for (struct open_range **p = &open_ranges; *p; p = &(*p)->next) {

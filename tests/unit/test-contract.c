@@ -84,11 +84,34 @@ static void test_words(void)
 		CHECK(!metrics_counters[i].words == (i == METRICS_CPU_NS));
 }
 
-static void test_limiter_names(void)
+/* Each enum-valued attribute's values have names but the unknown 0, as report --gpu shows them. */
+static void test_value_names(void)
 {
-	CHECK(!cuda_occupancy_limiter_names[CUDA_OCC_LIMIT_UNKNOWN]);
+	static const struct {
+		const char *key;
+		uint32_t n;
+		const char *one;	/* the name of value 1 */
+	} enums[] = {
+		{ CUDA_ATTR_OCCUPANCY_LIMITER, CUDA_OCC_LIMITERS, "warps" },
+		{ CUDA_ATTR_COPY_KIND, CUDA_COPY_KINDS, "HtoD" },
+		{ CUDA_ATTR_API_DOMAIN, CUDA_API_DOMAINS, "runtime" },
+		{ NVTX_ATTR_KIND, NVTX_KINDS, "push-pop" },
+	};
+	const char *const *names;
+	uint32_t n;
+
+	for (size_t e = 0; e < sizeof(enums) / sizeof(enums[0]); e++) {
+		names = attr_value_names(enums[e].key, &n);
+		CHECK(names && n == enums[e].n && !names[0]);
+		CHECK_STREQ(names[1], enums[e].one);
+		for (uint32_t i = 1; i < n; i++)
+			CHECK(!names[i] || *names[i]);
+	}
 	for (int i = CUDA_OCC_LIMIT_UNKNOWN + 1; i < CUDA_OCC_LIMITERS; i++)
-		CHECK(cuda_occupancy_limiter_names[i] && *cuda_occupancy_limiter_names[i]);
+		CHECK(cuda_occupancy_limiter_names[i]);
+	CHECK(cuda_api_domain_names[CUDA_API_DRIVER] && nvtx_kind_names[NVTX_KIND_START_END]);
+	CHECK(!attr_value_names(CUDA_ATTR_BYTES, &n) && n == 0);
+	CHECK(!attr_value_names(NULL, &n) && n == 0);
 }
 
 /* What report --gpu takes for a copy: the prefix, a kind, "]". */
@@ -106,6 +129,9 @@ static void test_copy_spans(void)
 		kind = cuda_copy_span_kind(cuda_copy_spans[i], &len);
 		snprintf(buf, sizeof(buf), "%.*s", len, kind);
 		CHECK_STREQ(buf, shown[i]);
+		/* export names copy.kind as the span does, or by number. */
+		snprintf(buf, sizeof(buf), "%d", i);
+		CHECK_STREQ(cuda_copy_kind_names[i] ? cuda_copy_kind_names[i] : buf, shown[i]);
 	}
 	kind = cuda_copy_span_kind(CUDA_MEMSET_SPAN, &len);
 	CHECK(len == 6 && !strncmp(kind, "memset", 6));
@@ -150,7 +176,7 @@ int main(void)
 	RUN(test_unique);
 	RUN(test_target_dropped);
 	RUN(test_words);
-	RUN(test_limiter_names);
+	RUN(test_value_names);
 	RUN(test_copy_spans);
 	RUN(test_lane_device);
 	RUN(test_kernel_len);
