@@ -43,6 +43,11 @@ expect_not_contains waits.txt ' cudaMemcpyAsync$'
 # for it, and the flush at its start did not take it as incomplete.
 expect_row gpu.txt ' last_step()' ' 1 +5000\.000 '
 
+# export names each call's API, the runtime's here.
+run_gtrace export -i rt.data --format chrome -o rt.json
+expect_contains rt.json '"name":"cudaLaunchKernel",.*"api\.domain":"runtime"'
+expect_not_contains rt.json '"api\.domain":[0-9]'
+
 run_gtrace diagnose -i rt.data >diag.txt
 expect_contains diag.txt '^cuda\.status: +active$'
 expect_contains diag.txt '^cuda\.flush: +clean$'

@@ -203,8 +203,16 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 		for format in $FORMATS; do
 			sum=app.$format.sum
 			expect_contains "$sum" '^args vector_add .*block\.x=256,.*grid\.x=4096,.*occupancy\.permille=1000,.*regs=24,'
-			expect_contains "$sum" '^args \[CUDA memcpy HtoD\] bytes=1000000,'
-			expect_contains "$sum" '^args epoch nvtx\.depth=0,'
+			# Enumerations by the names report --gpu gives them; a copy's
+			# GB/s, report --gpu's for the kind's one speed.
+			expect_contains "$sum" '^args vector_add .*occupancy\.limiter=warps,'
+			expect_contains "$sum" '^args matmul.*occupancy\.limiter=registers,'
+			gbps=$(awk '$NF == "DtoD" && $(NF - 3) == $(NF - 1) { print $(NF - 3) + 0 }' app.gpu)
+			expect_contains "$sum" "^args \\[CUDA memcpy DtoD\\] GB/s=${gbps:-none}(\\.0)?,bytes=4000000,.*copy\\.kind=DtoD,"
+			expect_contains "$sum" '^args \[CUDA memcpy HtoD\] .*copy\.kind=HtoD,'
+			expect_contains "$sum" '^args cuLaunchKernel api\.domain=driver,'
+			expect_contains "$sum" '^args epoch nvtx\.depth=0,nvtx\.kind=push-pop,'
+			expect_contains "$sum" '^args checkpoint nvtx\.kind=start-end,'
 			# epoch holds the two steps.
 			nvtx=$(awk '$1 == "track" && $4 == "NVTX" && $5 == "fake-app" { print $2; exit }' "$sum")
 			[ -n "$nvtx" ] || { show "$sum"; fail "no NVTX track for fake-app"; }

@@ -375,7 +375,12 @@ def resolve(ev, interned):
     args = {}
     for a in ev.subs(4):
         key = interned[3][a.one(1)].text(2)
-        args[key] = a.text(6) if a.has(6) else a.one(3)
+        if a.has(6):
+            args[key] = a.text(6)
+        elif a.has(5):
+            args[key] = pftrace.double(a.one(5))
+        else:
+            args[key] = a.one(3)
     return name, args
 
 

@@ -96,6 +96,8 @@ static void put_args(struct exporter *x, const struct export_arg *args, size_t n
 
 		if (args[i].str)
 			json_string(j, key, args[i].str);
+		else if (args[i].decimals)
+			json_scaled(j, key, args[i].value, args[i].decimals);
 		else
 			json_uint(j, key, args[i].value);
 	}

@@ -39,10 +39,11 @@ struct export_track {
 	uint32_t unit;		/* counters: the values' unit, 0 for a plain count */
 };
 
-/* An attribute of an event: a number, or a text when str is set. */
+/* An attribute of an event: a number (value / 10^decimals), or a text when str is set. */
 struct export_arg {
 	uint32_t key;
 	uint64_t value;
+	uint32_t decimals;
 	const char *str;
 };
 

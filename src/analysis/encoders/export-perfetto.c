@@ -97,6 +97,7 @@ enum {
 
 	ANNOTATION_NAME_IID = 1,
 	ANNOTATION_UINT = 3,
+	ANNOTATION_DOUBLE = 5,
 	ANNOTATION_STRING = 6,
 
 	INTERNED_CATEGORIES = 1,
@@ -322,6 +323,9 @@ static void put_event(struct exporter *x, const struct export_event *e)
 							      SENT_ANNOTATION, e->args[i].key));
 		if (e->args[i].str)
 			pb_string(b, ANNOTATION_STRING, e->args[i].str);
+		else if (e->args[i].decimals)
+			pb_double(b, ANNOTATION_DOUBLE,
+				  (double)e->args[i].value / pow(10, e->args[i].decimals));
 		else
 			pb_varint(b, ANNOTATION_UINT, e->args[i].value);
 		pb_end(b, at);

@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@
 #include "util/xalloc.h"
 
 #define OFFCPU_NAME "off-CPU"
+#define GBPS_NAME "GB/s"
 #define RECORDING_NAME "recording"
 /*
  * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
@@ -43,6 +45,13 @@
  */
 #define DEVICE_PID_BASE 0xffe00000u
 #define DEVICE_PIDS_PER_RANK 256u
+
+/* An attribute key as exported: its name, and its values' names if it holds an enum. */
+struct arg_key {
+	uint32_t name;			/* names id, 0 not made yet */
+	uint32_t nvalues;
+	const char *const *values;	/* attr_value_names */
+};
 
 struct walk {
 	struct exporter x;
@@ -60,8 +69,9 @@ struct walk {
 	bool ranks;			/* several ranks loaded */
 	struct export_track *threads;	/* by real thread index; id 0: not exported */
 	VEC(struct export_arg) args;
-	uint32_t *key_names;		/* by string id: names id, 0 not made yet */
-	uint32_t limiter_key;		/* the string id of occupancy.limiter, 0 none */
+	struct arg_key *keys;		/* by string id */
+	uint32_t bytes_key;		/* the string id of bytes, 0 none */
+	uint32_t gbps_name;		/* names id of a copy's GB/s, 0 not made yet */
 	uint32_t cat_offcpu, cat_origin, cat_meta;
 };
 
@@ -430,6 +440,27 @@ static const struct export_track *place(struct walk *w, struct lane_walk *lw,
 	return &lw->rows.v[r].track;
 }
 
+/* A copy's or memset's bandwidth, as report --gpu counts it: bytes per ns, which is GB/s. */
+static void copy_bandwidth(struct walk *w, size_t span)
+{
+	const struct model *m = w->x.m;
+	const struct tr_span *sp = &m->t.spans.v[span];
+	uint64_t bytes;
+	double milli_gbps;
+
+	if (!sp->dur || !w->bytes_key || !model_span_is_copy(m, sp) ||
+	    !model_span_attr(m, span + 1, w->bytes_key, &bytes))
+		return;
+	milli_gbps = round((double)bytes * 1000 / (double)sp->dur);
+	if (!w->gbps_name)
+		w->gbps_name = name_id(w, GBPS_NAME);
+	*VEC_PUSH(&w->args) = (struct export_arg){
+		.key = w->gbps_name,
+		.value = milli_gbps < 0x1p64 ? (uint64_t)milli_gbps : UINT64_MAX,
+		.decimals = 3,
+	};
+}
+
 /* The span's attributes, then its origin's thread and how it linked. */
 static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 {
@@ -441,18 +472,22 @@ static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 	for (uint32_t k = 0; k < sa->count; k++) {
 		const struct tr_span_attr *a = &m->t.span_attrs.v[sa->first + k];
 		uint32_t key = a->key <= m->t.strings.len ? a->key : 0;
+		struct arg_key *ak = &w->keys[key];
 
-		if (!w->key_names[key]) {
+		if (!ak->name) {
 			const char *text = model_str(m, key);
 
-			w->key_names[key] = name_id(w, text && *text ? text : "-");
+			ak->name = name_id(w, text && *text ? text : "-");
+			ak->values = key ? attr_value_names(text, &ak->nvalues) : NULL;
 		}
-		*VEC_PUSH(&w->args) = (struct export_arg){ .key = w->key_names[key],
-							   .value = a->value };
-		/* An enumeration by its name, as report --gpu prints it. */
-		if (key && key == w->limiter_key && a->value < CUDA_OCC_LIMITERS)
-			w->args.v[w->args.len - 1].str = cuda_occupancy_limiter_names[a->value];
+		/* An enumeration by its name (report --gpu's, where it prints one), else its number. */
+		*VEC_PUSH(&w->args) = (struct export_arg){
+			.key = ak->name,
+			.value = a->value,
+			.str = a->value < ak->nvalues ? ak->values[a->value] : NULL,
+		};
 	}
+	copy_bandwidth(w, span);
 	if (outcome == ORIGIN_NONE)
 		return;
 	*VEC_PUSH(&w->args) = (struct export_arg){ .key = name_id(w, "origin.tid"),
@@ -630,8 +665,8 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 		return export_pprof(out, f, o, w.from, w.to);
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
 	w.ranks = m->ranks.len > 1;
-	w.key_names = xcalloc(m->t.strings.len + 1, sizeof(*w.key_names));
-	w.limiter_key = model_string_id(m, CUDA_ATTR_OCCUPANCY_LIMITER);
+	w.keys = xcalloc(m->t.strings.len + 1, sizeof(*w.keys));
+	w.bytes_key = model_string_id(m, CUDA_ATTR_BYTES);
 	w.cat_offcpu = name_id(&w, "off-cpu");
 	w.cat_origin = name_id(&w, "origin");
 	w.cat_meta = name_id(&w, "gtrace");
@@ -652,7 +687,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	u64map_free(&w.groups);
 	u64map_free(&w.devices);
 	free(w.threads);
-	free(w.key_names);
+	free(w.keys);
 	VEC_FREE(&w.args);
 	return ferror(out) ? -EIO : 0;
 }
