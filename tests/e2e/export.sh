@@ -42,7 +42,7 @@ expect_fact() {
 }
 
 # lane_total SUM NAME: "SLICES MS" summed over the tracks of the lane NAME
-# (an NVTX lane has one per thread, "NVTX THREAD TID"; an overlap "#2").
+# (one per thread whose calls it holds, each "NAME"; an overlap "NAME #2").
 lane_total() {
 	awk -v lane="$2" '
 		$1 == "track" {
@@ -214,10 +214,13 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 			expect_contains "$sum" '^args epoch nvtx\.depth=0,nvtx\.kind=push-pop,'
 			expect_contains "$sum" '^args checkpoint nvtx\.kind=start-end,'
 			# epoch holds the two steps.
-			nvtx=$(awk '$1 == "track" && $4 == "NVTX" && $5 == "fake-app" { print $2; exit }' "$sum")
+			nvtx=$(awk '$1 == "track" && $4 == "NVTX" && NF == 4 { print $2; exit }' "$sum")
 			[ -n "$nvtx" ] || { show "$sum"; fail "no NVTX track for fake-app"; }
 			[ "$(fact "$sum" depth "$nvtx")" -ge 2 ] ||
 				{ show "$sum"; fail "the NVTX ranges do not nest"; }
+			# Under the thread that opened them, the main one.
+			[ "$(fact "$sum" under "$nvtx")" = "$(awk '$3 == "fake-app" { print $1; exit }' app.threads)" ] ||
+				{ show "$sum"; fail "the NVTX track is not under the main thread"; }
 			# report --gpu's kernel count, on the stream lanes.
 			kernels=$(sed -n 's/^# CUDA kernels: \([0-9]*\) instances.*/\1/p' app.gpu)
 			got=$(awk '$1 == "track" && $4 ~ /^GPU0$/ && $5 == "stream" { want[$2] = 1 }
@@ -230,6 +233,24 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 		# Perfetto groups the streams under their GPU, in their process.
 		pid=$(awk '$3 == "fake-app" { print $1; exit }' app.threads)
 		expect_contains app.perfetto.sum "^group GPU 0 $pid\$"
+
+		# Three threads launching at once: each one's API calls and
+		# waits on tracks under it, none of another thread's.
+		record launchers.data -- "$CUDA_DIR/fake-app" --threads 3
+		export_all launchers.data launchers fake-app
+		for format in $FORMATS; do
+			sum=launchers.$format.sum
+			awk '$1 == "track" && $3 == "lane" { name = $0; sub(/^track [0-9]+ lane /, "", name)
+			     sub(/ #[0-9]+$/, "", name); lane[$2] = name }
+			     $1 == "under" { under[$2] = $3 }
+			     $1 == "callers" && (lane[$2] == "CUDA API" || lane[$2] == "CPU wait") {
+				if (!($2 in under)) { print "track " $2 " (" lane[$2] ") is under no thread"; bad = 1 }
+				else if ($3 != under[$2]) { print "track " $2 " under " under[$2] " has calls of " $3; bad = 1 }
+				else if (lane[$2] == "CUDA API") api[$3] = 1 }
+			     END { for (t in api) n++; if (n < 4) { print n + 0 " threads with CUDA API tracks"; bad = 1 }
+				   exit bad }' "$sum" >launchers.$format.bad ||
+				{ show "$sum"; show launchers.$format.bad; fail "'$sum': API calls not by thread"; }
+		done
 	) || exit 1
 else
 	echo "SKIP (part): the CUDA test doubles are not built"

@@ -14,6 +14,10 @@ way on each:
     process PID NAME
     device NAME                 the metrics of the machine or a GPU (in Chrome
                                 a pseudo process, pid 0xffe00000 and up)
+    under LANE THREAD           a lane track of one thread's calls, under that
+                                thread (Chrome: sorted with it, named after
+                                it: "THREAD TID NAME", summarised as NAME)
+    callers LANE TID,...        per lane track, its slices' origin.tid's
     group NAME PARENT           a group of lane tracks, under the process
                                 PARENT (Perfetto only: "GPU 0")
     grouped LANE GROUP          a lane track in a group (Perfetto only)
@@ -54,6 +58,8 @@ class Summary:
         self.processes = {}              # pid -> name
         self.groups = []
         self.grouped = []                # (lane name, group name)
+        self.under = []                  # (lane key, thread tid)
+        self.callers = collections.defaultdict(set)     # lane key -> origin tids
         self.slices = collections.defaultdict(list)     # tid -> [(start, end)]
         self.args = {}                   # slice name -> its first attributes
         self.sample_times = []
@@ -82,6 +88,10 @@ class Summary:
             print("grouped %s %s" % (lane, group))
         for tid, kind, name in sorted(self.tracks.values()):
             print("track %d %s %s" % (tid, kind, name))
+        for lane, thread in sorted(self.under):
+            print("under %d %d" % (lane, thread))
+        for lane, tids in sorted(self.callers.items()):
+            print("callers %d %s" % (lane, ",".join(str(t) for t in sorted(tids))))
         for tid, spans in sorted(self.slices.items()):
             print("slices %d %d %d" % (tid, len(spans), sum(e - b for b, e in spans)))
         for tid, spans in sorted(self.slices.items()):
@@ -143,7 +153,10 @@ def chrome(text, s):
     assert d.get("displayTimeUnit") == "ns"
     s.meta.update(d.get("metadata", {}))
     names = {}
+    sort = {}
     for e in events:
+        if e["ph"] == "M" and e["name"] == "thread_sort_index":
+            sort[(e["pid"], e["tid"])] = e["args"]["sort_index"]
         if e["ph"] == "M" and e["name"] == "process_name" and e["pid"] >= DEVICE_PID_BASE:
             s.devices.add(e["args"]["name"])
         elif e["ph"] == "M" and e["name"] == "process_name":
@@ -152,8 +165,17 @@ def chrome(text, s):
             names[(e["pid"], e["tid"])] = e["args"]["name"]
     devices = {e["pid"]: e["args"]["name"] for e in events if e["ph"] == "M" and
                e["name"] == "process_name" and e["pid"] >= DEVICE_PID_BASE}
+    # A thread's sort index, unique among threads: its lanes share it.
+    threads = {(pid, sort.get((pid, tid))): tid for pid, tid in names if tid < 0xfff00000}
     for (pid, tid), name in names.items():
         kind = "lane" if tid >= 0xfff00000 else "thread"
+        thread = threads.get((pid, sort.get((pid, tid)))) if kind == "lane" else None
+        if thread is not None:
+            prefix = "%s %d " % (names[(pid, thread)], thread)
+            if not name.startswith(prefix):
+                raise ValueError("lane %r of thread %d is not named after it" % (name, thread))
+            name = name[len(prefix):]
+            s.under.append((tid, thread))
         s.tracks[(pid, tid)] = (tid, kind, name)
 
     def stack(sf):
@@ -200,6 +222,8 @@ def chrome(text, s):
             else:
                 s.slices[e["tid"]].append((ts, ts + dur))
                 s.args.setdefault(e["name"], e.get("args", {}))
+                if e["tid"] >= 0xfff00000 and "origin.tid" in e.get("args", {}):
+                    s.callers[e["tid"]].add(e["args"]["origin.tid"])
         elif ph == "i" and e.get("cat") == "cpu":
             s.seen(ts, ts)
             instants.append(((e["pid"], e["tid"]), ts, e["args"]["cpu"], e.get("sf")))
@@ -314,6 +338,8 @@ def perfetto(data, s):
         elif t["kind"] == "custom" and t["parent"] is not None:
             keys[uuid] = (1 << 32) + uuid
             s.tracks[uuid] = (keys[uuid], "lane", t["name"])
+            if tracks[t["parent"]]["kind"] == "thread":
+                s.under.append((keys[uuid], tracks[t["parent"]]["tid"]))
             if t["parent"] in parents:
                 s.grouped.append((t["name"], tracks[t["parent"]]["name"]))
         else:
@@ -337,6 +363,8 @@ def perfetto(data, s):
             s.seen(start, ts)
             s.slices[keys[uuid]].append((start, ts))
             s.args.setdefault(name, args)
+            if tracks[uuid]["kind"] == "custom" and "origin.tid" in args:
+                s.callers[keys[uuid]].add(args["origin.tid"])
         elif kind == INSTANT:
             s.seen(ts, ts)
             s.instants[keys[uuid]] += 1

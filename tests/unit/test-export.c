@@ -77,8 +77,9 @@ static void test_chrome(void)
 	CHECK(export_count(json, len, "\"ph\":\"s\"") == 2);
 	CHECK(export_count(json, len, "\"ph\":\"f\"") == 2);
 	CHECK(export_count(json, len, "\"origin.tid\":11,\"origin\":\"too_far\"") == 1);
-	/* NVTX ranges: a track per thread. */
-	CHECK(export_count(json, len, "\"args\":{\"name\":\"NVTX worker 11\"}") == 1);
+	/* NVTX ranges: a track per thread, named after it, listed with it (the worker is track 4). */
+	CHECK(export_count(json, len, "\"args\":{\"name\":\"worker 11 NVTX\"}") == 1);
+	CHECK(export_count(json, len, "\"args\":{\"sort_index\":4}") == 2);
 	CHECK(export_count(json, len, "\"name\":\"off-CPU\",\"pid\":10,\"tid\":11,\"cat\":\"off-cpu\","
 			       "\"ts\":0.000,\"dur\":5000.000}") == 1);
 	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 20);
@@ -231,7 +232,7 @@ static void test_clocks_and_order(void)
 	/* uuid, sibling_order_rank the same; the tracks that hold others order them explicitly. */
 	CHECK(export_count(out, len, "\x08\x01\x60\x01\x58\x03") == 1);	/* the recording */
 	CHECK(export_count(out, len, "\x08\x02\x60\x02\x58\x03\x1a") == 1);	/* the process */
-	CHECK(export_count(out, len, "\x08\x03\x60\x03\x22") == 1);		/* its thread */
+	CHECK(export_count(out, len, "\x08\x03\x60\x03\x58\x03\x22") == 1);	/* its thread */
 	CHECK(export_count(out, len, "\x08\x04\x60\x04\x12") == 1);		/* a counter */
 	free(out);
 	model_free(&m);

@@ -131,7 +131,12 @@ static void begin_meta(struct exporter *x, const struct export_track *t, const c
 	json_begin_object(j, "args", JSON_INLINE);
 }
 
-/* "M" events name processes and threads, and keep tracks in the order made. */
+/*
+ * "M" events name processes and threads, and keep tracks in the order made.
+ * A thread's calls are a thread of their own (its off-CPU slices and
+ * instants would not nest with them), sorted with that thread and named
+ * after it, so that viewers that break the tie by name show it first.
+ */
 static void chrome_track(struct exporter *x, const struct export_track *t)
 {
 	const char *what;
@@ -150,11 +155,19 @@ static void chrome_track(struct exporter *x, const struct export_track *t)
 		return;		/* no such thing in the format: GPU lanes have it in their name */
 	}
 	begin_meta(x, t, what, "name");
-	put_name(x, "name", t->name);
+	if (t->thread) {
+		char label[512];
+
+		snprintf(label, sizeof(label), "%s %" PRIu32 " %s", funcs_name(x->f, t->thread->name),
+			 t->thread->tid, funcs_name(x->f, t->name));
+		json_string(doc(x), "name", label);
+	} else {
+		put_name(x, "name", t->name);
+	}
 	json_end(doc(x));
 	json_end(doc(x));
 	begin_meta(x, t, what, "sort_index");
-	json_uint(doc(x), "sort_index", t->id);
+	json_uint(doc(x), "sort_index", t->thread ? t->thread->id : t->id);
 	json_end(doc(x));
 	json_end(doc(x));
 }

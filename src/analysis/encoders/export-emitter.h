@@ -25,7 +25,7 @@ enum export_track_kind {
 	TRACK_PROCESS,
 	TRACK_THREAD,
 	TRACK_GROUP,		/* lanes of one GPU, under their process */
-	TRACK_LANE,		/* spans: a lane, or a part of one (an NVTX thread, an overlap) */
+	TRACK_LANE,		/* spans: a lane, or a part of one (a thread's calls, an overlap) */
 	TRACK_COUNTER,
 	TRACK_DEVICE,		/* the machine's or a GPU's metrics: a pseudo process, pid its own */
 };
@@ -37,6 +37,8 @@ struct export_track {
 	uint32_t pid, tid;	/* process and thread; lanes: a synthetic tid of their own */
 	uint32_t name;
 	uint32_t unit;		/* counters: the values' unit, 0 for a plain count */
+	/* A lane's row of one thread's calls (parent: that thread's track): the thread. */
+	const struct export_track *thread;
 };
 
 /* An attribute of an event: a number (value / 10^decimals), or a text when str is set. */

@@ -10,7 +10,8 @@
  *                       the recording read its clocks; the packets' times
  *                       are on the trace's default clock (BOOTTIME)
  *   TrackDescriptor     a process (ProcessDescriptor), a thread
- *                       (ThreadDescriptor), a group, a lane or the machine's
+ *                       (ThreadDescriptor), a group, a lane (under its
+ *                       process, GPU or calling thread) or the machine's
  *                       or a GPU's metrics (a name, and parent_uuid), a
  *                       counter (CounterDescriptor: a count, or its unit);
  *                       each ranked among its siblings by its uuid, the
@@ -250,8 +251,8 @@ static void perfetto_track(struct exporter *x, const struct export_track *t)
 	pb_varint(&p->packet, DESC_UUID, t->id);
 	/* In the order made, as the Chrome JSON's sort indexes. */
 	pb_varint(&p->packet, DESC_SIBLING_ORDER_RANK, t->id);
-	if (t->kind == TRACK_GLOBAL || t->kind == TRACK_PROCESS || t->kind == TRACK_GROUP ||
-	    t->kind == TRACK_DEVICE)
+	if (t->kind == TRACK_GLOBAL || t->kind == TRACK_PROCESS || t->kind == TRACK_THREAD ||
+	    t->kind == TRACK_GROUP || t->kind == TRACK_DEVICE)
 		pb_varint(&p->packet, DESC_CHILD_ORDERING, ORDERING_EXPLICIT);
 	switch (t->kind) {
 	case TRACK_PROCESS:

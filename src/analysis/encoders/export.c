@@ -16,9 +16,12 @@
  *   samples again.
  *
  * A lane's spans nest as slices must (a slice that starts inside another
- * ends inside it): an NVTX lane gets a track per thread whose ranges it
- * holds, and a span that would overlap without nesting goes to the next
- * track of its lane ("NAME #2") that takes it.
+ * ends inside it). The CUDA API, CPU wait and NVTX lanes hold calls made
+ * by threads: each exported thread's go on tracks of the lane under that
+ * thread's track, as Nsight Systems and Kineto show them; only those whose
+ * thread is not exported stay on the process's. A span that would overlap
+ * without nesting goes to the next track of its part ("NAME #2") that
+ * takes it.
  */
 #include "analysis/encoders/export-emitter.h"
 #include "analysis/views/metrics.h"
@@ -331,7 +334,7 @@ static void walk_offcpu(struct walk *w)
 
 /* One selected span of a lane, with what orders it. */
 struct lane_span {
-	uint32_t part;		/* NVTX lanes: the origin tid; else 0 */
+	uint32_t part;		/* a thread's calls: the origin tid; else 0 */
 	uint32_t span;		/* index in m->t.spans */
 	uint64_t start, end;
 };
@@ -360,7 +363,7 @@ struct lane_walk {
 	uint32_t lane;
 	uint32_t parent;	/* the process's or GPU's track */
 	uint32_t category;	/* the lane's kind */
-	bool nvtx;
+	bool by_thread;		/* calls made by threads: CUDA API, CPU wait, NVTX */
 	VEC(struct lane_track) rows;	/* of the current part */
 };
 
@@ -388,28 +391,29 @@ static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const 
 	return t.id;
 }
 
-/* Names the r-th track of part of a lane and gives it a tid of its own. */
+/*
+ * Names the r-th track of part of a lane and gives it a tid of its own:
+ * a thread's calls under that thread's track, the rest under the lane's
+ * process or GPU.
+ */
 static void make_row_track(struct walk *w, struct lane_walk *lw, uint32_t part, size_t r)
 {
 	const struct model *m = w->x.m;
 	const struct tr_lane *lane = &m->t.lanes.v[lw->lane - 1];
 	struct export_track *t = &lw->rows.v[r].track;
 	const char *name = model_str(m, lane->name);
-	const struct export_track *origin = part ? thread_track(w, part) : NULL;
+	const struct export_track *thread = part ? thread_track(w, part) : NULL;
 	char label[512];
-	int len;
 
 	if (!name || !*name)
 		name = "-";
-	if (part)
-		len = snprintf(label, sizeof(label), "%s %s %" PRIu32, name,
-			       origin ? funcs_name(w->x.f, origin->name) : "thread", part);
+	if (r)
+		snprintf(label, sizeof(label), "%s #%zu", name, r + 1);
 	else
-		len = snprintf(label, sizeof(label), "%s", name);
-	if (r && len >= 0 && (size_t)len < sizeof(label))
-		snprintf(label + len, sizeof(label) - (size_t)len, " #%zu", r + 1);
-	new_track(w, t, TRACK_LANE, lw->parent, name_id(w, label));
+		snprintf(label, sizeof(label), "%s", name);
+	new_track(w, t, TRACK_LANE, thread ? thread->id : lw->parent, name_id(w, label));
 	t->pid = lane->pid;
+	t->thread = thread;
 	/* The lane's own tid (what threads lists) for its first track. */
 	if (!part && !r)
 		t->tid = TR_SYNTHETIC_TID_BASE + lw->lane - 1;
@@ -537,7 +541,8 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 	enum model_lane_class class = model_lane_class(m, lane);
 	struct lane_walk lw = {
 		.lane = lane,
-		.nvtx = class == MODEL_LANE_NVTX,
+		.by_thread = class == MODEL_LANE_CUDA_API || class == MODEL_LANE_CUDA_WAIT ||
+			     class == MODEL_LANE_NVTX,
 	};
 	uint32_t process = process_track(w, l->pid), gpu = 0;
 	const char *kind = model_str(m, l->kind);
@@ -548,9 +553,12 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 	if (class == MODEL_LANE_CUDA_STREAM || class == MODEL_LANE_CUDA_PC)
 		gpu = gpu_track(w, l->pid, process, model_str(m, l->name));
 	lw.parent = gpu ? gpu : process;
+	/* A call's thread is its origin's: the span ran on the thread that made it. */
 	for (size_t i = 0; i < n; i++) {
-		if (lw.nvtx)
-			spans[i].part = m->t.spans.v[spans[i].span].origin_tid;
+		uint32_t tid = m->t.spans.v[spans[i].span].origin_tid;
+
+		if (lw.by_thread && thread_track(w, tid))
+			spans[i].part = tid;
 	}
 	qsort(spans, n, sizeof(*spans), cmp_lane_spans);
 	for (size_t i = 0; i < n; i++) {
