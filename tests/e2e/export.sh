@@ -192,7 +192,8 @@ if [ -x "$WORKLOADS/lanes" ]; then
 fi
 
 # The CUDA test doubles: stream lanes under their GPU, kernels with their
-# launch configuration, NVTX ranges nested, each launch a flow.
+# launch configuration, NVTX ranges nested, each launch a flow from its
+# API call.
 if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tests/cuda/fake-app" ]; then
 	(
 		. "$SRCDIR/tests/cuda/lib.sh"
@@ -211,6 +212,11 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 			expect_contains "$sum" "^args \\[CUDA memcpy DtoD\\] GB/s=${gbps:-none}(\\.0)?,bytes=4000000,.*copy\\.kind=DtoD,"
 			expect_contains "$sum" '^args \[CUDA memcpy HtoD\] .*copy\.kind=HtoD,'
 			expect_contains "$sum" '^args cuLaunchKernel api\.domain=driver,'
+			# Each launch's flow starts in the API call that queued it,
+			# at the kernel's start minus its queue delay.
+			expect_contains "$sum" '^queue-flows api [1-9]'
+			expect_contains "$sum" '^queue-flows bad 0$'
+			expect_contains "$sum" '^queue-flows thread 0$'
 			expect_contains "$sum" '^args epoch nvtx\.depth=0,nvtx\.kind=push-pop,'
 			expect_contains "$sum" '^args checkpoint nvtx\.kind=start-end,'
 			# epoch holds the two steps.

@@ -29,6 +29,12 @@ way on each:
                                 "samples" array, which speedscope and catapult
                                 read; the instants must be the same samples)
     flows COUNT                 flows whose two ends are both in the trace
+    queue-flows FROM COUNT      flows to slices with a queue delay, by where
+                                they start: "api" in a cuda-api slice that
+                                holds the origin (the slice's start minus
+                                its queue.delay.ns; Chrome: the "s" at it),
+                                "thread" at an origin instant there, "bad"
+                                elsewhere or from nowhere
     counter NAME VALUE          the recording's own counters
     series NAME UNIT COUNT MIN MAX OWNER   a metric's counter track: its
                                 values in UNIT ("-" for a count), under its
@@ -67,6 +73,8 @@ class Summary:
         self.samples = collections.Counter()
         self.flow_out = set()
         self.flow_in = set()
+        self.flow_from = {}              # id -> (category, start, end, "s" time or None)
+        self.flow_to = {}                # id -> (start, args) of the slice it ends at
         self.counters = {}
         self.devices = set()
         self.series = collections.defaultdict(list)    # (name, unit, owner) -> values
@@ -103,6 +111,12 @@ class Summary:
         for tid, n in sorted(self.samples.items()):
             print("samples %d %d" % (tid, n))
         print("flows %d" % len(self.flow_out & self.flow_in))
+        queued = collections.Counter({"api": 0, "thread": 0, "bad": 0})
+        for flow, (start, args) in self.flow_to.items():
+            if "queue.delay.ns" in args:
+                queued[queued_from(self.flow_from.get(flow), start - args["queue.delay.ns"])] += 1
+        for where, n in sorted(queued.items()):
+            print("queue-flows %s %d" % (where, n))
         for name, value in sorted(self.counters.items()):
             print("counter %s %d" % (name, value))
         for name in sorted(self.devices):
@@ -124,6 +138,21 @@ class Summary:
             print("window-samples %d" % sum(lo <= t < hi for t in self.sample_times))
         for stack, n in sorted(self.folded.items()):
             print("folded %s %d" % (stack, n))
+
+
+def queued_from(start, origin):
+    """Where a flow to work queued at origin starts: its start's category,
+    times and "s" time."""
+    if start is None:
+        return "bad"
+    category, begin, end, at = start
+    if at is not None and at != origin:
+        return "bad"
+    if category == "cuda-api" and begin <= origin < end:
+        return "api"
+    if category == "origin" and begin == end == origin:
+        return "thread"
+    return "bad"
 
 
 def depth(spans):
@@ -208,6 +237,9 @@ def chrome(text, s):
         thread = names.get(key, ":%d" % e["tid"])
         s.folded[";".join([thread] + (frames_ or [e["name"]]))] += 1
     instants = []
+    xs = collections.defaultdict(list)    # (pid, tid) -> [(start, end, category)]
+    starts = []                           # the "s" events: (id, pid, tid, ts)
+    last_x = None
 
     for e in events:
         ph = e["ph"]
@@ -217,6 +249,8 @@ def chrome(text, s):
         if ph == "X":
             dur = ns(e["dur"])
             s.seen(ts, ts + dur)
+            xs[(e["pid"], e["tid"])].append((ts, ts + dur, e.get("cat")))
+            last_x = (ts, e.get("args", {}))
             if e.get("cat") == "origin":
                 s.instants[e["tid"]] += 1
             else:
@@ -232,8 +266,10 @@ def chrome(text, s):
             s.instants[e["tid"]] += 1
         elif ph == "s":
             s.flow_out.add(e["id"])
+            starts.append((e["id"], e["pid"], e["tid"], ts))
         elif ph == "f":
             s.flow_in.add(e["id"])
+            s.flow_to[e["id"]] = last_x
         elif ph == "C" and e["pid"] == 0:
             s.counters[e["name"]] = e["args"]["value"]
         elif ph == "C":
@@ -242,6 +278,12 @@ def chrome(text, s):
             s.series[(e["name"], "-" if unit == "value" else unit, owner)].append(value)
         else:
             raise ValueError("unexpected event phase %r" % ph)
+    # An "s" binds to the innermost slice of its thread around it.
+    for flow, pid, tid, ts in starts:
+        around = [x for x in xs[(pid, tid)] if x[0] <= ts and (ts < x[1] or x[0] == x[1] == ts)]
+        if around:
+            begin, end, category = max(around, key=lambda x: (x[0], -x[1]))
+            s.flow_from[flow] = (category, begin, end, ts)
     if instants != profile:
         raise ValueError("the samples array (%d) is not the samples' instants (%d)" %
                          (len(profile), len(instants)))
@@ -349,23 +391,28 @@ def perfetto(data, s):
     # The reader orders events by time, keeping file order among equal times.
     events.sort(key=lambda e: (e[0], e[1]))
     open_slices = collections.defaultdict(list)
-    for ts, _, ev, (name, args) in events:
+    for ts, _, ev, (name, args, category) in events:
         uuid, kind = ev.one(11), ev.one(9)
         for flow in ev.all(47):
             s.flow_out.add(flow)
         for flow in ev.all(48):
             s.flow_in.add(flow)
+            s.flow_to[flow] = (ts, args)
         if kind == BEGIN:
-            open_slices[uuid].append((ts, name, args))
+            open_slices[uuid].append((ts, name, args, category, ev.all(47)))
         elif kind == END:
             assert open_slices[uuid], "a slice end with no begin on track %d" % uuid
-            start, name, args = open_slices[uuid].pop()
+            start, name, args, category, flows = open_slices[uuid].pop()
+            for flow in flows:
+                s.flow_from[flow] = (category, start, ts, None)
             s.seen(start, ts)
             s.slices[keys[uuid]].append((start, ts))
             s.args.setdefault(name, args)
             if tracks[uuid]["kind"] == "custom" and "origin.tid" in args:
                 s.callers[keys[uuid]].add(args["origin.tid"])
         elif kind == INSTANT:
+            for flow in ev.all(47):
+                s.flow_from[flow] = (category, ts, ts, None)
             s.seen(ts, ts)
             s.instants[keys[uuid]] += 1
             if name == "recording":
@@ -395,11 +442,12 @@ def perfetto(data, s):
 
 
 def resolve(ev, interned):
-    """A TrackEvent's name and attributes, through the interned data as it
-    stands when the event is read."""
+    """A TrackEvent's name, attributes and (last) category, through the
+    interned data as it stands when the event is read."""
     name = interned[2][ev.one(10)].text(2) if ev.has(10) else None
+    category = None
     for iid in ev.all(3):
-        interned[1][iid].text(2)
+        category = interned[1][iid].text(2)
     args = {}
     for a in ev.subs(4):
         key = interned[3][a.one(1)].text(2)
@@ -409,7 +457,7 @@ def resolve(ev, interned):
             args[key] = pftrace.double(a.one(5))
         else:
             args[key] = a.one(3)
-    return name, args
+    return name, args, category
 
 
 def stack(iid, interned):

@@ -10,6 +10,7 @@
 #include "analysis/encoders/export.h"
 #include "analysis/passes/passes.h"
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 #include "exports.h"
 #include "synth.h"
 #include "test.h"
@@ -70,7 +71,7 @@ static void test_chrome(void)
 	/* The occupancy limiter by its name, as report --gpu prints it. */
 	CHECK(export_count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
 			       "\"occupancy.limiter\":\"registers\","
-			       "\"origin.tid\":10,\"origin\":\"linked\"}") == 1);
+			       "\"origin.tid\":10,\"origin\":\"linked\",\"queue.delay.ns\":100000}") == 1);
 	/* c's origin names a thread the recording never saw: an attribute, no flow. */
 	CHECK(export_count(json, len, "\"origin.tid\":12345,\"origin\":\"no_thread\"") == 1);
 	/* a and the main thread's range; the worker's range began too far from its samples. */
@@ -238,11 +239,69 @@ static void test_clocks_and_order(void)
 	model_free(&m);
 }
 
+/*
+ * Launches from the main thread: cudaLaunchKernel holds cuLaunchKernel;
+ * k1 queued inside both, k2 after cuLaunchKernel returned, k3 in no call.
+ */
+static void make_launch_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_loc = synth_loc(&s, dso, 0x1000, "main");
+	uint32_t api, stream;
+
+	synth_comm(&s, PID, PID, "app");
+	synth_samples(&s, PID, PID, synth_stack(&s, &main_loc, 1), 10);
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	synth_span_from(&s, api, "cudaLaunchKernel", SYNTH_T0 + 10 * US, 50 * US, PID,
+			SYNTH_T0 + 10 * US);
+	synth_span_from(&s, api, "cuLaunchKernel", SYNTH_T0 + 12 * US, 5 * US, PID,
+			SYNTH_T0 + 12 * US);
+	stream = synth_lane(&s, PID, "GPU0 stream 7");
+	synth_span_from(&s, stream, "k1", SYNTH_T0 + 100 * US, 10 * US, PID, SYNTH_T0 + 14 * US);
+	synth_span_from(&s, stream, "k2", SYNTH_T0 + 200 * US, 10 * US, PID, SYNTH_T0 + 40 * US);
+	synth_span_from(&s, stream, "k3", SYNTH_T0 + 400 * US, 10 * US, PID, SYNTH_T0 + 300 * US);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+static void test_launch_flows(void)
+{
+	struct model m;
+	size_t len;
+	char *json, *pb;
+
+	make_launch_model(&m);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	/* k1's flow starts in cuLaunchKernel, the innermost call; k2's in cudaLaunchKernel. */
+	CHECK(export_count(json, len, "\"name\":\"cuLaunchKernel\",\"pid\":10,\"tid\":4293918720,"
+			       "\"cat\":\"cuda-api\",\"ts\":12.000,\"dur\":5.000,") == 1);
+	CHECK(export_count(json, len, "{\"ph\":\"s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":3,"
+			       "\"pid\":10,\"tid\":4293918720,\"ts\":14.000}") == 1);
+	CHECK(export_count(json, len, "{\"ph\":\"s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":4,"
+			       "\"pid\":10,\"tid\":4293918720,\"ts\":40.000}") == 1);
+	/* k3 from an instant on the thread, as no call holds its origin. */
+	CHECK(export_count(json, len, "\"name\":\"k3\",\"pid\":10,\"tid\":10,\"cat\":\"origin\"") == 1);
+	CHECK(export_count(json, len, "\"cat\":\"origin\"") == 3);	/* k3's, and the two calls' */
+	/* Each kernel's queue delay: its start minus its origin. */
+	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":86000}") == 1);
+	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":160000}") == 1);
+	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":100000}") == 1);
+	CHECK(export_count(json, len, "queue.delay.ns") == 3);	/* not on the API calls */
+	free(json);
+	/* Perfetto: the flow ids on the calls' slices, none on an instant but k3's and theirs. */
+	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
+	CHECK(export_count(pb, len, "queue.delay.ns") == 1);	/* interned once */
+	free(pb);
+	model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_chrome);
 	RUN(test_window_and_filter);
 	RUN(test_perfetto);
+	RUN(test_launch_flows);
 	RUN(test_metric_intervals);
 	RUN(test_clocks_and_order);
 	return test_summary();

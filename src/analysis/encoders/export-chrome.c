@@ -8,11 +8,12 @@
  *
  * Processes and threads (lanes too, as threads of their process) are
  * named by "M" events; slices are "X" events, instants "i"; a flow is an
- * "s" event on a zero-length "X" at the origin and an "f" bound to the
- * enclosing span; counters are "C" events, their one value keyed by its
- * unit ("value" for a count), the machine's and each GPU's metrics those
- * of a pseudo process of their own. A CPU sample is an instant on
- * its thread, named after its leaf function, whose "sf" names its stack
+ * "s" event at the origin, bound to the slice around it (the API call's,
+ * or a zero-length "X" on the thread when no call holds it), and an "f"
+ * bound to the enclosing span; counters are "C" events, their one value
+ * keyed by its unit ("value" for a count), the machine's and each GPU's
+ * metrics those of a pseudo process of their own. A CPU sample is an
+ * instant on its thread, named after its leaf function, whose "sf" names its stack
  * in "stackFrames" (frame "name" and "category": function and dso, then
  * "parent"); and again an entry of "samples" (pid, tid, ts, cpu, name,
  * sf), in the order taken. Speedscope and catapult build their
@@ -181,16 +182,17 @@ static void chrome_slice(struct exporter *x, const struct export_event *e)
 	if (e->nargs)
 		put_args(x, e->args, e->nargs);
 	json_end(doc(x));
+	for (size_t i = 0; i < e->nflows_out; i++)
+		put_flow(x, "s", e->flows_out[i].id, e->track, e->flows_out[i].ts);
 	if (e->flow_in)
 		put_flow(x, "f", e->flow_in, e->track, e->ts);
 }
 
-/* A flow's start is a zero-length slice, for the "s" to bind to. */
+/* An instant a flow starts at is a zero-length slice, for the "s" to bind to. */
 static void chrome_instant(struct exporter *x, const struct export_event *e)
 {
-	if (e->flow_out) {
+	if (e->nflows_out) {
 		chrome_slice(x, e);
-		put_flow(x, "s", e->flow_out, e->track, e->ts);
 		return;
 	}
 	begin_event(x, "i", e->name, e->track);

@@ -49,6 +49,12 @@ struct export_arg {
 	const char *str;
 };
 
+/* A flow that starts at an event: its id, and a time inside the event (the origin). */
+struct export_flow {
+	uint64_t id;
+	uint64_t ts;
+};
+
 struct export_event {
 	const struct export_track *track;
 	uint64_t ts, dur;	/* dur 0 for an instant */
@@ -56,8 +62,9 @@ struct export_event {
 	uint32_t category;
 	const struct export_arg *args;
 	size_t nargs;
-	uint64_t flow_out;	/* a flow starts here: its id, 0 for none */
-	uint64_t flow_in;	/* a flow ends here */
+	const struct export_flow *flows_out;	/* flows that start here */
+	size_t nflows_out;
+	uint64_t flow_in;	/* a flow ends here: its id, 0 for none */
 };
 
 struct exporter;
@@ -108,6 +115,26 @@ extern const struct export_emitter export_perfetto;
  */
 int export_pprof(FILE *out, struct funcs *f, const struct export_opts *o, uint64_t from,
 		 uint64_t to);
+
+/*
+ * The API call whose slice each exported kernel, copy or memset's flow
+ * starts at (export-launch.c), by span index: call[span] the call's span
+ * + 1, 0 none; a call's work is launched[first[call] .. first[call + 1]).
+ */
+struct export_launches {
+	uint32_t *call;
+	uint32_t *first;
+	uint32_t *launched;
+};
+
+/*
+ * Finds them among the exported spans (indexes in m->t.spans), for work
+ * whose origin linked (outcome by span index) in the window [from, to).
+ */
+void export_launches_find(struct export_launches *l, const struct model *m,
+			  const uint8_t *outcome, const uint32_t *spans, size_t n,
+			  uint64_t from, uint64_t to);
+void export_launches_free(struct export_launches *l);
 
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);

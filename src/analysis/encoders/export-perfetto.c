@@ -331,8 +331,8 @@ static void put_event(struct exporter *x, const struct export_event *e)
 			pb_varint(b, ANNOTATION_UINT, e->args[i].value);
 		pb_end(b, at);
 	}
-	if (e->flow_out)
-		pb_fixed64(b, EVENT_FLOW_IDS, e->flow_out);
+	for (size_t i = 0; i < e->nflows_out; i++)
+		pb_fixed64(b, EVENT_FLOW_IDS, e->flows_out[i].id);
 	if (e->flow_in)
 		pb_fixed64(b, EVENT_TERMINATING_FLOW_IDS, e->flow_in);
 }

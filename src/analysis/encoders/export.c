@@ -11,7 +11,9 @@
  *   its interval;
  *   their off-CPU intervals;
  *   lane by lane, the spans in time order on tracks of their lane, each
- *   linked origin an instant on its thread with a flow to its span;
+ *   linked origin a flow to its span: from the CUDA API call that queued
+ *   the kernel, copy or memset (export-launch.c), else from an instant on
+ *   its thread; the work's queue delay, start - origin, an argument;
  *   the CPU samples; for a format that lists them apart too, the same
  *   samples again.
  *
@@ -41,6 +43,7 @@
 #define OFFCPU_NAME "off-CPU"
 #define GBPS_NAME "GB/s"
 #define RECORDING_NAME "recording"
+#define QUEUE_DELAY_NAME "queue.delay.ns"
 /*
  * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
  * processes, DEVICE_PIDS_PER_RANK more for each rank index: room for
@@ -76,6 +79,9 @@ struct walk {
 	uint32_t bytes_key;		/* the string id of bytes, 0 none */
 	uint32_t gbps_name;		/* names id of a copy's GB/s, 0 not made yet */
 	uint32_t cat_offcpu, cat_origin, cat_meta;
+	uint32_t queue_key;		/* names id of the queue delay, 0 not made yet */
+	struct export_launches launches;
+	VEC(struct export_flow) flows;
 };
 
 static uint32_t name_id(struct walk *w, const char *s)
@@ -498,6 +504,30 @@ static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 						   .value = sp->origin_tid };
 	*VEC_PUSH(&w->args) = (struct export_arg){ .key = name_id(w, "origin"),
 						   .str = origin_outcome_name(outcome) };
+	/* How long the GPU work waited after it was queued. */
+	if (outcome != ORIGIN_LINKED || sp->start < sp->origin_ts ||
+	    model_lane_class(m, sp->lane) != MODEL_LANE_CUDA_STREAM)
+		return;
+	if (!w->queue_key)
+		w->queue_key = name_id(w, QUEUE_DELAY_NAME);
+	*VEC_PUSH(&w->args) = (struct export_arg){ .key = w->queue_key,
+						   .value = sp->start - sp->origin_ts };
+}
+
+/* The flows that start at span's slice: to the work its API call queued. */
+static void launch_flows(struct walk *w, size_t span)
+{
+	const struct export_launches *l = &w->launches;
+
+	w->flows.len = 0;
+	for (uint32_t i = l->first[span]; i < l->first[span + 1]; i++) {
+		uint32_t work = l->launched[i];
+
+		*VEC_PUSH(&w->flows) = (struct export_flow){
+			.id = (uint64_t)work + 1,
+			.ts = w->x.m->t.spans.v[work].origin_ts - w->zero,
+		};
+	}
 }
 
 static void emit_span(struct walk *w, struct lane_walk *lw, const struct lane_span *s)
@@ -513,24 +543,31 @@ static void emit_span(struct walk *w, struct lane_walk *lw, const struct lane_sp
 		.category = lw->category,
 	};
 
-	if (outcome == ORIGIN_LINKED && in_window(w, sp->origin_ts, 0))
+	if (w->launches.call[s->span])
+		ev.flow_in = s->span + 1;
+	else if (outcome == ORIGIN_LINKED && in_window(w, sp->origin_ts, 0))
 		origin = thread_track(w, sp->origin_tid);
 	ev.track = place(w, lw, s);
 	span_args(w, s->span, outcome);
 	ev.args = w->args.v;
 	ev.nargs = w->args.len;
 	if (origin) {
+		const struct export_flow flow = { .id = s->span + 1, .ts = sp->origin_ts - w->zero };
 		struct export_event from = {
 			.track = origin,
-			.ts = sp->origin_ts - w->zero,
+			.ts = flow.ts,
 			.name = ev.name,
 			.category = w->cat_origin,
-			.flow_out = s->span + 1,
+			.flows_out = &flow,
+			.nflows_out = 1,
 		};
 
 		w->e->instant(&w->x, &from);
-		ev.flow_in = from.flow_out;
+		ev.flow_in = flow.id;
 	}
+	launch_flows(w, s->span);
+	ev.flows_out = w->flows.v;
+	ev.nflows_out = w->flows.len;
 	w->e->slice(&w->x, &ev);
 }
 
@@ -593,6 +630,7 @@ static void walk_lanes(struct walk *w)
 	size_t nlanes = m->t.lanes.len, *at = xcalloc(nlanes + 2, sizeof(*at));
 	bool *selected = filter_lanes(w->x.f, w->o->filter);
 	struct lane_span *spans;
+	uint32_t *ids;
 
 	/* By lane: counted into at[lane + 1], so that the prefix sum leaves at[lane] as its start. */
 	for (size_t i = 0; i < m->t.spans.len; i++)
@@ -611,10 +649,18 @@ static void walk_lanes(struct walk *w)
 				.end = sp->start + sp->dur,
 			};
 	}
+	ids = xmalloc((at[nlanes + 1] + 1) * sizeof(*ids));
+	for (size_t i = 0; i < at[nlanes + 1]; i++)
+		ids[i] = spans[i].span;
+	export_launches_find(&w->launches, m, w->o->links->outcome, ids, at[nlanes + 1], w->from,
+			     w->to);
+	free(ids);
 	/* The fill moved each at[lane] to its end: lane's spans are at[lane - 1] .. at[lane]. */
 	for (uint32_t lane = 1; lane <= nlanes; lane++)
 		if (at[lane] > at[lane - 1])
 			walk_lane(w, lane, spans + at[lane - 1], at[lane] - at[lane - 1]);
+	export_launches_free(&w->launches);
+	VEC_FREE(&w->flows);
 	free(spans);
 	free(selected);
 	free(at);

@@ -1,0 +1,138 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which CUDA API call queued each kernel, copy and memset, so that the
+ * export's flow starts at that call's slice: the API span of the origin
+ * thread (an API span's origin is its calling thread) whose time holds
+ * the work's origin_ts, the innermost when calls nest (cuLaunchKernel in
+ * cudaLaunchKernel). The calls are sorted once by thread and start; a
+ * thread's calls nest, so each origin is a binary search, then a climb
+ * through the calls around the one found.
+ */
+#include "analysis/encoders/export-emitter.h"
+
+#include <stdlib.h>
+
+#include "util/xalloc.h"
+
+/* An exported API call, in order of pid, calling thread, then outermost first. */
+struct api_call {
+	uint32_t pid, tid;
+	uint64_t start, end;
+	uint32_t span;
+	uint32_t parent;	/* the call it nests in, + 1; 0 none */
+};
+
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct api_call *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return (a->span > b->span) - (a->span < b->span);
+}
+
+/* Each call's parent: the innermost earlier call of its thread still open at its start. */
+static void link_parents(struct api_call *c, size_t n)
+{
+	uint32_t *open = xmalloc((n + 1) * sizeof(*open));
+	size_t depth = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (i && (c[i].pid != c[i - 1].pid || c[i].tid != c[i - 1].tid))
+			depth = 0;
+		while (depth && c[open[depth - 1]].end <= c[i].start)
+			depth--;
+		c[i].parent = depth ? open[depth - 1] + 1 : 0;
+		open[depth++] = (uint32_t)i;
+	}
+	free(open);
+}
+
+/* The innermost call of pid's thread tid whose time holds ts; NULL none. */
+static const struct api_call *call_at(const struct api_call *c, size_t n, uint32_t pid,
+				      uint32_t tid, uint64_t ts)
+{
+	const struct api_call key = { .pid = pid, .tid = tid, .start = ts, .end = 0,
+				      .span = UINT32_MAX };
+	size_t lo = 0, hi = n;
+
+	/* The first call after key: the one before it started at ts or earlier. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (cmp_calls(&c[mid], &key) <= 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || c[lo - 1].pid != pid || c[lo - 1].tid != tid)
+		return NULL;
+	for (const struct api_call *k = &c[lo - 1];; k = &c[k->parent - 1]) {
+		if (ts < k->end)
+			return k;
+		if (!k->parent)
+			return NULL;
+	}
+}
+
+void export_launches_find(struct export_launches *l, const struct model *m,
+			  const uint8_t *outcome, const uint32_t *spans, size_t n,
+			  uint64_t from, uint64_t to)
+{
+	size_t ncalls = 0, nspans = m->t.spans.len;
+	struct api_call *calls = xmalloc((n + 1) * sizeof(*calls));
+
+	l->call = xcalloc(nspans + 1, sizeof(*l->call));
+	l->first = xcalloc(nspans + 2, sizeof(*l->first));
+	for (size_t i = 0; i < n; i++) {
+		const struct tr_span *sp = &m->t.spans.v[spans[i]];
+
+		if (model_lane_class(m, sp->lane) == MODEL_LANE_CUDA_API &&
+		    outcome[spans[i]] != ORIGIN_NONE)
+			calls[ncalls++] = (struct api_call){
+				.pid = m->t.lanes.v[sp->lane - 1].pid,
+				.tid = sp->origin_tid,
+				.start = sp->start,
+				.end = sp->start + sp->dur,
+				.span = spans[i],
+			};
+	}
+	qsort(calls, ncalls, sizeof(*calls), cmp_calls);
+	link_parents(calls, ncalls);
+	/* Counted into first[call + 2], so that the prefix sum leaves first[call + 1] its start. */
+	for (size_t i = 0; i < n; i++) {
+		const struct tr_span *sp = &m->t.spans.v[spans[i]];
+		const struct api_call *c;
+
+		if (model_lane_class(m, sp->lane) != MODEL_LANE_CUDA_STREAM ||
+		    outcome[spans[i]] != ORIGIN_LINKED || sp->origin_ts < from || sp->origin_ts >= to)
+			continue;
+		c = call_at(calls, ncalls, m->t.lanes.v[sp->lane - 1].pid, sp->origin_tid,
+			    sp->origin_ts);
+		if (!c)
+			continue;
+		l->call[spans[i]] = c->span + 1;
+		l->first[c->span + 2]++;
+	}
+	free(calls);
+	for (size_t s = 1; s <= nspans + 1; s++)
+		l->first[s] += l->first[s - 1];
+	l->launched = xmalloc((l->first[nspans + 1] + 1) * sizeof(*l->launched));
+	/* The fill moves each first[call + 1] to its end, which is first[call + 2]'s start. */
+	for (size_t i = 0; i < n; i++)
+		if (l->call[spans[i]])
+			l->launched[l->first[l->call[spans[i]]]++] = spans[i];
+}
+
+void export_launches_free(struct export_launches *l)
+{
+	free(l->call);
+	free(l->first);
+	free(l->launched);
+}
