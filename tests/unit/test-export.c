@@ -273,13 +273,16 @@ static void test_launch_flows(void)
 
 	make_launch_model(&m);
 	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
-	/* k1's flow starts in cuLaunchKernel, the innermost call; k2's in cudaLaunchKernel. */
-	CHECK(export_count(json, len, "\"name\":\"cuLaunchKernel\",\"pid\":10,\"tid\":4293918720,"
+	/*
+	 * k1's flow starts in cuLaunchKernel, the innermost call; k2's in
+	 * cudaLaunchKernel; both on the calls' row under the main thread.
+	 */
+	CHECK(export_count(json, len, "\"name\":\"cuLaunchKernel\",\"pid\":10,\"tid\":4293918722,"
 			       "\"cat\":\"cuda-api\",\"ts\":12.000,\"dur\":5.000,") == 1);
 	CHECK(export_count(json, len, "{\"ph\":\"s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":3,"
-			       "\"pid\":10,\"tid\":4293918720,\"ts\":14.000}") == 1);
+			       "\"pid\":10,\"tid\":4293918722,\"ts\":14.000}") == 1);
 	CHECK(export_count(json, len, "{\"ph\":\"s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":4,"
-			       "\"pid\":10,\"tid\":4293918720,\"ts\":40.000}") == 1);
+			       "\"pid\":10,\"tid\":4293918722,\"ts\":40.000}") == 1);
 	/* k3 from an instant on the thread, as no call holds its origin. */
 	CHECK(export_count(json, len, "\"name\":\"k3\",\"pid\":10,\"tid\":10,\"cat\":\"origin\"") == 1);
 	CHECK(export_count(json, len, "\"cat\":\"origin\"") == 3);	/* k3's, and the two calls' */
