@@ -29,6 +29,8 @@
 #define CUDA_ATTR_OCCUPANCY_LIMITER "occupancy.limiter"	/* enum cuda_occupancy_limiter */
 #define CUDA_ATTR_OCCUPANCY_BLOCKS_PER_SM "occupancy.blocks-per-sm"
 #define CUDA_ATTR_COPY_KIND "copy.kind"	/* enum cuda_copy_kind (contract/spans.h) */
+#define CUDA_ATTR_COPY_SRC "copy.src"	/* enum cuda_memory_kind: what a copy reads */
+#define CUDA_ATTR_COPY_DST "copy.dst"	/* enum cuda_memory_kind: what it writes */
 #define CUDA_ATTR_BYTES "bytes"
 #define CUDA_ATTR_VALUE "value"
 #define CUDA_ATTR_SRC_DEVICE "src.device"
@@ -64,11 +66,25 @@ extern const char *const cuda_occupancy_limiter_names[CUDA_OCC_LIMITERS];
 /* Values of CUDA_ATTR_API_DOMAIN: which API a call was of (recordings hold the numbers). */
 enum cuda_api_domain { CUDA_API_UNKNOWN, CUDA_API_RUNTIME, CUDA_API_DRIVER, CUDA_API_DOMAINS };
 
+/* Values of CUDA_ATTR_COPY_SRC and _DST: CUPTI's CUpti_ActivityMemoryKind. */
+enum cuda_memory_kind {
+	CUDA_MEMORY_UNKNOWN,
+	CUDA_MEMORY_PAGEABLE,
+	CUDA_MEMORY_PINNED,
+	CUDA_MEMORY_DEVICE,
+	CUDA_MEMORY_ARRAY,
+	CUDA_MEMORY_MANAGED,
+	CUDA_MEMORY_DEVICE_STATIC,
+	CUDA_MEMORY_MANAGED_STATIC,
+	CUDA_MEMORY_KINDS
+};
+
 /* Values of NVTX_ATTR_KIND: how a range was opened and closed. */
 enum nvtx_kind { NVTX_KIND_UNKNOWN, NVTX_KIND_PUSH_POP, NVTX_KIND_START_END, NVTX_KINDS };
 
 /* The names of those values; NULL for the unknown 0. */
 extern const char *const cuda_api_domain_names[CUDA_API_DOMAINS];
+extern const char *const cuda_memory_kind_names[CUDA_MEMORY_KINDS];
 extern const char *const nvtx_kind_names[NVTX_KINDS];
 
 /*

@@ -343,6 +343,8 @@ static void memcpy_record(struct walk *w, const CUpti_ActivityMemcpy6 *c)
 	char buf[32];
 	gtrace_attr a[] = {
 		ATTR(CUDA_ATTR_COPY_KIND, c->copyKind),
+		ATTR(CUDA_ATTR_COPY_SRC, c->srcKind),
+		ATTR(CUDA_ATTR_COPY_DST, c->dstKind),
 		ATTR(CUDA_ATTR_BYTES, c->bytes),
 		ATTR(CUDA_ATTR_DEVICE, c->deviceId),
 		ATTR(CUDA_ATTR_CONTEXT, c->contextId),
@@ -367,6 +369,8 @@ static void peer_copy(struct walk *w, const CUpti_ActivityMemcpyPtoP4 *c)
 	char buf[32];
 	gtrace_attr a[] = {
 		ATTR(CUDA_ATTR_COPY_KIND, CUPTI_ACTIVITY_MEMCPY_KIND_PTOP),
+		ATTR(CUDA_ATTR_COPY_SRC, c->srcKind),
+		ATTR(CUDA_ATTR_COPY_DST, c->dstKind),
 		ATTR(CUDA_ATTR_BYTES, c->bytes),
 		ATTR(CUDA_ATTR_DEVICE, c->deviceId),
 		ATTR(CUDA_ATTR_CONTEXT, c->contextId),

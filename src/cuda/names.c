@@ -8,12 +8,17 @@
 #include <cupti_driver_cbid.h>
 #include <cupti_runtime_cbid.h>
 
+#include "contract/attrs.h"
 #include "contract/spans.h"
 
 _Static_assert((int)CUDA_COPY_HTOD == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD &&
 	       (int)CUDA_COPY_DTOA == CUPTI_ACTIVITY_MEMCPY_KIND_DTOA &&
 	       (int)CUDA_COPY_PTOP == CUPTI_ACTIVITY_MEMCPY_KIND_PTOP,
 	       "copy.kind holds CUPTI's kinds");
+_Static_assert((int)CUDA_MEMORY_PAGEABLE == CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE &&
+	       (int)CUDA_MEMORY_PINNED == CUPTI_ACTIVITY_MEMORY_KIND_PINNED &&
+	       (int)CUDA_MEMORY_MANAGED_STATIC == CUPTI_ACTIVITY_MEMORY_KIND_MANAGED_STATIC,
+	       "copy.src and copy.dst hold CUPTI's memory kinds");
 
 const char *cuda_copy_name(uint32_t kind, char *buf, size_t size)
 {

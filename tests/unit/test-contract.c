@@ -94,6 +94,8 @@ static void test_value_names(void)
 	} enums[] = {
 		{ CUDA_ATTR_OCCUPANCY_LIMITER, CUDA_OCC_LIMITERS, "warps" },
 		{ CUDA_ATTR_COPY_KIND, CUDA_COPY_KINDS, "HtoD" },
+		{ CUDA_ATTR_COPY_SRC, CUDA_MEMORY_KINDS, "pageable" },
+		{ CUDA_ATTR_COPY_DST, CUDA_MEMORY_KINDS, "pageable" },
 		{ CUDA_ATTR_API_DOMAIN, CUDA_API_DOMAINS, "runtime" },
 		{ NVTX_ATTR_KIND, NVTX_KINDS, "push-pop" },
 	};
@@ -110,6 +112,9 @@ static void test_value_names(void)
 	for (int i = CUDA_OCC_LIMIT_UNKNOWN + 1; i < CUDA_OCC_LIMITERS; i++)
 		CHECK(cuda_occupancy_limiter_names[i]);
 	CHECK(cuda_api_domain_names[CUDA_API_DRIVER] && nvtx_kind_names[NVTX_KIND_START_END]);
+	for (int i = CUDA_MEMORY_UNKNOWN + 1; i < CUDA_MEMORY_KINDS; i++)
+		CHECK(cuda_memory_kind_names[i]);
+	CHECK_STREQ(cuda_memory_kind_names[CUDA_MEMORY_PINNED], "pinned");
 	CHECK(!attr_value_names(CUDA_ATTR_BYTES, &n) && n == 0);
 	CHECK(!attr_value_names(NULL, &n) && n == 0);
 }
