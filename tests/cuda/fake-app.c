@@ -5,7 +5,7 @@
  * LD_LIBRARY_PATH) so that tests know exactly what a profiler must show.
  *
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
- *                 [--nvtx-early] [--nvtx-more] [--exit N]
+ *                 [--nvtx-early] [--nvtx-more] [--pinned] [--exit N]
  *        fake-app --kernels N [--names M]
  *        fake-app --threads N
  *        fake-app --collectives N
@@ -47,6 +47,9 @@
  *                    ranges "alpha registered" and "default inner" hold 4 ms
  *                    of CPU each, which they only do if every domain nests
  *                    its ranges apart; and a wide mark (no range)
+ *   --pinned         copy_outputs copies into a buffer of cuMemAllocHost
+ *                    (pinned memory; the HtoD copies read pageable memory),
+ *                    allocated before "epoch" and freed at the end
  *   --fork           forks after the work; the child exits normally (its
  *                    inherited exit handlers run) and must exit 0
  *   --still-running  ends with a 10 s kernel "long_kernel" still running
@@ -649,7 +652,7 @@ static void usage(void)
 {
 	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--optin] "
 			"[--two-contexts]\n"
-			"                [--nvtx-early] [--nvtx-more] [--exit N]\n"
+			"                [--nvtx-early] [--nvtx-more] [--pinned] [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n"
 			"       fake-app --threads N\n"
 			"       fake-app --collectives N\n"
@@ -660,12 +663,13 @@ static void usage(void)
 int main(int argc, char **argv)
 {
 	bool fork_child = false, still_running = false, peer = false, optin = false;
-	bool two_contexts = false;
+	bool two_contexts = false, pinned = false;
 	bool nvtx_early = false, nvtx_more = false;
 	long kernels = 0, names = 500, launches = 50, collectives = 0, threads = 0;
 	const char *pc_cubin = NULL;
 	int exit_status = 0;
 	static char host[4000000];
+	void *outputs = host;
 	CUcontext ctx;
 	CUmodule module;
 	CUstream a, b;
@@ -689,6 +693,8 @@ int main(int argc, char **argv)
 			nvtx_early = true;
 		else if (!strcmp(argv[i], "--nvtx-more"))
 			nvtx_more = true;
+		else if (!strcmp(argv[i], "--pinned"))
+			pinned = true;
 		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
 			exit_status = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--kernels") && i + 1 < argc)
@@ -746,6 +752,8 @@ int main(int argc, char **argv)
 	CHECK(cuMemAlloc(&out, 2000000));
 	CHECK(cuMemAlloc(&scratch, 4000000));
 	exec = build_graph();
+	if (pinned)
+		CHECK(cuMemAllocHost(&outputs, 2000000));
 
 	nvtxRangePushA("epoch");
 	copy_inputs(in, host);
@@ -758,7 +766,7 @@ int main(int argc, char **argv)
 	launch_graph(exec, b);
 	idle(3000000);
 	wait_for_gpu(a, b);
-	copy_outputs(host, out, b);
+	copy_outputs(outputs, out, b);
 	nvtxRangePop();
 
 	range = nvtxRangeStartA("checkpoint");
@@ -781,6 +789,8 @@ int main(int argc, char **argv)
 		return exit_status;
 	}
 	CHECK(cuGraphExecDestroy(exec));
+	if (pinned)
+		CHECK(cuMemFreeHost(outputs));
 out:
 	CHECK(cuStreamDestroy(a));
 	CHECK(cuStreamDestroy(b));

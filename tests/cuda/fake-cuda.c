@@ -24,6 +24,8 @@
  *    records is for a GPU to confirm); a copy's runtimeCorrelationId is
  *    the runtime call's id too, 0 outside one;
  *  - cuMemFree waits for the context's work first, as the real one does;
+ *  - a copy reads or writes pinned memory where its host address is in a
+ *    buffer of cuMemAllocHost (malloc'd), pageable elsewhere, as CUPTI says;
  *  - contexts leave DEVICE and CONTEXT records and fire CONTEXT_CREATED
  *    and CONTEXT_DESTROY_STARTING; synchronizing calls leave
  *    SYNCHRONIZATION records and fire the SYNCHRONIZE callbacks;
@@ -134,6 +136,15 @@ static uint32_t next_graph_id = 1, next_event_id = 1, next_module_id = 1;
 static uint64_t next_node_id = 1, next_address = 0x7f0000000000ull;
 static int64_t next_grid_id = 1;
 static bool device_reported[MAX_DEVICES];
+
+/* The page-locked host buffers cuMemAllocHost gave out: a copy from or to
+ * one reads or writes pinned memory, one of any other host address
+ * pageable, as CUPTI reports them (under lock). */
+#define MAX_PINNED 16
+static struct pinned {
+	const char *base;
+	size_t bytes;
+} pinned[MAX_PINNED];
 
 static __thread bool injecting;		/* inside InitializeInjection */
 static __thread bool finishing_init;	/* inside the CU_INIT_FINISHED callback */
@@ -1052,10 +1063,65 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr ptr)
 	return end(&c, CUDA_SUCCESS);
 }
 
-/* A copy of bytes of the given kind on stream; a synchronous one (async
- * false) returns once it has ended, as the driver's do. */
-static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, size_t bytes, CUstream stream,
-		     bool async)
+CUresult CUDAAPI cuMemAllocHost(void **ptr, size_t bytes)
+{
+	cuMemAllocHost_v2_params params = { ptr, bytes };
+	struct call c;
+	int slot = -1;
+
+	if (!BEGIN(&c, cuMemAllocHost_v2, &params, NULL))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ptr || !bytes || !c.ctx)
+		return end(&c, CUDA_ERROR_INVALID_VALUE);
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_PINNED && slot < 0; i++)
+		if (!pinned[i].base)
+			slot = i;
+	if (slot >= 0 && (*ptr = malloc(bytes)))
+		pinned[slot] = (struct pinned){ *ptr, bytes };
+	pthread_mutex_unlock(&lock);
+	return end(&c, slot >= 0 && *ptr ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY);
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *ptr)
+{
+	cuMemFreeHost_params params = { ptr };
+	struct call c;
+	bool found = false;
+
+	if (!BEGIN(&c, cuMemFreeHost, &params, NULL))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_PINNED && !found; i++) {
+		if (ptr && pinned[i].base == ptr) {
+			pinned[i] = (struct pinned){ 0 };
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&lock);
+	free(found ? ptr : NULL);
+	return end(&c, found ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE);
+}
+
+/* The kind of the host memory at host. */
+static uint8_t host_memory(const void *host)
+{
+	const char *at = host;
+	uint8_t kind = CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE;
+
+	pthread_mutex_lock(&lock);
+	for (int i = 0; i < MAX_PINNED; i++)
+		if (pinned[i].base && at >= pinned[i].base && at < pinned[i].base + pinned[i].bytes)
+			kind = CUPTI_ACTIVITY_MEMORY_KIND_PINNED;
+	pthread_mutex_unlock(&lock);
+	return kind;
+}
+
+/* A copy of bytes of the given kind on stream, host the host side of one
+ * to or from the host; a synchronous one (async false) returns once it has
+ * ended, as the driver's do. */
+static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, const void *host, size_t bytes,
+		     CUstream stream, bool async)
 {
 	uint64_t rate = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? FAKE_HTOD_BYTES_PER_NS :
 			kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? FAKE_DTOH_BYTES_PER_NS :
@@ -1063,9 +1129,9 @@ static CUresult copy(struct call *c, CUpti_ActivityMemcpyKind kind, size_t bytes
 	CUpti_ActivityMemcpy6 r = {
 		.kind = CUPTI_ACTIVITY_KIND_MEMCPY,
 		.copyKind = (uint8_t)kind,
-		.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE :
+		.srcKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_HTOD ? host_memory(host) :
 								     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
-		.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? CUPTI_ACTIVITY_MEMORY_KIND_PAGEABLE :
+		.dstKind = kind == CUPTI_ACTIVITY_MEMCPY_KIND_DTOH ? host_memory(host) :
 								     CUPTI_ACTIVITY_MEMORY_KIND_DEVICE,
 		.flags = async ? CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC : 0,
 		.bytes = bytes,
@@ -1094,7 +1160,7 @@ CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr dst, const void *src, size_t bytes)
 
 	if (!BEGIN(&c, cuMemcpyHtoD_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, bytes, NULL, false));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, src, bytes, NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
@@ -1104,7 +1170,7 @@ CUresult CUDAAPI cuMemcpyDtoH(void *dst, CUdeviceptr src, size_t bytes)
 
 	if (!BEGIN(&c, cuMemcpyDtoH_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, bytes, NULL, false));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, dst, bytes, NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
@@ -1114,7 +1180,7 @@ CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr dst, CUdeviceptr src, size_t bytes)
 
 	if (!BEGIN(&c, cuMemcpyDtoD_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, bytes, NULL, false));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, NULL, bytes, NULL, false));
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream)
@@ -1124,7 +1190,7 @@ CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr dst, const void *src, size_t byte
 
 	if (!BEGIN(&c, cuMemcpyHtoDAsync_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, bytes, stream, true));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, src, bytes, stream, true));
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUstream stream)
@@ -1134,7 +1200,7 @@ CUresult CUDAAPI cuMemcpyDtoHAsync(void *dst, CUdeviceptr src, size_t bytes, CUs
 
 	if (!BEGIN(&c, cuMemcpyDtoHAsync_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, bytes, stream, true));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOH, dst, bytes, stream, true));
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)
@@ -1144,7 +1210,7 @@ CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr dst, CUdeviceptr src, size_t byte
 
 	if (!BEGIN(&c, cuMemcpyDtoDAsync_v2, &params, NULL))
 		return CUDA_ERROR_NOT_INITIALIZED;
-	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, bytes, stream, true));
+	return end(&c, copy(&c, CUPTI_ACTIVITY_MEMCPY_KIND_DTOD, NULL, bytes, stream, true));
 }
 
 CUresult CUDAAPI cuMemcpyPeer(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src,

@@ -198,7 +198,7 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 	(
 		. "$SRCDIR/tests/cuda/lib.sh"
 		need_cuda_fakes
-		record app.data -- "$CUDA_DIR/fake-app" --nvtx-more
+		record app.data -- "$CUDA_DIR/fake-app" --nvtx-more --pinned
 		export_all app.data app fake-app
 		run_gtrace report -i app.data --gpu >app.gpu
 		for format in $FORMATS; do
@@ -211,6 +211,12 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 			gbps=$(awk '$NF == "DtoD" && $(NF - 3) == $(NF - 1) { print $(NF - 3) + 0 }' app.gpu)
 			expect_contains "$sum" "^args \\[CUDA memcpy DtoD\\] GB/s=${gbps:-none}(\\.0)?,bytes=4000000,.*copy\\.kind=DtoD,"
 			expect_contains "$sum" '^args \[CUDA memcpy HtoD\] .*copy\.kind=HtoD,'
+			# The memory each copy reads and writes, as CUPTI says: the
+			# inputs from a static (pageable) buffer, the outputs into
+			# cuMemAllocHost's pinned one.
+			expect_contains "$sum" '^args \[CUDA memcpy HtoD\] .*copy\.dst=device,copy\.kind=HtoD,copy\.src=pageable,'
+			expect_contains "$sum" '^args \[CUDA memcpy DtoH\] .*copy\.dst=pinned,copy\.kind=DtoH,copy\.src=device,'
+			expect_contains "$sum" '^args \[CUDA memcpy DtoD\] .*copy\.dst=device,copy\.kind=DtoD,copy\.src=device,'
 			expect_contains "$sum" '^args cuLaunchKernel api\.domain=driver,'
 			# Each launch's flow starts in the API call that queued it,
 			# at the kernel's start minus its queue delay.
