@@ -241,10 +241,18 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 			[ "$got" -eq $((kernels + 5)) ] ||
 				{ show "$sum"; fail "$got slices on the streams, report --gpu has $kernels kernels + 5 copies"; }
 			expect_contains "$sum" 'été'
+			# A busy row for the GPU: the union of its streams' spans,
+			# its slices apart, each stream span inside one.
+			set -- $(fact "$sum" busy 0)
+			[ $# -eq 5 ] && [ "$1" -gt 0 ] && [ "$2" -eq "$3" ] && [ "$4" -eq 0 ] &&
+				[ "$5" -eq 0 ] ||
+				{ show "$sum"; fail "'$sum': GPU 0's busy row is '$*', not the union of its streams"; }
 		done
-		# Perfetto groups the streams under their GPU, in their process.
+		# Perfetto groups the streams under their GPU, in their process,
+		# its busy row among them, first.
 		pid=$(awk '$3 == "fake-app" { print $1; exit }' app.threads)
 		expect_contains app.perfetto.sum "^group GPU 0 $pid\$"
+		expect_contains app.perfetto.sum "^grouped GPU 0 busy GPU 0\$"
 
 		# Three threads launching at once: each one's API calls and
 		# waits on tracks under it, none of another thread's.

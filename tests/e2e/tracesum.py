@@ -24,6 +24,12 @@ way on each:
     slices TID COUNT TOTAL_NS   per track, the slices and their summed length
     depth TID N                 per track, how deep its slices nest (1: flat)
     args NAME KEY=VALUE,...     the attributes of the first slice of each name
+    busy GPU SLICES TOTAL_NS UNION_NS JOINED OUTSIDE   per "GPU n busy" track:
+                                its slices and their summed length, the
+                                length of the union of the slices of the
+                                GPU's streams ("GPUn stream ..." tracks),
+                                busy slices that overlap or touch the one
+                                before, stream slices inside no busy slice
     instants TID COUNT          per track
     samples TID COUNT           CPU samples per thread (Chrome: of the
                                 "samples" array, which speedscope and catapult
@@ -49,6 +55,7 @@ way on each:
 Exit status 1 with a message when the file does not decode.
 """
 
+import bisect
 import collections
 import json
 import os
@@ -104,6 +111,8 @@ class Summary:
             print("slices %d %d %d" % (tid, len(spans), sum(e - b for b, e in spans)))
         for tid, spans in sorted(self.slices.items()):
             print("depth %d %d" % (tid, depth(spans)))
+        for fact in busy(self.tracks, self.slices):
+            print("busy %d %d %d %d %d %d" % fact)
         for name, args in sorted(self.args.items()):
             print("args %s %s" % (name, ",".join("%s=%s" % kv for kv in sorted(args.items()))))
         for tid, n in sorted(self.instants.items()):
@@ -138,6 +147,30 @@ class Summary:
             print("window-samples %d" % sum(lo <= t < hi for t in self.sample_times))
         for stack, n in sorted(self.folded.items()):
             print("folded %s %d" % (stack, n))
+
+
+def busy(tracks, slices):
+    """Per GPU with a busy row, how it matches its streams' slices."""
+    streams, rows = collections.defaultdict(list), {}
+    for tid, _, name in tracks.values():
+        words = name.split()
+        if len(words) >= 2 and words[0][:3] == "GPU" and words[0][3:].isdigit() and \
+                words[1] == "stream":
+            streams[int(words[0][3:])] += slices.get(tid, [])
+        elif len(words) == 3 and words[0] == "GPU" and words[1].isdigit() and words[2] == "busy":
+            rows[int(words[1])] = sorted(slices.get(tid, []))
+    for gpu, row in sorted(rows.items()):
+        union, end = 0, 0
+        for b, e in sorted(streams[gpu]):
+            union += max(e - max(b, end), 0)
+            end = max(end, e)
+        joined = sum(row[i][0] <= row[i - 1][1] for i in range(1, len(row)))
+        starts = [b for b, _ in row]
+        outside = 0
+        for b, e in streams[gpu]:
+            i = bisect.bisect_right(starts, b) - 1
+            outside += i < 0 or e > row[i][1]
+        yield gpu, len(row), sum(e - b for b, e in row), union, joined, outside
 
 
 def queued_from(start, origin):

@@ -67,7 +67,8 @@ static void test_chrome(void)
 	CHECK(export_count(json, len, "\"args\":{\"name\":\"GPU1 stream 3 #2\"}") == 1);
 	CHECK(export_count(json, len, "\"name\":\"a\",\"pid\":10,\"tid\":4293918720,") == 1);
 	CHECK(export_count(json, len, "\"name\":\"b\",\"pid\":10,\"tid\":4293918720,") == 1);
-	CHECK(export_count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918722,") == 1);
+	/* Past the busy row's tid, the first past the lanes'. */
+	CHECK(export_count(json, len, "\"name\":\"c\",\"pid\":10,\"tid\":4293918723,") == 1);
 	/* The occupancy limiter by its name, as report --gpu prints it. */
 	CHECK(export_count(json, len, "\"ts\":100.000,\"dur\":100.000,\"args\":{\"grid.x\":4096,"
 			       "\"occupancy.limiter\":\"registers\","
@@ -135,7 +136,7 @@ static void test_perfetto(void)
 	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
 	/* A Trace: TracePacket fields, the first a track descriptor clearing the state. */
 	CHECK(len > 4 && (uint8_t)pb[0] == 0x0a && (uint8_t)pb[2] == 0xe2 && (uint8_t)pb[3] == 0x03);
-	CHECK(export_count(pb, len, "GPU 1") == 1);		/* the group of the stream */
+	CHECK(export_count(pb, len, "GPU 1") == 2);		/* the stream's group, its busy row */
 	CHECK(export_count(pb, len, "GPU1 stream 3 #2") == 1);
 	CHECK(export_count(pb, len, "grid.x") == 1);		/* interned once */
 	CHECK(export_count(pb, len, "registers") == 1);		/* the limiter by name */
@@ -299,12 +300,79 @@ static void test_launch_flows(void)
 	model_free(&m);
 }
 
+/*
+ * Two GPUs: GPU 0's two streams run overlapping kernels (k1, k3), one
+ * that starts as another ends (k4), and two alone (k2, k5); GPU 1's one.
+ */
+static void make_busy_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t loc = synth_loc(&s, synth_dso(&s, "/usr/bin/app"), 0x1000, "main");
+	uint32_t s1, s2, s3;
+
+	synth_comm(&s, PID, PID, "app");
+	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 1);
+	s1 = synth_lane(&s, PID, "GPU0 stream 1");
+	s2 = synth_lane(&s, PID, "GPU0 stream 2");
+	s3 = synth_lane(&s, PID, "GPU1 stream 3");
+	synth_span(&s, s1, "k1", SYNTH_T0, 100 * US);
+	synth_span(&s, s1, "k2", SYNTH_T0 + 300 * US, 100 * US);
+	synth_span(&s, s2, "k3", SYNTH_T0 + 50 * US, 100 * US);
+	synth_span(&s, s2, "k4", SYNTH_T0 + 150 * US, 50 * US);
+	synth_span(&s, s1, "k5", SYNTH_T0 + 500 * US, 100 * US);
+	synth_span(&s, s3, "k6", SYNTH_T0, 10 * US);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+/* A GPU busy slice on tid TID from TS for DUR (us), joining SPANS spans. */
+#define BUSY(tid, ts, dur, spans)                                                        \
+	"\"name\":\"busy\",\"pid\":10,\"tid\":" tid ",\"cat\":\"busy\",\"ts\":" ts \
+	",\"dur\":" dur ",\"args\":{\"spans\":" spans "}}"
+
+static void test_gpu_busy(void)
+{
+	struct model m;
+	size_t len;
+	char *json, *pb;
+
+	make_busy_model(&m);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	/* Each GPU's busy row first among its rows: a tid past the lanes', sorted before them. */
+	CHECK(export_count(json, len, "\"tid\":4293918723,\"args\":{\"name\":\"GPU 0 busy\"}") == 1);
+	CHECK(export_count(json, len, "\"tid\":4293918723,\"args\":{\"sort_index\":5}") == 1);
+	CHECK(export_count(json, len, "\"tid\":4293918720,\"args\":{\"sort_index\":6}") == 1);
+	CHECK(export_count(json, len, "\"tid\":4293918724,\"args\":{\"name\":\"GPU 1 busy\"}") == 1);
+	/* k1, k3 and k4 overlap or touch: one slice; then k2, k5 alone. */
+	CHECK(export_count(json, len, BUSY("4293918723", "0.000", "200.000", "3")) == 1);
+	CHECK(export_count(json, len, BUSY("4293918723", "300.000", "100.000", "1")) == 1);
+	CHECK(export_count(json, len, BUSY("4293918723", "500.000", "100.000", "1")) == 1);
+	CHECK(export_count(json, len, BUSY("4293918724", "0.000", "10.000", "1")) == 1);
+	CHECK(export_count(json, len, "\"cat\":\"busy\"") == 4);
+	free(json);
+	/* Up to 120 us: of the spans that meet it, k1 and k3 (whole), and k6. */
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, 120 * US, &len);
+	CHECK(export_count(json, len, BUSY("4293918723", "0.000", "150.000", "2")) == 1);
+	CHECK(export_count(json, len, "\"cat\":\"busy\"") == 2);
+	free(json);
+	/* Past every span: no busy row. */
+	json = export_text(&m, EXPORT_CHROME, NULL, 700 * US, UINT64_MAX, &len);
+	CHECK(export_count(json, len, "busy") == 0);
+	free(json);
+	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
+	CHECK(export_count(pb, len, "GPU 0 busy") == 1);
+	CHECK(export_count(pb, len, "GPU 1 busy") == 1);
+	free(pb);
+	model_free(&m);
+}
+
 int main(void)
 {
 	RUN(test_chrome);
 	RUN(test_window_and_filter);
 	RUN(test_perfetto);
 	RUN(test_launch_flows);
+	RUN(test_gpu_busy);
 	RUN(test_metric_intervals);
 	RUN(test_clocks_and_order);
 	return test_summary();

@@ -136,6 +136,37 @@ void export_launches_find(struct export_launches *l, const struct model *m,
 			  uint64_t from, uint64_t to);
 void export_launches_free(struct export_launches *l);
 
+/* The key of GPU gpu of process pid: its group track's, its busy row's. */
+static inline uint64_t export_gpu_key(uint32_t pid, uint32_t gpu)
+{
+	return (uint64_t)pid << 32 | gpu;
+}
+
+/*
+ * When each GPU was busy (export-busy.c): the exported spans of its
+ * streams, by GPU (export_gpu_key) then start.
+ */
+struct export_busy {
+	struct busy_span *v;
+	size_t n;
+};
+
+/* One busy interval of a GPU: the union of spans that overlap or touch. */
+struct export_busy_interval {
+	uint64_t start, end;
+	uint64_t spans;		/* how many */
+};
+
+/* Finds them among the exported spans (indexes in m->t.spans). */
+void export_busy_find(struct export_busy *b, const struct model *m, const uint32_t *spans,
+		      size_t n);
+/* Where GPU gpu's spans start, for export_busy_next. */
+size_t export_busy_first(const struct export_busy *b, uint64_t gpu);
+/* GPU gpu's next busy interval from *at, which it moves past: false after its last. */
+bool export_busy_next(const struct export_busy *b, uint64_t gpu, size_t *at,
+		      struct export_busy_interval *out);
+void export_busy_free(struct export_busy *b);
+
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);
 

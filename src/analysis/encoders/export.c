@@ -10,7 +10,9 @@
  *   the machine's or its GPU's pseudo process, an average at the start of
  *   its interval;
  *   their off-CPU intervals;
- *   lane by lane, the spans in time order on tracks of their lane, each
+ *   lane by lane, the spans in time order on tracks of their lane, a
+ *   GPU's streams under a track of that GPU whose first row shows when the
+ *   GPU was busy (export-busy.c: the union of its streams' spans); each
  *   linked origin a flow to its span: from the CUDA API call that queued
  *   the kernel, copy or memset (export-launch.c), else from an instant on
  *   its thread; the work's queue delay, start - origin, an argument;
@@ -44,6 +46,7 @@
 #define GBPS_NAME "GB/s"
 #define RECORDING_NAME "recording"
 #define QUEUE_DELAY_NAME "queue.delay.ns"
+#define BUSY_NAME "busy"
 /*
  * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
  * processes, DEVICE_PIDS_PER_RANK more for each rank index: room for
@@ -81,6 +84,7 @@ struct walk {
 	uint32_t cat_offcpu, cat_origin, cat_meta;
 	uint32_t queue_key;		/* names id of the queue delay, 0 not made yet */
 	struct export_launches launches;
+	struct export_busy busy;
 	VEC(struct export_flow) flows;
 };
 
@@ -373,9 +377,49 @@ struct lane_walk {
 	VEC(struct lane_track) rows;	/* of the current part */
 };
 
+/* A synthetic tid for a track that is no lane's own, past the lanes'. */
+static uint32_t extra_tid(struct walk *w)
+{
+	return TR_SYNTHETIC_TID_BASE + (uint32_t)w->x.m->t.lanes.len + w->extra_tids++;
+}
+
+/*
+ * The busy row of GPU group (key export_gpu_key), its first: a slice for
+ * each stretch when one of its streams' exported spans ran, none when none.
+ */
+static void walk_busy(struct walk *w, const struct export_track *group, uint64_t key)
+{
+	size_t at = export_busy_first(&w->busy, key);
+	struct export_busy_interval busy;
+	struct export_track t;
+	struct export_arg spans = { .key = name_id(w, "spans") };
+	struct export_event ev = {
+		.track = &t,
+		.name = name_id(w, BUSY_NAME),
+		.category = name_id(w, BUSY_NAME),
+		.args = &spans,
+		.nargs = 1,
+	};
+	char label[48];
+
+	if (!export_busy_next(&w->busy, key, &at, &busy))
+		return;
+	snprintf(label, sizeof(label), "%s " BUSY_NAME, funcs_name(w->x.f, group->name));
+	new_track(w, &t, TRACK_LANE, group->id, name_id(w, label));
+	t.pid = group->pid;
+	t.tid = extra_tid(w);
+	w->e->track(&w->x, &t);
+	do {
+		ev.ts = busy.start - w->zero;
+		ev.dur = busy.end - busy.start;
+		spans.value = busy.spans;
+		w->e->slice(&w->x, &ev);
+	} while (export_busy_next(&w->busy, key, &at, &busy));
+}
+
 /*
  * The track of the GPU of a lane named for its device ("GPU0 stream 7"),
- * under its process; 0 when the name has none.
+ * under its process, with its busy row; 0 when the name has none.
  */
 static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const char *lane_name)
 {
@@ -386,7 +430,7 @@ static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const 
 
 	if (!cuda_lane_device(lane_name, &gpu))
 		return 0;
-	key = (uint64_t)pid << 32 | gpu;
+	key = export_gpu_key(pid, gpu);
 	if (u64map_get(&w->groups, key, &id))
 		return (uint32_t)id;
 	snprintf(label, sizeof(label), "GPU %" PRIu32, gpu);
@@ -394,6 +438,7 @@ static uint32_t gpu_track(struct walk *w, uint32_t pid, uint32_t process, const 
 	t.pid = pid;
 	w->e->track(&w->x, &t);
 	u64map_put(&w->groups, key, t.id);
+	walk_busy(w, &t, key);
 	return t.id;
 }
 
@@ -424,7 +469,7 @@ static void make_row_track(struct walk *w, struct lane_walk *lw, uint32_t part, 
 	if (!part && !r)
 		t->tid = TR_SYNTHETIC_TID_BASE + lw->lane - 1;
 	else
-		t->tid = TR_SYNTHETIC_TID_BASE + (uint32_t)m->t.lanes.len + w->extra_tids++;
+		t->tid = extra_tid(w);
 	w->e->track(&w->x, t);
 }
 
@@ -654,12 +699,14 @@ static void walk_lanes(struct walk *w)
 		ids[i] = spans[i].span;
 	export_launches_find(&w->launches, m, w->o->links->outcome, ids, at[nlanes + 1], w->from,
 			     w->to);
+	export_busy_find(&w->busy, m, ids, at[nlanes + 1]);
 	free(ids);
 	/* The fill moved each at[lane] to its end: lane's spans are at[lane - 1] .. at[lane]. */
 	for (uint32_t lane = 1; lane <= nlanes; lane++)
 		if (at[lane] > at[lane - 1])
 			walk_lane(w, lane, spans + at[lane - 1], at[lane] - at[lane - 1]);
 	export_launches_free(&w->launches);
+	export_busy_free(&w->busy);
 	VEC_FREE(&w->flows);
 	free(spans);
 	free(selected);
