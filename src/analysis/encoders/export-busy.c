@@ -11,6 +11,7 @@
 #include <stdlib.h>
 
 #include "contract/lanes.h"
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 struct busy_span {
@@ -50,7 +51,8 @@ void export_busy_find(struct export_busy *b, const struct model *m, const uint32
 			b->v[b->n++] = (struct busy_span){
 				.gpu = lane_gpu[sp->lane] - 1,
 				.start = sp->start,
-				.end = sp->start + sp->dur,
+				/* A file's start + dur may wrap: a busy slice must not. */
+				.end = u64_sat_add(sp->start, sp->dur),
 			};
 	}
 	if (b->n)
