@@ -103,10 +103,14 @@ for name in alpha beta gamma; do
 	expect_contains pprof.txt ": $name$"
 done
 
-# A filter: gamma's samples only.
+# A filter: the samples taken while a thread was named gamma, as report
+# counts them (not threads' row: a sample before the thread named itself is
+# under the name it had then).
 run_gtrace export -i threads.data --format pprof -o gamma.pb.gz -c gamma
 pprof gamma.pb.gz -top -sample_index=samples
-gamma=$(thread_column threads.txt gamma 4)
+run_gtrace report -i threads.data -c gamma >gamma.txt
+gamma=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' gamma.txt)
+[ -n "$gamma" ] || { show gamma.txt; fail "report -c gamma has no '# Samples:' line"; }
 expect_contains pprof.txt "^Showing nodes accounting for $gamma, 100% of $gamma total$"
 
 # A window: the samples taken in it, as many as the Chrome export's, and its
