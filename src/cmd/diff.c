@@ -185,6 +185,7 @@ int cmd_diff(int argc, char **argv)
 	int c, status = 0;
 
 	offline_args_init(&a, "diff", usage, argc, argv);
+	a.fold_samples = true;
 	a.operands.max = 2;
 	while ((c = offline_next_option(&a, ":hi:n:c:d:", longopts)) != -1)
 		a.status = diff_option(&da, c, optarg);

@@ -199,6 +199,7 @@ int cmd_flame(int argc, char **argv)
 	int c, status = 0;
 
 	offline_args_init(&a, "flame", usage, argc, argv);
+	a.fold_samples = true;
 	a.operands.max = 2;
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {

@@ -51,10 +51,12 @@ static void name_locally(struct model *m, const char *path, const char *symfs)
  * file of a directory (listed), warns that it is left out and returns
  * SKIPPED; a truncated or damaged file only gets a warning and returns 0.
  */
-static int load(struct model *m, const struct input *in, const struct offline_args *a)
+static int load(struct model *m, const struct input *in, const struct offline_args *a,
+		bool fold)
 {
 	const char *path = in->path;
-	int err = model_load_within(m, path, a->read_limit);
+	int err = fold ? model_load_folded(m, path, a->read_limit)
+		       : model_load_within(m, path, a->read_limit);
 	const char *problem = err == -ENODATA ? "the file is empty" : tr_strerror(err);
 	char why[160];
 
@@ -640,7 +642,9 @@ static int load_inputs(struct offline_args *a, const char *const *paths, size_t 
 
 	for (size_t i = 0; !status && i < inputs.len; i++) {
 		struct model other;
-		int got = load(loaded ? &other : m, &inputs.v[i], a);
+		/* Folded recordings do not merge: ranks keep their rows. */
+		int got = load(loaded ? &other : m, &inputs.v[i], a,
+			       a->fold_samples && inputs.len == 1);
 
 		if (got == SKIPPED)
 			continue;

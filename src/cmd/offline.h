@@ -131,6 +131,8 @@ struct offline_args {
 	uint64_t start_ns, end_ns;	/* --start, --end: 0 and UINT64_MAX unless given */
 	const char *start_arg, *end_arg; /* as given, for messages; NULL when not */
 	uint64_t read_limit;		/* READ_LIMIT_ENV, 0 when not set */
+	bool fold_samples;		/* the command only counts samples: load
+					   one recording folded (model_load_folded) */
 	struct {
 		const char *v[2];
 		size_t n, max;		/* max: how many the command takes, 0 by default */

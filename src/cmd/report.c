@@ -207,6 +207,7 @@ int cmd_report(int argc, char **argv)
 	int c, status = 0;
 
 	offline_args_init(&a, "report", usage, argc, argv);
+	a.fold_samples = true;
 	report_parse_keys(&o, DEFAULT_SORT);
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "s:n:" FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {

@@ -42,6 +42,7 @@ int cmd_threads(int argc, char **argv)
 	struct model m;
 
 	offline_args_init(&a, "threads", usage, argc, argv);
+	a.fold_samples = true;
 	/* -n is the only option of its own; --rank is a shared filter. */
 	while (offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts) != -1) {
 		if (offline_parse_count(optarg, &limit)) {

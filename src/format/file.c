@@ -442,6 +442,13 @@ int tr_reader_next(struct tr_reader *r, struct tr_chunk *c)
 	return ret;
 }
 
+void tr_reader_rewind(struct tr_reader *r)
+{
+	r->offset = TR_HEADER_SIZE;
+	r->err = 0;
+	r->budget.inflated = 0;
+}
+
 uint64_t tr_reader_file_size(const struct tr_reader *r)
 {
 	return r->size;

@@ -143,6 +143,12 @@ int tr_reader_open_mem(struct tr_reader **r, const void *data, size_t len,
 int tr_reader_next(struct tr_reader *r, struct tr_chunk *c);
 uint64_t tr_reader_file_size(const struct tr_reader *r);
 /*
+ * Back to the first chunk, for a second pass over the same file: the same
+ * bytes, whatever happened to the path since. The chunks are inflated
+ * again, which the budget does not count twice.
+ */
+void tr_reader_rewind(struct tr_reader *r);
+/*
  * The reader's budget, which each chunk's payload is charged to: its limit
  * is tr_budget_limit of the file's size until the caller sets another, and
  * the caller charges what it decodes from the payloads to it too.

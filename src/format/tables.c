@@ -684,6 +684,20 @@ int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len)
 int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len,
 			    struct tr_budget *b)
 {
+	return tr_tables_decode_part(t, payload, len, b, TR_DECODE_ALL);
+}
+
+/* Whether part reads the rows of tab. */
+static bool part_reads(enum tr_decode_part part, const struct table *tab)
+{
+	bool by_sample = !strcmp(tab->name, "samples") || !strcmp(tab->name, "offcpu");
+
+	return part == TR_DECODE_ALL || by_sample == (part == TR_DECODE_SAMPLES);
+}
+
+int tr_tables_decode_part(struct tr_tables *t, const void *payload, size_t len,
+			  struct tr_budget *b, enum tr_decode_part part)
+{
 	/* This payload's offcpu rows so far: they follow those of earlier payloads. */
 	size_t offcpu_before = t->offcpu.len;
 	bool read_offcpu = false;
@@ -705,8 +719,8 @@ int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len
 		if (c.err)
 			return -TR_ERR_CORRUPT;
 		tab = find_table(id);
-		if (!tab)
-			continue;	/* from a newer writer: not ours to read */
+		if (!tab || !part_reads(part, tab))
+			continue;	/* from a newer writer, or not asked for */
 		/* Once a payload: each record would walk all its offcpu rows again. */
 		if (reads_offcpu(tab) && read_offcpu)
 			return -TR_ERR_CORRUPT;

@@ -285,4 +285,19 @@ int tr_tables_decode(struct tr_tables *t, const void *payload, size_t len);
 int tr_tables_decode_within(struct tr_tables *t, const void *payload, size_t len,
 			    struct tr_budget *b);
 
+/*
+ * Which tables a decode reads: the samples and offcpu tables hold rows by
+ * the sample (the offcpu rows of a payload decode its samples' times), the
+ * rest rows by what was seen.
+ */
+enum tr_decode_part {
+	TR_DECODE_ALL,
+	TR_DECODE_ALL_BUT_SAMPLES,	/* neither samples nor offcpu */
+	TR_DECODE_SAMPLES,		/* samples and offcpu only */
+};
+
+/* tr_tables_decode_within for the tables of part only; the others' records are skipped. */
+int tr_tables_decode_part(struct tr_tables *t, const void *payload, size_t len,
+			  struct tr_budget *b, enum tr_decode_part part);
+
 #endif

@@ -22,6 +22,16 @@ static inline uint64_t model_shifted(uint64_t ts, int64_t shift)
 	return ts ? ts + (uint64_t)shift : 0;
 }
 
+/* Widens [*first, *last] to ts; 0, an unknown time, is left out. */
+void model_see_ts(uint64_t *first, uint64_t *last, uint64_t ts);
+
+/*
+ * The second pass of model_load_folded, over r's chunks again with m
+ * indexed from the first: folds the samples and off-CPU rows into m.
+ * False when a chunk reads or decodes differently from the first pass.
+ */
+bool model_fold_samples(struct model *m, struct tr_reader *r);
+
 /* A recording's rank, place and times from its meta rows (shift_ns set first). */
 void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index);
 

@@ -13,15 +13,17 @@
 #include "util/saturate.h"
 #include "util/xalloc.h"
 
-static void read_chunks(struct model *m, struct tr_reader *r)
+static void free_indexes(struct model *m);
+
+static void read_chunks(struct model *m, struct tr_reader *r, enum tr_decode_part part)
 {
 	struct tr_chunk c;
 	int ret;
 
 	while ((ret = tr_reader_next(r, &c)) > 0) {
 		if (c.type == TR_CHUNK_TABLES) {
-			int err = tr_tables_decode_within(&m->t, c.payload, c.len,
-							  tr_reader_budget(r));
+			int err = tr_tables_decode_part(&m->t, c.payload, c.len,
+							tr_reader_budget(r), part);
 
 			if (err) {
 				m->damage = err;
@@ -53,7 +55,36 @@ int model_load(struct model *m, const char *path)
 	return model_load_within(m, path, 0);
 }
 
-int model_load_within(struct model *m, const char *path, uint64_t limit)
+/* The file's chunks read again, every table: the rows a folded load could not fold. */
+static void read_rows_again(struct model *m, struct tr_reader *r)
+{
+	struct tr_header header = m->header;
+	uint64_t file_size = m->file_size, limit = tr_reader_budget(r)->limit;
+
+	model_free(m);
+	m->header = header;
+	m->file_size = file_size;
+	tr_reader_rewind(r);
+	*tr_reader_budget(r) = (struct tr_budget){ .limit = limit };
+	read_chunks(m, r, TR_DECODE_ALL);
+}
+
+/*
+ * The second pass of a folded load, after a first that read all but the
+ * samples: false when the rows must be read instead.
+ */
+static bool fold_samples(struct model *m, struct tr_reader *r)
+{
+	bool folded;
+
+	/* The names the samples were taken under, from the first pass. */
+	model_index(m);
+	folded = (!m->damage || m->damage == -TR_ERR_TRUNCATED) && model_fold_samples(m, r);
+	free_indexes(m);
+	return folded;
+}
+
+static int load(struct model *m, const char *path, uint64_t limit, bool fold)
 {
 	struct tr_reader *r;
 	struct stat st;
@@ -70,7 +101,9 @@ int model_load_within(struct model *m, const char *path, uint64_t limit)
 	m->file_size = tr_reader_file_size(r);
 	if (limit)
 		tr_reader_budget(r)->limit = limit;
-	read_chunks(m, r);
+	read_chunks(m, r, fold ? TR_DECODE_ALL_BUT_SAMPLES : TR_DECODE_ALL);
+	if (fold && !fold_samples(m, r))
+		read_rows_again(m, r);
 	m->budget = *tr_reader_budget(r);
 	tr_reader_close(r);
 	model_index(m);
@@ -78,7 +111,17 @@ int model_load_within(struct model *m, const char *path, uint64_t limit)
 	return 0;
 }
 
-static void see_ts(uint64_t *first, uint64_t *last, uint64_t ts)
+int model_load_within(struct model *m, const char *path, uint64_t limit)
+{
+	return load(m, path, limit, false);
+}
+
+int model_load_folded(struct model *m, const char *path, uint64_t limit)
+{
+	return load(m, path, limit, true);
+}
+
+void model_see_ts(uint64_t *first, uint64_t *last, uint64_t ts)
 {
 	if (!ts)
 		return;
@@ -124,7 +167,7 @@ static void index_tasks(struct model *m)
 		/* Tasks are in time order per thread, so the last name wins. */
 		if (task->kind == TR_TASK_COMM || task->kind == TR_TASK_EXEC)
 			th->name = task->arg;
-		see_ts(&th->first_ts, &th->last_ts, task->ts);
+		model_see_ts(&th->first_ts, &th->last_ts, task->ts);
 	}
 }
 
@@ -138,8 +181,13 @@ static void index_samples(struct model *m)
 		/* Samples come in runs of one thread: skip the lookup within a run. */
 		if (!th || th->tid != s->tid)
 			th = thread_of(m, s->tid, s->pid);
-		th->samples++;
-		see_ts(&th->first_ts, &th->last_ts, s->ts);
+		th->samples += model_sample_weight(m, i);
+		model_see_ts(&th->first_ts, &th->last_ts, s->ts);
+	}
+	/* Folded: the threads had samples, each a row at its first. */
+	for (size_t i = 0; i < m->folded.len; i++) {
+		th = thread_of(m, m->folded.v[i].tid, 0);
+		model_see_ts(&th->first_ts, &th->last_ts, m->folded.v[i].last_sample);
 	}
 }
 
@@ -151,8 +199,19 @@ static void index_offcpu(struct model *m)
 
 		if (o->end > o->start)
 			th->offcpu_ns = u64_sat_add(th->offcpu_ns, o->end - o->start);
-		see_ts(&th->first_ts, &th->last_ts, o->start);
-		see_ts(&th->first_ts, &th->last_ts, o->end);
+		model_see_ts(&th->first_ts, &th->last_ts, o->start);
+		model_see_ts(&th->first_ts, &th->last_ts, o->end);
+	}
+	for (size_t i = 0; i < m->folded.len; i++) {
+		const struct model_folded_thread *ft = &m->folded.v[i];
+		struct model_thread *th;
+
+		if (!ft->offcpu)
+			continue;
+		th = thread_of(m, ft->tid, 0);
+		th->offcpu_ns = u64_sat_add(th->offcpu_ns, ft->offcpu_ns);
+		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_first);
+		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_last);
 	}
 }
 
@@ -210,7 +269,7 @@ static void index_names(struct model *m)
 		/* Samples come in runs of one thread: skip the lookup within a run. */
 		if (!th || th->tid != smp->tid)
 			th = &m->threads.v[model_real_thread_index(m, smp->tid)];
-		m->names.v[model_name_at(m, th, smp->ts)].samples++;
+		m->names.v[model_name_at(m, th, smp->ts)].samples += model_sample_weight(m, i);
 	}
 	free(fill);
 }
@@ -244,8 +303,8 @@ static void index_lanes(struct model *m)
 		th = &m->threads.v[m->real_threads + sp->lane - 1];
 		th->spans++;
 		th->span_ns = u64_sat_add(th->span_ns, sp->dur);
-		see_ts(&th->first_ts, &th->last_ts, sp->start);
-		see_ts(&th->first_ts, &th->last_ts, u64_sat_add(sp->start, sp->dur));
+		model_see_ts(&th->first_ts, &th->last_ts, sp->start);
+		model_see_ts(&th->first_ts, &th->last_ts, u64_sat_add(sp->start, sp->dur));
 	}
 }
 
@@ -429,8 +488,8 @@ void model_index(struct model *m)
 	for (size_t i = 0; i < m->real_threads; i++) {
 		const struct model_thread *th = &m->threads.v[i];
 
-		see_ts(&m->first_ts, &m->last_ts, th->first_ts);
-		see_ts(&m->first_ts, &m->last_ts, th->last_ts);
+		model_see_ts(&m->first_ts, &m->last_ts, th->first_ts);
+		model_see_ts(&m->first_ts, &m->last_ts, th->last_ts);
 		if (th->pid)
 			u64map_put(&pids, th->pid, 0);
 	}
@@ -439,8 +498,8 @@ void model_index(struct model *m)
 	index_lanes(m);
 	model_classify_lanes(m);
 	for (size_t i = m->real_threads; i < m->threads.len; i++) {
-		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].first_ts);
-		see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
+		model_see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].first_ts);
+		model_see_ts(&m->first_ts, &m->last_ts, m->threads.v[i].last_ts);
 	}
 	model_index_symbols(m);
 	index_span_attrs(m);
@@ -489,6 +548,8 @@ void model_reindex(struct model *m)
 void model_free(struct model *m)
 {
 	tr_tables_free(&m->t);
+	VEC_FREE(&m->sample_weights);
+	VEC_FREE(&m->folded);
 	free_indexes(m);
 	for (size_t i = 0; i < m->ranks.len; i++) {
 		struct model_rank *r = &m->ranks.v[i];

@@ -122,8 +122,28 @@ struct model_rank {
 	} rows[6];
 };
 
+/*
+ * What a folded load (model_load_folded) kept of a thread's rows that it
+ * folded: the time of its last sample, and the sum and bounds of its
+ * off-CPU intervals. Times are 0 when it had none.
+ */
+struct model_folded_thread {
+	uint32_t tid;
+	uint64_t last_sample;
+	bool offcpu;			/* it had off-CPU intervals */
+	uint64_t offcpu_ns;		/* their sum, at most UINT64_MAX */
+	uint64_t offcpu_first, offcpu_last;
+};
+
 struct model {
 	struct tr_tables t;
+	/*
+	 * Loaded folded: by row of t.samples, how many samples it stands for
+	 * (model_sample_weight); empty when each row is one sample.
+	 */
+	VEC(uint64_t) sample_weights;
+	/* Loaded folded: the threads whose rows were folded, t.offcpu left empty. */
+	VEC(struct model_folded_thread) folded;
 	struct tr_header header;
 
 	/* The container, as read. */
@@ -185,6 +205,26 @@ int model_load(struct model *m, const char *path);
  * the reading stops as at a damaged chunk: m->damage is -TR_ERR_BUDGET.
  */
 int model_load_within(struct model *m, const char *path, uint64_t limit);
+
+/*
+ * The same, for views that count samples by thread, name and stack and
+ * never read one sample's time, CPU or flags: the samples of each thread
+ * that no span names as its origin are folded into one row per name and
+ * stack, whose weight is their number, and every thread's off-CPU
+ * intervals into its struct model_folded_thread, so that memory grows with
+ * the distinct stacks rather than the samples. The threads that queued
+ * work keep a row per sample, for origins and NVTX ranges. The file is
+ * read twice: all but the samples, then the samples. A recording that
+ * does not read whole (but one cut between chunks) is loaded as
+ * model_load_within does. Not for model_merge.
+ */
+int model_load_folded(struct model *m, const char *path, uint64_t limit);
+
+/* How many samples row i of m->t.samples stands for: 1 unless loaded folded. */
+static inline uint64_t model_sample_weight(const struct model *m, size_t i)
+{
+	return m->sample_weights.len ? m->sample_weights.v[i] : 1;
+}
 
 /*
  * Appends the recording in from (loaded by model_load) to m as one more

@@ -150,6 +150,140 @@ static void test_corrupt_chunk(void)
 }
 
 /*
+ * Thread 7 sampled on one stack, renamed, then on it and another; thread 8
+ * queues a span, so its samples keep their rows; thread 9 only sleeps.
+ * Two chunks. Returns the offset where the second starts.
+ */
+static uint64_t write_foldable(const char *path)
+{
+	struct synth s = {0};
+	struct tr_writer *w;
+	uint32_t dso, locs[3], a, b, lane;
+	uint64_t second;
+
+	CHECK(tr_writer_open(&w, path, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS |
+				       TR_FEAT_OFFCPU | TR_FEAT_LANES) == 0);
+	synth_meta(&s, "frequency", "1000");
+	synth_comm(&s, 7, 7, "before");
+	dso = synth_dso(&s, "/bin/app");
+	locs[0] = synth_loc(&s, dso, 0x10, "main");
+	locs[1] = synth_loc(&s, dso, 0x20, "work");
+	locs[2] = synth_loc(&s, dso, 0x30, "rest");
+	a = synth_stack(&s, locs, 2);
+	locs[1] = locs[2];
+	b = synth_stack(&s, locs, 2);
+	synth_samples(&s, 7, 7, a, 4);
+	synth_offcpu(&s, 7, SYNTH_T0 + 100, SYNTH_T0 + 300);
+	synth_samples(&s, 7, 8, a, 3);
+	synth_offcpu(&s, 9, SYNTH_T0 + 50, SYNTH_T0 + 60);
+	CHECK(synth_put_chunk(&s, w) == 0);
+	second = tr_writer_bytes(w);
+
+	synth_task(&s, TR_TASK_COMM, 7, 7, synth_str(&s, "after"), s.ts);
+	synth_samples(&s, 7, 7, a, 2);
+	synth_samples(&s, 7, 7, b, 3);
+	synth_samples(&s, 7, 8, a, 2);
+	synth_offcpu(&s, 7, s.ts, s.ts + 1000);
+	lane = synth_lane(&s, 7, "stream 1");
+	synth_span_from(&s, lane, "kernel", s.ts, 100, 8, s.ts - SYNTH_PERIOD);
+	CHECK(synth_put_chunk(&s, w) == 0);
+	CHECK(synth_put_end(w) == 0);
+	CHECK(tr_writer_close(w) == 0);
+	synth_free(&s);
+	return second;
+}
+
+/* What the counting views read of each thread and name is the same in both. */
+static void check_same_threads(const struct model *rows, const struct model *folded)
+{
+	CHECK_EQ_U64(folded->threads.len, rows->threads.len);
+	CHECK_EQ_U64(folded->names.len, rows->names.len);
+	for (size_t i = 0; i < rows->threads.len && i < folded->threads.len; i++) {
+		const struct model_thread *r = &rows->threads.v[i], *f = &folded->threads.v[i];
+
+		CHECK_EQ_U64(f->tid, r->tid);
+		CHECK_EQ_U64(f->pid, r->pid);
+		CHECK_EQ_U64(f->samples, r->samples);
+		CHECK_EQ_U64(f->first_ts, r->first_ts);
+		CHECK_EQ_U64(f->last_ts, r->last_ts);
+		CHECK_EQ_U64(f->offcpu_ns, r->offcpu_ns);
+	}
+	for (size_t i = 0; i < rows->names.len && i < folded->names.len; i++)
+		CHECK_EQ_U64(folded->names.v[i].samples, rows->names.v[i].samples);
+	CHECK_EQ_U64(folded->first_ts, rows->first_ts);
+	CHECK_EQ_U64(folded->last_ts, rows->last_ts);
+}
+
+static uint64_t report_total(struct model *m)
+{
+	struct report_opts o = { .children = true };
+	struct funcs f;
+	struct report r;
+	uint64_t total;
+
+	report_parse_keys(&o, "comm,dso,symbol");
+	funcs_init(&f, m, 0);
+	report_build(&r, &f, &o);
+	total = r.total;
+	report_free(&r);
+	funcs_free(&f);
+	return total;
+}
+
+static void test_load_folded(void)
+{
+	const char *path = tmp_path("folded.data");
+	uint64_t second = write_foldable(path), weights = 0;
+	struct model rows, folded;
+	struct origin_links links;
+	unsigned char byte;
+	int fd;
+
+	CHECK(model_load(&rows, path) == 0);
+	CHECK(model_load_folded(&folded, path, 0) == 0);
+	CHECK_EQ_U64(rows.t.samples.len, 14);
+	/* 7: a before and after its rename, and b; 8's five rows. */
+	CHECK_EQ_U64(folded.t.samples.len, 8);
+	CHECK_EQ_U64(folded.sample_weights.len, folded.t.samples.len);
+	for (size_t i = 0; i < folded.t.samples.len; i++)
+		weights += model_sample_weight(&folded, i);
+	CHECK_EQ_U64(weights, 14);
+	CHECK_EQ_U64(folded.t.offcpu.len, 0);
+	CHECK_EQ_U64(folded.t.spans.len, 1);
+	check_same_threads(&rows, &folded);
+	CHECK_EQ_U64(report_total(&folded), 14);
+	origins_link(&links, &folded, origins_default_window(&folded));
+	CHECK_EQ_U64(links.counts[ORIGIN_LINKED], 1);
+	origins_free(&links);
+	model_free(&rows);
+	model_free(&folded);
+
+	/* Cut between the chunks: the first one's samples, folded. */
+	CHECK(truncate(path, (off_t)second) == 0);
+	CHECK(model_load(&rows, path) == 0);
+	CHECK(model_load_folded(&folded, path, 0) == 0);
+	CHECK(folded.damage == -TR_ERR_TRUNCATED);
+	CHECK_EQ_U64(folded.chunks, 1);
+	CHECK_EQ_U64(folded.t.samples.len, 2);
+	check_same_threads(&rows, &folded);
+	model_free(&rows);
+	model_free(&folded);
+
+	/* A corrupt chunk: the rows, as model_load reads them. */
+	second = write_foldable(path);
+	fd = open(path, O_RDWR);
+	CHECK(pread(fd, &byte, 1, (off_t)second + 24) == 1);
+	byte ^= 0x40;
+	CHECK(pwrite(fd, &byte, 1, (off_t)second + 24) == 1);
+	close(fd);
+	CHECK(model_load_folded(&folded, path, 0) == 0);
+	CHECK(folded.damage == -TR_ERR_CORRUPT);
+	CHECK_EQ_U64(folded.sample_weights.len, 0);
+	CHECK_EQ_U64(folded.t.samples.len, 7);
+	model_free(&folded);
+}
+
+/*
  * A read limit the second chunk's rows would pass stops the reading there,
  * as damage that names the table; the default one is the floor's for a
  * file this small, and says what was decoded.
@@ -499,6 +633,7 @@ int main(void)
 	RUN(test_load_whole_file);
 	RUN(test_truncated_file);
 	RUN(test_corrupt_chunk);
+	RUN(test_load_folded);
 	RUN(test_read_limit);
 	RUN(test_unreadable_files);
 	RUN(test_lanes_are_synthetic_threads);

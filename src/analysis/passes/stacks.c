@@ -530,12 +530,13 @@ uint32_t *groups_by_sample(const struct model *m, const uint32_t *thread_group)
  * key, unique to those, to entries.
  */
 static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t key,
-		      uint32_t group, uint32_t node, uint32_t span, uint64_t target_ns)
+		      uint32_t group, uint32_t node, uint32_t span, uint64_t count,
+		      uint64_t target_ns)
 {
 	uint64_t at;
 	struct stack_count *c;
 
-	sc->total++;
+	sc->total = u64_sat_add(sc->total, count);
 	sc->target_ns = u64_sat_add(sc->target_ns, target_ns);
 	if (u64map_get(index, key, &at)) {
 		c = &sc->c.v[at];
@@ -546,7 +547,7 @@ static void add_count(struct stack_counts *sc, struct u64map *index, uint64_t ke
 		c->node = node;
 		c->span = span;
 	}
-	c->count++;
+	c->count = u64_sat_add(c->count, count);
 	c->target_ns = u64_sat_add(c->target_ns, target_ns);
 }
 
@@ -571,7 +572,7 @@ void count_stacks(struct stack_counts *sc, const struct funcs *f,
 			node = 0;
 		if (sample_group[i] && (!node_ok || node_ok[node]))
 			add_count(sc, &index, (uint64_t)sample_group[i] << 32 | node,
-				  sample_group[i], node, 0, 0);
+				  sample_group[i], node, 0, model_sample_weight(m, i), 0);
 	}
 	u64map_free(&index);
 	free(node_ok);
@@ -625,7 +626,7 @@ void count_lane_work(struct stack_counts *sc, struct funcs *f,
 		uint32_t pair = u64map_pair_id(&pairs, work[i].node, span);
 
 		add_count(sc, &index, (uint64_t)work[i].group << 32 | pair, work[i].group,
-			  work[i].node, span, sp->dur);
+			  work[i].node, span, 1, sp->dur);
 	}
 	u64map_free(&index);
 	u64map_free(&pairs);
