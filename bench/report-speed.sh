@@ -13,7 +13,13 @@
 # and the recordings last what that rate needs, at most MAX_SECONDS (default
 # 400) each: with 2 CPUs, 1M samples take some 100 to 250 s per recorder.
 #
-# usage: bench/report-speed.sh   (SAMPLES=1000000 FREQ=4999 DEPTH=60 BUILD=build)
+# Then the curve: gtrace report on the first 1/8, 1/4 and 1/2 of its
+# recording (a file cut between chunks reads up to its last whole one)
+# and on all of it, each with its samples, wall time and peak memory: the
+# memory of a report grows with the distinct stacks, not the samples.
+# BASELINE=PATH, another gtrace binary, reports each part too, marked (b).
+#
+# usage: bench/report-speed.sh   (SAMPLES=1000000 FREQ=4999 DEPTH=60 BUILD=build BASELINE=)
 
 . "$(dirname "$0")/lib.sh"
 need_perf
@@ -61,4 +67,22 @@ for tool in perf gtrace; do
 	read -r wall rss <"$WORK/$tool.result"
 	awk -v t="$tool" -v n="$samples" -v b="$bytes" -v w="$wall" -v r="$rss" 'BEGIN {
 		printf "%-8s %9s %12s %9.2f %12.1f\n", t, n, b, w, r / 1024 }'
+done
+
+printf '\n%-8s %9s %12s %9s %12s\n' part samples file-bytes wall-s max-rss-MiB
+bytes=$(file_size "$gtrace_data")
+for part in 8 4 2 1; do
+	cut=$WORK/part-$part.data
+	head -c $((bytes / part)) "$gtrace_data" >"$cut"
+	for build in gtrace ${BASELINE:+baseline}; do
+		case $build in
+		gtrace) bin=$GTRACE label=1/$part ;;
+		baseline) bin=$BASELINE label="1/$part(b)" ;;
+		esac
+		timed "$build-$part" "$bin" report -i "$cut" --no-children
+		read -r wall rss <"$WORK/$build-$part.result"
+		awk -v p="$label" -v n="$(gtrace_samples "$cut")" -v b="$((bytes / part))" \
+			-v w="$wall" -v r="$rss" 'BEGIN {
+			printf "%-8s %9s %12s %9.2f %12.1f\n", p, n, b, w, r / 1024 }'
+	done
 done
