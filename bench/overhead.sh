@@ -10,6 +10,11 @@
 #   total     the whole command, with the recorder's start and finish
 #   bytes/sample  the file's size over the samples in it
 #
+# Then the threads workload (four threads that sleep and spin, for
+# TARGET_SECONDS) recorded by gtrace and perf --call-graph dwarf once
+# each: its file's bytes per sample, where off-CPU intervals cost as much
+# as the samples on a machine with fewer CPUs than threads.
+#
 # usage: bench/overhead.sh   (FREQ=999 REPEAT=3 TARGET_SECONDS=5 BUILD=build)
 
 . "$(dirname "$0")/lib.sh"
@@ -72,4 +77,21 @@ for setup in "${setups[@]}"; do
 	awk -v s="$setup" -v t="$target_s" -v b="$base" -v tot="$total_s" -v n="$samples" -v sz="$bytes" 'BEGIN {
 		per = (n + 0 > 0) ? sprintf("%.1f", sz / n) : "-"
 		printf "%-11s %9.3f %8.3fx %9.3f %9s %11s %13s\n", s, t, t / b, tot, n, sz, per }'
+done
+
+threads="$WORKLOADS/threads $TARGET_SECONDS"
+say "$GTRACE record -q -F $FREQ -o OUT -- $threads"
+"$GTRACE" record -q -F "$FREQ" -o "$WORK/threads.gtrace" -- $threads >/dev/null 2>&1 ||
+	{ echo "bench: gtrace record of the threads workload failed" >&2; exit 1; }
+say "$PERF record -q -F $FREQ --call-graph dwarf -o OUT -- $threads"
+"$PERF" record -q -F "$FREQ" --call-graph dwarf -o "$WORK/threads.perf" -- $threads >/dev/null 2>&1 ||
+	{ echo "bench: perf record of the threads workload failed" >&2; exit 1; }
+printf '\n%-11s %9s %11s %13s\n' threads samples bytes bytes/sample
+for setup in gtrace perf-dwarf; do
+	case $setup in
+	gtrace) out=$WORK/threads.gtrace samples=$(gtrace_samples "$out") ;;
+	perf-dwarf) out=$WORK/threads.perf samples=$(perf_samples "$out") ;;
+	esac
+	awk -v s="$setup" -v n="$samples" -v sz="$(file_size "$out")" 'BEGIN {
+		printf "%-11s %9s %11s %13.1f\n", s, n, sz, (n > 0 ? sz / n : 0) }'
 done
