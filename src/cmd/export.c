@@ -53,6 +53,7 @@ static void usage(void)
 	       "      --start TIME         leave out what ended before TIME after the start:\n"
 	       "                           2.5s, 300ms, 20us or ns\n"
 	       "      --end TIME           leave out what began at or after TIME\n"
+	       TIME_USAGE
 	       "  -p, --pid PID[,PID..]    only these processes\n"
 	       "  -t, --tid TID[,TID..]    only these threads, or lanes (0xfff00000..), and\n"
 	       "                           the lane work these threads queued\n"

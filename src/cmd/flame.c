@@ -45,6 +45,7 @@ static void usage(void)
 	       "thread and its outermost function. With several ranks read, each rank is\n"
 	       "a frame \"rank N\" at the root, with all its work under it.\n\n"
 	       INPUT_USAGE
+	       TIME_USAGE
 	       "      --folded             print collapsed stacks: \"thread;outer;...;leaf count\"\n"
 	       "      --svg FILE           write an interactive SVG flame graph ('-': stdout)\n"
 	       "      --title TEXT         the SVG's title (default: the input file)\n"
@@ -171,6 +172,7 @@ int cmd_flame(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		INPUT_LONG_OPTIONS,
+		TIME_LONG_OPTION,
 		{ "folded", no_argument, NULL, OPT_FOLDED },
 		{ "svg", required_argument, NULL, OPT_SVG },
 		{ "title", required_argument, NULL, OPT_TITLE },
@@ -200,6 +202,7 @@ int cmd_flame(int argc, char **argv)
 
 	offline_args_init(&a, "flame", usage, argc, argv);
 	a.fold_samples = true;
+	a.clip_window = true;
 	a.operands.max = 2;
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {

@@ -26,7 +26,7 @@
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
 	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_COMMAND
+	OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_TIME, OPT_COMMAND
 };
 
 /* -i: what every offline command that reads recordings says of it. */
@@ -87,7 +87,22 @@ enum {
  */
 #define WINDOW_LONG_OPTIONS                                                    \
 	{ "start", required_argument, NULL, OPT_START },                       \
-	{ "end", required_argument, NULL, OPT_END }
+	{ "end", required_argument, NULL, OPT_END },                           \
+	TIME_LONG_OPTION
+
+/*
+ * --time START,END as perf has it, for the views too: the same window in
+ * seconds, or a slice of the recording in percent. report, flame and
+ * threads see the model cut to it (offline_args.clip_window).
+ */
+#define TIME_LONG_OPTION                                                       \
+	{ "time", required_argument, NULL, OPT_TIME }
+/* In a usage's printf format: its percent signs doubled. */
+#define TIME_USAGE                                                             \
+	"      --time START,END     only from START to END after the start: 2.5 (s),\n" \
+	"                           300ms, 20us; either may be left out; or PCT%%/N,\n" \
+	"                           the Nth slice of PCT%% of the recording; or\n"   \
+	"                           A%%-B%%, from A%% to B%% of it\n"
 
 /* A --link-window not given: origins_default_window. */
 #define LINK_WINDOW_DEFAULT UINT64_MAX
@@ -130,6 +145,11 @@ struct offline_args {
 	const char *symfs;		/* --symfs */
 	uint64_t start_ns, end_ns;	/* --start, --end: 0 and UINT64_MAX unless given */
 	const char *start_arg, *end_arg; /* as given, for messages; NULL when not */
+	const char *time_arg;		/* --time as given, NULL when not */
+	/* --time in percent: [from, to) of the recording's length, set once loaded. */
+	bool time_percent;
+	double time_from_percent, time_to_percent;
+	bool clip_window;		/* the command shows the model cut to the window */
 	uint64_t read_limit;		/* READ_LIMIT_ENV, 0 when not set */
 	bool fold_samples;		/* the command only counts samples: load
 					   one recording folded (model_load_folded) */

@@ -36,6 +36,7 @@ static void usage(void)
 	       "queued it, and the selected lanes' spans by name, in target time of\n"
 	       "their own (select a lane by its tid from gtrace threads).\n\n"
 	       INPUT_USAGE
+	       TIME_USAGE
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"
 	       "                           innermost NVTX range), pyline (the innermost\n"
@@ -180,6 +181,7 @@ int cmd_report(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		INPUT_LONG_OPTIONS,
+		TIME_LONG_OPTION,
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "sort", required_argument, NULL, 's' },
 		{ "limit", required_argument, NULL, 'n' },
@@ -208,6 +210,7 @@ int cmd_report(int argc, char **argv)
 
 	offline_args_init(&a, "report", usage, argc, argv);
 	a.fold_samples = true;
+	a.clip_window = true;
 	report_parse_keys(&o, DEFAULT_SORT);
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "s:n:" FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {

@@ -28,6 +28,7 @@ static void usage(void)
 	       "      --start TIME         only samples taken TIME or later after the start:\n"
 	       "                           2.5s, 300ms, 20us or ns\n"
 	       "      --end TIME           only samples taken before TIME\n"
+	       TIME_USAGE
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as frames of their own\n"
 	       PYTHON_USAGE

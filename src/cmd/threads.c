@@ -21,6 +21,7 @@ static void usage(void)
 	       "spans and the sum of the spans' durations: GPU time for a stream.\n"
 	       "With several ranks read, each row starts with its rank.\n\n"
 	       INPUT_USAGE
+	       TIME_USAGE
 	       "  -n, --limit N            list at most N threads (lanes are always listed)\n"
 	       RANK_USAGE
 	       FORMAT_USAGE
@@ -31,6 +32,7 @@ int cmd_threads(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		INPUT_LONG_OPTIONS,
+		TIME_LONG_OPTION,
 		{ "limit", required_argument, NULL, 'n' },
 		RANK_LONG_OPTION,
 		FORMAT_LONG_OPTION,
@@ -43,6 +45,7 @@ int cmd_threads(int argc, char **argv)
 
 	offline_args_init(&a, "threads", usage, argc, argv);
 	a.fold_samples = true;
+	a.clip_window = true;
 	/* -n is the only option of its own; --rank is a shared filter. */
 	while (offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts) != -1) {
 		if (offline_parse_count(optarg, &limit)) {

@@ -167,7 +167,9 @@ static void index_tasks(struct model *m)
 		/* Tasks are in time order per thread, so the last name wins. */
 		if (task->kind == TR_TASK_COMM || task->kind == TR_TASK_EXEC)
 			th->name = task->arg;
-		model_see_ts(&th->first_ts, &th->last_ts, task->ts);
+		/* Cut to a window: a name given before it names, but is not an event in it. */
+		if (!m->window_to || (task->ts >= m->window_from && task->ts < m->window_to))
+			model_see_ts(&th->first_ts, &th->last_ts, task->ts);
 	}
 }
 

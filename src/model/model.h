@@ -184,6 +184,8 @@ struct model {
 	uint64_t first_ts, last_ts;	/* of all timestamped rows; 0 if none */
 	uint64_t start_ts;		/* recording start (meta "start-ns"), else first_ts */
 	uint64_t processes;		/* distinct pids of real threads */
+	/* model_clip's window, from included, to excluded; to 0: none. */
+	uint64_t window_from, window_to;
 
 	VEC(struct model_rank) ranks;	/* at least one once loaded */
 	/* From model_merge to model_merge_end: what the merges share. */
@@ -260,6 +262,14 @@ const char *model_rank_meta(const struct model *m, size_t r, const char *key);
  * rebuilt, once.
  */
 void model_shift_ranks(struct model *m, const int64_t *delta);
+
+/*
+ * Cuts m to [from, to) in CLOCK_MONOTONIC ns: the samples, metric readings
+ * and losses taken in it, the off-CPU intervals and spans that overlap it,
+ * cut at its ends; names, stacks and symbols stay. Threads and lanes are
+ * seen only in it. Indexes are rebuilt. Not for a model loaded folded.
+ */
+void model_clip(struct model *m, uint64_t from, uint64_t to);
 
 /* Builds the indexes from m->t, for tables filled by other means (tests). */
 void model_index(struct model *m);

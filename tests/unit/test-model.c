@@ -475,6 +475,21 @@ static void test_span_attrs(void)
 	CHECK(!model_span_attr(&m, 0, grid, &v));
 	CHECK(!model_span_attr(&m, 4, grid, &v));
 	CHECK(!model_span_attr(&m, 1, 0, &v));
+
+	/* Cut to [120, 310): the first gemm cut at its start, the second at its end, ids anew. */
+	model_clip(&m, 120, 310);
+	CHECK_EQ_U64(m.t.spans.len, 3);
+	CHECK_EQ_U64(m.t.spans.v[0].start, 120);
+	CHECK_EQ_U64(m.t.spans.v[0].dur, 20);
+	CHECK_EQ_U64(m.t.spans.v[2].start, 300);
+	CHECK_EQ_U64(m.t.spans.v[2].dur, 10);
+	CHECK(model_span_attr(&m, 1, regs, &v) && v == 64);
+	CHECK(model_span_attr(&m, 3, grid, &v) && v == UINT64_MAX);
+	model_clip(&m, 205, 300);
+	CHECK_EQ_U64(m.t.spans.len, 1);
+	CHECK(!model_span_attr(&m, 1, grid, &v));
+	CHECK_EQ_U64(model_lane_thread(&m, lane)->spans, 1);
+	CHECK_EQ_U64(model_lane_thread(&m, lane)->span_ns, 5);
 	model_free(&m);
 	unlink(path);
 }

@@ -97,6 +97,9 @@ static void thread_rows(struct thread_rows *r, const struct model *m,
 	for (size_t i = 0; i < m->threads.len; i++) {
 		if (!filter_process(flt, m, m->threads.v[i].pid))
 			continue;
+		/* Cut to a window (--time): a thread with nothing in it is not shown. */
+		if (i < m->real_threads && m->window_to && !m->threads.v[i].first_ts)
+			continue;
 		r->idx[r->real + r->lanes] = i;
 		if (i < m->real_threads)
 			r->real++;
