@@ -71,6 +71,11 @@ CORE_SRCS := $(filter-out src/unwind/unwind-stub.c,$(CORE_SRCS))
 else
 CORE_SRCS := $(filter-out src/unwind/unwind-libunwind.c,$(CORE_SRCS))
 endif
+ifeq ($(HAVE_SQLITE),1)
+CORE_SRCS := $(filter-out src/analysis/encoders/sqldb-stub.c,$(CORE_SRCS))
+else
+CORE_SRCS := $(filter-out src/analysis/encoders/sqldb-libsqlite.c,$(CORE_SRCS))
+endif
 CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
 
 # libgtrace-target goes into applications, not into gtrace: its own
@@ -232,7 +237,7 @@ install: $(GTRACE) $(TARGET_A) $(TARGET_SO)
 		src/target/gtrace-target.pc.in >$(DESTDIR)$(PREFIX)/lib/pkgconfig/gtrace-target.pc
 
 clean:
-	rm -rf build build-asan build-ubsan build-fuzz build-nolibunwind
+	rm -rf build build-asan build-ubsan build-fuzz build-nolibunwind build-nosqlite
 
 distclean: clean
 	rm -f config.mk config.h

@@ -12,9 +12,11 @@ set -eu
 
 # To build, and to run the tests (setpriv, groff for the man page check,
 # python3 to decode exported timelines, go for go tool pprof to read
-# exported profiles, GNU time for the peak memory of the robustness tests).
+# exported profiles, sqlite3 to query exported databases, GNU time for the
+# peak memory of the robustness tests).
 required="build-essential make pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev
-	  libunwind-dev procps util-linux groff-base python3 golang-go time"
+	  libunwind-dev libsqlite3-dev procps util-linux groff-base python3 golang-go sqlite3
+	  time"
 # For the sanitizer and fuzzing builds, the benchmarks, the tests of
 # several ranks (Open MPI) and of DWARF that dwz shared out to another file;
 # not every distribution has them under these names.
@@ -22,7 +24,7 @@ optional="clang linux-perf openmpi-bin libopenmpi-dev dwz"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2
-	echo "  pkg-config, libzstd, zlib, libdw and libelf (elfutils), libunwind" >&2
+	echo "  pkg-config, libzstd, zlib, libdw and libelf (elfutils), libunwind, libsqlite3" >&2
 	exit 1
 fi
 

@@ -32,6 +32,7 @@ static void version(void)
 	printf("symbols: libdw %s\n", LIBDW_VERSION);
 	printf("compression: zstd %s\n", ZSTD_VERSION_STRING_CONFIG);
 	printf("cuda collector: %s\n", HAVE_CUPTI ? "yes (CUPTI " CUPTI_VERSION_CONFIG ")" : "no");
+	printf("sqlite export: %s\n", HAVE_SQLITE ? "yes (libsqlite3 " SQLITE_VERSION_CONFIG ")" : "no");
 }
 
 /* Results go to stdout: a full disk or a closed pipe must not pass unnoticed. */

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # --version names the version and what the binary was built with, as the
 # build says: linked with libunwind or not, libdw's and zstd's versions
-# that configure found, the CUDA agent built or not; --help lists every
+# that configure found, the CUDA agent built or not, the sqlite export
+# built in or not; --help lists every
 # command that has a man page, and each command's --help is its usage.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -20,12 +21,18 @@ if [ -f "$BUILD/libgtrace-cuda.so" ]; then
 else
 	cuda=no
 fi
+if ldd "$GTRACE" | grep -q 'libsqlite3'; then
+	sqlite="yes (libsqlite3 $(config SQLITE_VERSION_CONFIG))"
+else
+	sqlite=no
+fi
 cat >version.want <<EOF
 gtrace $(sed -n 's/^VERSION = //p' "$SRCDIR/config.mk")
 unwinder: $unwinder
 symbols: libdw $(config LIBDW_VERSION)
 compression: zstd $(config ZSTD_VERSION_STRING_CONFIG)
 cuda collector: $cuda
+sqlite export: $sqlite
 EOF
 run_gtrace --version >version.txt
 diff -u version.want version.txt >&2 || fail "--version is not what the build has"
