@@ -1,19 +1,22 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gtrace export: the recording as a timeline for Perfetto or Chrome's trace
- * viewer, or as a profile for pprof.
+ * viewer, as a profile for pprof, or as an SQLite database.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis/encoders/export.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
+#include "util/outfile.h"
 
 enum {
 	OPT_FORMAT = OPT_COMMAND,
@@ -28,6 +31,7 @@ static const struct {
 	{ "perfetto", EXPORT_PERFETTO, "gtrace.pftrace", "https://ui.perfetto.dev" }, /* the default */
 	{ "chrome", EXPORT_CHROME, "gtrace.json", "chrome://tracing or https://ui.perfetto.dev" },
 	{ "pprof", EXPORT_PPROF, "gtrace.pb.gz", "go tool pprof, Parca, Pyroscope or Grafana" },
+	{ "sqlite", EXPORT_SQLITE, "gtrace.sqlite", "sqlite3 or any SQL tool" },
 };
 
 static void usage(void)
@@ -41,15 +45,18 @@ static void usage(void)
 	       "process, the machine or its GPU), the counters and the recording's\n"
 	       "metadata. Times are from the recording's start. Or, with --format pprof,\n"
 	       "as a profile: the samples' stacks by CPU time, the GPU time each stack\n"
-	       "launched and each thread's off-CPU time.\n\n"
+	       "launched and each thread's off-CPU time. Or, with --format sqlite, as an\n"
+	       "SQLite database of typed tables (gtrace-export(1) lists them).\n\n"
 	       INPUT_USAGE
 	       "  -o, --output FILE        where to write ('-': stdout; default gtrace.pftrace,\n"
-	       "                           gtrace.json for chrome, gtrace.pb.gz for pprof)\n"
+	       "                           gtrace.json for chrome, gtrace.pb.gz for pprof,\n"
+	       "                           gtrace.sqlite for sqlite, which needs a file)\n"
 	       "      --format FORMAT      perfetto (default): Perfetto's protobuf trace, for\n"
 	       "                           ui.perfetto.dev; chrome: the Chrome Trace Event\n"
 	       "                           Format (JSON), for chrome://tracing and Perfetto;\n"
 	       "                           pprof: pprof's profile (gzipped protobuf), for go\n"
-	       "                           tool pprof, Parca, Pyroscope and Grafana\n"
+	       "                           tool pprof, Parca, Pyroscope and Grafana; sqlite:\n"
+	       "                           an SQLite database, for sqlite3 and SQL tools\n"
 	       "      --start TIME         leave out what ended before TIME after the start:\n"
 	       "                           2.5s, 300ms, 20us or ns\n"
 	       "      --end TIME           leave out what began at or after TIME\n"
@@ -91,6 +98,41 @@ static int write_export(struct funcs *f, const struct export_opts *o, const char
 	return status;
 }
 
+/*
+ * The database: SQLite writes a file by its path, the temporary beside
+ * file (util/outfile.h), which takes file's name once whole and synced.
+ */
+static int write_sqlite(struct funcs *f, const struct export_opts *o, const char *file,
+			const char *viewers)
+{
+	struct outfile out;
+	char temp[PATH_MAX];
+	int err = outfile_create(&out, file, 0666, false);
+
+	if (err) {
+		pr_err("cannot create '%s': %s", file, outfile_strerror(err));
+		outfile_close(&out);
+		return EXIT_FAIL;
+	}
+	if (snprintf(temp, sizeof(temp), "%s/%s", out.dir, out.temp) >= (int)sizeof(temp))
+		err = -ENAMETOOLONG;
+	if (!err)
+		err = export_sqlite(temp, f, o);
+	if (!err && fsync(out.fd))
+		err = -errno;
+	if (!err)
+		err = outfile_place(&out);
+	if (err) {
+		pr_err("cannot write '%s': %s", file, outfile_strerror(err));
+		outfile_discard(&out);
+	}
+	outfile_close(&out);
+	if (err)
+		return EXIT_FAIL;
+	pr_info("wrote '%s'; open it in %s", file, viewers);
+	return 0;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	static const struct option longopts[] = {
@@ -123,10 +165,20 @@ int cmd_export(int argc, char **argv)
 			break;
 		case OPT_FORMAT:
 			if (parse_format(optarg, &format)) {
-				pr_err("unknown format '%s'; use perfetto, chrome or pprof", optarg);
+				pr_err("unknown format '%s'; use perfetto, chrome, pprof or sqlite",
+				       optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;
+		}
+	}
+	if (!a.status && formats[format].format == EXPORT_SQLITE) {
+		if (!export_sqlite_available()) {
+			pr_err("sqlite export not built in: install libsqlite3-dev and reconfigure");
+			a.status = EXIT_FAIL;
+		} else if (output && !strcmp(output, "-")) {
+			pr_err("cannot write an sqlite database to stdout: give -o FILE");
+			a.status = EXIT_USAGE;
 		}
 	}
 	if (!offline_load_input(&a, &m))
@@ -134,8 +186,8 @@ int cmd_export(int argc, char **argv)
 	if (!offline_window_has_events(&a, &m))
 		return EXIT_FAIL;
 
-	/* pprof's locations hold their inlined functions: every frame is named. */
-	if (formats[format].format == EXPORT_PPROF)
+	/* pprof's locations and the database's frames hold their inlined functions. */
+	if (formats[format].format == EXPORT_PPROF || formats[format].format == EXPORT_SQLITE)
 		a.funcs_flags |= FUNCS_INLINE;
 	funcs_init(&f, &m, a.funcs_flags);
 	offline_link_origins(&links, &m, a.window);
@@ -143,8 +195,12 @@ int cmd_export(int argc, char **argv)
 	o.format = formats[format].format;
 	o.filter = &a.filter;
 	o.links = &links;
-	status = write_export(&f, &o, output ? output : formats[format].default_output,
-			      formats[format].viewers);
+	if (o.format == EXPORT_SQLITE)
+		status = write_sqlite(&f, &o, output ? output : formats[format].default_output,
+				      formats[format].viewers);
+	else
+		status = write_export(&f, &o, output ? output : formats[format].default_output,
+				      formats[format].viewers);
 	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);

@@ -170,4 +170,15 @@ void export_busy_free(struct export_busy *b);
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);
 
+/* The window of o in CLOCK_MONOTONIC ns, [*from, *to), after time 0 zero. */
+void export_window(const struct export_opts *o, uint64_t zero, uint64_t *from, uint64_t *to);
+
+/* Whether [start, start + dur) meets the window [from, to); an instant when it is in it. */
+static inline bool export_in_window(uint64_t from, uint64_t to, uint64_t start, uint64_t dur)
+{
+	if (start >= to)
+		return false;
+	return start >= from || start + dur > from;
+}
+
 #endif

@@ -114,9 +114,13 @@ bool export_meta_last(const struct model *m, size_t i)
 /* Whether [start, start + dur) meets the window; an instant when it is in it. */
 static bool in_window(const struct walk *w, uint64_t start, uint64_t dur)
 {
-	if (start >= w->to)
-		return false;
-	return start >= w->from || start + dur > w->from;
+	return export_in_window(w->from, w->to, start, dur);
+}
+
+void export_window(const struct export_opts *o, uint64_t zero, uint64_t *from, uint64_t *to)
+{
+	*from = zero + o->start_ns;
+	*to = o->end_ns > UINT64_MAX - zero ? UINT64_MAX : zero + o->end_ns;
 }
 
 /* The recording's track: its metadata as one instant at 0, its counters under it. */
@@ -760,8 +764,7 @@ int export_write(FILE *out, struct funcs *f, const struct export_opts *o)
 	};
 
 	set_clocks(&w.x, w.zero);
-	w.from = w.zero + o->start_ns;
-	w.to = o->end_ns > UINT64_MAX - w.zero ? UINT64_MAX : w.zero + o->end_ns;
+	export_window(o, w.zero, &w.from, &w.to);
 	if (o->format == EXPORT_PPROF)
 		return export_pprof(out, f, o, w.from, w.to);
 	w.threads = xcalloc(m->real_threads + 1, sizeof(*w.threads));
