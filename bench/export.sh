@@ -12,10 +12,12 @@
 #   speed   wall time and peak memory of the export in each format, against
 #           gtrace threads on the same file (which loads the model and
 #           prints a few lines): the difference is what exporting adds.
-#   size    the recording as gtrace.data, .pftrace, .json and pprof's
-#           .pb.gz; bytes per sample (an export of the recurse processes
-#           only: --comm recurse) and per span (of the lanes only: --tid of
-#           the lanes; none for pprof, a profile of the CPU stacks).
+#   size    the recording as gtrace.data, .pftrace, .json, pprof's .pb.gz
+#           and the SQLite database (when gtrace has it built in), and each
+#           against gtrace.data; bytes per sample (an export of the recurse
+#           processes only: --comm recurse) and per span (of the lanes
+#           only: --tid of the lanes; none for pprof, a profile of the CPU
+#           stacks).
 #
 # usage: bench/export.sh   (SAMPLES=1000000 SPANS=100000 FREQ=20000 DEPTH=60 BUILD=build)
 
@@ -52,10 +54,12 @@ samples=$(gtrace_samples "$data")
 spans=$("$GTRACE" threads -i "$data" | awk '$2 ~ /^0x/ { n += $(NF - 3) } END { print n + 0 }')
 lanes=$("$GTRACE" threads -i "$data" | awk '$2 ~ /^0x/ { printf "%s%s", sep, $2; sep = "," }')
 cat "$data" >/dev/null
+formats="perfetto chrome pprof"
+"$GTRACE" --version | grep -q '^sqlite export: yes' && formats="$formats sqlite"
 
 say "/usr/bin/time -v $GTRACE threads -i gtrace.data >/dev/null"
 timed load "$GTRACE" threads -i "$data"
-for format in perfetto chrome pprof; do
+for format in $formats; do
 	say "/usr/bin/time -v $GTRACE export -i gtrace.data --format $format -o $WORK/all.$format"
 	timed $format "$GTRACE" export -i "$data" --format $format -o "$WORK/all.$format"
 	say "$GTRACE export -i gtrace.data --format $format --comm recurse -o samples.$format"
@@ -68,15 +72,18 @@ recurse_samples=$("$GTRACE" threads -i "$data" |
 
 printf '\nrecording: %s samples (%s of recurse), %s spans; gtrace.data %s bytes\n' \
 	"$samples" "$recurse_samples" "$spans" "$(file_size "$data")"
-printf '\n%-9s %12s %9s %12s %14s %12s\n' what file-bytes wall-s max-rss-MiB bytes/sample bytes/span
+printf '\n%-9s %12s %7s %9s %12s %14s %12s\n' what file-bytes x-data wall-s max-rss-MiB \
+	bytes/sample bytes/span
 read -r wall rss <"$WORK/load.result"
 awk -v b="$(file_size "$data")" -v w="$wall" -v r="$rss" -v n="$samples" -v s="$spans" 'BEGIN {
-	printf "%-9s %12d %9.2f %12.1f %14s %12s\n", "threads", b, w, r / 1024, "-", "-" }'
-for format in perfetto chrome pprof; do
+	printf "%-9s %12d %7.2f %9.2f %12.1f %14s %12s\n", "threads", b, 1, w, r / 1024, "-", "-" }'
+for format in $formats; do
 	read -r wall rss <"$WORK/$format.result"
 	awk -v f="$format" -v b="$(file_size "$WORK/all.$format")" -v w="$wall" -v r="$rss" \
+	    -v d="$(file_size "$data")" \
 	    -v bs="$(file_size "$WORK/samples.$format")" -v n="$recurse_samples" \
 	    -v bl="$(file_size "$WORK/spans.$format")" -v s="$spans" 'BEGIN {
 		per_span = f == "pprof" ? "-" : sprintf("%.1f", bl / s)
-		printf "%-9s %12d %9.2f %12.1f %14.1f %12s\n", f, b, w, r / 1024, bs / n, per_span }'
+		printf "%-9s %12d %7.2f %9.2f %12.1f %14.1f %12s\n", f, b, b / d, w, r / 1024,
+		       bs / n, per_span }'
 done
