@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # gtrace export --format sqlite, queried with the sqlite3 shell (Debian's
 # sqlite3) by the example queries of man/gtrace-export.1, taken from the
-# page as they are printed: on the threads workload, the samples of each
+# page as they are printed, its tables and columns each in the page's
+# list: on the threads workload, the samples of each
 # thread are threads', the functions' samples report -s symbol's; a
 # window keeps the samples taken in it, a filter the threads it selects.
 # On the CUDA test doubles, the top kernel and its launch configuration
@@ -52,6 +53,17 @@ run_gtrace export -i threads.data --format sqlite -o threads.sqlite
 	fail "no schema version"
 [ "$(count threads.sqlite "SELECT count(*) FROM meta WHERE key = 'command'")" = 1 ] ||
 	fail "no command in meta"
+
+# Every table and column of the database is in the man page's list.
+count threads.sqlite "SELECT m.name || ' ' || c.name FROM sqlite_master m,
+	pragma_table_info(m.name) c WHERE m.type = 'table'" >columns.txt
+at_least "columns" "$(wc -l <columns.txt)" 100
+while read -r table column; do
+	grep -q "^\.B $table\$" "$SRCDIR/man/gtrace-export.1" ||
+		fail "man/gtrace-export.1 does not list table '$table'"
+	grep -Eq "^\.BR? $column( |\$)" "$SRCDIR/man/gtrace-export.1" ||
+		fail "man/gtrace-export.1 does not name column '$column' of '$table'"
+done <columns.txt
 
 # The samples of each thread: threads' Samples column.
 sql threads.sqlite samples-per-thread
