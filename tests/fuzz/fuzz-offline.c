@@ -39,6 +39,7 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "chrome" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "pprof" },
+	{ "export", "-i", "@", "--symfs", "%", "-o", "^", "--format", "sqlite" },
 	{ "diff", "--symfs", "%", "@", "@" },
 	{ "diff", "--symfs", "%", "--format", "json", "--normalize", "none", "@", "@" },
 	{ "diff", "--by", "metrics,threads", "@", "@" },
