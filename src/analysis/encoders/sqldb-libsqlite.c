@@ -33,7 +33,10 @@ static void failed(struct sqldb *db, int code)
 int sqldb_open(struct sqldb **out, const char *path)
 {
 	struct sqldb *db = xcalloc(1, sizeof(*db));
-	int code = sqlite3_open_v2(path, &db->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	/* One thread writes it: no locking of each call. */
+	int code = sqlite3_open_v2(path, &db->db,
+				   SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+				   NULL);
 
 	*out = NULL;
 	if (code != SQLITE_OK) {
