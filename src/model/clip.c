@@ -31,15 +31,15 @@ static bool in_window(uint64_t from, uint64_t to, uint64_t ts)
 	return ts >= from && ts < to;
 }
 
-static void clip_samples(struct tr_tables *t, uint64_t from, uint64_t to)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->samples.len; i++)
-		if (in_window(from, to, t->samples.v[i].ts))
-			t->samples.v[n++] = t->samples.v[i];
-	t->samples.len = n;
-}
+/* Keeps the rows of rows, a VEC of rows with a ts, that were taken in [from, to). */
+#define KEEP_TAKEN_IN(rows, from, to)                                          \
+	do {                                                                   \
+		size_t kept_ = 0;                                              \
+		for (size_t i_ = 0; i_ < (rows)->len; i_++)                    \
+			if (in_window(from, to, (rows)->v[i_].ts))             \
+				(rows)->v[kept_++] = (rows)->v[i_];            \
+		(rows)->len = kept_;                                           \
+	} while (0)
 
 static void clip_offcpu(struct tr_tables *t, uint64_t from, uint64_t to)
 {
@@ -107,23 +107,13 @@ static void clip_metrics(struct tr_tables *t, uint64_t from, uint64_t to)
 	t->metric_values.len = values;
 }
 
-static void clip_losses(struct tr_tables *t, uint64_t from, uint64_t to)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < t->losses.len; i++)
-		if (in_window(from, to, t->losses.v[i].ts))
-			t->losses.v[n++] = t->losses.v[i];
-	t->losses.len = n;
-}
-
 void model_clip(struct model *m, uint64_t from, uint64_t to)
 {
-	clip_samples(&m->t, from, to);
+	KEEP_TAKEN_IN(&m->t.samples, from, to);
 	clip_offcpu(&m->t, from, to);
 	clip_spans(&m->t, from, to);
 	clip_metrics(&m->t, from, to);
-	clip_losses(&m->t, from, to);
+	KEEP_TAKEN_IN(&m->t.losses, from, to);
 	m->window_from = from;
 	m->window_to = to;
 	model_reindex(m);
