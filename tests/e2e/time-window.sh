@@ -46,7 +46,8 @@ half1=$(samples --time 50%/1)
 half2=$(samples --time 50%/2)
 [ $((half1 + half2)) -eq "$total" ] || fail "50%/1 and 50%/2 count $half1 + $half2 samples of $total"
 [ "$(samples --time 0%-50%)" -eq "$half1" ] || fail "0%-50% is not 50%/1"
-[ "$(samples --time 500ms,)" -le "$late" ] || fail "--time 500ms, counts more than --time $after,"
+after_ms=$(awk -v s="$after" 'BEGIN { printf "%d", s * 1000 + 0.5 }')
+[ "$(samples --time "${after_ms}ms,")" -eq "$late" ] || fail "--time ${after_ms}ms, is not --time $after,"
 
 # export --time is --start and --end.
 run_gtrace export -i threads.data --format chrome --time 0.1,0.2 -o time.json
