@@ -92,10 +92,15 @@ static void fold_offcpu(struct folder *fo, const struct tr_offcpu *o)
 	model_see_ts(&ft->offcpu_first, &ft->offcpu_last, o->end);
 }
 
-/* The samples of one chunk's payload folded into m; false when it does not decode. */
-static bool fold_chunk(struct folder *fo, struct tr_tables *scratch, const struct tr_chunk *c)
+/*
+ * The samples of one chunk's payload folded into m; false when it does not
+ * decode, or its rows pass b's limit: b is charged as for rows kept, so
+ * that a file is read folded only where it could be read whole.
+ */
+static bool fold_chunk(struct folder *fo, struct tr_tables *scratch, const struct tr_chunk *c,
+		       struct tr_budget *b)
 {
-	bool ok = !tr_tables_decode_part(scratch, c->payload, c->len, NULL, TR_DECODE_SAMPLES);
+	bool ok = !tr_tables_decode_part(scratch, c->payload, c->len, b, TR_DECODE_SAMPLES);
 
 	for (size_t i = 0; ok && i < scratch->samples.len; i++)
 		fold_sample(fo, &scratch->samples.v[i]);
@@ -129,7 +134,7 @@ bool model_fold_samples(struct model *m, struct tr_reader *r)
 	tr_reader_rewind(r);
 	while (ok && chunks < m->chunks && (ret = tr_reader_next(r, &c)) > 0) {
 		if (c.type == TR_CHUNK_TABLES)
-			ok = fold_chunk(&fo, &scratch, &c);
+			ok = fold_chunk(&fo, &scratch, &c, tr_reader_budget(r));
 		chunks++;
 	}
 	tr_tables_free(&scratch);

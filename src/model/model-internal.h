@@ -28,7 +28,8 @@ void model_see_ts(uint64_t *first, uint64_t *last, uint64_t ts);
 /*
  * The second pass of model_load_folded, over r's chunks again with m
  * indexed from the first: folds the samples and off-CPU rows into m.
- * False when a chunk reads or decodes differently from the first pass.
+ * False when a chunk reads or decodes differently from the first pass,
+ * or its rows would pass the read limit that model_load_within keeps to.
  */
 bool model_fold_samples(struct model *m, struct tr_reader *r);
 
