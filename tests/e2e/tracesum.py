@@ -34,6 +34,9 @@ way on each:
     samples TID COUNT           CPU samples per thread (Chrome: of the
                                 "samples" array, which speedscope and catapult
                                 read; the instants must be the same samples)
+    lane-samples TID COUNT      Chrome: the entries of "samples" of a lane
+                                (no "cpu"), which must open and close its
+                                slices, each a frame named after it
     flows COUNT                 flows whose two ends are both in the trace
     queue-flows FROM COUNT      flows to slices with a queue delay, by where
                                 they start: "api" in a cuda-api slice that
@@ -78,6 +81,7 @@ class Summary:
         self.sample_times = []
         self.instants = collections.Counter()
         self.samples = collections.Counter()
+        self.lane_samples = collections.Counter()
         self.flow_out = set()
         self.flow_in = set()
         self.flow_from = {}              # id -> (category, start, end, "s" time or None)
@@ -119,6 +123,8 @@ class Summary:
             print("instants %d %d" % (tid, n))
         for tid, n in sorted(self.samples.items()):
             print("samples %d %d" % (tid, n))
+        for tid, n in sorted(self.lane_samples.items()):
+            print("lane-samples %d %d" % (tid, n))
         print("flows %d" % len(self.flow_out & self.flow_in))
         queued = collections.Counter({"api": 0, "thread": 0, "bad": 0})
         for flow, (start, args) in self.flow_to.items():
@@ -199,6 +205,23 @@ def depth(spans):
     return deepest
 
 
+def replay(entries):
+    """The slices a lane's entries of "samples" open and close, as
+    (start, end, name): each entry's stack, [(frame id, name)] outermost
+    first, keeps the open slices it shares with the one before."""
+    slices, open_ = collections.Counter(), []     # open_: [(frame id, name, start)]
+    for ts, chain in entries:
+        keep = 0
+        while keep < min(len(open_), len(chain)) and open_[keep][0] == chain[keep][0]:
+            keep += 1
+        for frame, name, start in open_[keep:]:
+            slices[(start, ts, name)] += 1
+        open_ = open_[:keep] + [(frame, name, ts) for frame, name in chain[keep:]]
+    if open_:
+        raise ValueError("lane slices %r never end" % [name for _, name, _ in open_])
+    return slices
+
+
 def ns(us):
     """Chrome's microseconds with three decimals, back to exact ns."""
     whole, _, frac = str(us).partition(".")
@@ -240,20 +263,24 @@ def chrome(text, s):
             s.under.append((tid, thread))
         s.tracks[(pid, tid)] = (tid, kind, name)
 
-    def stack(sf):
+    def chain(sf):
         out = []
         while sf is not None:
             if str(sf) not in frames:
                 raise ValueError("no stack frame %r in stackFrames" % sf)
             f = frames[str(sf)]
-            out.append(f["name"])
+            out.append((str(sf), f["name"]))
             sf = f.get("parent")
         return out[::-1]
+
+    def stack(sf):
+        return [name for _, name in chain(sf)]
 
     # The "samples" array: each thread's in time order (speedscope weighs a
     # sample by the time to the next), each the same as an instant.
     profile = []
     last = {}
+    lanes = collections.defaultdict(list)     # (pid, tid) -> [(ts, chain)]
     for e in d["samples"]:
         key = (e["pid"], e["tid"])
         ts = ns(e["ts"])
@@ -261,6 +288,10 @@ def chrome(text, s):
             raise ValueError("sample of thread %d at %d ns before the one at %d ns" %
                              (e["tid"], ts, last[key]))
         last[key] = ts
+        if "cpu" not in e:
+            lanes[key].append((ts, chain(e["sf"]) if "sf" in e else []))
+            s.lane_samples[e["tid"]] += 1
+            continue
         frames_ = stack(e["sf"]) if "sf" in e else []
         if frames_[-1:] not in ([], [e["name"]]):
             raise ValueError("sample named %r, its leaf frame is %r" % (e["name"], frames_[-1]))
@@ -273,6 +304,7 @@ def chrome(text, s):
     xs = collections.defaultdict(list)    # (pid, tid) -> [(start, end, category)]
     starts = []                           # the "s" events: (id, pid, tid, ts)
     last_x = None
+    lane_slices = collections.defaultdict(collections.Counter)
 
     for e in events:
         ph = e["ph"]
@@ -288,6 +320,7 @@ def chrome(text, s):
                 s.instants[e["tid"]] += 1
             else:
                 s.slices[e["tid"]].append((ts, ts + dur))
+                lane_slices[(e["pid"], e["tid"])][(ts, ts + dur, e["name"])] += 1
                 s.args.setdefault(e["name"], e.get("args", {}))
                 if e["tid"] >= 0xfff00000 and "origin.tid" in e.get("args", {}):
                     s.callers[e["tid"]].add(e["args"]["origin.tid"])
@@ -317,6 +350,11 @@ def chrome(text, s):
         if around:
             begin, end, category = max(around, key=lambda x: (x[0], -x[1]))
             s.flow_from[flow] = (category, begin, end, ts)
+    for key, slices in lane_slices.items():
+        if key[1] >= 0xfff00000 and replay(lanes.get(key, [])) != slices:
+            raise ValueError("the samples array's entries of lane %d are not its slices" % key[1])
+    for key in set(lanes) - set(lane_slices):
+        raise ValueError("samples array entries of lane %d, which has no slice" % key[1])
     if instants != profile:
         raise ValueError("the samples array (%d) is not the samples' instants (%d)" %
                          (len(profile), len(instants)))

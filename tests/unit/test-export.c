@@ -85,8 +85,17 @@ static void test_chrome(void)
 	CHECK(export_count(json, len, "\"name\":\"off-CPU\",\"pid\":10,\"tid\":11,\"cat\":\"off-cpu\","
 			       "\"ts\":0.000,\"dur\":5000.000}") == 1);
 	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 20);
+	/* The stacks' frames, then those of the lanes' slices, b inside a. */
 	CHECK(export_count(json, len, "\"stackFrames\":{\n\"1\":{\"name\":\"main\",\"category\":\"app\"},"
-			       "\n\"2\":{\"name\":\"launch\",\"category\":\"app\",\"parent\":\"1\"}}") == 1);
+			       "\n\"2\":{\"name\":\"launch\",\"category\":\"app\",\"parent\":\"1\"},"
+			       "\n\"3\":{\"name\":\"busy\",\"category\":\"busy\"},"
+			       "\n\"4\":{\"name\":\"a\",\"category\":\"cuda\"},"
+			       "\n\"5\":{\"name\":\"b\",\"category\":\"cuda\",\"parent\":\"4\"},") == 1);
+	/* The lane's slices in "samples", for speedscope: where each starts and ends. */
+	CHECK(export_count(json, len, "\n{\"pid\":10,\"tid\":4293918720,\"ts\":100.000,\"name\":\"a\",\"sf\":4},"
+			       "\n{\"pid\":10,\"tid\":4293918720,\"ts\":120.000,\"name\":\"b\",\"sf\":5},"
+			       "\n{\"pid\":10,\"tid\":4293918720,\"ts\":150.000,\"name\":\"a\",\"sf\":4},"
+			       "\n{\"pid\":10,\"tid\":4293918720,\"ts\":200.000},\n") == 1);
 	free(json);
 	model_free(&m);
 }
@@ -108,7 +117,7 @@ static void test_window_and_filter(void)
 	/* Up to 150 us: the spans that began before, whole. */
 	json = export_text(&m, EXPORT_CHROME, NULL, 0, 150 * US, &len);
 	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 1);
-	CHECK(export_count(json, len, "\"name\":\"a\"") == 2);	/* the span and its origin */
+	CHECK(export_count(json, len, "\"name\":\"a\",\"pid\"") == 2);	/* the span and its origin */
 	CHECK(export_count(json, len, "\"name\":\"c\"") == 0);
 	free(json);
 	/* The worker: its track, its range and off-CPU time; not the main thread's. */
@@ -116,7 +125,7 @@ static void test_window_and_filter(void)
 	json = export_text(&m, EXPORT_CHROME, &flt, 0, UINT64_MAX, &len);
 	CHECK(export_count(json, len, "\"thread_name\"") == 2);	/* the worker, its NVTX track */
 	CHECK(export_count(json, len, "\"cat\":\"cpu\"") == 10);
-	CHECK(export_count(json, len, "\"name\":\"worker range\"") == 1);
+	CHECK(export_count(json, len, "\"name\":\"worker range\",\"pid\"") == 1);
 	CHECK(export_count(json, len, "\"name\":\"main range\"") == 0);
 	free(json);
 	filter_free(&flt);

@@ -22,6 +22,16 @@
  * draws only the instants, which is why they stay. Every sample counts
  * one: no "weight". Times are in microseconds with the ns as decimals:
  * exact. The format has no wall clock: "metadata" says when ts 0 was.
+ *
+ * A file with "samples" is all speedscope reads: it ignores the events,
+ * and with them the lanes. So each lane's slices are in "samples" too,
+ * with no "cpu": an entry where each starts, its stack the slices open
+ * there (frames named after the slices, of their category), and one
+ * where each ends, the stack left open (none: no "sf"). Speedscope
+ * weighs an entry by the time to the next on its track, which makes
+ * each slice's time its frame's; it keys a frame by name and category,
+ * so a kernel launched many times is one frame (its attributes stay on
+ * the "X" event, out of the frame's name).
  */
 #include "analysis/encoders/export-emitter.h"
 
@@ -30,13 +40,41 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/hashmap.h"
 #include "util/json.h"
+#include "util/saturate.h"
+#include "util/vec.h"
 #include "util/xalloc.h"
+
+/* A slice on a lane, kept for its entries of "samples" (put_lane_samples). */
+struct lane_slice {
+	uint64_t ts, end;
+	uint64_t seq;		/* the order written: the tie-break of equal slices */
+	uint32_t track, pid, tid;
+	uint32_t name, category;
+};
+
+/* A frame of a lane's stack: a slice's name and category inside frame parent. */
+struct lane_frame {
+	uint32_t parent, name, category;
+};
+
+/* A slice open on its lane while its entries of "samples" are written. */
+struct open_slice {
+	uint64_t end;
+	uint32_t frame;
+};
 
 struct chrome {
 	struct json j;		/* the document, open at traceEvents while events come */
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
 	bool in_samples;	/* traceEvents ended, "samples" open */
+	/* The lanes' slices, as many as the model has spans and busy stretches. */
+	VEC(struct lane_slice) lane_slices;
+	/* Frame id nodes + i + 1, after the stack nodes' ids. */
+	VEC(struct lane_frame) lane_frames;
+	struct u64map name_pairs;	/* (name, category) -> its pair id */
+	struct u64map frame_ids;	/* (parent frame, pair id) -> i + 1 */
 };
 
 static struct json *doc(struct exporter *x)
@@ -173,8 +211,26 @@ static void chrome_track(struct exporter *x, const struct export_track *t)
 	json_end(doc(x));
 }
 
+/* Keeps a lane's slice for its entries of "samples". */
+static void keep_lane_slice(struct exporter *x, const struct export_event *e)
+{
+	struct chrome *c = x->state;
+	struct lane_slice *s = VEC_PUSH(&c->lane_slices);
+
+	s->ts = e->ts;
+	s->end = u64_sat_add(e->ts, e->dur);	/* a hostile span's may wrap */
+	s->seq = c->lane_slices.len;
+	s->track = e->track->id;
+	s->pid = e->track->pid;
+	s->tid = e->track->tid;
+	s->name = e->name;
+	s->category = e->category;
+}
+
 static void chrome_slice(struct exporter *x, const struct export_event *e)
 {
+	if (e->track->kind == TRACK_LANE)
+		keep_lane_slice(x, e);
 	begin_event(x, "X", e->name, e->track);
 	put_name(x, "cat", e->category);
 	put_us(x, "ts", e->ts);
@@ -266,6 +322,94 @@ static void chrome_profile_sample(struct exporter *x, const struct export_track 
 	json_end(j);
 }
 
+/* By track, then start; of two that start together the longer first: the outer. */
+static int cmp_lane_slices(const void *pa, const void *pb)
+{
+	const struct lane_slice *a = pa, *b = pb;
+
+	if (a->track != b->track)
+		return a->track < b->track ? -1 : 1;
+	if (a->ts != b->ts)
+		return a->ts < b->ts ? -1 : 1;
+	if (a->end != b->end)
+		return a->end > b->end ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/* The id of the frame of slice s inside frame parent (0: none), made on first sight. */
+static uint32_t lane_frame(struct exporter *x, uint32_t parent, const struct lane_slice *s)
+{
+	struct chrome *c = x->state;
+	uint32_t pair = u64map_pair_id(&c->name_pairs, s->name, s->category);
+	uint32_t i = u64map_pair_id(&c->frame_ids, parent, pair);
+
+	if (i > c->lane_frames.len)
+		*VEC_PUSH(&c->lane_frames) = (struct lane_frame){ parent, s->name, s->category };
+	return (uint32_t)x->m->t.nodes.len + i;
+}
+
+/* An entry of "samples" on s's lane at ts, its stack ending at frame (0: none). */
+static void put_lane_sample(struct exporter *x, const struct lane_slice *s, uint64_t ts,
+			    uint32_t frame)
+{
+	struct chrome *c = x->state;
+	struct json *j = &c->j;
+
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_uint(j, "pid", s->pid);
+	json_uint(j, "tid", s->tid);
+	put_us(x, "ts", ts);
+	if (frame) {
+		put_name(x, "name", c->lane_frames.v[frame - x->m->t.nodes.len - 1].name);
+		json_uint(j, "sf", frame);
+	}
+	json_end(j);
+}
+
+/*
+ * Closes the open slices of s's lane that end by until, each an entry at
+ * its end with the stack left; *last keeps the entries in time order
+ * should an inner slice end after its outer one.
+ */
+static void close_lane_slices(struct exporter *x, const struct lane_slice *s,
+			      struct open_slice *open, size_t *n, uint64_t until, uint64_t *last)
+{
+	while (*n && open[*n - 1].end <= until) {
+		uint64_t end = open[--*n].end;
+
+		*last = end > *last ? end : *last;
+		put_lane_sample(x, s, *last, *n ? open[*n - 1].frame : 0);
+	}
+}
+
+/* Each lane's slices as entries of "samples", where they start and end. */
+static void put_lane_samples(struct exporter *x)
+{
+	struct chrome *c = x->state;
+	struct lane_slice *v = c->lane_slices.v;
+	size_t n = c->lane_slices.len;
+	VEC(struct open_slice) open = {0};
+	uint64_t last = 0;
+
+	if (n == 0)
+		return;		/* no lanes: v is NULL, which qsort may not be given */
+	qsort(v, n, sizeof(*v), cmp_lane_slices);
+	for (size_t i = 0; i < n; i++) {
+		uint32_t frame;
+
+		if (i == 0 || v[i].track != v[i - 1].track)
+			last = 0;
+		close_lane_slices(x, &v[i], open.v, &open.len, v[i].ts, &last);
+		frame = lane_frame(x, open.len ? open.v[open.len - 1].frame : 0, &v[i]);
+		*VEC_PUSH(&open) = (struct open_slice){ v[i].end, frame };
+		last = v[i].ts;
+		put_lane_sample(x, &v[i], last, frame);
+		if (i + 1 == n || v[i + 1].track != v[i].track)
+			close_lane_slices(x, &v[i], open.v, &open.len, UINT64_MAX, &last);
+	}
+	VEC_FREE(&open);
+}
+
 static void chrome_counter(struct exporter *x, const struct export_track *t, uint64_t ts,
 			   uint64_t value, uint32_t decimals)
 {
@@ -311,6 +455,19 @@ static void put_stack_frames(struct exporter *x)
 		}
 		json_end(j);
 	}
+	for (size_t i = 0; i < c->lane_frames.len; i++) {
+		const struct lane_frame *fr = &c->lane_frames.v[i];
+
+		snprintf(id, sizeof(id), "%zu", m->t.nodes.len + i + 1);
+		json_begin_object(j, id, JSON_INLINE);
+		put_name(x, "name", fr->name);
+		put_name(x, "category", fr->category);
+		if (fr->parent) {
+			snprintf(id, sizeof(id), "%" PRIu32, fr->parent);
+			json_string(j, "parent", id);
+		}
+		json_end(j);
+	}
 	json_end(j);
 }
 
@@ -337,6 +494,7 @@ static void chrome_end(struct exporter *x)
 	struct json *j = doc(x);
 
 	begin_samples(x);
+	put_lane_samples(x);
 	json_end(j);
 	json_break(j, 0);
 	put_stack_frames(x);
@@ -358,6 +516,10 @@ static void chrome_free(struct exporter *x)
 	struct chrome *c = x->state;
 
 	free(c->used);
+	VEC_FREE(&c->lane_slices);
+	VEC_FREE(&c->lane_frames);
+	u64map_free(&c->name_pairs);
+	u64map_free(&c->frame_ids);
 	free(c);
 	x->state = NULL;
 }

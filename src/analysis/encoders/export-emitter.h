@@ -6,8 +6,9 @@
  * gtrace export's inside: export.c walks the model once and hands every
  * track and event to the emitter of the chosen format (export-chrome.c,
  * export-perfetto.c), which only encodes. Emitters write as they are
- * called: what they keep grows with the model (what was interned), never
- * with the output.
+ * called: what they keep grows with the model (what was interned, the
+ * lanes' slices Chrome lists again after the events), never with the
+ * output.
  *
  * Times are ns since the export's zero (model_time_zero). Names and keys are
  * ids in funcs.names. Tracks come before the events on them; a track's
