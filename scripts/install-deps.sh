@@ -18,9 +18,15 @@ required="build-essential make pkg-config libzstd-dev zlib1g-dev libdw-dev libel
 	  libunwind-dev libsqlite3-dev procps util-linux groff-base python3 golang-go sqlite3
 	  time"
 # For the sanitizer and fuzzing builds, the benchmarks, the tests of
-# several ranks (Open MPI) and of DWARF that dwz shared out to another file;
-# not every distribution has them under these names.
-optional="clang linux-perf openmpi-bin libopenmpi-dev dwz"
+# several ranks (Open MPI) and of DWARF that dwz shared out to another file,
+# and the browser test (speedscope in Debian's chromium, driven by node);
+# not every distribution has them under these names. node and npm only
+# where there is no node: NodeSource's nodejs has its own npm, which
+# Debian's npm would not install beside.
+browser=chromium
+command -v node >/dev/null 2>&1 || browser="$browser nodejs"
+command -v npm >/dev/null 2>&1 || browser="$browser npm"
+optional="clang linux-perf openmpi-bin libopenmpi-dev dwz $browser"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2
@@ -53,12 +59,33 @@ python_note() {
 	done
 }
 
+# npm_packages: the browser test's npm packages, pinned by
+# tests/browser/package-lock.json (speedscope's web app, playwright-core),
+# by npm ci from the npm registry into tests/browser/node_modules, unless
+# they are installed from that lock file already (node_modules/.installed-lock
+# is its copy then).
+npm_packages() {
+	dir=$(cd "$(dirname "$0")/.." && pwd)/tests/browser
+	if cmp -s "$dir/package-lock.json" "$dir/node_modules/.installed-lock"; then
+		return 0
+	fi
+	if ! command -v npm >/dev/null 2>&1; then
+		echo "install-deps: no npm: the browser test skips" >&2
+		return 0
+	fi
+	echo "install-deps: npm ci in tests/browser"
+	(cd "$dir" && npm ci --no-audit --no-fund --loglevel=error &&
+		cp package-lock.json node_modules/.installed-lock) ||
+		echo "install-deps: npm ci failed in tests/browser: the browser test skips" >&2
+}
+
 # shellcheck disable=SC2086 # one word per package
 missing_required=$(not_installed $required)
 # shellcheck disable=SC2086
 missing_optional=$(not_installed $optional)
 if [ -z "$missing_required$missing_optional" ]; then
 	echo "install-deps: all packages are installed"
+	npm_packages
 	python_note
 	exit 0
 fi
@@ -85,6 +112,7 @@ if ! $as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq; then
 		exit 1
 	fi
 	echo "install-deps: apt-get update failed; skipping the optional:$missing_optional" >&2
+	npm_packages
 	exit 0
 fi
 if [ -n "$missing_required" ]; then
@@ -95,7 +123,8 @@ fi
 for pkg in $missing_optional; do
 	echo "install-deps: installing $pkg"
 	apt_install "$pkg" ||
-		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing, MPI tests)" >&2
+		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing, MPI tests, the browser test)" >&2
 done
+npm_packages
 python_note
 echo "install-deps: done"
