@@ -4,7 +4,8 @@
 // headless Chromium, and prints what a person sees there, read from the
 // page's text:
 //
-//   profile NAME                  each profile of the selector at the top
+//   profile NAME<TAB>TOTAL        each profile of the selector at the top,
+//                                 its total weight (none with one profile)
 //   frame PROFILE<TAB>NAME<TAB>TOTAL   each row of a profile's Sandwich table
 //
 // usage: node speedscope.mjs PROFILE.json SCREENSHOT.png
@@ -65,7 +66,9 @@ try {
 	// The profile selector: a table of every profile, hidden until the
 	// title is clicked; one profile has none.
 	const choices = page.locator('tr[title]');
-	const names = await choices.evaluateAll((rows) => rows.map((r) => r.getAttribute('title')));
+	const listed = await choices.evaluateAll((rows) =>
+		rows.map((r) => [r.getAttribute('title'), r.cells[r.cells.length - 1].textContent]));
+	const names = listed.map(([name]) => name);
 	if (names.length === 0)
 		names.push(await page.evaluate(() => {
 			// The title between the view buttons and the others.
@@ -74,8 +77,8 @@ try {
 			return [...views.parentElement.childNodes].filter((n) => n.nodeType === Node.TEXT_NODE)
 				.map((n) => n.textContent).join('');
 		}));
-	for (const name of names)
-		out.push(`profile ${name}`);
+	for (const [i, name] of names.entries())
+		out.push(`profile ${name}\t${listed.length ? listed[i][1] : ''}`);
 	for (let i = 0; i < names.length; i++) {
 		if (i > 0) {
 			await page.getByText(`(${i}/${names.length})`).click();

@@ -4,7 +4,8 @@
 # tests/browser/speedscope.mjs, which prints the profiles of speedscope's
 # selector and the rows of each one's Sandwich table: what a person sees.
 # The threads workload: each thread a profile named after it, the
-# CPU-bound gamma's with its functions. The CUDA test doubles: each GPU
+# CPU-bound gamma's with its functions, each one's time its samples
+# times the period (not the time it slept). The CUDA test doubles: each GPU
 # stream a profile, its kernels by name, each kernel one frame (not one
 # per launch), its time report --gpu's. A failure keeps speedscope.png,
 # the last view, in the test's folder.
@@ -39,6 +40,69 @@ fail_seen() {
 	fail "$2 (speedscope's last view: $TESTDIR/speedscope.png)"
 }
 
+# seen.py: speedscope's times ("15.00ms", "20.00µs", two decimals) against
+# what gtrace says, a line on stdout a difference.
+cat >seen.py <<'PY'
+import json, sys
+
+UNITS = {"s": 1e3, "ms": 1, "\u00b5s": 1e-3, "ns": 1e-6}
+
+
+def ms(shown):
+    number = shown.rstrip("\u00b5mns")
+    return float(number) * UNITS[shown[len(number):]]
+
+
+def lines(path, word):
+    for line in open(path, encoding="utf-8"):
+        if line.startswith(word + " "):
+            yield line[len(word) + 1:].rstrip("\n").split("\t")
+
+
+def threads(seen, threads_txt, export):
+    """Each thread's profile weighs its samples times the period: a
+    sample at most two, the time to the thread's next one."""
+    period = 1e3 / float(json.load(open(export))["metadata"]["frequency"])
+    samples = {}
+    for line in open(threads_txt):
+        words = line.split()
+        if not words:
+            break
+        if words[0].isdigit() and words[1].isdigit():
+            samples[words[1]] = int(words[3])
+    for name, total in lines(seen, "profile"):
+        tid = name.rsplit("(tid ", 1)[1].rstrip(")")
+        want = samples.get(tid, 0) * period
+        if not want / 2 - 0.01 <= ms(total) <= 2 * want + 0.01:
+            print("%s: %s, %d samples of %.3f ms" % (name, total, samples.get(tid, 0), period))
+
+
+def kernels(seen, gpu_json, streams):
+    """The streams' frames but copies and memsets: report --gpu's kernels,
+    speedscope's time of each (summed over streams) its GPU time."""
+    want = {r["name"]: r["total_ms"] for r in json.load(open(gpu_json))["kernels"]["rows"]}
+    streams = set(open(streams, encoding="utf-8").read().splitlines())
+    got = {}
+    for profile, name, total in lines(seen, "frame"):
+        if profile in streams and not name.startswith("[CUDA "):
+            got[name] = got.get(name, 0) + ms(total)
+    if sorted(got) != sorted(want):
+        print("speedscope's kernels %s, report --gpu's %s" % (sorted(got), sorted(want)))
+        return
+    for name, total in sorted(want.items()):
+        if abs(got[name] - total) > 0.005 + total / 200:
+            print("%s: %.3f ms in speedscope, %.3f ms in report --gpu" % (name, got[name], total))
+
+
+globals()[sys.argv[1]](*sys.argv[2:])
+PY
+
+# check_seen WHAT ARGS...: python3 seen.py WHAT ARGS finds no difference.
+check_seen() {
+	python3 seen.py "$@" >"$1.off" || fail "seen.py $* failed"
+	[ ! -s "$1.off" ] || { show "$1.off"; fail_seen "$2" "speedscope's $1 are not gtrace's"; }
+}
+
 # The threads workload: gamma spins on the CPU in spin_gamma, under thread_gamma.
 record threads.data -- "$WORKLOADS/threads" 0.5
 run_gtrace threads -i threads.data >threads.txt
@@ -47,7 +111,7 @@ run_gtrace export -i threads.data --format chrome -o threads.json
 speedscope threads.json
 for name in threads alpha beta gamma; do
 	tid=$(thread_column threads.txt "$name" 2)
-	grep -qxF "profile threads (pid $pid), $name (tid $tid)" threads.seen ||
+	grep -q "^profile threads (pid $pid), $name (tid $tid)	" threads.seen ||
 		fail_seen threads.seen "no profile of thread $name (tid $tid)"
 done
 gamma="threads (pid $pid), gamma (tid $(thread_column threads.txt gamma 2))"
@@ -55,6 +119,7 @@ frames threads.seen "$gamma" | cut -f1 >gamma.frames
 for name in spin_gamma thread_gamma; do
 	grep -qxF "$name" gamma.frames || fail_seen threads.seen "thread gamma's profile has no frame $name"
 done
+check_seen threads threads.seen threads.txt threads.json
 
 # The CUDA test doubles: kernels on three streams of GPU 0.
 grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null || {
@@ -69,35 +134,16 @@ grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null || {
 run_gtrace export -i app.data --format chrome -o app.json
 speedscope app.json
 # Each stream's profile, and its frames: one a name.
-grep '^profile .*, GPU[0-9]* stream [0-9]* (tid [0-9]*)$' app.seen | sed 's/^profile //' >streams
+awk -F '\t' '$1 ~ /^profile .*, GPU[0-9]+ stream [0-9]+ \(tid [0-9]+\)$/ { sub(/^profile /, "", $1); print $1 }' \
+	app.seen >streams
 [ "$(wc -l <streams)" -eq 3 ] || fail_seen app.seen "not a profile for each of the 3 GPU streams"
-: >stream.frames
 while read -r stream; do
 	frames app.seen "$stream" >frames.one
 	[ -s frames.one ] || fail_seen app.seen "the profile '$stream' has no frame"
 	dup=$(cut -f1 frames.one | sort | uniq -d | head -1)
 	[ -z "$dup" ] || fail_seen app.seen "'$dup' is more than one frame of '$stream'"
-	cat frames.one >>stream.frames
 done <streams
-# The kernels' names and GPU time, as report --gpu has them: speedscope
-# sums each frame's time (ms, us or ns, two decimals); the copies and the
-# memset are the others.
+# The kernels' names and GPU time, as report --gpu has them.
 run_gtrace report -i app.data --gpu --format json >app.gpu.json
-python3 - app.gpu.json stream.frames >kernels.off <<'PY' ||
-import json, sys
-want = {r["name"]: r["total_ms"] for r in json.load(open(sys.argv[1]))["kernels"]["rows"]}
-unit = {"s": 1e3, "ms": 1, "\u00b5s": 1e-3, "ns": 1e-6}
-seen = {}
-for line in open(sys.argv[2], encoding="utf-8"):
-    name, total = line.rstrip("\n").split("\t")
-    if not name.startswith("[CUDA "):
-        number = total.rstrip("\u00b5mns")
-        seen[name] = seen.get(name, 0) + float(number) * unit[total[len(number):]]
-if sorted(seen) != sorted(want):
-    sys.exit("speedscope's kernels %s, report --gpu's %s" % (sorted(seen), sorted(want)))
-for name, ms in sorted(want.items()):
-    if abs(seen[name] - ms) > 0.005 + ms / 200:
-        sys.exit("%s: %.3f ms in speedscope, %.3f ms in report --gpu" % (name, seen[name], ms))
-PY
-	{ show kernels.off; fail_seen app.seen "the GPU streams' frames are not report --gpu's kernels"; }
+check_seen kernels app.seen app.gpu.json streams
 exit 0

@@ -37,6 +37,9 @@ way on each:
     lane-samples TID COUNT      Chrome: the entries of "samples" of a lane
                                 (no "cpu"), which must open and close its
                                 slices, each a frame named after it
+    idle-samples TID COUNT      Chrome: the entries of "samples" of a thread
+                                with neither "cpu" nor "sf", each after a
+                                CPU sample of the thread, ending its weight
     flows COUNT                 flows whose two ends are both in the trace
     queue-flows FROM COUNT      flows to slices with a queue delay, by where
                                 they start: "api" in a cuda-api slice that
@@ -82,6 +85,7 @@ class Summary:
         self.instants = collections.Counter()
         self.samples = collections.Counter()
         self.lane_samples = collections.Counter()
+        self.idle_samples = collections.Counter()
         self.flow_out = set()
         self.flow_in = set()
         self.flow_from = {}              # id -> (category, start, end, "s" time or None)
@@ -125,6 +129,8 @@ class Summary:
             print("samples %d %d" % (tid, n))
         for tid, n in sorted(self.lane_samples.items()):
             print("lane-samples %d %d" % (tid, n))
+        for tid, n in sorted(self.idle_samples.items()):
+            print("idle-samples %d %d" % (tid, n))
         print("flows %d" % len(self.flow_out & self.flow_in))
         queued = collections.Counter({"api": 0, "thread": 0, "bad": 0})
         for flow, (start, args) in self.flow_to.items():
@@ -281,6 +287,7 @@ def chrome(text, s):
     profile = []
     last = {}
     lanes = collections.defaultdict(list)     # (pid, tid) -> [(ts, chain)]
+    idle = {}                                 # (pid, tid) -> its last entry was idle
     for e in d["samples"]:
         key = (e["pid"], e["tid"])
         ts = ns(e["ts"])
@@ -288,6 +295,14 @@ def chrome(text, s):
             raise ValueError("sample of thread %d at %d ns before the one at %d ns" %
                              (e["tid"], ts, last[key]))
         last[key] = ts
+        if "cpu" not in e and e["tid"] < 0xfff00000:
+            if "sf" in e or idle.get(key, True):
+                raise ValueError("idle entry of thread %d at %d ns not after a CPU sample" %
+                                 (e["tid"], ts))
+            idle[key] = True
+            s.idle_samples[e["tid"]] += 1
+            continue
+        idle[key] = False
         if "cpu" not in e:
             lanes[key].append((ts, chain(e["sf"]) if "sf" in e else []))
             s.lane_samples[e["tid"]] += 1

@@ -135,6 +135,41 @@ static void test_window_and_filter(void)
 	model_free(&m);
 }
 
+/*
+ * Speedscope weighs a sample by the time to its thread's next entry in
+ * "samples": after a sample whose thread's next comes more than two
+ * periods later, and after its last, an idle entry one period on.
+ */
+static void test_idle_entries(void)
+{
+	struct synth s = {0};
+	uint32_t dso = synth_dso(&s, "/usr/bin/app");
+	uint32_t loc = synth_loc(&s, dso, 0x1000, "main");
+	struct model m;
+	size_t len;
+	char *json;
+
+	synth_meta(&s, "frequency", "1000");		/* a period of SYNTH_PERIOD */
+	synth_comm(&s, PID, PID, "app");
+	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 2);	/* 0 and 1 ms */
+	s.ts += 5 * SYNTH_PERIOD;
+	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 1);	/* 7 ms */
+	s.ts += SYNTH_PERIOD;
+	synth_samples(&s, PID, PID, synth_stack(&s, &loc, 1), 1);	/* 9 ms: two periods on */
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
+	synth_free(&s);
+	json = export_text(&m, EXPORT_CHROME, NULL, 0, UINT64_MAX, &len);
+	CHECK(export_count(json, len, "\"samples\":[\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":0.000,\"cpu\":0,\"name\":\"main\",\"sf\":1},\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":1000.000,\"cpu\":0,\"name\":\"main\",\"sf\":1},\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":2000.000},\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":7000.000,\"cpu\":0,\"name\":\"main\",\"sf\":1},\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":9000.000,\"cpu\":0,\"name\":\"main\",\"sf\":1},\n"
+			       "{\"pid\":10,\"tid\":10,\"ts\":10000.000}],") == 1);
+	free(json);
+	model_free(&m);
+}
+
 static void test_perfetto(void)
 {
 	struct model m;
@@ -379,6 +414,7 @@ int main(void)
 {
 	RUN(test_chrome);
 	RUN(test_window_and_filter);
+	RUN(test_idle_entries);
 	RUN(test_perfetto);
 	RUN(test_launch_flows);
 	RUN(test_gpu_busy);

@@ -20,8 +20,12 @@
  * sampled profiles (flame charts, CPU stacks) from "samples" alone;
  * Perfetto's importer reads neither "samples" nor "stackFrames" and
  * draws only the instants, which is why they stay. Every sample counts
- * one: no "weight". Times are in microseconds with the ns as decimals:
- * exact. The format has no wall clock: "metadata" says when ts 0 was.
+ * one: no "weight". Speedscope weighs a sample by the time to its
+ * thread's next entry instead, so an entry with no stack and no "cpu"
+ * ends a sample's weight one period on when the thread's next sample is
+ * more than two away (it slept). Times are in microseconds with the ns
+ * as decimals: exact. The format has no wall clock: "metadata" says when
+ * ts 0 was.
  *
  * A file with "samples" is all speedscope reads: it ignores the events,
  * and with them the lanes. So each lane's slices are in "samples" too,
@@ -65,6 +69,12 @@ struct open_slice {
 	uint32_t frame;
 };
 
+/* A thread's last CPU sample in "samples". */
+struct last_sample {
+	uint32_t pid, tid;
+	uint64_t ts;
+};
+
 struct chrome {
 	struct json j;		/* the document, open at traceEvents while events come */
 	bool *used;		/* by node id: a sample's stack ends there, or a callee's */
@@ -75,6 +85,9 @@ struct chrome {
 	VEC(struct lane_frame) lane_frames;
 	struct u64map name_pairs;	/* (name, category) -> its pair id */
 	struct u64map frame_ids;	/* (parent frame, pair id) -> i + 1 */
+	uint64_t period;		/* the sampling period; 0 unknown: no idle entries */
+	VEC(struct last_sample) last_samples;	/* by thread, as many as the model has */
+	struct u64map thread_ids;	/* (pid, tid) -> i + 1 in last_samples */
 };
 
 static struct json *doc(struct exporter *x)
@@ -148,6 +161,7 @@ static void chrome_begin(struct exporter *x)
 	struct chrome *c = xcalloc(1, sizeof(*c));
 
 	c->used = xcalloc(x->m->t.nodes.len + 1, sizeof(*c->used));
+	c->period = model_sample_period_ns(x->m);
 	x->state = c;
 	json_init_compact(&c->j, x->out);
 	json_begin_object(&c->j, NULL, JSON_INLINE);
@@ -304,6 +318,51 @@ static void begin_samples(struct exporter *x)
 	json_begin_array(&c->j, "samples", JSON_LINES);
 }
 
+/* Opens an entry of "samples": its thread's (or lane's) and its time. */
+static void begin_entry(struct exporter *x, uint32_t pid, uint32_t tid, uint64_t ts)
+{
+	struct json *j = doc(x);
+
+	json_begin_object(j, NULL, JSON_INLINE);
+	json_uint(j, "pid", pid);
+	json_uint(j, "tid", tid);
+	put_us(x, "ts", ts);
+}
+
+/* An entry with no stack one period after a thread's CPU sample: where its weight ends. */
+static void put_idle_entry(struct exporter *x, const struct last_sample *last)
+{
+	struct chrome *c = x->state;
+
+	begin_entry(x, last->pid, last->tid, u64_sat_add(last->ts, c->period));
+	json_end(doc(x));
+}
+
+/*
+ * Speedscope weighs a sample by the time to the next entry of its thread:
+ * when the thread's next sample comes more than two periods after its
+ * last (it was off the CPU meanwhile), an idle entry one period after the
+ * last ends its weight there. The thread's last sample gets one in
+ * chrome_end.
+ */
+static void end_last_weight(struct exporter *x, const struct export_track *t, uint64_t ts)
+{
+	struct chrome *c = x->state;
+	uint32_t id = u64map_pair_id(&c->thread_ids, t->pid, t->tid);
+	struct last_sample *last;
+
+	if (!c->period)
+		return;
+	if (id > c->last_samples.len) {
+		*VEC_PUSH(&c->last_samples) = (struct last_sample){ t->pid, t->tid, ts };
+		return;
+	}
+	last = &c->last_samples.v[id - 1];
+	if (ts - last->ts > 2 * c->period)
+		put_idle_entry(x, last);
+	last->ts = ts;
+}
+
 /* The entry of "samples" of the sample chrome_sample wrote as an instant. */
 static void chrome_profile_sample(struct exporter *x, const struct export_track *t,
 				  const struct tr_sample *s, uint64_t ts)
@@ -311,10 +370,8 @@ static void chrome_profile_sample(struct exporter *x, const struct export_track 
 	struct json *j = doc(x);
 
 	begin_samples(x);
-	json_begin_object(j, NULL, JSON_INLINE);
-	json_uint(j, "pid", t->pid);
-	json_uint(j, "tid", t->tid);
-	put_us(x, "ts", ts);
+	end_last_weight(x, t, ts);
+	begin_entry(x, t->pid, t->tid, ts);
 	json_uint(j, "cpu", s->cpu);
 	put_name(x, "name", node_func(x->f, s->node)->name);
 	if (s->node)
@@ -355,10 +412,7 @@ static void put_lane_sample(struct exporter *x, const struct lane_slice *s, uint
 	struct chrome *c = x->state;
 	struct json *j = &c->j;
 
-	json_begin_object(j, NULL, JSON_INLINE);
-	json_uint(j, "pid", s->pid);
-	json_uint(j, "tid", s->tid);
-	put_us(x, "ts", ts);
+	begin_entry(x, s->pid, s->tid, ts);
 	if (frame) {
 		put_name(x, "name", c->lane_frames.v[frame - x->m->t.nodes.len - 1].name);
 		json_uint(j, "sf", frame);
@@ -491,9 +545,12 @@ static void put_realtime_zero(struct exporter *x)
 static void chrome_end(struct exporter *x)
 {
 	const struct model *m = x->m;
+	struct chrome *c = x->state;
 	struct json *j = doc(x);
 
 	begin_samples(x);
+	for (size_t i = 0; i < c->last_samples.len; i++)
+		put_idle_entry(x, &c->last_samples.v[i]);
 	put_lane_samples(x);
 	json_end(j);
 	json_break(j, 0);
@@ -520,6 +577,8 @@ static void chrome_free(struct exporter *x)
 	VEC_FREE(&c->lane_frames);
 	u64map_free(&c->name_pairs);
 	u64map_free(&c->frame_ids);
+	VEC_FREE(&c->last_samples);
+	u64map_free(&c->thread_ids);
 	free(c);
 	x->state = NULL;
 }
