@@ -42,7 +42,8 @@ static void usage(void)
 	       "frame coloured by how its own share changed from BASE: red grew, blue\n"
 	       "shrank; --folded prints each stack's count in BASE, then in NEW.\n"
 	       "The NVTX ranges open at a sample are frames \"[nvtx] NAME\" between the\n"
-	       "thread and its outermost function. With several ranks read, each rank is\n"
+	       "thread and its outermost function, a named domain's \"[nvtx DOMAIN] NAME\"\n"
+	       "after the default domain's. With several ranks read, each rank is\n"
 	       "a frame \"rank N\" at the root, with all its work under it.\n\n"
 	       INPUT_USAGE
 	       TIME_USAGE

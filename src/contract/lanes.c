@@ -23,6 +23,15 @@ bool cuda_lane_device(const char *lane_name, uint32_t *device)
 	return true;
 }
 
+const char *nvtx_lane_domain(const char *lane_name)
+{
+	size_t plen = strlen(NVTX_DOMAIN_LANE_PREFIX);
+
+	if (!lane_name || strncmp(lane_name, NVTX_DOMAIN_LANE_PREFIX, plen) || !lane_name[plen])
+		return NULL;
+	return lane_name + plen;
+}
+
 size_t kregions_lane_kernel_len(const char *lane_name)
 {
 	size_t len = strlen(lane_name), slen = strlen(KREGIONS_STATS_LANE_SUFFIX);

@@ -20,6 +20,22 @@
 #define CUDA_PC_LANE_KIND "cuda-pc"	/* GPU PC sampling's windows */
 
 /*
+ * A process's NVTX ranges are on a lane per NVTX domain, kind
+ * NVTX_LANE_KIND: the default domain's named NVTX_LANE_NAME, a named
+ * domain's NVTX_DOMAIN_LANE_PREFIX "<domain>" ("NVTX cublas"), and those
+ * of domains whose name the agent never saw NVTX_UNNAMED_DOMAIN_LANE.
+ */
+#define NVTX_LANE_NAME "NVTX"
+#define NVTX_DOMAIN_LANE_PREFIX "NVTX "
+#define NVTX_UNNAMED_DOMAIN_LANE NVTX_DOMAIN_LANE_PREFIX "[unnamed domain]"
+
+/*
+ * The domain of an NVTX lane named so: "cublas" of "NVTX cublas", NULL for
+ * the default domain's lane (or a name that is no domain's).
+ */
+const char *nvtx_lane_domain(const char *lane_name);
+
+/*
  * The agent names a stream's lane and a device's PC sampling lane after
  * the device: CUDA_DEVICE_LANE_PREFIX "<d> stream <s>" (or "<d> ctx <c>
  * stream <s>" for a device's second context) and "<d> PC sampling".

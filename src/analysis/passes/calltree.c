@@ -82,6 +82,27 @@ static uint32_t add_frames(struct tree_builder *b, const struct funcs *f,
 	return parent;
 }
 
+/* The frame of a chain's innermost range: "[nvtx] NAME", or "[nvtx DOMAIN] NAME". */
+static uint32_t range_frame(struct funcs *f, const struct nvtx_chain *c)
+{
+	const char *name = model_str(f->m, c->name);
+	const char *domain = c->domain ? nvtx_lane_domain(model_str(f->m, c->domain)) : NULL;
+	size_t size;
+	char *prefix;
+	uint32_t id;
+
+	if (!name)
+		name = "";
+	if (!domain)
+		return prefixed_frame(f, NVTX_FRAME_PREFIX, name, strlen(name));
+	size = sizeof(NVTX_DOMAIN_FRAME_PREFIX NVTX_DOMAIN_FRAME_SUFFIX) + strlen(domain);
+	prefix = xmalloc(size);
+	snprintf(prefix, size, NVTX_DOMAIN_FRAME_PREFIX "%s" NVTX_DOMAIN_FRAME_SUFFIX, domain);
+	id = prefixed_frame(f, prefix, name, strlen(name));
+	free(prefix);
+	return id;
+}
+
 /* Adds the frames of a chain of NVTX ranges under parent, outermost first. */
 static uint32_t add_ranges(struct tree_builder *b, struct funcs *f, uint32_t parent,
 			   uint32_t chain)
@@ -92,13 +113,8 @@ static uint32_t add_ranges(struct tree_builder *b, struct funcs *f, uint32_t par
 		return parent;
 	c = &b->ranges.chains.v[chain - 1];
 	parent = add_ranges(b, f, parent, c->parent);
-	if (!b->chain_label[chain]) {
-		const char *name = model_str(f->m, c->name);
-
-		if (!name)
-			name = "";
-		b->chain_label[chain] = prefixed_frame(f, NVTX_FRAME_PREFIX, name, strlen(name));
-	}
+	if (!b->chain_label[chain])
+		b->chain_label[chain] = range_frame(f, c);
 	return child_of(b, parent, b->chain_label[chain]);
 }
 

@@ -213,6 +213,8 @@ int64_t i64_median(int64_t *v, size_t n);
  * thread, open from its start until its end. The ranges open at one time
  * form a chain, interned like stack nodes: chain 0 is no range, chain c
  * (chains.v[c - 1]) its innermost range's name under its parent chain.
+ * The default domain's ranges come first, then each named domain's
+ * (passes/nvtx.c).
  */
 /* Nesting past which NVTX ranges count as their outermost NVTX_MAX_DEPTH. */
 #define NVTX_MAX_DEPTH 256
@@ -220,6 +222,7 @@ int64_t i64_median(int64_t *v, size_t n);
 struct nvtx_chain {
 	uint32_t parent;	/* chain id, 0 for an outermost range */
 	uint32_t name;		/* string id of the innermost range's name */
+	uint32_t domain;	/* its lane's name's string id for a named domain, 0 the default */
 	uint32_t depth;		/* 0 for an outermost range */
 };
 
@@ -229,8 +232,13 @@ struct nvtx_segment {
 	uint32_t chain;
 };
 
-/* The call tree's frame of a range: the prefix, then its name. */
+/*
+ * The call tree's frame of a range: the prefix, then its name; a named
+ * domain's range's "[nvtx DOMAIN] NAME".
+ */
 #define NVTX_FRAME_PREFIX "[nvtx] "
+#define NVTX_DOMAIN_FRAME_PREFIX "[nvtx "
+#define NVTX_DOMAIN_FRAME_SUFFIX "] "
 
 struct nvtx_ranges {
 	VEC(struct nvtx_chain) chains;
