@@ -489,7 +489,7 @@ static void start(void)
 	/* The lanes first: they connect to the recorder, which hears the status. */
 	agent_api_lane = gtrace_lane_get(CUDA_API_LANE_KIND, "CUDA API");
 	agent_wait_lane = gtrace_lane_get(CUDA_WAIT_LANE_KIND, "CPU wait");
-	agent_nvtx_lane = gtrace_lane_get(NVTX_LANE_KIND, "NVTX");
+	agent_nvtx_lane = gtrace_lane_get(NVTX_LANE_KIND, NVTX_LANE_NAME);
 	if (!path || !*path)
 		path = CUPTI_LIB_PATH;
 	if (cupti_api_load(path, why, sizeof(why))) {

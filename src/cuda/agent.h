@@ -14,7 +14,7 @@
  *   activity.c   CUPTI's record buffers: GPU work on "GPU<d> stream <s>" lanes
  *   origins.c    correlation id -> the calling thread and time
  *   devices.c    device limits (occupancy) and driver facts
- *   nvtx.c       NVTX ranges on the "NVTX" lane
+ *   nvtx.c       NVTX ranges on a lane per NVTX domain
  *   pcsampling.c PC samples in duty-cycled windows, and the cubins they name
  *   agent.c      start-up, status, counters, flushing, exit and fork
  *

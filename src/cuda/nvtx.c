@@ -5,13 +5,15 @@
  * in its own domain do not close the application's): each thread keeps a
  * stack per domain it pushed in, the default domain (handle NULL, as NVTX
  * has it) one of them. A start/end range may end on another thread: open
- * ones are kept in a table by range id. A range becomes a span on the
- * "NVTX" lane when it closes, its origin the thread that opened it and
- * when.
+ * ones are kept in a table by range id. A range becomes a span on its
+ * domain's lane when it closes, its origin the thread that opened it and
+ * when: the default domain's "NVTX", a named domain's "NVTX <domain>",
+ * named when nvtxDomainCreateA/W made it (contract/lanes.h).
  */
 #include "cuda/agent.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -19,14 +21,17 @@
 #include <generated_nvtx_meta.h>
 
 #include "contract/attrs.h"
+#include "contract/lanes.h"
 
 #define NAME_MAX_BYTES 1024
 #define MAX_DEPTH 1024			/* deeper pushes are counted, not kept */
 #define MAX_DOMAINS 64			/* per thread; pushes in more are dropped */
 #define MAX_OPEN 65536			/* start/end ranges never ended are dropped past this */
+#define MAX_NAMED_DOMAINS 256		/* later domains go on the unnamed lane */
 
 struct frame {
 	char *name;
+	gtrace_lane *lane;		/* its domain's */
 	uint64_t start;
 };
 
@@ -49,12 +54,20 @@ struct open_range {
 	uint32_t tid;
 	uint64_t start;
 	char *name;
+	gtrace_lane *lane;		/* its domain's */
 };
 
 struct registered {
 	struct registered *next;
 	const void *handle;
 	char *name;
+};
+
+/* A domain that nvtxDomainCreateA/W made, and the lane of its ranges. */
+struct domain {
+	struct domain *next;
+	const void *handle;
+	gtrace_lane *lane;
 };
 
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
@@ -65,6 +78,8 @@ static pthread_mutex_t table_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct open_range *open_ranges;
 static unsigned nopen;
 static struct registered *strings;
+static struct domain *domains;
+static unsigned ndomains;
 
 static void free_stacks(void *p)
 {
@@ -197,11 +212,41 @@ static char *attributes_name(const nvtxEventAttributes_t *a)
 	}
 }
 
-static void emit(const char *name, uint32_t tid, uint64_t start, const gtrace_attr *a, unsigned n)
+/* The entry of a domain handle, NULL when it has none; under table_lock. */
+static struct domain **find_domain(const void *handle)
+{
+	struct domain **p = &domains;
+
+	while (*p && (*p)->handle != handle)
+		p = &(*p)->next;
+	return *p ? p : NULL;
+}
+
+/*
+ * The lane of domain's ranges: the default domain's (NULL), the one it was
+ * made with, or, for a domain made before the agent listened or past
+ * MAX_NAMED_DOMAINS, the unnamed domains' lane.
+ */
+static gtrace_lane *domain_lane(const void *domain)
+{
+	struct domain **known;
+	gtrace_lane *lane = NULL;
+
+	if (!domain)
+		return agent_nvtx_lane;
+	pthread_mutex_lock(&table_lock);
+	if ((known = find_domain(domain)))
+		lane = (*known)->lane;
+	pthread_mutex_unlock(&table_lock);
+	return lane ? lane : gtrace_lane_get(NVTX_LANE_KIND, NVTX_UNNAMED_DOMAIN_LANE);
+}
+
+static void emit(gtrace_lane *lane, const char *name, uint32_t tid, uint64_t start,
+		 const gtrace_attr *a, unsigned n)
 {
 	gtrace_origin o = { .tid = tid, .ts_ns = start };
 
-	gtrace_span_attrs(agent_nvtx_lane, name, start, gtrace_now_ns(), &o, a, n);
+	gtrace_span_attrs(lane, name, start, gtrace_now_ns(), &o, a, n);
 }
 
 /* Takes name (may be NULL: no memory, the range still nests). */
@@ -229,6 +274,7 @@ static void push(const void *domain, char *name)
 		s->cap = cap;
 	}
 	s->frames[s->depth].name = name;
+	s->frames[s->depth].lane = domain_lane(domain);
 	s->frames[s->depth].start = gtrace_now_ns();
 	s->depth++;
 }
@@ -253,13 +299,13 @@ static void pop(const void *domain)
 			{ .key = NVTX_ATTR_KIND, .value = NVTX_KIND_PUSH_POP },
 		};
 
-		emit(f->name, agent_tid(), f->start, a, 2);
+		emit(f->lane, f->name, agent_tid(), f->start, a, 2);
 	}
 	free(f->name);
 }
 
 /* Takes name. */
-static void start(const void *id, char *name)
+static void start(const void *domain, const void *id, char *name)
 {
 	struct open_range *r = malloc(sizeof(*r));
 
@@ -272,6 +318,7 @@ static void start(const void *id, char *name)
 	r->tid = agent_tid();
 	r->start = gtrace_now_ns();
 	r->name = name;
+	r->lane = domain_lane(domain);
 	pthread_mutex_lock(&table_lock);
 	if (nopen < MAX_OPEN) {
 		r->next = open_ranges;
@@ -303,7 +350,7 @@ static void end(nvtxRangeId_t id)
 	pthread_mutex_unlock(&table_lock);
 	if (!r)
 		return;
-	emit(r->name, r->tid, r->start, a, 1);
+	emit(r->lane, r->name, r->tid, r->start, a, 1);
 	free(r->name);
 	free(r);
 }
@@ -323,6 +370,56 @@ static void register_string(const void *handle, char *name)
 	r->next = strings;
 	strings = r;
 	pthread_mutex_unlock(&table_lock);
+}
+
+/* Takes name (NULL or empty: the domain stays unnamed). */
+static void create_domain(const void *handle, char *name)
+{
+	char lane_name[sizeof(NVTX_DOMAIN_LANE_PREFIX) + NAME_MAX_BYTES];
+	struct domain *d, **known;
+	gtrace_lane *lane;
+
+	if (!handle || !*(void *const *)handle || !name || !*name) {
+		free(name);
+		return;
+	}
+	snprintf(lane_name, sizeof(lane_name), NVTX_DOMAIN_LANE_PREFIX "%s", name);
+	free(name);
+	lane = gtrace_lane_get(NVTX_LANE_KIND, lane_name);
+	d = malloc(sizeof(*d));
+	if (!lane || !d) {
+		free(d);
+		return;
+	}
+	d->handle = *(void *const *)handle;
+	d->lane = lane;
+	pthread_mutex_lock(&table_lock);
+	/* A name made again gives its first handle back. */
+	if ((known = find_domain(d->handle))) {
+		(*known)->lane = lane;
+	} else if (ndomains < MAX_NAMED_DOMAINS) {
+		d->next = domains;
+		domains = d;
+		ndomains++;
+		d = NULL;
+	}
+	pthread_mutex_unlock(&table_lock);
+	free(d);
+}
+
+/* Its handle may be given to a domain made later. */
+static void destroy_domain(const void *handle)
+{
+	struct domain *d = NULL, **known;
+
+	pthread_mutex_lock(&table_lock);
+	if ((known = find_domain(handle))) {
+		d = *known;
+		*known = d->next;
+		ndomains--;
+	}
+	pthread_mutex_unlock(&table_lock);
+	free(d);
 }
 
 void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
@@ -354,24 +451,45 @@ void nvtx_callback(CUpti_CallbackId cbid, const CUpti_NvtxData *d)
 		pop(((const nvtxDomainRangePop_params *)p)->domain);
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartA:
-		start(d->functionReturnValue, copy_name(((const nvtxRangeStartA_params *)p)->message));
+		start(NULL, d->functionReturnValue,
+		      copy_name(((const nvtxRangeStartA_params *)p)->message));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartW:
-		start(d->functionReturnValue, from_wide(((const nvtxRangeStartW_params *)p)->message));
+		start(NULL, d->functionReturnValue,
+		      from_wide(((const nvtxRangeStartW_params *)p)->message));
 		break;
 	case CUPTI_CBID_NVTX_nvtxRangeStartEx:
-		start(d->functionReturnValue,
+		start(NULL, d->functionReturnValue,
 		      attributes_name(((const nvtxRangeStartEx_params *)p)->eventAttrib));
 		break;
-	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
-		start(d->functionReturnValue,
-		      attributes_name(((const nvtxDomainRangeStartEx_params *)p)->core.eventAttrib));
+	case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx: {
+		const nvtxDomainRangeStartEx_params *q = p;
+
+		start(q->domain, d->functionReturnValue, attributes_name(q->core.eventAttrib));
 		break;
+	}
 	case CUPTI_CBID_NVTX_nvtxRangeEnd:
 		end(((const nvtxRangeEnd_params *)p)->id);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
 		end(((const nvtxDomainRangeEnd_params *)p)->core.id);
+		break;
+	case CUPTI_CBID_NVTX_nvtxDomainCreateA: {
+		const char *name = ((const nvtxDomainCreateA_params *)p)->name;
+
+		create_domain(d->functionReturnValue, name ? strndup(name, NAME_MAX_BYTES) : NULL);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxDomainCreateW: {
+		/* The header has no struct of its own: the A one's, its string wide. */
+		const wchar_t *name = (const wchar_t *)(const void *)
+			((const nvtxDomainCreateA_params *)p)->name;
+
+		create_domain(d->functionReturnValue, name ? from_wide(name) : NULL);
+		break;
+	}
+	case CUPTI_CBID_NVTX_nvtxDomainDestroy:
+		destroy_domain(((const nvtxDomainDestroy_params *)p)->domain);
 		break;
 	case CUPTI_CBID_NVTX_nvtxDomainRegisterStringA:
 		register_string(d->functionReturnValue,

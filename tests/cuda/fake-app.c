@@ -39,14 +39,16 @@
  *                    13, and 2 x _Z4tinyv on it; then destroys it
  *   --nvtx-early     pushes the NVTX range "before init" before cuInit and
  *                    pops it once the streams exist, before the work
- *   --nvtx-more      after "checkpoint", 8 more NVTX ranges on the same thread
+ *   --nvtx-more      after "checkpoint", 10 more NVTX ranges on the same thread
  *                    (see more_nvtx): wide-string ones ("wide push été",
  *                    "wide start"), and ranges of two domains, "alpha" and
  *                    "beta", that interleave with each other and with the
  *                    default domain, some named by registered strings; the
  *                    ranges "alpha registered" and "default inner" hold 4 ms
  *                    of CPU each, which they only do if every domain nests
- *                    its ranges apart; and a wide mark (no range)
+ *                    its ranges apart; "alpha across" and "default across",
+ *                    which overlap without nesting, alpha's opening first,
+ *                    for 20 ms of CPU; and a wide mark (no range)
  *   --pinned         copy_outputs copies into a buffer of cuMemAllocHost
  *                    (pinned memory; the HtoD copies read pageable memory),
  *                    allocated before "epoch" and freed at the end
@@ -641,6 +643,13 @@ FRAME static void more_nvtx(void)
 	burn(4000000);
 	nvtxRangePop();				/* default inner */
 	nvtxDomainRangePop(alpha);		/* alpha outer */
+
+	/* Two domains' ranges that overlap, neither inside the other. */
+	push_in(alpha, NVTX_MESSAGE_TYPE_ASCII, (nvtxMessageValue_t){ .ascii = "alpha across" });
+	nvtxRangePushA("default across");
+	burn(20000000);		/* so that flame has their samples on a busy machine */
+	nvtxDomainRangePop(alpha);		/* alpha across */
+	nvtxRangePop();				/* default across */
 
 	id = nvtxDomainRangeStartEx(beta, &start);
 	nvtxDomainRangeEnd(beta, id);
