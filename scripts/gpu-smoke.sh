@@ -6,10 +6,11 @@
 # run and each of its modes with gtrace, and checks what only real
 # hardware can confirm. The default run: kernels (count and names) on
 # their stream lanes, their links to the calls that launched them, NVTX
-# ranges, the kernels of a CUDA graph, CUPTI's clock being gtrace's (no
-# kernel before its launch call, every span inside the recording), no
-# record lost, no filtered call shown, stacks unwound through libcuda and
-# CUPTI, and no regression that gtrace diff finds in the same run again.
+# ranges (a named domain's on a lane of its own, nesting apart), the
+# kernels of a CUDA graph, CUPTI's clock being gtrace's (no kernel before
+# its launch call, every span inside the recording), no record lost, no
+# filtered call shown, stacks unwound through libcuda and CUPTI, and no
+# regression that gtrace diff finds in the same run again.
 # Then: occupancy against the runtime's own figure, the launch-to-start
 # gap on an idle GPU, DtoH copies and memsets, cuLaunchKernel and
 # cuLaunchKernelEx, several launching threads, cudaDeviceReset, exit with
@@ -363,6 +364,15 @@ check "no record lost" equals "$(($(counter "$work/main.diag" cuda.dropped) + \
 check "the final flush was clean" has "$work/main.diag" '^cuda\.flush: +clean$'
 check "NVTX push/pop ranges" equals "$(lanes_showing main nvtx " $iterations .*  iteration\$")" 1
 check "NVTX start/end range" equals "$(lanes_showing main nvtx " 1 .*  verify\$")" 1
+# The domain real-app creates: its ranges on a lane of their own, named
+# when nvtxDomainCreateA ran, and nesting apart from the default domain's
+# although "launches" opens before "iteration" and closes inside it.
+check "NVTX domain: a lane named by the domain" has "$work/main.threads" \
+	" nvtx +NVTX gtrace-smoke +$iterations "
+check "NVTX domain: its push/pop ranges" \
+	equals "$(lanes_showing main nvtx " $iterations .*  launches\$")" 1
+check "NVTX domain: nests inside the default domain's ranges in flame" has "$main_folded" \
+	';\[nvtx\] iteration;\[nvtx gtrace-smoke\] launches;([^;]+;)*launch_batch;'
 check "CPU waits in wait_for_gpu" has "$main_folded" \
 	';wait_for_gpu;([^;]+;)*\[lane\] CPU wait;cudaStreamSynchronize'
 check "buffer delay at most $delay_max_ms ms (max $(delay_ms main max) ms, mean $(delay_ms main mean) ms)" \

@@ -9,7 +9,9 @@
  * usage: real-app [ITERATIONS]     (default 4)
  *        real-app MODE [COUNT]    one behaviour for scripts/gpu-smoke.sh
  *
- * Each iteration, inside the NVTX range "iteration": launch_batch queues
+ * Each iteration, inside the NVTX range "iteration", and in the NVTX domain
+ * "gtrace-smoke" the range "launches", which opens before "iteration" and
+ * closes inside it, around the launches: launch_batch queues
  * scale<<<...>>> on stream 1 and add<<<...>>> on stream 2, 8 launches
  * each, and one busy<<<1, 1>>> of about 20 ms on stream 1; launch_graph
  * launches a graph of 3 scale kernels captured from stream 1; after 3 ms
@@ -458,6 +460,8 @@ int main(int argc, char **argv)
 	cudaStream_t s1, s2;
 	cudaGraphExec_t exec;
 	nvtxRangeId_t verify;
+	nvtxDomainHandle_t smoke;
+	nvtxEventAttributes_t launches;
 	int wrong = 0;
 
 	if (argc > 1 && (argv[1][0] < '0' || argv[1][0] > '9'))
@@ -476,14 +480,24 @@ int main(int argc, char **argv)
 	CHECK(cudaMemcpy(y, host, N * sizeof(float), cudaMemcpyHostToDevice));
 	exec = capture_graph(x, s1);
 
+	smoke = nvtxDomainCreateA("gtrace-smoke");
+	memset(&launches, 0, sizeof(launches));
+	launches.version = NVTX_VERSION;
+	launches.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+	launches.messageType = NVTX_MESSAGE_TYPE_ASCII;
+	launches.message.ascii = "launches";
 	for (int it = 0; it < iterations; it++) {
+		/* Two domains' ranges that overlap without nesting. */
+		nvtxDomainRangePushEx(smoke, &launches);
 		nvtxRangePushA("iteration");
 		launch_batch(x, y, s1, s2);
 		launch_graph(exec, s1);
+		nvtxDomainRangePop(smoke);
 		idle(3000000);
 		wait_for_gpu(s1, s2);
 		nvtxRangePop();
 	}
+	nvtxDomainDestroy(smoke);
 
 	CHECK(cudaMemcpy(host, y, N * sizeof(float), cudaMemcpyDeviceToHost));
 	verify = nvtxRangeStartA("verify");
