@@ -25,9 +25,9 @@
 
 #define NAME_MAX_BYTES 1024
 #define MAX_DEPTH 1024			/* deeper pushes are counted, not kept */
-#define MAX_DOMAINS 64			/* per thread; pushes in more are dropped */
+#define MAX_DOMAINS 64			/* per thread, with ranges open; more are dropped */
 #define MAX_OPEN 65536			/* start/end ranges never ended are dropped past this */
-#define MAX_NAMED_DOMAINS 256		/* later domains go on the unnamed lane */
+#define MAX_NAMED_DOMAINS 256		/* not destroyed; more go on the unnamed lane */
 
 struct frame {
 	char *name;
@@ -120,10 +120,11 @@ static struct stacks *my_stacks(void)
 }
 
 /*
- * The calling thread's stack of domain, made on its first push (create);
- * NULL when there is none, or no room for one. A push refused so is lost
- * but closes nothing: its pop comes after those of later pushes, when the
- * domain's stack, if it got one since, is empty again.
+ * The calling thread's stack of domain, made on its first push (create),
+ * in place of an empty one past MAX_DOMAINS; NULL when there is none, or
+ * no room for one. A push refused so is lost but closes nothing: its pop
+ * comes after those of later pushes, when the domain's stack, if it got
+ * one since, is empty again.
  */
 static struct stack *my_stack(const void *domain, bool create)
 {
@@ -135,8 +136,17 @@ static struct stack *my_stack(const void *domain, bool create)
 	for (unsigned i = 0; i < t->n; i++)
 		if (t->v[i].domain == domain)
 			return &t->v[i];
-	if (!create || t->n == MAX_DOMAINS)
+	if (!create)
 		return NULL;
+	if (t->n == MAX_DOMAINS) {
+		for (unsigned i = 0; i < t->n; i++) {
+			if (!t->v[i].depth && !t->v[i].overflow) {
+				t->v[i].domain = domain;
+				return &t->v[i];
+			}
+		}
+		return NULL;
+	}
 	if (t->n == t->cap) {
 		unsigned cap = t->cap ? t->cap * 2 : 4;
 

@@ -5,7 +5,7 @@
  * LD_LIBRARY_PATH) so that tests know exactly what a profiler must show.
  *
  * usage: fake-app [--fork] [--still-running] [--peer] [--optin] [--two-contexts]
- *                 [--nvtx-early] [--nvtx-more] [--pinned] [--exit N]
+ *                 [--nvtx-early] [--nvtx-more] [--nvtx-domains N] [--pinned] [--exit N]
  *        fake-app --kernels N [--names M]
  *        fake-app --threads N
  *        fake-app --collectives N
@@ -49,6 +49,8 @@
  *                    its ranges apart; "alpha across" and "default across",
  *                    which overlap without nesting, alpha's opening first,
  *                    for 20 ms of CPU; and a wide mark (no range)
+ *   --nvtx-domains N after those, N domains "d0", "d1", ... made, none
+ *                    destroyed, and one push/pop range "in d<i>" in each
  *   --pinned         copy_outputs copies into a buffer of cuMemAllocHost
  *                    (pinned memory; the HtoD copies read pageable memory),
  *                    allocated before "epoch" and freed at the end
@@ -657,11 +659,27 @@ FRAME static void more_nvtx(void)
 	nvtxDomainDestroy(beta);
 }
 
+/* The ranges of --nvtx-domains. */
+static void many_domains(long n)
+{
+	for (long i = 0; i < n; i++) {
+		char name[32], range[32];
+		nvtxDomainHandle_t domain;
+
+		snprintf(name, sizeof(name), "d%ld", i);
+		snprintf(range, sizeof(range), "in d%ld", i);
+		domain = nvtxDomainCreateA(name);
+		push_in(domain, NVTX_MESSAGE_TYPE_ASCII, (nvtxMessageValue_t){ .ascii = range });
+		nvtxDomainRangePop(domain);
+	}
+}
+
 static void usage(void)
 {
 	fprintf(stderr, "usage: fake-app [--fork] [--still-running] [--peer] [--optin] "
 			"[--two-contexts]\n"
-			"                [--nvtx-early] [--nvtx-more] [--pinned] [--exit N]\n"
+			"                [--nvtx-early] [--nvtx-more] [--nvtx-domains N] [--pinned]\n"
+			"                [--exit N]\n"
 			"       fake-app --kernels N [--names M]\n"
 			"       fake-app --threads N\n"
 			"       fake-app --collectives N\n"
@@ -675,6 +693,7 @@ int main(int argc, char **argv)
 	bool two_contexts = false, pinned = false;
 	bool nvtx_early = false, nvtx_more = false;
 	long kernels = 0, names = 500, launches = 50, collectives = 0, threads = 0;
+	long nvtx_domains = 0;
 	const char *pc_cubin = NULL;
 	int exit_status = 0;
 	static char host[4000000];
@@ -702,6 +721,8 @@ int main(int argc, char **argv)
 			nvtx_early = true;
 		else if (!strcmp(argv[i], "--nvtx-more"))
 			nvtx_more = true;
+		else if (!strcmp(argv[i], "--nvtx-domains") && i + 1 < argc)
+			nvtx_domains = atol(argv[++i]);
 		else if (!strcmp(argv[i], "--pinned"))
 			pinned = true;
 		else if (!strcmp(argv[i], "--exit") && i + 1 < argc)
@@ -783,6 +804,7 @@ int main(int argc, char **argv)
 	nvtxRangeEnd(range);
 	if (nvtx_more)
 		more_nvtx();
+	many_domains(nvtx_domains);
 
 	if (peer)
 		copy_to_peer(ctx);

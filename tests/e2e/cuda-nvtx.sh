@@ -7,7 +7,8 @@
 # nests its push/pop ranges apart (fake-app --nvtx-more), on a lane of its
 # own, "NVTX <domain>": in report, in flame, where two domains' ranges that
 # overlap nest apart, the default domain's outermost, and in export, a
-# track per domain under the thread that opened the ranges.
+# track per domain under the thread that opened the ranges. Past the
+# agent's 256 named domains, ranges go on one lane of unnamed domains.
 . "$SRCDIR/tests/e2e/lib.sh"
 . "$SRCDIR/tests/cuda/lib.sh"
 
@@ -76,5 +77,13 @@ for format in chrome perfetto; do
 	done
 	expect_not_contains "more.$format.sum" '^track .* NVTX.* #2$'
 done
+
+# The agent names 256 domains; the ranges of those made later share a lane.
+record many.data -- "$CUDA_DIR/fake-app" --nvtx-domains 300
+run_gtrace threads -i many.data >many.threads
+expect_lane many.threads nvtx 'NVTX d0' 1
+expect_lane many.threads nvtx 'NVTX d255' 1
+expect_lane many.threads nvtx 'NVTX d256' -1
+expect_lane many.threads nvtx 'NVTX [unnamed domain]' 44
 
 exit 0
