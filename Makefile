@@ -18,7 +18,7 @@
 #   make fuzz       run a fuzz harness with libFuzzer (clang, in build-fuzz/) for
 #                   FUZZ_SECONDS (600) from its corpus: FUZZ_TARGET=offline
 #                   (default), ranks, reader, tables, ingest, kregions,
-#                   jitmap or python; new inputs in build-fuzz/corpus-*
+#                   jitmap, python or rust-demangle; new inputs in build-fuzz/corpus-*
 #   make V=1        show the commands
 
 ifeq ($(wildcard config.mk),)
