@@ -44,10 +44,11 @@ not_installed() {
 	done
 }
 
-# python_note: names the CPython versions the Python reader's tests want
-# that are not here, none of which apt-get can install on Debian 12 but
-# 3.11: the tests find the others under pyenv (tests/requirements).
-python_note() {
+# unpackaged_note: names what the tests want that this script leaves to
+# the machine: the CPython versions the Python reader's tests want, none of
+# which apt-get can install on Debian 12 but 3.11 (the tests find the others
+# under pyenv), and rustc, rustup's or Debian's (tests/requirements).
+unpackaged_note() {
 	pyenv=${PYENV_ROOT:-$HOME/.pyenv}/versions
 	for version in 3.10 3.11 3.12 3.13; do
 		found=
@@ -57,6 +58,8 @@ python_note() {
 		[ -n "$found" ] ||
 			echo "install-deps: no CPython $version (/usr/bin/python$version or $pyenv/$version.*): its Python tests skip"
 	done
+	command -v rustc >/dev/null 2>&1 ||
+		echo "install-deps: no rustc (rustup's, or apt-get install rustc): the Rust names test skips"
 }
 
 # npm_packages: the browser test's npm packages, pinned by
@@ -86,7 +89,7 @@ missing_optional=$(not_installed $optional)
 if [ -z "$missing_required$missing_optional" ]; then
 	echo "install-deps: all packages are installed"
 	npm_packages
-	python_note
+	unpackaged_note
 	exit 0
 fi
 
@@ -126,5 +129,5 @@ for pkg in $missing_optional; do
 		echo "install-deps: could not install $pkg (optional: benchmarks, fuzzing, MPI tests, the browser test)" >&2
 done
 npm_packages
-python_note
+unpackaged_note
 echo "install-deps: done"

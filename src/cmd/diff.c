@@ -53,7 +53,7 @@ static void usage(void)
 	       "  -c, --comm NAME[,NAME..] only CPU samples of threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only CPU samples whose leaf is in these dsos\n"
 	       PYTHON_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       "  -h, --help               show this help\n\n"
 	       "Exit status: 0, or 3 with --fail and a regression; 1 when a recording\n"
 	       "cannot be read; 2 for bad options.\n");
@@ -168,7 +168,7 @@ int cmd_diff(int argc, char **argv)
 		{ "comm", required_argument, NULL, 'c' },
 		{ "dso", required_argument, NULL, 'd' },
 		PYTHON_LONG_OPTIONS,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};

@@ -68,7 +68,7 @@ static void usage(void)
 	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
 	       RANK_USAGE
 	       PYTHON_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -141,7 +141,7 @@ int cmd_export(int argc, char **argv)
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		WINDOW_LONG_OPTIONS,
 		PYTHON_LONG_OPTIONS,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,

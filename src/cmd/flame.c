@@ -63,7 +63,7 @@ static void usage(void)
 	       "                           stack that launched its kernel: \"[kernel] NAME\",\n"
 	       "                           then its source line, then its stall reason\n"
 	       PYTHON_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
 }
@@ -180,7 +180,7 @@ int cmd_flame(int argc, char **argv)
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		LINK_WINDOW_LONG_OPTION,
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },

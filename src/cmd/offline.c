@@ -89,6 +89,7 @@ static int load(struct model *m, const struct input *in, const struct offline_ar
 			(unsigned long long)m->damage_offset, tr_strerror(m->damage));
 	if (localnames_needed(m))
 		name_locally(m, path, a->symfs);
+	rustnames_demangle(m, a->rust_hashes);
 	return 0;
 }
 
@@ -290,6 +291,9 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 			break;
 		case OPT_SYMFS:
 			a->symfs = optarg;
+			break;
+		case OPT_VERBOSE:
+			a->rust_hashes = true;
 			break;
 		case OPT_START:
 			a->start_arg = optarg;

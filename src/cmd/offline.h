@@ -26,7 +26,7 @@
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
 	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_TIME, OPT_COMMAND
+	OPT_VERBOSE, OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_TIME, OPT_COMMAND
 };
 
 /* -i: what every offline command that reads recordings says of it. */
@@ -48,12 +48,15 @@ enum {
 #define RANK_USAGE                                                             \
 	"      --rank N[,N..]       only the processes of these ranks\n"
 
-/* --symfs, for the commands that name functions. */
-#define SYMFS_LONG_OPTION                                                      \
-	{ "symfs", required_argument, NULL, OPT_SYMFS }
-#define SYMFS_USAGE                                                            \
+/* --symfs and --verbose, for the commands that name functions. */
+#define NAMES_LONG_OPTIONS                                                     \
+	{ "symfs", required_argument, NULL, OPT_SYMFS },                       \
+	{ "verbose", no_argument, NULL, OPT_VERBOSE }
+#define NAMES_USAGE                                                            \
 	"      --symfs DIR          for a recording without its names (its recorder\n" \
-	"                           was killed): look its files up under DIR\n"
+	"                           was killed): look its files up under DIR\n"   \
+	"      --verbose            Rust functions with their hashes: a legacy\n" \
+	"                           name's ::h<hash>, a v0 crate's [hash]\n"
 
 /* --format text|json, which threads and diagnose share. */
 #define FORMAT_LONG_OPTION                                                     \
@@ -143,6 +146,7 @@ struct offline_args {
 	bool align_collectives;		/* --align collectives */
 	bool json;			/* --format json */
 	const char *symfs;		/* --symfs */
+	bool rust_hashes;		/* --verbose: rustnames_demangle's hashes */
 	uint64_t start_ns, end_ns;	/* --start, --end: 0 and UINT64_MAX unless given */
 	const char *start_arg, *end_arg; /* as given, for messages; NULL when not */
 	const char *time_arg;		/* --time as given, NULL when not */

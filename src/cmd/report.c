@@ -58,7 +58,7 @@ static void usage(void)
 	       "                           --gpu-pc, N kernels and N lines of each\n"
 	       "      --inline             show inlined functions as their own frames\n"
 	       PYTHON_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");
@@ -187,7 +187,7 @@ int cmd_report(int argc, char **argv)
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		FORMAT_LONG_OPTION,
 		{ "gpu", no_argument, NULL, OPT_GPU },

@@ -32,7 +32,7 @@ static void usage(void)
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as frames of their own\n"
 	       PYTHON_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       "  -h, --help               show this help\n");
 }
 
@@ -43,7 +43,7 @@ int cmd_script(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		WINDOW_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,

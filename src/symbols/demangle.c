@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/rust-demangle.h"
+
 bool demangler_available(struct demangler *d)
 {
 	if (!d->tried) {
@@ -21,8 +23,12 @@ char *demangle(struct demangler *d, const char *name)
 	char *out;
 	int status;
 
-	/* Itanium ABI names; anything else is plain already. */
-	if (strncmp(name, "_Z", 2) || !demangler_available(d))
+	/*
+	 * Itanium ABI names; anything else is plain already. A Rust legacy name
+	 * is one too, which __cxa_demangle would make "RawTable$LT$T$GT$::f::h<hash>":
+	 * Rust names stay mangled for the views to demangle (rust_demangle).
+	 */
+	if (strncmp(name, "_Z", 2) || rust_mangled(name) || !demangler_available(d))
 		return NULL;
 	out = d->fn(name, NULL, NULL, &status);
 	if (status) {

@@ -5,7 +5,9 @@
 /*
  * C++ demangling without a link-time dependency: libstdc++'s __cxa_demangle
  * is looked up with dlopen the first time a mangled name shows up, so a
- * machine without libstdc++ keeps the mangled names.
+ * machine without libstdc++ keeps the mangled names. Rust's names are left
+ * mangled (the views demangle them: src/symbols/rust-demangle.h), legacy
+ * ones included, which are Itanium names too.
  */
 
 #include <stdbool.h>

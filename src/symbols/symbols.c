@@ -19,6 +19,7 @@
 
 #include "format/tables.h"
 #include "symbols/demangle.h"
+#include "symbols/rust-demangle.h"
 #include "symbols/jitmap.h"
 #include "symbols/symindex.h"
 #include "util/eh-hdr.h"
@@ -360,9 +361,9 @@ static const char *die_string(Dwarf_Die *die, unsigned int name)
 }
 
 /*
- * C++ linkage names demangle to qualified names with parameters; other
- * linkage names are assembler labels (glibc's __GI_ aliases), so C keeps the
- * plain name.
+ * C++ linkage names demangle to qualified names with parameters, Rust ones
+ * (legacy _ZN, v0 _R) to paths with generics; other linkage names are
+ * assembler labels (glibc's __GI_ aliases), so C keeps the plain name.
  */
 static const char *die_name(Dwarf_Die *die)
 {
@@ -371,7 +372,7 @@ static const char *die_name(Dwarf_Die *die)
 
 	if (!linkage)
 		linkage = die_string(die, DW_AT_MIPS_linkage_name);
-	if (linkage && !strncmp(linkage, "_Z", 2))
+	if (linkage && (!strncmp(linkage, "_Z", 2) || rust_mangled(linkage)))
 		return linkage;
 	name = die_string(die, DW_AT_name);
 	return name ? name : linkage;

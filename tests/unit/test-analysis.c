@@ -353,6 +353,39 @@ static void test_span_frames(void)
 	model_free(&m);
 }
 
+/*
+ * Rust names, stored mangled, as every view reads them once the pass ran:
+ * demangled without hashes (or with), C++ and C as they were, and a span
+ * that shares a function's text keeps it.
+ */
+static void test_rust_names(void)
+{
+	static const char legacy[] = "_ZN1m4work17h6ec0dbff1282c6a0E";
+	struct synth s = {0};
+	uint32_t app, lane;
+	struct model m;
+
+	for (int hashes = 0; hashes < 2; hashes++) {
+		app = synth_dso(&s, "/usr/bin/app");
+		synth_loc(&s, app, 0x1000, legacy);
+		synth_loc(&s, app, 0x2000, "_RINvCskK7mfDs1mzF_1m4workmEB2_");
+		synth_loc(&s, app, 0x3000, "foo::bar()");
+		synth_loc(&s, app, 0x4000, legacy);
+		lane = synth_lane(&s, 1, "queue");
+		synth_span(&s, lane, legacy, SYNTH_T0, 10);
+		synth_model(&s, &m, TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+		rustnames_demangle(&m, hashes);
+		CHECK_STREQ(model_str(&m, m.t.symbols.v[0].func),
+			    hashes ? "m::work::h6ec0dbff1282c6a0" : "m::work");
+		CHECK_STREQ(model_str(&m, m.t.symbols.v[1].func),
+			    hashes ? "m[f19dcfa532266295]::work::<u32>" : "m::work::<u32>");
+		CHECK_STREQ(model_str(&m, m.t.symbols.v[2].func), "foo::bar()");
+		CHECK_EQ_U64(m.t.symbols.v[3].func, m.t.symbols.v[0].func);
+		CHECK_STREQ(model_str(&m, m.t.spans.v[0].name), legacy);
+		model_free(&m);
+	}
+}
+
 static void test_flame_filter(void)
 {
 	struct model m;
@@ -576,6 +609,7 @@ int main(void)
 	RUN(test_report_inline);
 	RUN(test_flame_tree_and_folded);
 	RUN(test_span_frames);
+	RUN(test_rust_names);
 	RUN(test_flame_filter);
 	RUN(test_flame_svg);
 	RUN(test_flame_svg_utf8);

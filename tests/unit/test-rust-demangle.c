@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "symbols/demangle.h"
 #include "symbols/rust-demangle.h"
 #include "test.h"
 
@@ -114,11 +115,22 @@ static void test_not_rust(void)
 		"_ZN3foo17h0123456789abcdegE", "_R", "_Rx", "_R0NvC1a1b", "",
 		"_ZN3foo17h0123456789abcdefEx",
 	};
+	struct demangler d = { 0 };
 
 	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
 		CHECK(!rust_mangled(other[i]));
 		CHECK(!rust_demangle(other[i], true));
 	}
+	/* The C++ demangler leaves Rust to the views, keeps the C++ it had. */
+	CHECK(!demangle(&d, "_ZN1m4work17h6ec0dbff1282c6a0E"));
+	CHECK(!demangle(&d, "_RINvCskK7mfDs1mzF_1m4workmEB2_"));
+	if (demangler_available(&d)) {
+		char *cxx = demangle(&d, "_ZN3foo3barEv");
+
+		CHECK_STREQ(cxx, "foo::bar()");
+		free(cxx);
+	}
+	demangler_free(&d);
 }
 
 /* name with every prefix of it: each NULL or a string, nothing read past the end. */

@@ -36,6 +36,13 @@ bool localnames_needed(const struct model *m);
 /* Names its addresses from the files at their recorded paths, under symfs when not NULL. */
 void localnames_fill(struct model *m, const char *symfs, struct localnames_stats *st);
 
+/*
+ * The recorder keeps Rust names mangled: each function name of the symbols
+ * table demangled (src/symbols/rust-demangle.h), with its hashes or not,
+ * before any view reads it.
+ */
+void rustnames_demangle(struct model *m, bool hashes);
+
 /* A function as the views show it: a name within a dso. */
 struct func {
 	uint32_t name;		/* id in funcs.names */
