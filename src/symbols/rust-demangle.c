@@ -203,12 +203,16 @@ static bool legacy_print(struct text *t, const char *path, const char *end, bool
 
 char *rust_demangle(const char *name, bool hashes)
 {
-	size_t len = strnlen(name, RUST_NAME_MAX + 1), end;
+	size_t len, end;
 	struct text t = { 0 };
 	const char *path_end;
 	char *plain;
 	bool ok;
 
+	/* Every C name and most C++ ones end here, unread. */
+	if (strncmp(name, "_ZN", 3) && strncmp(name, "_R", 2))
+		return NULL;
+	len = strnlen(name, RUST_NAME_MAX + 1);
 	if (len > RUST_NAME_MAX || len < 3 || !is_symbol_text(name, len))
 		return NULL;
 	end = without_llvm_suffix(name, len);
