@@ -4,6 +4,8 @@
 # views show its functions as rustc-demangle does, without the hashes, and
 # with them under --verbose. No $LT$ escapes, no ::h<hash>.
 . "$SRCDIR/tests/e2e/lib.sh"
+# rustup's, where it installs, when no rustc is on PATH (as under CI).
+[ -x "${CARGO_HOME:-$HOME/.cargo}/bin/rustc" ] && PATH=$PATH:${CARGO_HOME:-$HOME/.cargo}/bin
 command -v rustc >/dev/null 2>&1 ||
 	skip rustc "no rustc: the Rust program whose names report demangles cannot be built"
 need_perf_events
