@@ -40,7 +40,8 @@ static void usage(void)
 	       "      --no-children        only self samples; sort by Self\n"
 	       "  -s, --sort KEYS          row keys: comm, dso, symbol, pid, tid, nvtx (the\n"
 	       "                           innermost NVTX range), pyline (the innermost\n"
-	       "                           Python frame's file.py:line), rank\n"
+	       "                           Python frame's file.py:line), rank, srcline\n"
+	       "                           (the frame's file:line, [no line] without one)\n"
 	       "                           (default " DEFAULT_SORT ", with several\n"
 	       "                           ranks " DEFAULT_SORT_RANKS ")\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
@@ -222,7 +223,8 @@ int cmd_report(int argc, char **argv)
 			sorted = true;
 			if (report_parse_keys(&o, optarg)) {
 				pr_err("invalid --sort keys '%s'; "
-				       "use comm, dso, symbol, pid, tid, nvtx, pyline, rank", optarg);
+				       "use comm, dso, symbol, pid, tid, nvtx, pyline, rank, srcline",
+				       optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;
@@ -271,6 +273,8 @@ int cmd_report(int argc, char **argv)
 	if (!sorted && m.ranks.len > 1)
 		report_parse_keys(&o, DEFAULT_SORT_RANKS);
 
+	if (report_has_key(&o, KEY_SRCLINE))
+		a.funcs_flags |= FUNCS_SRCLINES;
 	funcs_init(&f, &m, a.funcs_flags);
 	if (gpu) {
 		print_gpu(&f, &a.filter, o.limit, a.input, a.json);

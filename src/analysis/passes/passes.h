@@ -47,6 +47,7 @@ void rustnames_demangle(struct model *m, bool hashes);
 struct func {
 	uint32_t name;		/* id in funcs.names */
 	uint32_t dso;		/* id in funcs.names: the dso's basename */
+	uint32_t line;		/* id in funcs.names of "file:line" (FUNCS_SRCLINES), 0 none */
 };
 
 /*
@@ -55,12 +56,18 @@ struct func {
  * location without symbols becomes "[dso]+0xADDR" ("0xADDR" with no dso).
  * A Python frame is "qualname (file.py:line)" in dso "file.py", its file's
  * basename; without lines, "qualname (file.py)", one func for all its lines.
+ * With FUNCS_SRCLINES a func is also its source line, "file:line" by the
+ * file's basename: a frame's own line with inline frames (an outer frame's
+ * is the call site of what is inlined into it), and without them the
+ * innermost line of the location, where its instruction is, as addr2line
+ * and perf say. A frame without a line has line 0, as do lane work's.
  */
 struct funcs {
 	const struct model *m;
 	struct strtab names;	/* function, dso and thread names, by content */
 	VEC(struct func) v;	/* by func id; a func id indexes v */
 	struct u64map index;	/* name << 32 | dso -> func id */
+	struct u64map line_index; /* func id << 32 | line -> func id of the func at that line */
 	uint32_t *loc_first;	/* by loc id: its frames are frames.v[loc_first[loc] .. loc_first[loc + 1]) */
 	VEC(uint32_t) frames;	/* func ids, innermost first */
 	uint32_t unknown;	/* the func of a sample without any frame */
@@ -73,6 +80,7 @@ struct funcs {
 enum funcs_flags {
 	FUNCS_INLINE = 1 << 0,		/* inlined functions are frames of their own */
 	FUNCS_PYTHON_LINES = 1 << 1,	/* a Python frame's name has its line */
+	FUNCS_SRCLINES = 1 << 2,	/* a func is a function at a source line */
 };
 
 /* flags: enum funcs_flags. */

@@ -29,6 +29,24 @@ static uint32_t func_id(struct funcs *f, uint32_t name, uint32_t dso)
 	return (uint32_t)id;
 }
 
+/* The func of func id base at source line line (a names id; 0 is base itself). */
+static uint32_t func_at_line(struct funcs *f, uint32_t base, uint32_t line)
+{
+	uint64_t key = (uint64_t)base << 32 | line, id;
+	struct func *fn;
+
+	if (!line)
+		return base;
+	if (u64map_get(&f->line_index, key, &id))
+		return (uint32_t)id;
+	id = f->v.len;
+	fn = VEC_PUSH(&f->v);
+	*fn = f->v.v[base];
+	fn->line = line;
+	u64map_put(&f->line_index, key, id);
+	return (uint32_t)id;
+}
+
 static const char *basename_of(const char *path)
 {
 	const char *slash = strrchr(path, '/');
@@ -83,6 +101,18 @@ static uint32_t python_func(struct funcs *f, uint32_t loc, const struct tr_symbo
 	return func_id(f, strtab_intern(&f->names, label), dso);
 }
 
+/* The names id of a symbol row's "file:line", by the file's basename; 0 without a line. */
+static uint32_t srcline_id(struct funcs *f, const struct tr_symbol *sym)
+{
+	const char *path = sym->line ? model_str(f->m, sym->file) : NULL;
+	char place[512];
+
+	if (!path || !*path)
+		return 0;
+	snprintf(place, sizeof(place), "%s:%" PRIu32, basename_of(path), sym->line);
+	return strtab_intern(&f->names, place);
+}
+
 /* Appends the funcs of one location to f->frames, innermost first. */
 static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_name,
 			   unsigned flags)
@@ -108,16 +138,23 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 		return;
 	}
 	if (model_loc_is_python(m, loc)) {
-		*VEC_PUSH(&f->frames) = python_func(f, loc, syms, dso ? dso : unknown_dso, flags);
+		uint32_t fn = python_func(f, loc, syms, dso ? dso : unknown_dso, flags);
+
+		if (flags & FUNCS_SRCLINES)
+			fn = func_at_line(f, fn, funcs_python_line(f, loc));
+		*VEC_PUSH(&f->frames) = fn;
 		return;
 	}
 	/* The last row is the real function the others are inlined into. */
 	for (uint32_t i = flags & FUNCS_INLINE ? 0 : n - 1; i < n; i++) {
 		const char *name = model_str(m, syms[i].func);
+		uint32_t fn = func_id(f, strtab_intern(&f->names, name ? name : UNKNOWN_NAME),
+				      dso ? dso : unknown_dso);
 
-		*VEC_PUSH(&f->frames) = func_id(f, strtab_intern(&f->names,
-							       name ? name : UNKNOWN_NAME),
-						dso ? dso : unknown_dso);
+		/* Without inline frames, the line of the instruction: the innermost row's. */
+		if (flags & FUNCS_SRCLINES)
+			fn = func_at_line(f, fn, srcline_id(f, &syms[flags & FUNCS_INLINE ? i : 0]));
+		*VEC_PUSH(&f->frames) = fn;
 	}
 }
 
@@ -210,6 +247,7 @@ void funcs_free(struct funcs *f)
 	strtab_free(&f->names);
 	VEC_FREE(&f->v);
 	u64map_free(&f->index);
+	u64map_free(&f->line_index);
 	free(f->loc_first);
 	VEC_FREE(&f->frames);
 	free(f->lane_frame);

@@ -19,6 +19,7 @@ static const char *const key_headers[REPORT_KEYS] = {
 	[KEY_NVTX] = "NVTX range",
 	[KEY_PYLINE] = "Python line",
 	[KEY_RANK] = "Rank",
+	[KEY_SRCLINE] = "Source line",
 };
 
 #define QUEUED_FROM "Queued from"
@@ -49,6 +50,8 @@ static const char *key_text(const struct report_row *row, enum report_key k,
 		return range_name(f->m, row->nvtx);
 	case KEY_PYLINE:
 		return pyline_name(f, row->pyline);
+	case KEY_SRCLINE:
+		return srcline_name(f, f->v.v[row->func].line);
 	default:
 		return "";
 	}
@@ -187,6 +190,7 @@ void report_print_lane_work(FILE *out, const struct report *r, struct funcs *f,
 static const char *const key_json[REPORT_KEYS] = {
 	[KEY_COMM] = "comm", [KEY_DSO] = "dso", [KEY_SYMBOL] = "symbol", [KEY_PID] = "pid",
 	[KEY_TID] = "tid", [KEY_NVTX] = "nvtx", [KEY_PYLINE] = "pyline", [KEY_RANK] = "rank",
+	[KEY_SRCLINE] = "srcline",
 };
 
 /* A row's key as a JSON member: the numbers as numbers. */

@@ -4,7 +4,7 @@
 
 /*
  * Private to the report view (report.c, report-print.c, lanes.c): the text
- * of its nvtx and pyline keys, which report.c sorts by and report-print.c
+ * of its nvtx, pyline and srcline keys, which report.c sorts by and report-print.c
  * prints, and the lanes' part of its JSON document.
  */
 
@@ -15,6 +15,7 @@
 
 #define NO_RANGE "[no range]"
 #define NO_PYTHON "[no python]"
+#define NO_LINE "[no line]"
 
 static inline const char *range_name(const struct model *m, uint32_t nvtx)
 {
@@ -26,6 +27,12 @@ static inline const char *range_name(const struct model *m, uint32_t nvtx)
 static inline const char *pyline_name(const struct funcs *f, uint32_t pyline)
 {
 	return pyline ? funcs_name(f, pyline) : NO_PYTHON;
+}
+
+/* A func's source line (struct func.line). */
+static inline const char *srcline_name(const struct funcs *f, uint32_t line)
+{
+	return line ? funcs_name(f, line) : NO_LINE;
 }
 
 /* The lanes' spans as the JSON member "lanes" (gtrace-report(1) lists its keys). */

@@ -22,6 +22,7 @@ static const char *const key_names[REPORT_KEYS] = {
 	[KEY_NVTX] = "nvtx",
 	[KEY_PYLINE] = "pyline",
 	[KEY_RANK] = "rank",
+	[KEY_SRCLINE] = "srcline",
 };
 
 /* Paired into a span name row's func part: no names id or pair id is this. */
@@ -81,7 +82,7 @@ struct row_builder {
 	bool queued_from;	/* span name rows are per func queued from */
 };
 
-static bool has_key(const struct report_opts *o, enum report_key key)
+bool report_has_key(const struct report_opts *o, enum report_key key)
 {
 	for (size_t k = 0; k < o->nkeys; k++)
 		if (o->keys[k] == key)
@@ -183,11 +184,11 @@ static void make_sample_groups(struct row_builder *b, struct funcs *f,
 			       const struct report_opts *o)
 {
 	const struct model *m = f->m;
-	uint32_t *names = NULL, *pylines = has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
+	uint32_t *names = NULL, *pylines = report_has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
 	struct nvtx_ranges ranges = {0};
 
 	b->sample_group = groups_by_name(m, b->name_part);
-	if (has_key(o, KEY_NVTX)) {
+	if (report_has_key(o, KEY_NVTX)) {
 		nvtx_ranges_build(&ranges, m);
 		/* Each sample's chain, then the name of its innermost range. */
 		names = nvtx_sample_chains(&ranges, m);
@@ -213,6 +214,8 @@ static void make_func_parts(struct row_builder *b, const struct funcs *f,
 				part = u64map_pair_id(&b->pairs, part, f->v.v[fi].dso);
 			else if (o->keys[k] == KEY_SYMBOL)
 				part = u64map_pair_id(&b->pairs, part, f->v.v[fi].name);
+			else if (o->keys[k] == KEY_SRCLINE)
+				part = u64map_pair_id(&b->pairs, part, f->v.v[fi].line);
 		}
 		b->func_part[fi] = part;
 	}
@@ -521,6 +524,8 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 		return c;
 	if ((c = strcmp(pyline_name(ctx->f, a->pyline), pyline_name(ctx->f, b->pyline))))
 		return c;
+	if ((c = strcmp(srcline_name(ctx->f, fa->line), srcline_name(ctx->f, fb->line))))
+		return c;
 	if (a->span && b->span &&
 	    (c = strcmp(funcs_name(ctx->f, ctx->f->v.v[a->from].name),
 			funcs_name(ctx->f, ctx->f->v.v[b->from].name))))
@@ -547,7 +552,7 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	else
 		count_stacks(&sc, f, o->filter, b.sample_group);
 	make_func_parts(&b, f, o);
-	b.queued_from = r->queued_from = links && has_key(o, KEY_SYMBOL);
+	b.queued_from = r->queued_from = links && report_has_key(o, KEY_SYMBOL);
 	r->total = sc.total;
 	r->target_ns = sc.target_ns;
 	add_stacks(&b, f, &sc, o->children);

@@ -24,6 +24,7 @@ enum report_key {
 	KEY_NVTX,		/* the innermost NVTX range open on the sample's thread */
 	KEY_PYLINE,		/* "file.py:line" of the stack's innermost Python frame */
 	KEY_RANK,		/* the rank of the sample's recording (model_rank.rank) */
+	KEY_SRCLINE,		/* the frame's "file:line": needs funcs of FUNCS_SRCLINES */
 	REPORT_KEYS
 };
 
@@ -35,8 +36,9 @@ struct report_opts {
 	const struct sample_filter *filter;
 };
 
-/* Parses "comm,dso,symbol,nvtx,pyline,rank"; -EINVAL for an unknown or repeated key. */
+/* Parses "comm,dso,symbol,nvtx,pyline,rank,srcline"; -EINVAL for an unknown or repeated key. */
 int report_parse_keys(struct report_opts *o, const char *list);
+bool report_has_key(const struct report_opts *o, enum report_key key);
 
 struct report_row {
 	uint32_t thread;	/* a thread of the row: its pid, tid */
