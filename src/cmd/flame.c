@@ -68,15 +68,6 @@ static void usage(void)
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
 }
 
-static int parse_percent(const char *s, double *p)
-{
-	char *end;
-
-	errno = 0;
-	*p = strtod(s, &end);
-	return errno || end == s || *end || *p < 0 || *p > 100 ? -EINVAL : 0;
-}
-
 static int parse_weight(const char *s, enum calltree_weight *w, bool *given)
 {
 	*given = true;
@@ -218,7 +209,7 @@ int cmd_flame(int argc, char **argv)
 			title = optarg;
 			break;
 		case OPT_MIN_PERCENT:
-			if (parse_percent(optarg, &min_percent)) {
+			if (offline_parse_percent(optarg, &min_percent)) {
 				pr_err("invalid --min-percent '%s'; use 0 to 100", optarg);
 				a.status = EXIT_USAGE;
 			}

@@ -156,6 +156,15 @@ int offline_parse_count(const char *s, size_t *n)
 	return 0;
 }
 
+int offline_parse_percent(const char *s, double *p)
+{
+	char *end;
+
+	errno = 0;
+	*p = strtod(s, &end);
+	return errno || end == s || *end || *p < 0 || *p > 100 ? -EINVAL : 0;
+}
+
 static int link_window_option(const char *arg, uint64_t *window_ns)
 {
 	if (!duration_parse(arg, 1, window_ns))

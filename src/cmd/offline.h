@@ -204,6 +204,8 @@ bool offline_window_has_events(struct offline_args *a, struct model *m);
 
 /* Parses a count for -n; -EINVAL when it is not a whole number. */
 int offline_parse_count(const char *s, size_t *n);
+/* Parses a percentage, 0 to 100; -EINVAL for anything else. */
+int offline_parse_percent(const char *s, double *p);
 
 
 /* Links the spans' origins within window_ns (or LINK_WINDOW_DEFAULT). */

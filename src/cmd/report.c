@@ -3,6 +3,7 @@
 #include <getopt.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analysis/views/gpu-explain.h"
 #include "analysis/views/gpu.h"
@@ -26,6 +27,7 @@ enum {
 	OPT_SASS,
 	OPT_METRICS,
 	OPT_RANKS,
+	OPT_PERCENT_LIMIT,
 };
 
 static void usage(void)
@@ -44,6 +46,14 @@ static void usage(void)
 	       "                           (the frame's file:line, [no line] without one)\n"
 	       "                           (default " DEFAULT_SORT ", with several\n"
 	       "                           ranks " DEFAULT_SORT_RANKS ")\n"
+	       "  -g, --call-graph[=ORDER] under each row its call graph, branches of\n"
+	       "                           their share of all samples: ORDER caller (the\n"
+	       "                           default; with children the row's callees, with\n"
+	       "                           --no-children the paths from the outermost\n"
+	       "                           frame to it) or callee (the row, its callers\n"
+	       "                           under it)\n"
+	       "      --percent-limit PCT  leave out the rows under PCT%% of the samples\n"
+	       "                           and the graph's branches under it (default 0.5)\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits, and kernel regions\n"
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
@@ -185,6 +195,8 @@ int cmd_report(int argc, char **argv)
 		TIME_LONG_OPTION,
 		{ "no-children", no_argument, NULL, OPT_NO_CHILDREN },
 		{ "sort", required_argument, NULL, 's' },
+		{ "call-graph", optional_argument, NULL, 'g' },
+		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
@@ -201,7 +213,7 @@ int cmd_report(int argc, char **argv)
 		{ 0 }
 	};
 	struct offline_args a;
-	struct report_opts o = { .children = true, .filter = &a.filter };
+	struct report_opts o = { .children = true, .percent_limit = -1, .filter = &a.filter };
 	bool gpu = false, gpu_pc = false, sass = false, metrics = false, ranks = false;
 	bool sorted = false;
 	struct model m;
@@ -213,7 +225,7 @@ int cmd_report(int argc, char **argv)
 	a.fold_samples = true;
 	a.clip_window = true;
 	report_parse_keys(&o, DEFAULT_SORT);
-	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "s:n:" FILTER_SHORT_OPTIONS,
+	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "s:n:g" FILTER_SHORT_OPTIONS,
 					longopts)) != -1) {
 		switch (c) {
 		case OPT_NO_CHILDREN:
@@ -225,6 +237,24 @@ int cmd_report(int argc, char **argv)
 				pr_err("invalid --sort keys '%s'; "
 				       "use comm, dso, symbol, pid, tid, nvtx, pyline, rank, srcline",
 				       optarg);
+				a.status = EXIT_USAGE;
+			}
+			break;
+		case 'g':
+			/* As perf takes it: "-g callee" as well as "--call-graph=callee". */
+			if (!optarg && optind < argc && (!strcmp(argv[optind], "caller") ||
+							 !strcmp(argv[optind], "callee")))
+				optarg = argv[optind++];
+			o.graph = !optarg || !strcmp(optarg, "caller") ? GRAPH_CALLER
+				: !strcmp(optarg, "callee") ? GRAPH_CALLEE : GRAPH_NONE;
+			if (!o.graph) {
+				pr_err("invalid call graph order '%s'; use caller or callee", optarg);
+				a.status = EXIT_USAGE;
+			}
+			break;
+		case OPT_PERCENT_LIMIT:
+			if (offline_parse_percent(optarg, &o.percent_limit)) {
+				pr_err("invalid percentage '%s'", optarg);
 				a.status = EXIT_USAGE;
 			}
 			break;

@@ -51,23 +51,28 @@ static uint32_t prefixed_frame(struct funcs *f, const char *prefix, const char *
 	return id;
 }
 
-static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
+uint32_t calltree_child(struct calltree *t, struct u64map *kids, uint32_t parent, uint32_t name)
 {
 	uint64_t key = (uint64_t)parent << 32 | name, at;
 	struct calltree_node *n;
 
-	if (u64map_get(&b->kids, key, &at))
+	if (u64map_get(kids, key, &at))
 		return (uint32_t)at;
 	/* Only a damaged file goes this deep; bounding it bounds the printers' recursion. */
-	if (b->t->nodes.v[parent].depth >= CALLTREE_MAX_DEPTH)
+	if (t->nodes.v[parent].depth >= CALLTREE_MAX_DEPTH)
 		return parent;
-	at = b->t->nodes.len;
-	n = VEC_PUSH(&b->t->nodes);
+	at = t->nodes.len;
+	n = VEC_PUSH(&t->nodes);
 	n->parent = parent;
 	n->name = name;
-	n->depth = b->t->nodes.v[parent].depth + 1;
-	u64map_put(&b->kids, key, at);
+	n->depth = t->nodes.v[parent].depth + 1;
+	u64map_put(kids, key, at);
 	return (uint32_t)at;
+}
+
+static uint32_t child_of(struct tree_builder *b, uint32_t parent, uint32_t name)
+{
+	return calltree_child(b->t, &b->kids, parent, name);
 }
 
 /* Appends a stack node's frames under parent, outermost first. */
@@ -199,8 +204,7 @@ static int cmp_kids(const void *pa, const void *pb, void *pctx)
 	return strcmp(funcs_name(o->f, a->name), funcs_name(o->f, b->name));
 }
 
-/* Totals up the tree and lists each node's children, largest first. */
-static void finish_tree(struct calltree *t, const struct funcs *f)
+void calltree_finish(struct calltree *t, const struct funcs *f)
 {
 	struct kids_order order = { .t = t, .f = f };
 	size_t len = t->nodes.len;
@@ -394,7 +398,7 @@ static uint32_t *builder_start(struct tree_builder *b, struct calltree *t, struc
 
 static void builder_end(struct tree_builder *b, struct funcs *f, uint32_t *groups)
 {
-	finish_tree(b->t, f);
+	calltree_finish(b->t, f);
 	free(groups);
 	u64map_free(&b->kids);
 	u64map_free(&b->memo);
@@ -495,37 +499,64 @@ static double share(uint64_t part, uint64_t all)
 	return all ? 100.0 * (double)part / (double)all : 0.0;
 }
 
-/* A node holding at least min_percent of the samples or of the target time. */
-static bool shown(const struct calltree *t, uint32_t i, double min_percent)
-{
-	const struct calltree_node *n = &t->nodes.v[i], *root = &t->nodes.v[0];
+/* How print_node prints: shares of all, indented from the tree's depth first_depth. */
+struct tree_print {
+	const struct calltree *t;
+	const struct funcs *f;
+	double min_percent;
+	uint64_t all;		/* samples that 100% is */
+	uint32_t first_depth;	/* nodes this deep are not indented */
+	const char *prefix;	/* before each line */
+};
 
-	if (n->total && !n->lane && share(n->total, root->total) >= min_percent)
+/* A node holding at least min_percent of the samples or of the target time. */
+static bool shown(const struct tree_print *p, uint32_t i)
+{
+	const struct calltree_node *n = &p->t->nodes.v[i], *root = &p->t->nodes.v[0];
+
+	if (n->total && !n->lane && share(n->total, p->all) >= p->min_percent)
 		return true;
-	return n->target_total && share(n->target_total, root->target_total) >= min_percent;
+	return n->target_total && share(n->target_total, root->target_total) >= p->min_percent;
 }
 
-static void print_node(FILE *out, const struct calltree *t, const struct funcs *f,
-		       uint32_t i, double min_percent)
-{
-	const struct calltree_node *n = &t->nodes.v[i];
-	uint64_t all = t->nodes.v[0].total;
+static void print_kids(FILE *out, const struct tree_print *p, uint32_t i);
 
+static void print_node(FILE *out, const struct tree_print *p, uint32_t i)
+{
+	const struct calltree_node *n = &p->t->nodes.v[i];
+
+	fputs(p->prefix, out);
 	/* Lane work, and frames only lane work passed through, in target time. */
 	if (n->lane || (!n->total && n->target_total))
 		fprintf(out, "%7.3fms %8" PRIu64, (double)n->target_total / 1e6, n->spans_total);
 	else
-		fprintf(out, "%7.2f%% %9" PRIu64, share(n->total, all), n->total);
-	fprintf(out, "  %*s%s\n", (int)(2 * n->depth), "", text_escape(funcs_name(f, n->name)));
-	for (uint32_t k = t->kid_start[i]; k < t->kid_start[i + 1]; k++)
-		if (shown(t, t->kids[k], min_percent))
-			print_node(out, t, f, t->kids[k], min_percent);
+		fprintf(out, "%7.2f%% %9" PRIu64, share(n->total, p->all), n->total);
+	fprintf(out, "  %*s%s\n", (int)(2 * (n->depth - p->first_depth)), "",
+		text_escape(funcs_name(p->f, n->name)));
+	print_kids(out, p, i);
+}
+
+static void print_kids(FILE *out, const struct tree_print *p, uint32_t i)
+{
+	for (uint32_t k = p->t->kid_start[i]; k < p->t->kid_start[i + 1]; k++)
+		if (shown(p, p->t->kids[k]))
+			print_node(out, p, p->t->kids[k]);
 }
 
 void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 		    double min_percent)
 {
-	print_node(out, t, f, 0, min_percent);
+	struct tree_print p = { t, f, min_percent, t->nodes.v[0].total, 0, "" };
+
+	print_node(out, &p, 0);
+}
+
+void calltree_print_under(FILE *out, const struct calltree *t, const struct funcs *f,
+			  double min_percent, uint64_t all, const char *prefix)
+{
+	struct tree_print p = { t, f, min_percent, all, 1, prefix };
+
+	print_kids(out, &p, 0);
 }
 
 static uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w)

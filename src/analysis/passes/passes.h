@@ -392,6 +392,20 @@ void calltree_free(struct calltree *t);
  */
 void calltree_print(FILE *out, const struct calltree *t, const struct funcs *f,
 		    double min_percent);
+/*
+ * The root's subtrees, each line after prefix, its shares of all samples
+ * and pruned under min_percent of them: report's call graph under a row.
+ */
+void calltree_print_under(FILE *out, const struct calltree *t, const struct funcs *f,
+			  double min_percent, uint64_t all, const char *prefix);
+/*
+ * A tree of other paths (report's call graphs), on the same code: a root
+ * named root pushed on t->nodes, calltree_child for each frame under its
+ * parent (kids indexes them), self counts set, then calltree_finish.
+ */
+uint32_t calltree_child(struct calltree *t, struct u64map *kids, uint32_t parent, uint32_t name);
+/* Totals up the tree and lists each node's children, largest first. */
+void calltree_finish(struct calltree *t, const struct funcs *f);
 /* Collapsed stacks: "thread;outer;...;leaf weight", one line per leaf. */
 void calltree_print_folded(FILE *out, const struct calltree *t, const struct funcs *f,
 			   enum calltree_weight w);

@@ -23,6 +23,8 @@ static const char *const key_headers[REPORT_KEYS] = {
 };
 
 #define QUEUED_FROM "Queued from"
+/* Before each line of a row's call graph: under the value columns. */
+#define GRAPH_PREFIX "            "
 
 /* The text of one key column of a row. */
 static const char *key_text(const struct report_row *row, enum report_key k,
@@ -156,6 +158,12 @@ static void print_table(FILE *out, const struct report *r, struct funcs *f,
 		c->put(out, r, row, o->children);
 		fprintf(out, " %8" PRIu64, o->children ? row->children : row->self);
 		put_keys(out, row, width, f, o, queued_from(r, row, f));
+		if (i < r->ngraphs) {
+			calltree_print_under(out, &r->graphs[i], f, o->percent_limit >= 0
+					     ? o->percent_limit : GRAPH_DEFAULT_PERCENT,
+					     r->total, GRAPH_PREFIX);
+			fputc('\n', out);
+		}
 	}
 }
 

@@ -5,7 +5,7 @@
 /*
  * Private to the report view (report.c, report-print.c, lanes.c): the text
  * of its nvtx, pyline and srcline keys, which report.c sorts by and report-print.c
- * prints, and the lanes' part of its JSON document.
+ * prints, the rows' call graphs, and the lanes' part of its JSON document.
  */
 
 #include <stddef.h>
@@ -34,6 +34,17 @@ static inline const char *srcline_name(const struct funcs *f, uint32_t line)
 {
 	return line ? funcs_name(f, line) : NO_LINE;
 }
+
+/*
+ * The rows' call graphs (report-graph.c), from the stack counts they were
+ * made of: row_of gives the row (made index) of a group's func, UINT32_MAX
+ * none. With children a row's graph holds every stack through it; without,
+ * those it is the leaf of. Frames are function names, as in flame.
+ */
+typedef uint32_t report_row_fn(void *ctx, uint32_t group, uint32_t func);
+void report_graphs_build(struct report *r, struct funcs *f, const struct report_opts *o,
+			 size_t made, const struct stack_counts *sc, report_row_fn *row_of,
+			 void *ctx);
 
 /* The lanes' spans as the JSON member "lanes" (gtrace-report(1) lists its keys). */
 struct json;

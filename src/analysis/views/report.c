@@ -241,6 +241,7 @@ static uint32_t row_at(struct row_builder *b, uint32_t group, uint32_t part, uin
 		row->func = func;
 		row->span = from != NULL;
 		row->from = from ? *from : 0;
+		row->made = (uint32_t)at;
 	}
 	return (uint32_t)at;
 }
@@ -535,6 +536,29 @@ static int cmp_rows(const void *pa, const void *pb, void *pctx)
 	return a->comm < b->comm ? -1 : a->comm > b->comm;
 }
 
+/* The row made for a group's func, UINT32_MAX none; ctx the builder. */
+static uint32_t made_row(void *ctx, uint32_t group, uint32_t func)
+{
+	struct row_builder *b = ctx;
+	uint64_t at;
+
+	return u64map_get(&b->rows, (uint64_t)group << 32 | b->func_part[func], &at)
+		? (uint32_t)at : UINT32_MAX;
+}
+
+/* Rows sorted by the share they show: those under percent_limit leave the end. */
+static void prune_rows(struct report *r, const struct report_opts *o)
+{
+	while (r->rows.len && o->percent_limit > 0) {
+		const struct report_row *row = &r->rows.v[r->rows.len - 1];
+		uint64_t n = o->children ? row->children : row->self;
+
+		if (r->total && 100.0 * (double)n / (double)r->total >= o->percent_limit)
+			break;
+		r->rows.len--;
+	}
+}
+
 /* The rows of the samples, or with links, of the lane work queued from their stacks. */
 static void build_rows(struct report *r, struct funcs *f, const struct report_opts *o,
 		       const struct origin_links *links)
@@ -558,6 +582,12 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	add_stacks(&b, f, &sc, o->children);
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, &ctx);
+	if (!links) {
+		size_t made = r->rows.len;
+
+		prune_rows(r, o);
+		report_graphs_build(r, f, o, made, &sc, made_row, &b);
+	}
 
 	stack_counts_free(&sc);
 	u64map_free(&b.pairs);
@@ -586,5 +616,8 @@ void report_build_lane_work(struct report *r, struct funcs *f, const struct repo
 
 void report_free(struct report *r)
 {
+	for (size_t i = 0; i < r->ngraphs; i++)
+		calltree_free(&r->graphs[i]);
+	free(r->graphs);
 	VEC_FREE(&r->rows);
 }

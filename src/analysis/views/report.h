@@ -28,11 +28,24 @@ enum report_key {
 	REPORT_KEYS
 };
 
+/* The call graph under each row of the samples' text report. */
+enum report_graph {
+	GRAPH_NONE,
+	GRAPH_CALLER,		/* callers first: with children the row's callees under it,
+				   without, the paths from the outermost frame to it */
+	GRAPH_CALLEE,		/* the row first, its callers under it */
+};
+
+/* The graph's pruning without --percent-limit: perf's default. */
+#define GRAPH_DEFAULT_PERCENT 0.5
+
 struct report_opts {
 	enum report_key keys[REPORT_KEYS];
 	size_t nkeys;
 	bool children;		/* compute and sort by Children */
 	size_t limit;		/* rows to print, 0 all */
+	double percent_limit;	/* samples' rows and graph branches under it are left out; < 0 unset */
+	enum report_graph graph;
 	const struct sample_filter *filter;
 };
 
@@ -52,6 +65,7 @@ struct report_row {
 	uint64_t target_children; /* lane work: target ns, like children */
 	bool span;		/* lane work: a span name's row, func its funcs_span */
 	uint32_t from;		/* a span name's row: the func it was queued from */
+	uint32_t made;		/* its index when made, before the sort */
 };
 
 struct report {
@@ -59,7 +73,10 @@ struct report {
 	uint64_t total;
 	uint64_t target_ns;		/* lane work: all of it */
 	bool queued_from;		/* span rows are told apart by from too */
+	struct calltree *graphs;	/* by row printed: its call graph (opts.graph) */
+	size_t ngraphs;
 };
+
 
 void report_build(struct report *r, struct funcs *f, const struct report_opts *o);
 void report_print(FILE *out, const struct report *r, struct funcs *f,
