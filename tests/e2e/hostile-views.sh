@@ -37,6 +37,11 @@ well_folded() {
 make_recording deep deep.data 60000
 bounded_gtrace 300 10 report -i deep.data
 expect_contains "$TESTDIR/stdout" '^ +100\.00% +0\.00% +60000 +deep +deep +f0$'
+# Each row's call graph walks the stacks through it: bounded, and said.
+bounded_gtrace 300 10 report -i deep.data -g
+expect_contains "$TESTDIR/stdout" '^# Call graphs cut short: they may walk [0-9]+ frames'
+bounded_gtrace 300 10 report -i deep.data -g callee
+bounded_gtrace 300 10 report -i deep.data -g caller --no-children
 bounded_gtrace 300 10 diff deep.data deep.data
 bounded_gtrace 300 10 flame -i deep.data
 bounded_gtrace 300 10 flame --svg deep.svg -i deep.data

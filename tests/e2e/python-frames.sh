@@ -40,6 +40,9 @@ expect_contains off.folded '_PyEval_EvalFrameDefault'
 expect_not_contains off.folded '\.py:[0-9]+\)'
 run_gtrace report -i py.data --no-children --sort pyline >pyline.report
 expect_contains pyline.report "pywork\\.py:$(grep -n 'zlib.compress(' "$work/pywork.py" | cut -d: -f1)\$"
+# -s srcline: a Python frame's line is its file.py:line too, beside the C lines.
+run_gtrace report -i py.data --sort srcline >srcline.report
+expect_contains srcline.report " pywork\\.py:$(grep -n 'zlib.compress(' "$work/pywork.py" | cut -d: -f1)\$"
 
 # The other versions with a layout: zlib and SHA-256.
 for version in 3.12 3.13; do

@@ -272,6 +272,171 @@ static void test_report_inline(void)
 	model_free(&m);
 }
 
+/* The graph under a row: its callees with children, its callers in callee order. */
+static void test_report_graph(void)
+{
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true, .graph = GRAPH_CALLER, .percent_limit = -1 };
+	struct capture cap;
+	const char *text;
+
+	build_shape(&m);
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_EQ_U64(r.ngraphs, r.rows.len);
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "     90.00%      0.00%        9  main"));
+	CHECK(has_line(text, "              90.00%         9  main"));
+	CHECK(has_line(text, "              70.00%         7    foo"));
+	CHECK(has_line(text, "              50.00%         5      bar"));
+	CHECK(has_line(text, "              10.00%         1    [app]+0x999"));
+	/* A recursive function's graph from its outermost call. */
+	CHECK(has_line(text, "              10.00%         1    rec"));
+	CHECK(has_line(text, "              10.00%         1      rec"));
+	/* Largest branch first; one blank line after each graph. */
+	CHECK(strstr(text, "    foo\n") < strstr(text, "    baz\n"));
+	CHECK(strstr(text, "    [app]+0x999\n") < strstr(text, "    baz\n"));	/* ties by name */
+	CHECK(strlen(text) > 8 && !strcmp(text + strlen(text) - 8, "memcpy\n\n"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+
+	/* The callers of each leaf; --percent-limit leaves out rows and branches. */
+	o = (struct report_opts){ .graph = GRAPH_CALLEE, .percent_limit = 20 };
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_EQ_U64(r.rows.len, 2);	/* bar 5, foo 2 */
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "              50.00%         5  bar"));
+	CHECK(has_line(text, "              50.00%         5    foo"));
+	CHECK(has_line(text, "              50.00%         5      main"));
+	CHECK(has_line(text, "              20.00%         2  foo"));
+	CHECK(strstr(text, "memcpy") == NULL);
+	free(cap.text);
+	report_free(&r);
+
+	/* Caller order without children: the paths in to the leaf; 0.5% by default. */
+	o = (struct report_opts){ .graph = GRAPH_CALLER, .percent_limit = -1, .limit = 1 };
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_EQ_U64(r.ngraphs, 1);
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "              50.00%         5  main"));
+	CHECK(has_line(text, "              50.00%         5      bar"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+/*
+ * A stack of a function at each level makes each row's graph as deep as
+ * the stack: the graphs stop at their bound, and the report says so.
+ */
+static void test_report_graph_bounded(void)
+{
+	enum { DEPTH = 300 };
+	struct synth s = {0};
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = true, .graph = GRAPH_CALLER, .percent_limit = -1,
+				 .graph_frames = 1000 };
+	struct capture cap;
+	uint32_t locs[DEPTH], app = synth_dso(&s, "/usr/bin/app");
+	char name[16];
+
+	for (size_t i = 0; i < DEPTH; i++) {
+		snprintf(name, sizeof(name), "f%zu", i);
+		locs[i] = synth_loc(&s, app, 0x1000 + i, name);
+	}
+	synth_samples(&s, 1, 1, synth_stack(&s, locs, DEPTH), 1);
+	synth_model(&s, &m, 0);
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_EQ_U64(r.rows.len, DEPTH);
+	CHECK_EQ_U64(r.graphs_cut, 1000);
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	CHECK(has_line(capture_end(&cap), "# Call graphs cut short: they may walk 1000 frames "
+		       "and make 1048576 nodes, all rows together; fewer rows (-n, --percent-limit) "
+		       "make them whole"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+
+	/* Within the bound, each row's graph from it down the whole stack. */
+	o.graph_frames = 0;
+	build_report(&r, &f, &m, &o, "symbol");
+	CHECK_EQ_U64(r.graphs_cut, 0);
+	/* f0's graph: its root and the stack down from f0, to GRAPH_MAX_DEPTH. */
+	CHECK_EQ_U64(r.graphs[find_symbol_row(&r, &f, "f0") - r.rows.v].nodes.len,
+		     GRAPH_MAX_DEPTH + 1);
+	CHECK_EQ_U64(r.graphs[find_symbol_row(&r, &f, "f200") - r.rows.v].nodes.len,
+		     DEPTH - 200 + 1);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
+/*
+ * -s srcline: main > work, work's location with "mix" inlined at
+ * mix.h:7, called from work.c:20; main calls from main.c:5; a location
+ * without a line.
+ */
+static void test_report_srcline(void)
+{
+	static const char *const work_chain[] = { "mix", "work" };
+	struct synth s = {0};
+	struct model m;
+	struct funcs f;
+	struct report r;
+	struct report_opts o = { .children = false };
+	struct capture cap;
+	const char *text;
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t main_ = synth_loc(&s, app, 0x1000, "main");
+	uint32_t work = synth_loc_chain(&s, app, 0x2000, work_chain, 2);
+	uint32_t bare = synth_loc(&s, app, 0x3000, "bare");
+	uint32_t s1[] = { main_, work }, s2[] = { main_, bare };
+	struct tr_symbol *sym = s.t.symbols.v;
+
+	sym[0].file = synth_str(&s, "/src/main.c");
+	sym[0].line = 5;
+	sym[1].file = synth_str(&s, "/src/inc/mix.h");
+	sym[1].line = 7;
+	sym[2].file = synth_str(&s, "/src/work.c");
+	sym[2].line = 20;
+	synth_samples(&s, 1, 1, synth_stack(&s, s1, 2), 3);
+	synth_samples(&s, 1, 1, synth_stack(&s, s2, 2), 1);
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS);
+
+	/* Without --inline, the instruction's line, in the inlined mix. */
+	build_report_flags(&r, &f, &m, &o, "symbol,srcline", FUNCS_SRCLINES);
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "#      Self  Samples  Symbol  Source line"));
+	CHECK(has_line(text, "     75.00%        3  work    mix.h:7"));
+	CHECK(has_line(text, "     25.00%        1  bare    [no line]"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+
+	/* With it, each frame its own line: work's is the call of mix. */
+	o.children = true;
+	build_report_flags(&r, &f, &m, &o, "srcline", FUNCS_SRCLINES | FUNCS_INLINE);
+	report_print(capture_start(&cap), &r, &f, &o, "t.data");
+	text = capture_end(&cap);
+	CHECK(has_line(text, "    100.00%      0.00%        4  main.c:5"));
+	CHECK(has_line(text, "     75.00%     75.00%        3  mix.h:7"));
+	CHECK(has_line(text, "     75.00%      0.00%        3  work.c:20"));
+	CHECK(has_line(text, "     25.00%     25.00%        1  [no line]"));
+	free(cap.text);
+	report_free(&r);
+	funcs_free(&f);
+	model_free(&m);
+}
+
 static void test_flame_tree_and_folded(void)
 {
 	struct model m;
@@ -607,6 +772,9 @@ int main(void)
 	RUN(test_report_sort_keys);
 	RUN(test_report_filters);
 	RUN(test_report_inline);
+	RUN(test_report_graph);
+	RUN(test_report_graph_bounded);
+	RUN(test_report_srcline);
 	RUN(test_flame_tree_and_folded);
 	RUN(test_span_frames);
 	RUN(test_rust_names);

@@ -177,7 +177,12 @@ void report_print(FILE *out, const struct report *r, struct funcs *f,
 
 	fprintf(out, "# Samples: %" PRIu64 " of event '%s'\n", r->total,
 		event ? text_escape(event) : "unknown");
-	fprintf(out, "# File: %s\n#\n", text_escape(path));
+	fprintf(out, "# File: %s\n", text_escape(path));
+	if (r->graphs_cut)
+		fprintf(out, "# Call graphs cut short: they may walk %" PRIu64 " frames and make %"
+			PRIu64 " nodes, all rows together; fewer rows (-n, --percent-limit)"
+			" make them whole\n", r->graphs_cut, GRAPH_MAX_NODES);
+	fprintf(out, "#\n");
 	print_table(out, r, f, o, &samples);
 }
 

@@ -38,6 +38,16 @@ enum report_graph {
 
 /* The graph's pruning without --percent-limit: perf's default. */
 #define GRAPH_DEFAULT_PERCENT 0.5
+/*
+ * The frames the graphs may walk and the nodes they may make, all rows
+ * together: each row's graph walks the stacks through it, which a file of
+ * deep stacks with a function at each level makes quadratic in their
+ * depth. Past either, the graphs are cut short.
+ */
+#define GRAPH_MAX_FRAMES ((uint64_t)1 << 24)
+#define GRAPH_MAX_NODES ((uint64_t)1 << 20)
+/* The depth of a graph, as perf report's default --max-stack: deeper frames fold. */
+#define GRAPH_MAX_DEPTH 127
 
 struct report_opts {
 	enum report_key keys[REPORT_KEYS];
@@ -46,6 +56,7 @@ struct report_opts {
 	size_t limit;		/* rows to print, 0 all */
 	double percent_limit;	/* samples' rows and graph branches under it are left out; < 0 unset */
 	enum report_graph graph;
+	uint64_t graph_frames;	/* the graphs' bound on frames, 0 GRAPH_MAX_FRAMES */
 	const struct sample_filter *filter;
 };
 
@@ -75,6 +86,7 @@ struct report {
 	bool queued_from;		/* span rows are told apart by from too */
 	struct calltree *graphs;	/* by row printed: its call graph (opts.graph) */
 	size_t ngraphs;
+	uint64_t graphs_cut;		/* they reached their bound on frames, this, or on nodes */
 };
 
 
