@@ -51,7 +51,7 @@ static void usage(void)
 	       "                           --no-children the paths to it) or callee (its\n"
 	       "                           callers)\n"
 	       "      --percent-limit PCT  leave out rows under PCT%% of the samples, and\n"
-	       "                           graph branches under it (default 0.5)\n"
+	       "                           graph branches under it (else under 0.5%%)\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits, and kernel regions\n"
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
@@ -296,6 +296,9 @@ int cmd_report(int argc, char **argv)
 		       : metrics ? "--metrics" : "--ranks");
 		a.status = EXIT_USAGE;
 	}
+	/* The JSON document has no call graphs: none to build. */
+	if (a.json)
+		o.graph = GRAPH_NONE;
 	if (!offline_load_input(&a, &m))
 		return a.status;
 	if (!sorted && m.ranks.len > 1)

@@ -316,6 +316,7 @@ static void test_report_graph(void)
 	CHECK(strstr(text, "memcpy") == NULL);
 	free(cap.text);
 	report_free(&r);
+	funcs_free(&f);
 
 	/* Caller order without children: the paths in to the leaf; 0.5% by default. */
 	o = (struct report_opts){ .graph = GRAPH_CALLER, .percent_limit = -1, .limit = 1 };

@@ -47,7 +47,7 @@ void rustnames_demangle(struct model *m, bool hashes);
 struct func {
 	uint32_t name;		/* id in funcs.names */
 	uint32_t dso;		/* id in funcs.names: the dso's basename */
-	uint32_t line;		/* id in funcs.names of "file:line" (FUNCS_SRCLINES), 0 none */
+	uint32_t line;		/* id in funcs.names of "file:line" (FUNCS_SRCLINES); 0 none */
 };
 
 /*

@@ -153,7 +153,8 @@ static void add_loc_frames(struct funcs *f, uint32_t loc, const uint32_t *dso_na
 
 		/* Without inline frames, the line of the instruction: the innermost row's. */
 		if (flags & FUNCS_SRCLINES)
-			fn = func_at_line(f, fn, srcline_id(f, &syms[flags & FUNCS_INLINE ? i : 0]));
+			fn = func_at_line(f, fn,
+					  srcline_id(f, &syms[flags & FUNCS_INLINE ? i : 0]));
 		*VEC_PUSH(&f->frames) = fn;
 	}
 }

@@ -17,7 +17,7 @@ struct stack_frames {
 	VEC(uint32_t) row;	/* by frame: its row's position if printed, else UINT32_MAX */
 	VEC(uint32_t) at_node;	/* by frame: the index of its stack node in nodes */
 	VEC(uint32_t) nodes;	/* the stack nodes, innermost first */
-	VEC(uint32_t) node_first; /* by index in nodes: its innermost frame; one more at the end */
+	VEC(uint32_t) node_first; /* by index in nodes: its innermost frame; then the end */
 };
 
 struct graph_builder {
@@ -77,7 +77,8 @@ static bool read_stack(struct graph_builder *g, uint32_t group, uint32_t node,
 				uint32_t made = row_of(ctx, group, fn[i]);
 
 				g->cache_group[fn[i]] = group;
-				g->cache_row[fn[i]] = made == UINT32_MAX ? UINT32_MAX : g->pos[made];
+				g->cache_row[fn[i]] = made == UINT32_MAX ? UINT32_MAX
+								     : g->pos[made];
 			}
 			*VEC_PUSH(&s->func) = fn[i];
 			*VEC_PUSH(&s->row) = wanted ? g->cache_row[fn[i]] : UINT32_MAX;

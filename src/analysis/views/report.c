@@ -184,7 +184,8 @@ static void make_sample_groups(struct row_builder *b, struct funcs *f,
 			       const struct report_opts *o)
 {
 	const struct model *m = f->m;
-	uint32_t *names = NULL, *pylines = report_has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
+	uint32_t *names = NULL;
+	uint32_t *pylines = report_has_key(o, KEY_PYLINE) ? node_pylines(f) : NULL;
 	struct nvtx_ranges ranges = {0};
 
 	b->sample_group = groups_by_name(m, b->name_part);

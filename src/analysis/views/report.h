@@ -54,7 +54,7 @@ struct report_opts {
 	size_t nkeys;
 	bool children;		/* compute and sort by Children */
 	size_t limit;		/* rows to print, 0 all */
-	double percent_limit;	/* samples' rows and graph branches under it are left out; < 0 unset */
+	double percent_limit;	/* samples' rows and graph branches under it go; < 0 unset */
 	enum report_graph graph;
 	uint64_t graph_frames;	/* the graphs' bound on frames, 0 GRAPH_MAX_FRAMES */
 	const struct sample_filter *filter;
@@ -86,7 +86,7 @@ struct report {
 	bool queued_from;		/* span rows are told apart by from too */
 	struct calltree *graphs;	/* by row printed: its call graph (opts.graph) */
 	size_t ngraphs;
-	uint64_t graphs_cut;		/* they reached their bound on frames, this, or on nodes */
+	uint64_t graphs_cut;		/* past a bound: the one on frames, else 0 */
 };
 
 
