@@ -186,4 +186,17 @@ sql app.sqlite launch-stacks
 
 # The metrics around the slowest NVTX range: a query that runs.
 sql app.sqlite metrics-around-slow-step
+
+# Each NVTX range's domain: its lane's, NULL for the default domain.
+record nvtx.data -- "$CUDA_DIR/fake-app" --nvtx-more
+run_gtrace export -i nvtx.data --format sqlite -o nvtx.sqlite
+run_gtrace threads -i nvtx.data >nvtx-threads.txt
+for domain in alpha beta; do
+	want=$(awk -v lane="NVTX $domain" 'index($0, lane) { print $(NF - 3); exit }' nvtx-threads.txt)
+	[ -n "$want" ] || { show nvtx-threads.txt; fail "threads has no lane 'NVTX $domain'"; }
+	[ "$(count nvtx.sqlite "SELECT count(*) FROM nvtx_ranges WHERE domain = '$domain'")" = "$want" ] ||
+		fail "nvtx_ranges has not the $want ranges of domain $domain"
+done
+[ "$(count nvtx.sqlite "SELECT count(*) FROM nvtx_ranges WHERE domain IS NULL")" -gt 0 ] ||
+	fail "nvtx_ranges has no range of the default domain"
 exit 0

@@ -106,11 +106,11 @@ static const struct attr_column wait_columns[] = {
 	{ "implicit", CUDA_ATTR_IMPLICIT, ATTR_INTEGER },
 };
 
-/* The agent keeps a range's NVTX domain apart but does not record it. */
+/* A range's NVTX domain is its lane's (contract/lanes.h's names), not an attribute. */
 static const struct attr_column nvtx_columns[] = {
 	{ "depth", NVTX_ATTR_DEPTH, ATTR_INTEGER },
 	{ "kind", NVTX_ATTR_KIND, ATTR_NAME },
-	{ "domain", NULL, ATTR_ABSENT },
+	{ "domain", NULL, ATTR_NVTX_DOMAIN },
 };
 
 #define COLUMNS(c) c, sizeof(c) / sizeof(c[0])
@@ -128,7 +128,7 @@ static const char *const column_types[] = {
 	[ATTR_INTEGER] = "INTEGER",
 	[ATTR_NAME] = "TEXT",
 	[ATTR_FRACTION] = "REAL",
-	[ATTR_ABSENT] = "TEXT",
+	[ATTR_NVTX_DOMAIN] = "TEXT",
 };
 
 /* Statements of a span table: a few dozen columns, well within. */

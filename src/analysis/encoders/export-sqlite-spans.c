@@ -93,6 +93,11 @@ static void write_typed(struct span_writer *w, enum span_table_id t, size_t span
 	sqlstmt_u64(st, 1, span + 1);
 	if (table->thread)
 		sqlstmt_int(st, 2, sp->origin_tid);
+	for (uint32_t c = 0; c < table->ncolumns; c++)
+		if (table->columns[c].type == ATTR_NVTX_DOMAIN && sp->lane &&
+		    sp->lane <= m->t.lanes.len)
+			sqlstmt_text(st, first + (int)c,
+				     nvtx_lane_domain(model_str(m, m->t.lanes.v[sp->lane - 1].name)));
 	for (uint32_t k = 0; k < sa->count; k++) {
 		const struct tr_span_attr *a = &m->t.span_attrs.v[sa->first + k];
 

@@ -31,12 +31,12 @@ enum attr_column_type {
 	ATTR_INTEGER,		/* the value */
 	ATTR_NAME,		/* an enum's value by its name (attr_value_names), else its number */
 	ATTR_FRACTION,		/* a value in thousandths, as a REAL 0..1 */
-	ATTR_ABSENT,		/* no attribute of the recording holds it: always NULL */
+	ATTR_NVTX_DOMAIN,	/* no attribute: the NVTX domain its lane is named by, NULL the default */
 };
 
 struct attr_column {
 	const char *column;
-	const char *key;	/* the attribute's key (contract/attrs.h); NULL when absent */
+	const char *key;	/* the attribute's key (contract/attrs.h); NULL for none */
 	enum attr_column_type type;
 };
 
