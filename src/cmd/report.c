@@ -28,6 +28,7 @@ enum {
 	OPT_METRICS,
 	OPT_RANKS,
 	OPT_PERCENT_LIMIT,
+	OPT_TIME_BUCKETS,
 };
 
 static void usage(void)
@@ -52,6 +53,8 @@ static void usage(void)
 	       "                           callers)\n"
 	       "      --percent-limit PCT  leave out rows under PCT%% of the samples, and\n"
 	       "                           graph branches under it (else under 0.5%%)\n"
+	       "      --time-buckets N     each row's samples in N equal parts of the run\n"
+	       "                           (up to 40), a bar each: how the row moves\n"
 	       "      --gpu                summarise the CUDA work instead: kernels, copies,\n"
 	       "                           API calls and CPU waits, and kernel regions\n"
 	       "      --gpu-pc             show the GPU PC samples instead: per kernel, its\n"
@@ -195,6 +198,7 @@ int cmd_report(int argc, char **argv)
 		{ "sort", required_argument, NULL, 's' },
 		{ "call-graph", optional_argument, NULL, 'g' },
 		{ "percent-limit", required_argument, NULL, OPT_PERCENT_LIMIT },
+		{ "time-buckets", required_argument, NULL, OPT_TIME_BUCKETS },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
 		PYTHON_LONG_OPTIONS,
@@ -213,6 +217,7 @@ int cmd_report(int argc, char **argv)
 	struct offline_args a;
 	struct report_opts o = { .children = true, .percent_limit = -1, .filter = &a.filter };
 	bool gpu = false, gpu_pc = false, sass = false, metrics = false, ranks = false;
+	size_t buckets = 0;
 	bool sorted = false;
 	struct model m;
 	struct funcs f;
@@ -255,6 +260,17 @@ int cmd_report(int argc, char **argv)
 				pr_err("invalid percentage '%s'", optarg);
 				a.status = EXIT_USAGE;
 			}
+			break;
+		case OPT_TIME_BUCKETS:
+			if (offline_parse_count(optarg, &buckets) || !buckets ||
+			    buckets > REPORT_MAX_BUCKETS) {
+				pr_err("invalid --time-buckets '%s'; use 1 to %d", optarg,
+				       REPORT_MAX_BUCKETS);
+				a.status = EXIT_USAGE;
+			}
+			/* Parts of the run need each sample's time: not folded. */
+			o.time_buckets = (unsigned)buckets;
+			a.fold_samples = false;
 			break;
 		case 'n':
 			if (offline_parse_count(optarg, &o.limit)) {

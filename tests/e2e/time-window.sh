@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 # --time START,END and PCT%/N: report, flame and threads show the window
-# alone. In the threads workload alpha ends first: a window after its last
+# alone; report --time-buckets shows each row over parts of the run, each
+# part what --time would show of it. In the threads workload alpha ends first: a window after its last
 # event has none of its samples, and the samples of two windows that split
 # the run add up to the whole. export --time writes what --start --end do.
 . "$SRCDIR/tests/e2e/lib.sh"
@@ -53,6 +54,44 @@ after_ms=$(awk -v s="$after" 'BEGIN { printf "%d", s * 1000 + 0.5 }')
 run_gtrace export -i threads.data --format chrome --time 0.1,0.2 -o time.json
 run_gtrace export -i threads.data --format chrome --start 100ms --end 200ms -o startend.json
 cmp -s time.json startend.json || fail "export --time 0.1,0.2 differs from --start 100ms --end 200ms"
+
+# --time-buckets: each row's parts add up to its count, and with two parts
+# each is the row's count in --time 50%/1 and 50%/2.
+if command -v python3 >/dev/null 2>&1; then
+	for window in "" "--time 20%-90%"; do
+		# shellcheck disable=SC2086 # the window's words
+		run_gtrace report -i threads.data -s symbol --no-children --time-buckets 7 \
+			$window --format json >buckets.json
+		python3 - buckets.json <<'PY' || fail "report --time-buckets 7 $window: parts do not add up"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+assert rows and all(len(r["over_time"]) == 7 and sum(r["over_time"]) == r["self"]
+                    for r in rows), rows
+PY
+	done
+	run_gtrace report -i threads.data -s symbol --no-children --time-buckets 2 \
+		--format json >halves.json
+	for half in 1 2; do
+		run_gtrace report -i threads.data -s symbol --no-children --time 50%/$half \
+			--format json >half$half.json
+	done
+	python3 - halves.json half1.json half2.json <<'PY' || fail "--time-buckets 2 is not --time 50%/1 and 50%/2"
+import json, sys
+def rows(path):
+    return {r["symbol"]: r for r in json.load(open(path))["rows"]}
+both, halves = rows(sys.argv[1]), [rows(sys.argv[2]), rows(sys.argv[3])]
+for name, r in both.items():
+    for k in (0, 1):
+        want = halves[k][name]["self"] if name in halves[k] else 0
+        assert r["over_time"][k] == want, (name, k, r["over_time"], want)
+PY
+else
+	skip_part python3 "python3 is not installed: --time-buckets' JSON is not read"
+fi
+run_gtrace report -i threads.data --time-buckets 12 --no-children >buckets.txt
+expect_contains buckets.txt '^# +Self +Samples Over time +Command'
+expect_exit 2 "$GTRACE" report -i threads.data --time-buckets 41
+expect_contains "$TESTDIR/stderr" "^gtrace: invalid --time-buckets '41'; use 1 to 40"
 
 # Bad windows: a one-line error each.
 expect_exit 2 "$GTRACE" report -i threads.data --time 2,1

@@ -188,6 +188,12 @@ void metrics_range(const struct model *m, uint64_t *from, uint64_t *to)
 	}
 }
 
+const char *metric_bar(double level)
+{
+	level = level < 0 ? 0 : level > 1 ? 1 : level;
+	return bars[(int)(level * 7 + 0.5)];
+}
+
 unsigned metric_spark_width(const struct model *m)
 {
 	size_t half = m->t.metric_ticks.len / 2;
@@ -227,7 +233,7 @@ const char *metric_sparkline(char *buf, const struct model *m, const struct metr
 			level = mean;
 		else if (st->max > st->min)
 			level = (mean - st->min) / (st->max - st->min);
-		memcpy(buf + len, bars[(int)(level * 7 + 0.5)], 3);
+		memcpy(buf + len, metric_bar(level), 3);
 		len += 3;
 	}
 	buf[len] = '\0';

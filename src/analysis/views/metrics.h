@@ -82,6 +82,9 @@ void metrics_storage(const struct model *m, struct metrics_storage *st);
 void metrics_range(const struct model *m, uint64_t *from, uint64_t *to);
 
 /* Characters of a sparkline at most, and bytes of its text with the NUL. */
+/* The bar of U+2581..U+2588 (three bytes of UTF-8) for level, 0 lowest, 1 highest. */
+const char *metric_bar(double level);
+
 #define METRIC_SPARK_WIDTH 40
 #define METRIC_SPARK_SIZE (METRIC_SPARK_WIDTH * 3 + 1)
 /*

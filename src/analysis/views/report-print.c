@@ -2,6 +2,7 @@
 /* The by-symbol report (report.c builds it) as a table and as JSON. */
 #include "analysis/views/report.h"
 #include "analysis/views/report-private.h"
+#include "analysis/views/metrics.h"
 
 #include <inttypes.h>
 #include <string.h>
@@ -137,6 +138,26 @@ static void put_lane_work_values(FILE *out, const struct report *r,
 	fprintf(out, " %10.3f", (double)row->target_self / 1e6);
 }
 
+/* The Over time column's width: its header's at least. */
+static int buckets_width(const struct report *r)
+{
+	return r->nbuckets > 9 ? (int)r->nbuckets : 9;
+}
+
+/* Row i's Over time: a bar a part, as high as its count against the row's highest. */
+static void put_buckets(FILE *out, const struct report *r, size_t i)
+{
+	const uint64_t *count = &r->buckets[i * r->nbuckets];
+	uint64_t most = 0;
+
+	for (unsigned b = 0; b < r->nbuckets; b++)
+		most = count[b] > most ? count[b] : most;
+	fputc(' ', out);
+	for (unsigned b = 0; b < r->nbuckets; b++)
+		fputs(count[b] ? metric_bar((double)count[b] / (double)most) : " ", out);
+	fprintf(out, "%*s", buckets_width(r) - (int)r->nbuckets, "");
+}
+
 /* The column headers, then the rows shown: values, count, keys. */
 static void print_table(FILE *out, const struct report *r, struct funcs *f,
 			const struct report_opts *o, const struct value_columns *c)
@@ -149,6 +170,8 @@ static void print_table(FILE *out, const struct report *r, struct funcs *f,
 	if (o->children)
 		fprintf(out, "#%*s", c->children_width, c->children);
 	fprintf(out, "%s%10s %8s", o->children ? " " : "#", c->self, c->count);
+	if (r->nbuckets)
+		fprintf(out, " %-*s", buckets_width(r), "Over time");
 	put_keys(out, NULL, width, f, o, r->queued_from ? QUEUED_FROM : NULL);
 	fprintf(out, "#\n");
 
@@ -157,6 +180,8 @@ static void print_table(FILE *out, const struct report *r, struct funcs *f,
 
 		c->put(out, r, row, o->children);
 		fprintf(out, " %8" PRIu64, o->children ? row->children : row->self);
+		if (r->nbuckets)
+			put_buckets(out, r, i);
 		put_keys(out, row, width, f, o, queued_from(r, row, f));
 		if (i < r->ngraphs) {
 			calltree_print_under(out, &r->graphs[i], f, o->percent_limit >= 0
@@ -250,6 +275,12 @@ static void json_rows(struct json *j, const struct report *r, struct funcs *f,
 			json_sort_key(j, row, o->keys[k], f);
 		if (from)
 			json_string(j, "queued_from", from);
+		if (r->nbuckets) {
+			json_begin_array(j, "over_time", JSON_INLINE);
+			for (unsigned b = 0; b < r->nbuckets; b++)
+				json_uint(j, NULL, r->buckets[i * r->nbuckets + b]);
+			json_end(j);
+		}
 		json_end(j);
 	}
 	json_end(j);

@@ -46,6 +46,19 @@ void report_graphs_build(struct report *r, struct funcs *f, const struct report_
 			 size_t made, const struct stack_counts *sc, report_row_fn *row_of,
 			 void *ctx);
 
+/*
+ * The rows of the samples taken in [from, to) (to > from) alone, unpruned
+ * and without graphs: a part of report --time-buckets.
+ */
+void report_build_window(struct report *r, struct funcs *f, const struct report_opts *o,
+			 uint64_t from, uint64_t to);
+/*
+ * r->buckets (report-buckets.c): each row's count in each of
+ * o->time_buckets equal parts of the recording, or of the window it was
+ * cut to; by the identity of the row in each part's report.
+ */
+void report_buckets_fill(struct report *r, struct funcs *f, const struct report_opts *o);
+
 /* The lanes' spans as the JSON member "lanes" (gtrace-report(1) lists its keys). */
 struct json;
 void lane_report_print_json(struct json *j, const struct lane_report *r,

@@ -80,6 +80,7 @@ struct row_builder {
 	uint32_t *cache_group;	/* by func id: group cache_row is for */
 	uint32_t *cache_row;	/* by func id */
 	bool queued_from;	/* span name rows are per func queued from */
+	uint64_t from, to;	/* only the samples taken in [from, to); to 0: all */
 };
 
 bool report_has_key(const struct report_opts *o, enum report_key key)
@@ -199,6 +200,9 @@ static void make_sample_groups(struct row_builder *b, struct funcs *f,
 		nvtx_ranges_free(&ranges);
 	}
 	split_sample_groups(m, b->sample_group, names, pylines, group_of, b);
+	for (size_t i = 0; b->to && i < m->t.samples.len; i++)
+		if (m->t.samples.v[i].ts < b->from || m->t.samples.v[i].ts >= b->to)
+			b->sample_group[i] = 0;
 	free(pylines);
 	free(names);
 }
@@ -560,11 +564,15 @@ static void prune_rows(struct report *r, const struct report_opts *o)
 	}
 }
 
-/* The rows of the samples, or with links, of the lane work queued from their stacks. */
+/*
+ * The rows of the samples, or with links, of the lane work queued from
+ * their stacks; to != 0: of the samples taken in [from, to) only, with
+ * neither pruning nor graphs.
+ */
 static void build_rows(struct report *r, struct funcs *f, const struct report_opts *o,
-		       const struct origin_links *links)
+		       const struct origin_links *links, uint64_t from, uint64_t to)
 {
-	struct row_builder b = { .r = r };
+	struct row_builder b = { .r = r, .from = from, .to = to };
 	struct stack_counts sc;
 	struct sort_ctx ctx = { .f = f, .children = o->children, .by_target = links != NULL };
 
@@ -583,7 +591,7 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 	add_stacks(&b, f, &sc, o->children);
 	if (r->rows.len)
 		qsort_r(r->rows.v, r->rows.len, sizeof(*r->rows.v), cmp_rows, &ctx);
-	if (!links) {
+	if (!links && !to) {
 		size_t made = r->rows.len;
 
 		prune_rows(r, o);
@@ -606,17 +614,26 @@ static void build_rows(struct report *r, struct funcs *f, const struct report_op
 
 void report_build(struct report *r, struct funcs *f, const struct report_opts *o)
 {
-	build_rows(r, f, o, NULL);
+	build_rows(r, f, o, NULL, 0, 0);
+	if (o->time_buckets)
+		report_buckets_fill(r, f, o);
+}
+
+void report_build_window(struct report *r, struct funcs *f, const struct report_opts *o,
+			 uint64_t from, uint64_t to)
+{
+	build_rows(r, f, o, NULL, from, to);
 }
 
 void report_build_lane_work(struct report *r, struct funcs *f, const struct report_opts *o,
 			    const struct origin_links *links)
 {
-	build_rows(r, f, o, links);
+	build_rows(r, f, o, links, 0, 0);
 }
 
 void report_free(struct report *r)
 {
+	free(r->buckets);
 	for (size_t i = 0; i < r->ngraphs; i++)
 		calltree_free(&r->graphs[i]);
 	free(r->graphs);

@@ -57,8 +57,12 @@ struct report_opts {
 	double percent_limit;	/* samples' rows and graph branches under it go; < 0 unset */
 	enum report_graph graph;
 	uint64_t graph_frames;	/* the graphs' bound on frames, 0 GRAPH_MAX_FRAMES */
+	unsigned time_buckets;	/* each row's samples in that many parts of the run; 0 none */
 	const struct sample_filter *filter;
 };
+
+/* The most parts --time-buckets cuts a recording into: characters of its column. */
+#define REPORT_MAX_BUCKETS 40
 
 /* Parses "comm,dso,symbol,nvtx,pyline,rank,srcline"; -EINVAL for an unknown or repeated key. */
 int report_parse_keys(struct report_opts *o, const char *list);
@@ -87,6 +91,9 @@ struct report {
 	struct calltree *graphs;	/* by row printed: its call graph (opts.graph) */
 	size_t ngraphs;
 	uint64_t graphs_cut;		/* past a bound: the one on frames, else 0 */
+	/* opts.time_buckets: row i's count (children or self) in part b at [i * nbuckets + b]. */
+	uint64_t *buckets;
+	unsigned nbuckets;
 };
 
 
