@@ -8,6 +8,7 @@ const struct command commands[] = {
 	{ "record", cmd_record, "run a command and record its profile" },
 	{ "report", cmd_report, "show where the samples fell, by symbol" },
 	{ "flame", cmd_flame, "show the call tree, or write folded stacks or an SVG" },
+	{ "annotate", cmd_annotate, "show a function's source lines with their samples" },
 	{ "script", cmd_script, "print the samples as perf script does, for its tools" },
 	{ "threads", cmd_threads, "list threads and lanes with their time" },
 	{ "diagnose", cmd_diagnose, "show the recording's health and what was lost" },

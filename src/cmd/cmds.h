@@ -15,6 +15,7 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_flame(int argc, char **argv);
 int cmd_script(int argc, char **argv);
+int cmd_annotate(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
 int cmd_export(int argc, char **argv);

@@ -32,6 +32,8 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "flame", "-i", "@", "--symfs", "%", "--gpu-pc", "--folded" },
 	{ "script", "-i", "@", "--symfs", "%" },
 	{ "script", "-i", "@", "--symfs", "%", "--inline", "--python", "both" },
+	{ "annotate", "-i", "@", "--symfs", "%" },
+	{ "annotate", "-i", "@", "--symfs", "%", "--format", "json", "-n", "2" },
 	{ "threads", "-i", "@" },
 	{ "threads", "-i", "@", "--format", "json" },
 	{ "diagnose", "-i", "@" },

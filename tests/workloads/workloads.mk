@@ -7,7 +7,7 @@
 WORKLOAD_DIR = $(BUILD)/workloads
 WORKLOAD_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -fno-optimize-sibling-calls -pthread
 WORKLOAD_BOTH = hot threads recurse
-WORKLOAD_FP_ONLY = forkexec sleeper crasher demo deny-perf syscalls regress memsteps renamer
+WORKLOAD_FP_ONLY = forkexec sleeper crasher demo deny-perf syscalls regress memsteps renamer hotline
 
 WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
 	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared \
