@@ -76,6 +76,11 @@ CORE_SRCS := $(filter-out src/analysis/encoders/sqldb-stub.c,$(CORE_SRCS))
 else
 CORE_SRCS := $(filter-out src/analysis/encoders/sqldb-libsqlite.c,$(CORE_SRCS))
 endif
+ifeq ($(HAVE_CAPSTONE),1)
+CORE_SRCS := $(filter-out src/analysis/views/disasm-stub.c,$(CORE_SRCS))
+else
+CORE_SRCS := $(filter-out src/analysis/views/disasm-capstone.c,$(CORE_SRCS))
+endif
 CMD_SRCS = src/gtrace.c $(wildcard src/cmd/*.c)
 
 # libgtrace-target goes into applications, not into gtrace: its own

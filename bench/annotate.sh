@@ -9,7 +9,17 @@
 # --stdio -l) and the difference; fails when the HOT line is not first in
 # gtrace's or the two shares are more than MAX_POINTS (default 5) apart.
 #
-# usage: bench/annotate.sh   (SECONDS_RUN=3 FREQ=999 MAX_POINTS=5 BUILD=build)
+# Then what the code that annotate --asm disassembles adds to a recording:
+# for each bundled workload (and pywork.py under python3, its interpreter
+# and C libraries), the functions whose code was kept, the bytes kept
+# (diagnose's symbols.code-kept and symbols.code-bytes), per function, and
+# as a share of the file's size: an upper bound, as the file holds them
+# zstd-compressed. BASELINE=PATH, a gtrace that keeps no code (one built
+# before table codes), records each workload too: its file's size, and how
+# much larger gtrace's is, which is what the code costs compressed, give or
+# take the difference between two runs.
+#
+# usage: bench/annotate.sh   (SECONDS_RUN=3 FREQ=999 MAX_POINTS=5 BUILD=build BASELINE=)
 
 . "$(dirname "$0")/lib.sh"
 need_perf
@@ -47,3 +57,29 @@ awk -v g="$(g_share "$hot")" -v p="$(p_share "$hot")" -v max="$MAX_POINTS" \
 	'BEGIN { d = g - p; exit !(d <= max && d >= -max) }' ||
 	{ echo "bench: the HOT line's shares are more than $MAX_POINTS points apart" >&2; exit 1; }
 echo "ok: the HOT line ranks first, within $MAX_POINTS points of perf annotate"
+
+# counter FILE NAME: a counter of gtrace diagnose's list.
+counter() { "$GTRACE" diagnose -i "$1" | awk -v n="$2" '$1 == n { print $2; f = 1 } END { if (!f) print 0 }'; }
+echo
+printf '%-10s %9s %10s %10s %10s %7s %10s %7s\n' workload functions code-bytes bytes/func \
+	file-bytes code% base-bytes larger
+for w in hot threads recurse hotline demo pywork; do
+	case $w in
+	pywork) cmd=(python3 "$SRCDIR/tests/workloads/pywork.py") ;;
+	*) cmd=("$WORKLOADS/$w" "$SECONDS_RUN") ;;
+	esac
+	[ -x "${cmd[0]}" ] || command -v "${cmd[0]}" >/dev/null || continue
+	"$GTRACE" record -q -o "$w.data" -- "${cmd[@]}" >/dev/null 2>&1 || continue
+	kept=$(counter "$w.data" symbols.code-kept)
+	bytes=$(counter "$w.data" symbols.code-bytes)
+	size=$(wc -c <"$w.data")
+	base=0
+	if [ -n "${BASELINE:-}" ] &&
+		"$BASELINE" record -q -o "$w.base.data" -- "${cmd[@]}" >/dev/null 2>&1; then
+		base=$(wc -c <"$w.base.data")
+	fi
+	awk -v w="$w" -v k="$kept" -v b="$bytes" -v s="$size" -v base="$base" 'BEGIN {
+		printf "%-10s %9d %10d %10.0f %10d %6.1f%%", w, k, b, k ? b / k : 0, s, 100 * b / s
+		if (base) printf " %10d %6.1f%%", base, 100 * (s - base) / base
+		printf "\n" }'
+done

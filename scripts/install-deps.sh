@@ -15,7 +15,7 @@ set -eu
 # exported profiles, sqlite3 to query exported databases, GNU time for the
 # peak memory of the robustness tests).
 required="build-essential make pkg-config libzstd-dev zlib1g-dev libdw-dev libelf-dev
-	  libunwind-dev libsqlite3-dev procps util-linux groff-base python3 golang-go sqlite3
+	  libunwind-dev libsqlite3-dev libcapstone-dev procps util-linux groff-base python3 golang-go sqlite3
 	  time"
 # For the sanitizer and fuzzing builds, the benchmarks, the tests of
 # several ranks (Open MPI) and of DWARF that dwz shared out to another file,
@@ -30,7 +30,8 @@ optional="clang linux-perf openmpi-bin libopenmpi-dev dwz $browser"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2
-	echo "  pkg-config, libzstd, zlib, libdw and libelf (elfutils), libunwind, libsqlite3" >&2
+	echo "  pkg-config, libzstd, zlib, libdw and libelf (elfutils), libunwind, libsqlite3," >&2
+	echo "  libcapstone" >&2
 	exit 1
 fi
 

@@ -33,6 +33,8 @@ static void version(void)
 	printf("compression: zstd %s\n", ZSTD_VERSION_STRING_CONFIG);
 	printf("cuda collector: %s\n", HAVE_CUPTI ? "yes (CUPTI " CUPTI_VERSION_CONFIG ")" : "no");
 	printf("sqlite export: %s\n", HAVE_SQLITE ? "yes (libsqlite3 " SQLITE_VERSION_CONFIG ")" : "no");
+	printf("annotate --asm: %s\n", HAVE_CAPSTONE ? "yes (libcapstone " CAPSTONE_VERSION_CONFIG ")"
+						     : "no");
 }
 
 /* Results go to stdout: a full disk or a closed pipe must not pass unnoticed. */

@@ -6,6 +6,7 @@
 
 #include "analysis/passes/passes.h"
 #include "analysis/views/annotate.h"
+#include "analysis/views/disasm.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
@@ -13,6 +14,7 @@
 
 enum {
 	OPT_SOURCE_DIR = OPT_COMMAND,
+	OPT_ASM,
 };
 
 static void usage(void)
@@ -30,6 +32,8 @@ static void usage(void)
 	       "      --source-dir DIR     look for the source files under DIR first (the\n"
 	       "                           recorded path, then its basename), then at\n"
 	       "                           their recorded paths\n"
+	       "      --asm                the function's instructions too, each with its\n"
+	       "                           share, from the code the recording kept\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            show only the N hottest lines (default all)\n"
 	       SYMFS_USAGE
@@ -43,6 +47,7 @@ int cmd_annotate(int argc, char **argv)
 		INPUT_LONG_OPTIONS,
 		TIME_LONG_OPTION,
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
+		{ "asm", no_argument, NULL, OPT_ASM },
 		{ "limit", required_argument, NULL, 'n' },
 		SYMFS_LONG_OPTION,
 		FORMAT_LONG_OPTION,
@@ -65,6 +70,8 @@ int cmd_annotate(int argc, char **argv)
 					longopts)) != -1) {
 		if (c == OPT_SOURCE_DIR) {
 			o.source_dir = optarg;
+		} else if (c == OPT_ASM) {
+			o.asm_code = true;
 		} else if (c == 'n' && offline_parse_count(optarg, &o.limit)) {
 			pr_err("invalid line count '%s'", optarg);
 			a.status = EXIT_USAGE;
@@ -72,6 +79,10 @@ int cmd_annotate(int argc, char **argv)
 	}
 	if (!a.status && offline_only_lanes(&a.filter)) {
 		pr_err("--tid names lanes only, which have no samples to annotate");
+		a.status = EXIT_USAGE;
+	}
+	if (!a.status && o.asm_code && !disasm_available()) {
+		pr_err("--asm not built in: install libcapstone-dev and reconfigure");
 		a.status = EXIT_USAGE;
 	}
 	o.symbol = a.operands.n ? a.operands.v[0] : NULL;

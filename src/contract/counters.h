@@ -37,6 +37,10 @@ struct counter_name {
 #define COUNTER_SYMBOLS_JIT_MAPS_CUT "symbols.jit-maps-cut"
 /* ELF files read for naming: one per build-id, however many paths and processes map it. */
 #define COUNTER_SYMBOLS_FILES_READ "symbols.files-read"
+/* The code kept of sampled functions (table codes): functions, bytes, and functions cut or left out. */
+#define COUNTER_SYMBOLS_CODE_KEPT "symbols.code-kept"
+#define COUNTER_SYMBOLS_CODE_BYTES "symbols.code-bytes"
+#define COUNTER_SYMBOLS_CODE_CUT "symbols.code-cut"
 
 /* The span channel's, counted by the recorder (src/record/ingest.c, ingest-packets.c). */
 #define TARGET_COUNTER_PREFIX "target."

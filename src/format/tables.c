@@ -215,6 +215,15 @@ static const struct column metric_value_cols[] = {
 	U64_KEYED(struct tr_metric_value, value, metric),
 };
 
+/* A function's code follows the one before it in its dso: addr climbs a little. */
+static const struct column code_cols[] = {
+	U32(struct tr_code, dso, COL_DELTA),
+	U32(struct tr_code, machine, COL_PLAIN),
+	U64(struct tr_code, addr, COL_DELTA),
+	U64(struct tr_code, size, COL_PLAIN),
+	BYTES(struct tr_code, code),
+};
+
 /*
  * X(on-disk id, field of struct tr_tables, columns), in the order written:
  * samples after offcpu, whose rows their timestamps' decoding needs.
@@ -238,7 +247,8 @@ static const struct column metric_value_cols[] = {
 	X(16, losses, loss_cols)                                               \
 	X(17, metrics, metric_cols)                                            \
 	X(18, metric_ticks, metric_tick_cols)                                  \
-	X(19, metric_values, metric_value_cols)
+	X(19, metric_values, metric_value_cols)                                \
+	X(21, codes, code_cols)
 
 struct table {
 	uint32_t id;

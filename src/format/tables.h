@@ -190,6 +190,20 @@ struct tr_cubin {
 };
 
 /*
+ * The machine code of a native function that samples fell in, as its file
+ * on disk holds it, so that a reader can disassemble it offline: code holds
+ * the first bytes of the function at ELF virtual address addr of dso (as
+ * locs have it), size its whole size; code.len < size when it was cut.
+ */
+struct tr_code {
+	uint32_t dso;		/* dso id */
+	uint32_t machine;	/* its file's ELF e_machine: how to decode the code */
+	uint64_t addr;		/* the function's first byte's ELF virtual address */
+	uint64_t size;		/* its size in bytes */
+	struct tr_bytes code;
+};
+
+/*
  * A bucket of GPU PC samples: count samples of one stall reason at one
  * instruction (pc, the byte offset in function) of a kernel. correlation
  * is the launch's CUPTI correlation id in pid (the "correlation" attribute
@@ -256,6 +270,7 @@ struct tr_tables {
 	VEC(struct tr_metric) metrics;
 	VEC(struct tr_metric_tick) metric_ticks;
 	VEC(struct tr_metric_value) metric_values;
+	VEC(struct tr_code) codes;
 };
 
 /* Number of rows in all tables: 0 means there is nothing to write. */

@@ -277,6 +277,8 @@ static void move_ids(struct tr_tables *f, const struct offsets *o)
 		r->unit = string_of(o, r->unit, strings);
 		r->pid = pid_of(o, r->pid);
 	}
+	for (size_t i = 0; i < f->codes.len; i++)
+		f->codes.v[i].dso = moved(f->codes.v[i].dso, o->dsos, f->dsos.len);
 	for (size_t i = 0; i < f->metric_values.len; i++)
 		f->metric_values.v[i].metric = moved(f->metric_values.v[i].metric, o->metrics,
 						     f->metrics.len);
@@ -302,6 +304,8 @@ static void append_tables(struct tr_tables *t, struct tr_tables *f)
 	VEC_APPEND(&t->metrics, f->metrics.v, f->metrics.len);
 	VEC_APPEND(&t->metric_ticks, f->metric_ticks.v, f->metric_ticks.len);
 	VEC_APPEND(&t->metric_values, f->metric_values.v, f->metric_values.len);
+	VEC_APPEND(&t->codes, f->codes.v, f->codes.len);
+	f->codes.len = 0;
 }
 
 /*

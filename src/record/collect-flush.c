@@ -13,6 +13,15 @@
 #include "symbols/symbols.h"
 #include "unwind/addrspace.h"
 #include "util/clock.h"
+#include "util/xalloc.h"
+
+/*
+ * The code kept of each sampled function (table codes): its first
+ * CODE_MAX_ONE bytes, and CODE_MAX_ALL bytes in all; a function cut or
+ * left out by them counts in symbols.code-cut.
+ */
+#define CODE_MAX_ONE (64u << 10)
+#define CODE_MAX_ALL (16u << 20)
 
 /* Rows pending past which a chunk is closed before its second is up. */
 #define CHUNK_SOON_ROWS (256u << 10)
@@ -30,7 +39,8 @@ static size_t pending_rows(const struct collector *c)
 {
 	return c->cur->samples.len + c->cur->nodes.len + c->cur->offcpu.len +
 	       c->cur->tasks.len + c->cur->spans.len + c->cur->span_attrs.len +
-	       c->cur->pc_samples.len + c->cubin_bytes_pending / CUBIN_ROW_BYTES;
+	       c->cur->pc_samples.len + c->cur->codes.len +
+	       c->cubin_bytes_pending / CUBIN_ROW_BYTES;
 }
 
 void collector_flush_if_large(struct collector *c)
@@ -49,6 +59,39 @@ static size_t put_counters(struct collector *c, int from, int to)
 		row->value = c->counters[i];
 	}
 	return (size_t)(to - from);
+}
+
+/* Writes the code of the function loc is in, once per function, within the bounds. */
+static void keep_code(struct collector *c, struct symbolizer *sym, const struct tr_loc *loc)
+{
+	uint64_t key = (uint64_t)loc->dso << 44, left;
+	struct sym_code code;
+	struct tr_code *row;
+
+	if (symbolizer_code(sym, addrspaces_dso(c->as, loc->dso), loc->addr, &code) != 1 ||
+	    loc->dso >= 1u << 20 || code.start >= 1ull << 44 ||
+	    u64map_get(&c->code_kept, key | code.start, &left))
+		return;
+	u64map_put(&c->code_kept, key | code.start, 1);
+	left = CODE_MAX_ALL - c->counters[CNT_SYM_CODE_BYTES];
+	if (code.len > CODE_MAX_ONE)
+		code.len = CODE_MAX_ONE;
+	if (code.len > left)
+		code.len = left;
+	if (code.len < code.size)
+		c->counters[CNT_SYM_CODE_CUT]++;
+	if (!code.len)
+		return;
+	row = VEC_PUSH(&c->cur->codes);
+	row->dso = loc->dso;
+	row->machine = code.machine;
+	row->size = code.size;
+	row->addr = code.start;
+	row->code.len = code.len;
+	row->code.data = xmalloc(code.len);
+	memcpy(row->code.data, code.bytes, code.len);
+	c->counters[CNT_SYM_CODE_KEPT]++;
+	c->counters[CNT_SYM_CODE_BYTES] += code.len;
 }
 
 static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t id,
@@ -88,6 +131,8 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 		row->line = frames[i].line;
 		row->flags = frames[i].inlined ? TR_SYM_INLINED : 0;
 	}
+	if (id <= c->loc_sampled.len && c->loc_sampled.v[id - 1])
+		keep_code(c, sym, loc);
 }
 
 /* Names the locs up to last until deadline (CLOCK_MONOTONIC ns). */

@@ -47,6 +47,9 @@ enum counter {
 	CNT_SYM_REFUSED,
 	CNT_SYM_JIT_MAPS_CUT,
 	CNT_SYM_FILES_READ,
+	CNT_SYM_CODE_KEPT,
+	CNT_SYM_CODE_BYTES,
+	CNT_SYM_CODE_CUT,
 	CNT_TARGET,	/* one per enum target_counter */
 	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
 	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
@@ -101,6 +104,8 @@ struct collector {
 	bool symbolized;		/* every loc named: the symbol counters are final */
 	struct symbolizer *sym;		/* created at the first naming */
 	uint32_t named;			/* locs 1 .. named have been named */
+	VEC(uint8_t) loc_sampled;	/* by loc id - 1: 1 when a sample's innermost frame */
+	struct u64map code_kept;	/* dso << 44 | function start -> 1: its code is written */
 	uint32_t locs_flushed;		/* locs in the chunks handed so far */
 	uint64_t naming_ns;		/* CPU time spent naming */
 	bool target_counted;	/* the target.* counters are worth writing */

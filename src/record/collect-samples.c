@@ -92,6 +92,15 @@ static uint64_t stack_hash(uint32_t pid, const uint64_t *ips, size_t n)
 	return h;
 }
 
+/* Marks loc as a sample's innermost frame: its function's code is kept when it is named. */
+static uint32_t sampled_loc(struct collector *c, uint32_t loc)
+{
+	while (c->loc_sampled.len < loc)
+		*VEC_PUSH(&c->loc_sampled) = 0;
+	c->loc_sampled.v[loc - 1] = 1;
+	return loc;
+}
+
 /* The node of the native stack c->ips[0 .. n), the sampled ip first. */
 static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
 {
@@ -102,8 +111,11 @@ static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
 	if (slot->hash == hash && slot->generation == generation && slot->pid == pid &&
 	    slot->n == n && !memcmp(slot->ips, c->ips, n * sizeof(*c->ips)))
 		return slot->node;
-	for (size_t i = n; i;)
-		node = intern_node(c, node, intern_loc(c, pid, c->ips[--i]));
+	for (size_t i = n; i;) {
+		uint32_t loc = intern_loc(c, pid, c->ips[--i]);
+
+		node = intern_node(c, node, i ? loc : sampled_loc(c, loc));
+	}
 	if (slot->cap < n) {
 		slot->cap = n;
 		slot->ips = xrealloc(slot->ips, n * sizeof(*slot->ips));
@@ -306,7 +318,9 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		node = intern_stack(c, s.pid, n);
 	/* Each group of Python frames goes right under the eval frame running it. */
 	for (group = py ? py->groups : 0; py && n;) {
-		node = intern_node(c, node, intern_loc(c, s.pid, c->ips[--n]));
+		uint32_t loc = intern_loc(c, s.pid, c->ips[--n]);
+
+		node = intern_node(c, node, n ? loc : sampled_loc(c, loc));
 		if (group && py->eval_at[group - 1] == n)
 			node = intern_python_group(c, node, py, --group);
 	}

@@ -33,6 +33,7 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 static const char *const symbol_counter_names[] = {
 	COUNTER_SYMBOLS_RESOLVED, COUNTER_SYMBOLS_UNRESOLVED, COUNTER_SYMBOLS_MISSING_DSO,
 	COUNTER_SYMBOLS_REFUSED, COUNTER_SYMBOLS_JIT_MAPS_CUT, COUNTER_SYMBOLS_FILES_READ,
+	COUNTER_SYMBOLS_CODE_KEPT, COUNTER_SYMBOLS_CODE_BYTES, COUNTER_SYMBOLS_CODE_CUT,
 };
 
 /* The python.* counter of each slot from CNT_PYTHON on. */
@@ -399,6 +400,8 @@ void collector_free(struct collector *c)
 	free(c->cur);
 	strtab_free(&c->strings);
 	VEC_FREE(&c->locs);
+	VEC_FREE(&c->loc_sampled);
+	u64map_free(&c->code_kept);
 	u64map_free(&c->loc_ids);
 	u64map_free(&c->node_ids);
 	u64map_free(&c->python_files);

@@ -610,6 +610,56 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	return n ? n : fde_frame(s, dso, file, addr, frames);
 }
 
+/* The bytes at [start, start + size) of an executable section of elf, cut at its end. */
+static bool section_bytes(Elf *elf, uint64_t start, uint64_t size, struct sym_code *code)
+{
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || start < sh.sh_addr ||
+		    start - sh.sh_addr >= sh.sh_size)
+			continue;
+		data = elf_getdata(scn, NULL);
+		/* One data block of the section's size: anything else is not the file's code. */
+		if (!data || !data->d_buf || data->d_size != sh.sh_size)
+			return false;
+		code->bytes = (const uint8_t *)data->d_buf + (start - sh.sh_addr);
+		code->len = size < sh.sh_size - (start - sh.sh_addr) ? size :
+			    sh.sh_size - (start - sh.sh_addr);
+		return true;
+	}
+	return false;
+}
+
+int symbolizer_code(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
+		    struct sym_code *code)
+{
+	struct sym_extent ext;
+	struct sym_file *file;
+	struct sym_dso *d;
+	GElf_Addr bias;
+	GElf_Ehdr eh;
+	Elf *elf;
+
+	if (dso->flags & (TR_DSO_ANON | TR_DSO_KERNEL | TR_DSO_VDSO | TR_DSO_PYTHON))
+		return 0;
+	d = lookup_dso(s, dso);
+	if (d->err)
+		return d->err;
+	file = d->file;
+	if (!file->symbols.usable)
+		sym_index_build(&file->symbols, file->mod);
+	if (!sym_index_lookup(&file->symbols, file->mod, addr, &ext) || !ext.size ||
+	    !(elf = dwfl_module_getelf(file->mod, &bias)) || !gelf_getehdr(elf, &eh))
+		return 0;
+	code->machine = eh.e_machine;
+	code->start = ext.start;
+	code->size = ext.size;
+	return section_bytes(elf, ext.start - bias, ext.size, code);
+}
+
 uint64_t symbolizer_files_read(const struct symbolizer *s)
 {
 	return s->files.len;

@@ -48,6 +48,27 @@ void symbolizer_free(struct symbolizer *s);
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max);
 
+/*
+ * The machine code of the function that contains addr, as its file holds
+ * it: the ELF symbol that names addr (as symbolize's symbol table does),
+ * its bytes in the executable section that holds its start.
+ */
+struct sym_code {
+	uint64_t start;		/* the function's first address */
+	uint64_t size;		/* its size, as its symbol says */
+	const uint8_t *bytes;	/* its first len bytes, valid until symbolizer_free */
+	uint64_t len;		/* less than size where its section ends first */
+	uint32_t machine;	/* the file's ELF e_machine */
+};
+
+/*
+ * 1 with *code filled; 0 when no sized symbol of the file's executable
+ * code holds addr (anonymous, kernel and vdso code too); or the negative
+ * errno symbolize gives for the dso.
+ */
+int symbolizer_code(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
+		    struct sym_code *code);
+
 /* The ELF files read so far: one per build-id (symbols.c, file_of). */
 uint64_t symbolizer_files_read(const struct symbolizer *s);
 

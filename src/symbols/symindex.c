@@ -154,7 +154,7 @@ static int by_order(const void *a, const void *b)
  * binding, or the same start with a smaller size and no weaker binding
  * replaces the one kept (try_sym_value).
  */
-static const char *preferred(const struct sym_entry **in, size_t n)
+static const struct sym_entry *preferred(const struct sym_entry **in, size_t n)
 {
 	const struct sym_entry *best = NULL;
 
@@ -167,18 +167,29 @@ static const char *preferred(const struct sym_entry **in, size_t n)
 		     best->binding <= e->binding))
 			best = e;
 	}
-	return best ? best->name : NULL;
+	return best;
 }
 
-static const char *addrinfo(Dwfl_Module *mod, uint64_t addr)
+static const char *addrinfo(Dwfl_Module *mod, uint64_t addr, struct sym_extent *ext)
 {
 	GElf_Off offset;
 	GElf_Sym sym;
+	const char *name = dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
 
-	return dwfl_module_addrinfo(mod, addr, &offset, &sym, NULL, NULL, NULL);
+	ext->start = addr - offset;
+	ext->size = name ? sym.st_size : 0;
+	return name;
 }
 
-const char *sym_index_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr)
+static const char *entry_name(const struct sym_entry *e, struct sym_extent *ext)
+{
+	ext->start = e->value;
+	ext->size = e->size;
+	return e->name;
+}
+
+const char *sym_index_lookup(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr,
+			     struct sym_extent *ext)
 {
 	const struct sym_entry *globals[CONTAINING_MAX], *locals[CONTAINING_MAX];
 	ptrdiff_t last = last_at_or_below(ix, addr);
@@ -187,7 +198,7 @@ const char *sym_index_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_
 	uint64_t reach;
 
 	if (ix->usable < 0)
-		return addrinfo(mod, addr);
+		return addrinfo(mod, addr, ext);
 	for (ptrdiff_t i = last; i >= 0; i--) {
 		const struct sym_entry *e = &ix->entries.v[i];
 
@@ -196,25 +207,33 @@ const char *sym_index_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_
 		if (!e->size || addr - e->value >= e->size)
 			continue;
 		if ((e->local ? nlocals : nglobals) == CONTAINING_MAX)
-			return addrinfo(mod, addr);
+			return addrinfo(mod, addr, ext);
 		if (e->local)
 			locals[nlocals++] = e;
 		else
 			globals[nglobals++] = e;
 	}
 	if (nglobals)
-		return preferred(globals, nglobals);
+		return entry_name(preferred(globals, nglobals), ext);
 	/* A global label at addr names it if it is in addr's section, which addrinfo knows. */
 	if (sizeless_at(ix, addr, false))
-		return addrinfo(mod, addr);
+		return addrinfo(mod, addr, ext);
 	if (locals_searched && nlocals)
-		return preferred(locals, nlocals);
+		return entry_name(preferred(locals, nlocals), ext);
 	/*
 	 * No sized symbol contains addr: only a label at the furthest end
 	 * below it (min_label) may name it, again by its section.
 	 */
+	ext->size = 0;
 	if (last < 0)
 		return NULL;
 	reach = locals_searched ? ix->entries.v[last].reach_all : ix->entries.v[last].reach_global;
-	return sizeless_at(ix, reach, locals_searched) ? addrinfo(mod, addr) : NULL;
+	return sizeless_at(ix, reach, locals_searched) ? addrinfo(mod, addr, ext) : NULL;
+}
+
+const char *sym_index_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr)
+{
+	struct sym_extent ext;
+
+	return sym_index_lookup(ix, mod, addr, &ext);
 }

@@ -36,6 +36,16 @@ void sym_index_build(struct sym_index *ix, Dwfl_Module *mod);
 /* The name dwfl_module_addrinfo gives addr in mod, or NULL; ix built from mod. */
 const char *sym_index_name(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr);
 
+/* Where the symbol that names an address lies; size 0 for a label without one. */
+struct sym_extent {
+	uint64_t start;
+	uint64_t size;
+};
+
+/* The same, and where that symbol lies. */
+const char *sym_index_lookup(const struct sym_index *ix, Dwfl_Module *mod, uint64_t addr,
+			     struct sym_extent *ext);
+
 void sym_index_free(struct sym_index *ix);
 
 #endif

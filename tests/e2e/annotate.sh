@@ -50,6 +50,38 @@ text = {int(r.split()[2]): int(r.split()[1]) for r in open(sys.argv[3]) if not r
 assert text == {l["line"]: l["samples"] for l in lines}, (text, lines)
 PY
 
+# --asm: the code the recorder kept of hot_lines, disassembled; its hottest
+# instruction is one of the HOT loop's (before the WARM loop's first,
+# whose address is the HOT loop's jump back's next). Without libcapstone,
+# one line says it is not built in.
+if "$GTRACE" --version | grep -q '^annotate --asm: yes'; then
+	run_gtrace diagnose -i hl.data >diagnose.txt
+	expect_contains diagnose.txt '^ +symbols\.code-kept +[1-9][0-9]*$'
+	expect_contains diagnose.txt '^ +symbols\.code-cut +0$'
+	run_gtrace annotate -i hl.data --asm >asm.txt
+	expect_contains asm.txt '^# Code: .*/hotline at 0x[0-9a-f]+, [0-9]+ bytes$'
+	awk '/^# Percent  Samples  Address/ { on = 1; next } on && !/^#/' asm.txt >insns.txt
+	[ "$(awk '$1 ~ /%$/ { n += $2 } END { print n + 0 }' insns.txt)" -eq \
+		"$(sed -n 's/^# Function: [^:]*: \([0-9]*\) of.*/\1/p' asm.txt)" ] ||
+		{ show asm.txt; fail "--asm's instructions do not hold all of hot_lines' samples"; }
+	hottest=$(awk '$1 ~ /%$/ && $2 > best { best = $2; at = $3 } END { print at }' insns.txt)
+	loop_end=$(awk '$1 !~ /%$/ && $2 ~ /^j/ { print $1; exit } $1 ~ /%$/ && $4 ~ /^j/ { print $3; exit }' insns.txt)
+	[ -n "$hottest" ] && [ -n "$loop_end" ] &&
+		[ "$((0x$hottest))" -le "$((0x$loop_end))" ] ||
+		{ show asm.txt; fail "the hottest instruction ($hottest) is not in the HOT loop (up to $loop_end)"; }
+	run_gtrace annotate -i hl.data --asm --format json >asm.json
+	python3 - asm.json <<'PY' || fail "annotate --asm --format json disagrees"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+code = doc["code"]
+assert code and all(c["disassembled"] for c in code), code
+assert sum(i["samples"] for c in code for i in c["instructions"]) + doc["samples_without_code"] == doc["samples"], doc
+PY
+else
+	expect_exit 2 "$GTRACE" annotate -i hl.data --asm
+	expect_contains "$TESTDIR/stderr" '^gtrace: --asm not built in: install libcapstone-dev and reconfigure$'
+fi
+
 # An unknown function: one line, exit 1.
 expect_exit 1 "$GTRACE" annotate -i hl.data no_such_function
 expect_contains "$TESTDIR/stderr" "^gtrace: no samples in function 'no_such_function' in 'hl.data'\$"

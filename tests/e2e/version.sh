@@ -2,7 +2,7 @@
 # --version names the version and what the binary was built with, as the
 # build says: linked with libunwind or not, libdw's and zstd's versions
 # that configure found, the CUDA agent built or not, the sqlite export
-# built in or not; --help lists every
+# built in or not, annotate --asm built in or not; --help lists every
 # command that has a man page, and each command's --help is its usage.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -26,6 +26,11 @@ if ldd "$GTRACE" | grep -q 'libsqlite3'; then
 else
 	sqlite=no
 fi
+if ldd "$GTRACE" | grep -q 'libcapstone'; then
+	capstone="yes (libcapstone $(config CAPSTONE_VERSION_CONFIG))"
+else
+	capstone=no
+fi
 cat >version.want <<EOF
 gtrace $(sed -n 's/^VERSION = //p' "$SRCDIR/config.mk")
 unwinder: $unwinder
@@ -33,6 +38,7 @@ symbols: libdw $(config LIBDW_VERSION)
 compression: zstd $(config ZSTD_VERSION_STRING_CONFIG)
 cuda collector: $cuda
 sqlite export: $sqlite
+annotate --asm: $capstone
 EOF
 run_gtrace --version >version.txt
 diff -u version.want version.txt >&2 || fail "--version is not what the build has"

@@ -144,6 +144,19 @@ static void fill_tables(struct tr_tables *t, uint64_t base_ts)
 			4242, 100 + i / 10, rnd_below(4), 6 + i % 2,
 			i == 59 ? UINT64_MAX : 16 * rnd_below(4096), 8 + rnd_below(3),
 			1 + rnd_below(1000) };
+	/* Functions' code: one cut (fewer bytes than its size), one at the top of the address space. */
+	for (uint32_t i = 0; i < 4; i++) {
+		struct tr_code *c = VEC_PUSH(&t->codes);
+
+		c->dso = 1 + i % 2;
+		c->machine = i == 2 ? 183 : 62;
+		c->size = i == 1 ? UINT64_MAX : 10 + rnd_below(3000);
+		c->addr = i == 3 ? UINT64_MAX - 16 : 0x1000 + 0x400 * i;
+		c->code.len = i == 1 ? 64 : c->size < 16 ? c->size : 16;
+		c->code.data = xmalloc(c->code.len + 1);
+		for (uint64_t b = 0; b < c->code.len; b++)
+			c->code.data[b] = (uint8_t)rnd();
+	}
 }
 
 /* Compares every row of every table; reports the first table that differs. */
@@ -195,6 +208,14 @@ static bool tables_equal(const struct tr_tables *a, const struct tr_tables *b)
 			   a->cubins.v[i].image.len))
 			return false;
 	SAME_ROWS(pc_samples);
+	SAME_LEN(codes);
+	for (size_t i = 0; i < a->codes.len; i++)
+		if (a->codes.v[i].dso != b->codes.v[i].dso || a->codes.v[i].size != b->codes.v[i].size ||
+		    a->codes.v[i].machine != b->codes.v[i].machine ||
+		    a->codes.v[i].addr != b->codes.v[i].addr ||
+		    a->codes.v[i].code.len != b->codes.v[i].code.len ||
+		    memcmp(a->codes.v[i].code.data, b->codes.v[i].code.data, a->codes.v[i].code.len))
+			return false;
 	return true;
 #undef SAME_ROWS
 #undef SAME_LEN
@@ -353,8 +374,8 @@ static void test_tables_decode_damaged(void)
 		CHECK(!out.symbols.len || out.symbols.len == in.symbols.len);
 		tr_tables_free(&out);
 	}
-	/* Every cut but the ones between table records (15 tables) is caught. */
-	CHECK(corrupt >= b.len - 15);
+	/* Every cut but the ones between table records (16 tables) is caught. */
+	CHECK(corrupt >= b.len - 16);
 	tr_tables_free(&in);
 	gbuf_free(&b);
 }

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "analysis/views/annotate-private.h"
 #include "util/json.h"
 #include "util/text.h"
 #include "util/xalloc.h"
@@ -121,6 +122,15 @@ static int cmp_lines(const void *pa, const void *pb, void *ctx)
 	return a->line < b->line ? -1 : a->line > b->line;
 }
 
+static int cmp_addrs(const void *pa, const void *pb)
+{
+	const struct annotate_addr *a = pa, *b = pb;
+
+	if (a->dso != b->dso)
+		return a->dso < b->dso ? -1 : 1;
+	return a->addr < b->addr ? -1 : a->addr > b->addr;
+}
+
 int annotate_build(struct annotate *a, struct funcs *f, const struct annotate_opts *o)
 {
 	const struct model *m = f->m;
@@ -154,9 +164,15 @@ int annotate_build(struct annotate *a, struct funcs *f, const struct annotate_op
 			};
 		}
 		a->lines.v[k].samples += sc.c.v[i].count;
+		if (loc && loc <= m->t.locs.len && !model_loc_is_python(m, loc))
+			*VEC_PUSH(&a->addrs) = (struct annotate_addr){
+				m->t.locs.v[loc - 1].dso, m->t.locs.v[loc - 1].addr, sc.c.v[i].count,
+			};
 	}
 	if (a->lines.len)
 		qsort_r(a->lines.v, a->lines.len, sizeof(*a->lines.v), cmp_lines, (void *)m);
+	if (a->addrs.len)
+		VEC_SORT(&a->addrs, cmp_addrs);
 	u64map_free(&at);
 	stack_counts_free(&sc);
 	return err;
@@ -165,6 +181,7 @@ int annotate_build(struct annotate *a, struct funcs *f, const struct annotate_op
 void annotate_free(struct annotate *a)
 {
 	VEC_FREE(&a->lines);
+	VEC_FREE(&a->addrs);
 }
 
 /* The first lines of a source file, up to a bound; n 0 when it is not readable. */
@@ -286,7 +303,7 @@ static uint32_t last_line(const struct annotate *a, size_t first, size_t end)
 	return end > first ? a->lines.v[end - 1].line : 0;
 }
 
-static double share(uint64_t n, uint64_t of)
+double annotate_share(uint64_t n, uint64_t of)
 {
 	return of ? 100.0 * (double)n / (double)of : 0;
 }
@@ -325,13 +342,13 @@ static void print_file(FILE *out, const struct annotate *a, const struct model *
 				known ? text_escape(text) : "");
 		}
 		if (l->line) {
-			fprintf(out, "%8.2f%% %8" PRIu64 "%8" PRIu32, share(l->samples, a->samples),
+			fprintf(out, "%8.2f%% %8" PRIu64 "%8" PRIu32, annotate_share(l->samples, a->samples),
 				l->samples, l->line);
 			if (source_line(&s, l->line, text, sizeof(text)))
 				fprintf(out, "  %s", text_escape(text));
 			fputc('\n', out);
 		} else {
-			fprintf(out, "%8.2f%% %8" PRIu64 "%8s\n", share(l->samples, a->samples),
+			fprintf(out, "%8.2f%% %8" PRIu64 "%8s\n", annotate_share(l->samples, a->samples),
 				l->samples, "?");
 		}
 	}
@@ -356,13 +373,15 @@ void annotate_print(FILE *out, const struct annotate *a, struct funcs *f,
 
 	fprintf(out, "# Function: %s (%s): %" PRIu64 " of %" PRIu64 " samples (%.2f%%)\n",
 		text_escape(funcs_name(f, fn->name)), text_escape(funcs_name(f, fn->dso)),
-		a->samples, a->total, share(a->samples, a->total));
+		a->samples, a->total, annotate_share(a->samples, a->total));
 	fprintf(out, "# File: %s\n", text_escape(path));
 	for (size_t first = 0, end; first < a->lines.len; first = end) {
 		end = file_end(a, first);
 		fprintf(out, "#\n");
 		print_file(out, a, f->m, o, first, end, shown);
 	}
+	if (o->asm_code)
+		annotate_print_asm(out, a, f->m);
 	free(shown);
 }
 
@@ -423,6 +442,8 @@ void annotate_print_json(FILE *out, const struct annotate *a, struct funcs *f,
 		source_free(&s);
 	}
 	json_end(&j);
+	if (o->asm_code)
+		annotate_json_asm(&j, a, f->m);
 	json_end(&j);
 	free(shown);
 }

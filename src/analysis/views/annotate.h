@@ -24,6 +24,7 @@ struct annotate_opts {
 	const char *symbol;	/* the function as report names it; NULL: the hottest */
 	const char *source_dir;	/* where to look for the source files first; NULL: none */
 	size_t limit;		/* lines to show: the N hottest, 0 all */
+	bool asm_code;		/* --asm: its instructions too, from table codes */
 };
 
 /* One source line of the function and its samples. */
@@ -33,11 +34,19 @@ struct annotate_line {
 	uint64_t samples;
 };
 
+/* The samples at one address of the function's native code. */
+struct annotate_addr {
+	uint32_t dso;		/* dso id */
+	uint64_t addr;		/* ELF virtual address, as locs have it */
+	uint64_t samples;
+};
+
 struct annotate {
 	uint32_t func;		/* func id of the function (its dso: where it has most samples) */
 	uint64_t samples;	/* the function's self samples */
 	uint64_t total;		/* all the samples selected */
 	VEC(struct annotate_line) lines;	/* by file name, then line */
+	VEC(struct annotate_addr) addrs;	/* by dso, then address; native code only */
 };
 
 /*
@@ -51,8 +60,9 @@ int annotate_build(struct annotate *a, struct funcs *f, const struct annotate_op
  * The lines in file order, each with its share of the function's samples
  * and, where its source file is readable, its text: the recorded path
  * under o->source_dir, then the same by its basename there, then the
- * recorded path itself. The text, as JSON the same with the keys
- * gtrace-annotate(1) lists.
+ * recorded path itself; with o->asm_code, then the instructions of the
+ * function's code that the recording kept, each with its share. The text,
+ * as JSON the same with the keys gtrace-annotate(1) lists.
  */
 void annotate_print(FILE *out, const struct annotate *a, struct funcs *f,
 		    const struct annotate_opts *o, const char *path);
