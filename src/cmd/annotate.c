@@ -36,7 +36,7 @@ static void usage(void)
 	       "                           share, from the code the recording kept\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            show only the N hottest lines (default all)\n"
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -49,7 +49,7 @@ int cmd_annotate(int argc, char **argv)
 		{ "source-dir", required_argument, NULL, OPT_SOURCE_DIR },
 		{ "asm", no_argument, NULL, OPT_ASM },
 		{ "limit", required_argument, NULL, 'n' },
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
