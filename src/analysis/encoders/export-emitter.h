@@ -117,26 +117,6 @@ extern const struct export_emitter export_perfetto;
 int export_pprof(FILE *out, struct funcs *f, const struct export_opts *o, uint64_t from,
 		 uint64_t to);
 
-/*
- * The API call whose slice each exported kernel, copy or memset's flow
- * starts at (export-launch.c), by span index: call[span] the call's span
- * + 1, 0 none; a call's work is launched[first[call] .. first[call + 1]).
- */
-struct export_launches {
-	uint32_t *call;
-	uint32_t *first;
-	uint32_t *launched;
-};
-
-/*
- * Finds them among the exported spans (indexes in m->t.spans), for work
- * whose origin linked (outcome by span index) in the window [from, to).
- */
-void export_launches_find(struct export_launches *l, const struct model *m,
-			  const uint8_t *outcome, const uint32_t *spans, size_t n,
-			  uint64_t from, uint64_t to);
-void export_launches_free(struct export_launches *l);
-
 /* The key of GPU gpu of process pid: its group track's, its busy row's. */
 static inline uint64_t export_gpu_key(uint32_t pid, uint32_t gpu)
 {

@@ -14,7 +14,7 @@
  *   GPU's streams under a track of that GPU whose first row shows when the
  *   GPU was busy (export-busy.c: the union of its streams' spans); each
  *   linked origin a flow to its span: from the CUDA API call that queued
- *   the kernel, copy or memset (export-launch.c), else from an instant on
+ *   the kernel, copy or memset (passes/launches.c), else from an instant on
  *   its thread; the work's queue delay, start - origin, an argument;
  *   the CPU samples; for a format that lists them apart too, the same
  *   samples again.
@@ -83,7 +83,7 @@ struct walk {
 	uint32_t gbps_name;		/* names id of a copy's GB/s, 0 not made yet */
 	uint32_t cat_offcpu, cat_origin, cat_meta;
 	uint32_t queue_key;		/* names id of the queue delay, 0 not made yet */
-	struct export_launches launches;
+	struct api_launches launches;
 	struct export_busy busy;
 	VEC(struct export_flow) flows;
 };
@@ -566,7 +566,7 @@ static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 /* The flows that start at span's slice: to the work its API call queued. */
 static void launch_flows(struct walk *w, size_t span)
 {
-	const struct export_launches *l = &w->launches;
+	const struct api_launches *l = &w->launches;
 
 	w->flows.len = 0;
 	for (uint32_t i = l->first[span]; i < l->first[span + 1]; i++) {
@@ -701,15 +701,15 @@ static void walk_lanes(struct walk *w)
 	ids = xmalloc((at[nlanes + 1] + 1) * sizeof(*ids));
 	for (size_t i = 0; i < at[nlanes + 1]; i++)
 		ids[i] = spans[i].span;
-	export_launches_find(&w->launches, m, w->o->links->outcome, ids, at[nlanes + 1], w->from,
-			     w->to);
+	api_launches_find(&w->launches, m, w->o->links->outcome, ids, at[nlanes + 1], w->from,
+			  w->to);
 	export_busy_find(&w->busy, m, ids, at[nlanes + 1]);
 	free(ids);
 	/* The fill moved each at[lane] to its end: lane's spans are at[lane - 1] .. at[lane]. */
 	for (uint32_t lane = 1; lane <= nlanes; lane++)
 		if (at[lane] > at[lane - 1])
 			walk_lane(w, lane, spans + at[lane - 1], at[lane] - at[lane - 1]);
-	export_launches_free(&w->launches);
+	api_launches_free(&w->launches);
 	export_busy_free(&w->busy);
 	VEC_FREE(&w->flows);
 	free(spans);

@@ -550,4 +550,23 @@ struct lane_work *lane_work_select(const struct funcs *f, const struct sample_fi
 				   const uint32_t *sample_group,
 				   const struct origin_links *links, size_t *n);
 
+/*
+ * The CUDA API call that queued each kernel, copy and memset (launches.c),
+ * by span index: call[span] the call's span + 1, 0 none; a call's work is
+ * launched[first[call] .. first[call + 1]).
+ */
+struct api_launches {
+	uint32_t *call;
+	uint32_t *first;
+	uint32_t *launched;
+};
+
+/*
+ * Finds them among spans (n indexes in m->t.spans), for work whose origin
+ * linked (outcome by span index) in the window [from, to).
+ */
+void api_launches_find(struct api_launches *l, const struct model *m, const uint8_t *outcome,
+		       const uint32_t *spans, size_t n, uint64_t from, uint64_t to);
+void api_launches_free(struct api_launches *l);
+
 #endif

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Which CUDA API call queued each kernel, copy and memset, so that the
- * export's flow starts at that call's slice: the API span of the origin
+ * Which CUDA API call queued each kernel, copy and memset: export's flows
+ * start at that call's slice, analyze measures queue delays from it. The
+ * call is the API span of the origin
  * thread (an API span's origin is its calling thread) whose time holds
  * the work's origin_ts, the innermost when calls nest (cuLaunchKernel in
  * cudaLaunchKernel). The calls are sorted once by thread and start; a
  * thread's calls nest, so each origin is a binary search, then a climb
  * through the calls around the one found.
  */
-#include "analysis/encoders/export-emitter.h"
+#include "analysis/passes/passes.h"
 
 #include <stdlib.h>
 
@@ -81,9 +82,8 @@ static const struct api_call *call_at(const struct api_call *c, size_t n, uint32
 	}
 }
 
-void export_launches_find(struct export_launches *l, const struct model *m,
-			  const uint8_t *outcome, const uint32_t *spans, size_t n,
-			  uint64_t from, uint64_t to)
+void api_launches_find(struct api_launches *l, const struct model *m, const uint8_t *outcome,
+		       const uint32_t *spans, size_t n, uint64_t from, uint64_t to)
 {
 	size_t ncalls = 0, nspans = m->t.spans.len;
 	struct api_call *calls = xmalloc((n + 1) * sizeof(*calls));
@@ -130,7 +130,7 @@ void export_launches_find(struct export_launches *l, const struct model *m,
 			l->launched[l->first[l->call[spans[i]]]++] = spans[i];
 }
 
-void export_launches_free(struct export_launches *l)
+void api_launches_free(struct api_launches *l)
 {
 	free(l->call);
 	free(l->first);
