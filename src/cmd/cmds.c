@@ -12,6 +12,7 @@ const struct command commands[] = {
 	{ "script", cmd_script, "print the samples as perf script does, for its tools" },
 	{ "threads", cmd_threads, "list threads and lanes with their time" },
 	{ "diagnose", cmd_diagnose, "show the recording's health and what was lost" },
+	{ "analyze", cmd_analyze, "say why the GPU waited, and the CPU stacks that made it wait" },
 	{ "export", cmd_export, "write a timeline for Perfetto or Chrome's trace viewer" },
 	{ "diff", cmd_diff, "compare two recordings, with significance, for CI" },
 	{ NULL, NULL, NULL },

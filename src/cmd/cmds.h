@@ -18,6 +18,7 @@ int cmd_script(int argc, char **argv);
 int cmd_annotate(int argc, char **argv);
 int cmd_threads(int argc, char **argv);
 int cmd_diagnose(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 

@@ -39,6 +39,8 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "threads", "-i", "@", "--format", "json" },
 	{ "diagnose", "-i", "@" },
 	{ "diagnose", "-i", "@", "--format", "json" },
+	{ "analyze", "-i", "@", "--symfs", "%" },
+	{ "analyze", "-i", "@", "--symfs", "%", "--format", "json", "--short", "1ms", "--device", "0" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "chrome" },
 	{ "export", "-i", "@", "--symfs", "%", "-o", "-", "--format", "pprof" },

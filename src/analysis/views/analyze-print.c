@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: MIT */
+/* gtrace analyze's text and JSON (man/gtrace-analyze.1). */
+#include "analysis/views/analyze.h"
+
+#include <stdlib.h>
+
+#include "util/json.h"
+#include "util/xalloc.h"
+
+/* The text's table of functions behind host idle lists at most these. */
+#define HOST_FUNCTIONS_SHOWN 20
+
+static double ms(uint64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static double percent(uint64_t part, uint64_t whole)
+{
+	return whole ? 100.0 * (double)part / (double)whole : 0.0;
+}
+
+/* The func ids of a stack, root first; *n of them. Free it. */
+static uint32_t *stack_funcs(const struct funcs *f, uint32_t node, size_t *n)
+{
+	VEC(uint32_t) v = {0};
+
+	for (uint32_t depth = 0; node && depth < CALLTREE_MAX_DEPTH;
+	     node = stack_caller(f->m, node), depth++) {
+		uint32_t k;
+		const uint32_t *fn = funcs_of_node(f, node, &k);
+
+		for (uint32_t i = 0; i < k; i++)
+			*VEC_PUSH(&v) = fn[i];
+	}
+	/* Gathered leaf first: turned root first. */
+	for (size_t i = 0; i < v.len / 2; i++) {
+		uint32_t t = v.v[i];
+
+		v.v[i] = v.v[v.len - 1 - i];
+		v.v[v.len - 1 - i] = t;
+	}
+	*n = v.len;
+	return v.v;
+}
+
+static const char *func_name(const struct funcs *f, uint32_t func)
+{
+	return funcs_name(f, f->v.v[func].name);
+}
+
+/* A function's host idle: its own (leaf) and its stacks' (inclusive). */
+struct func_ns {
+	uint32_t func;
+	uint64_t self, total;
+};
+
+static int cmp_func_ns(const void *pa, const void *pb)
+{
+	const struct func_ns *a = pa, *b = pb;
+
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
+	if (a->self != b->self)
+		return a->self > b->self ? -1 : 1;
+	return (a->func > b->func) - (a->func < b->func);
+}
+
+/* The functions of a device's host stacks, by inclusive time; *n of them. Free it. */
+static struct func_ns *host_functions(const struct analyze_device *d, const struct funcs *f,
+				      size_t *n)
+{
+	size_t nfuncs = f->v.len;
+	struct func_ns *by = xcalloc(nfuncs + 1, sizeof(*by));
+	size_t *seen = xcalloc(nfuncs + 1, sizeof(*seen)), k = 0;
+
+	for (size_t s = 0; s < d->host_stacks.len; s++) {
+		size_t len;
+		uint32_t *fn = stack_funcs(f, d->host_stacks.v[s].node, &len);
+		uint64_t ns = d->host_stacks.v[s].ns;
+
+		if (len)
+			by[fn[len - 1]].self += ns;
+		/* A recursive function counts once a stack. */
+		for (size_t i = 0; i < len; i++)
+			if (seen[fn[i]] != s + 1) {
+				seen[fn[i]] = s + 1;
+				by[fn[i]].total += ns;
+			}
+		free(fn);
+	}
+	for (uint32_t i = 0; i < nfuncs; i++)
+		if (by[i].total)
+			by[k++] = (struct func_ns){ i, by[i].self, by[i].total };
+	if (k)
+		qsort(by, k, sizeof(*by), cmp_func_ns);
+	free(seen);
+	*n = k;
+	return by;
+}
+
+static void print_device(FILE *out, const struct analyze_device *d, const struct funcs *f,
+			 bool ranks)
+{
+	static const char *const kinds[] = { "compute", "memory", "communication", "overlap" };
+	uint64_t kind_ns[] = { d->compute_ns, d->memory_ns, d->comm_ns, d->overlap_ns };
+	size_t nfuncs;
+	struct func_ns *fn;
+
+	if (ranks)
+		fprintf(out, "rank %lld ", (long long)d->rank);
+	fprintf(out, "GPU %u of pid %u: %.3f ms from its first work to its last\n", d->device,
+		d->pid, ms(d->wall_ns));
+	for (int k = 0; k < 4; k++)
+		fprintf(out, "  %-16s %12.3f ms %6.1f%%\n", kinds[k], ms(kind_ns[k]),
+			percent(kind_ns[k], d->wall_ns));
+	fprintf(out, "  %-16s %12.3f ms %6.1f%%  in %llu intervals\n", "idle", ms(d->idle_ns),
+		percent(d->idle_ns, d->wall_ns), (unsigned long long)d->gaps);
+	fprintf(out, "idle by cause:\n");
+	for (int c = 0; c < IDLE_CAUSES; c++)
+		fprintf(out, "  %-16s %12.3f ms %6.1f%%\n", idle_cause_name(c),
+			ms(d->idle_causes[c]), percent(d->idle_causes[c], d->idle_ns));
+	if (!d->idle_causes[IDLE_HOST])
+		return;
+	fprintf(out, "host idle by function (the launching threads' samples, %.3f ms unsampled):\n",
+		ms(d->host_unsampled_ns));
+	fprintf(out, "  %12s %12s  %s\n", "SELF ms", "TOTAL ms", "FUNCTION");
+	fn = host_functions(d, f, &nfuncs);
+	for (size_t i = 0; i < nfuncs && i < HOST_FUNCTIONS_SHOWN; i++)
+		fprintf(out, "  %12.3f %12.3f  %s\n", ms(fn[i].self), ms(fn[i].total),
+			func_name(f, fn[i].func));
+	free(fn);
+}
+
+/* The leaf-most function of a stack that is the program's own (funcs_queued_from). */
+static const char *launched_from(const struct funcs *f, uint32_t node)
+{
+	return node ? func_name(f, funcs_queued_from(f, node)) : "-";
+}
+
+void analyze_print(FILE *out, const struct analyze *a, struct funcs *f)
+{
+	bool ranks = f->m->ranks.len > 1;
+
+	if (!a->devices.len)
+		fprintf(out, "no GPU work in the recording\n");
+	for (size_t d = 0; d < a->devices.len; d++) {
+		if (d)
+			fputc('\n', out);
+		print_device(out, &a->devices.v[d], f, ranks);
+	}
+	if (!a->kernels.len)
+		return;
+	fprintf(out, "\nlaunches by kernel (short: under %.3f us):\n", (double)a->short_ns / 1e3);
+	fprintf(out, "  %8s %16s %8s  %-40s %s\n", "COUNT", "MEDIAN QUEUE us", "SHORT", "KERNEL",
+		"SHORT ONES FROM");
+	for (size_t i = 0; i < a->kernels.len; i++) {
+		const struct analyze_kernel *k = &a->kernels.v[i];
+
+		fprintf(out, "  %8llu %16.3f %8llu  %-40s %s\n", (unsigned long long)k->count,
+			(double)k->median_queue_ns / 1e3, (unsigned long long)k->short_count,
+			funcs_name(f, funcs_span_frame(f, k->name)),
+			k->short_count ? launched_from(f, k->short_node) : "");
+	}
+}
+
+/* A stack's functions, root first. */
+static void json_frames(struct json *j, const char *key, const struct funcs *f, uint32_t node)
+{
+	size_t n;
+	uint32_t *fn = stack_funcs(f, node, &n);
+
+	json_begin_array(j, key, JSON_INLINE);
+	for (size_t i = 0; i < n; i++)
+		json_string(j, NULL, func_name(f, fn[i]));
+	json_end(j);
+	free(fn);
+}
+
+static void json_device(struct json *j, const struct analyze_device *d, const struct funcs *f)
+{
+	json_begin_object(j, NULL, JSON_LINES);
+	json_uint(j, "device", d->device);
+	json_uint(j, "pid", d->pid);
+	json_int(j, "rank", d->rank);
+	json_uint(j, "wall_ns", d->wall_ns);
+	json_uint(j, "compute_ns", d->compute_ns);
+	json_uint(j, "memory_ns", d->memory_ns);
+	json_uint(j, "communication_ns", d->comm_ns);
+	json_uint(j, "overlap_ns", d->overlap_ns);
+	json_uint(j, "busy_ns", d->busy_ns);
+	json_uint(j, "idle_ns", d->idle_ns);
+	json_uint(j, "idle_intervals", d->gaps);
+	json_begin_object(j, "idle_causes", JSON_INLINE);
+	for (int c = 0; c < IDLE_CAUSES; c++)
+		json_uint(j, idle_cause_name(c), d->idle_causes[c]);
+	json_end(j);
+	json_uint(j, "host_unsampled_ns", d->host_unsampled_ns);
+	json_begin_array(j, "host_stacks", JSON_LINES);
+	for (size_t s = 0; s < d->host_stacks.len; s++) {
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_frames(j, "frames", f, d->host_stacks.v[s].node);
+		json_uint(j, "ns", d->host_stacks.v[s].ns);
+		json_end(j);
+	}
+	json_end(j);
+	json_end(j);
+}
+
+void analyze_print_json(FILE *out, const struct analyze *a, struct funcs *f, const char *path)
+{
+	struct json j;
+
+	json_begin_document(&j, out, 1);
+	json_string(&j, "path", path);
+	json_uint(&j, "short_ns", a->short_ns);
+	json_begin_array(&j, "devices", JSON_LINES);
+	for (size_t d = 0; d < a->devices.len; d++)
+		json_device(&j, &a->devices.v[d], f);
+	json_end(&j);
+	json_begin_array(&j, "launch", JSON_LINES);
+	for (size_t i = 0; i < a->kernels.len; i++) {
+		const struct analyze_kernel *k = &a->kernels.v[i];
+
+		json_begin_object(&j, NULL, JSON_INLINE);
+		json_string(&j, "name", funcs_name(f, funcs_span_frame(f, k->name)));
+		json_uint(&j, "count", k->count);
+		json_uint(&j, "queued", k->queued);
+		json_uint(&j, "median_queue_ns", k->median_queue_ns);
+		json_uint(&j, "short", k->short_count);
+		if (k->short_node)
+			json_frames(&j, "short_frames", f, k->short_node);
+		else
+			json_null(&j, "short_frames");
+		json_end(&j);
+	}
+	json_end(&j);
+	json_end(&j);
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef GTRACE_ANALYSIS_VIEWS_ANALYZE_H
+#define GTRACE_ANALYSIS_VIEWS_ANALYZE_H
+
+/*
+ * gtrace analyze: why each GPU waited. Per device (a process's GPU), its
+ * time from its first work to its last split into compute, memory,
+ * communication, their overlap and idle; each idle interval classified by
+ * what the recording shows of its cause; the CPU samples of the launching
+ * threads during host-caused idle, weighted by the idle time they cover;
+ * and per kernel name its launches' queue delays and short instances.
+ * man/gtrace-analyze.1 defines every figure.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "analysis/passes/passes.h"
+#include "util/vec.h"
+
+/* Why a device was idle, in the order the views list the causes. */
+enum idle_cause {
+	IDLE_HOST,		/* nothing queued: the launching thread was busy on the CPU */
+	IDLE_SYNC,		/* the device drained under a synchronizing call */
+	IDLE_DEPENDENCY,	/* work queued on another stream waited */
+	IDLE_LAUNCH,		/* launch calls slower than the work they queue */
+	IDLE_UNKNOWN,		/* the next work has no launching call */
+	IDLE_CAUSES
+};
+
+/* "host", "synchronization", ...: the names the text and JSON print. */
+const char *idle_cause_name(enum idle_cause c);
+
+/* A launching thread's stack, and the host idle time its samples cover. */
+struct analyze_stack {
+	uint32_t node;		/* leaf stack node */
+	uint64_t ns;
+};
+
+struct analyze_device {
+	uint32_t pid;
+	uint32_t device;
+	int64_t rank;		/* model_rank.rank of its recording */
+	uint64_t first, last;	/* its first work's start, its last work's end */
+	uint64_t wall_ns;	/* last - first */
+	uint64_t compute_ns, memory_ns, comm_ns;	/* each kind's union */
+	uint64_t overlap_ns;	/* two kinds or more at once */
+	uint64_t busy_ns, idle_ns;	/* any work; none: wall_ns - busy_ns */
+	uint64_t gaps;		/* idle intervals */
+	uint64_t idle_causes[IDLE_CAUSES];	/* they add up to idle_ns */
+	VEC(struct analyze_stack) host_stacks;	/* by ns, descending */
+	uint64_t host_unsampled_ns;	/* host idle with no sample of its thread */
+};
+
+/* The launches of one kernel name. */
+struct analyze_kernel {
+	uint32_t name;		/* string id */
+	uint64_t count;
+	uint64_t queued;	/* instances with a known launch call */
+	uint64_t median_queue_ns;	/* of theirs: start minus the launch call's start */
+	uint64_t short_count;	/* shorter than analyze.short_ns */
+	uint32_t short_node;	/* the stack that launched most of them; 0 none */
+};
+
+struct analyze_opts {
+	const struct sample_filter *filter;	/* --rank, --pid: which processes */
+	bool device_set;	/* --device */
+	uint32_t device;
+	uint64_t short_ns;	/* --short */
+	const struct origin_links *links;
+};
+
+struct analyze {
+	uint64_t short_ns;
+	VEC(struct analyze_device) devices;	/* by rank, pid, device */
+	VEC(struct analyze_kernel) kernels;	/* by count, descending, then name */
+};
+
+void analyze_build(struct analyze *a, const struct model *m, const struct analyze_opts *o);
+void analyze_free(struct analyze *a);
+
+/* Text and JSON (man/gtrace-analyze.1); path names the input in JSON. */
+void analyze_print(FILE *out, const struct analyze *a, struct funcs *f);
+void analyze_print_json(FILE *out, const struct analyze *a, struct funcs *f, const char *path);
+
+#endif
