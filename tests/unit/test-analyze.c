@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * gtrace analyze on a synthetic recording of known shape: one device whose
+ * every idle interval has a cause built in, and the figures man
+ * gtrace-analyze(1) defines computed by hand.
+ */
+#include <stdlib.h>
+
+#include "analysis/passes/passes.h"
+#include "analysis/views/analyze.h"
+#include "contract/lanes.h"
+#include "synth.h"
+#include "test.h"
+#include "views.h"
+
+#define PID 100
+#define TID 100
+#define US 1000ull
+
+/* A launch call of thread TID at at_us (4 us long), and the work it queued. */
+static void launched(struct synth *s, uint32_t api, uint32_t stream, const char *name,
+		     uint64_t at_us, uint64_t start_us, uint64_t dur_ns)
+{
+	synth_span_from(s, api, "cuLaunchKernel", SYNTH_T0 + at_us * US, 4 * US, TID,
+			SYNTH_T0 + at_us * US);
+	synth_span_from(s, stream, name, SYNTH_T0 + start_us * US, dur_ns, TID,
+			SYNTH_T0 + at_us * US + 1);
+}
+
+/*
+ * Device 0 of process 100, in us after SYNTH_T0 (launch calls 4 us long):
+ *   step        launched at 0, runs 10 .. 1010 on stream 7
+ *   copy        100 .. 600 on stream 8, no origin: memory, overlapping step
+ *   step        launched at 3000 after host_prepare: idle 1010 .. 3010 is
+ *               host to 3000 (the sample at 2000 ms covers it), launch after
+ *   ncclKernel  3500 .. 3600 on stream 8, within step: communication
+ *   wait        4005 .. 4012: the device drains under it at 4010
+ *   step        launched at 6000: idle 4010 .. 6010 is synchronization
+ *               to 6000, launch after
+ *   after_event launched at 6500 on stream 8, runs 8000 .. 8500: idle
+ *               7010 .. 8000 is dependency (queued, on another stream)
+ *   tiny        launched at 9000 and 9008, 1 us each at 9006 and 9014:
+ *               8500 .. 9000 host (no sample in it: unsampled), then
+ *               launch; 9007 .. 9014 launch (back to back)
+ *   orphan      no origin, 9100 .. 9200: idle 9015 .. 9100 unknown
+ * Samples of thread 100 every ms from 0 to 10: in launch_loop, but the one
+ * at 2 ms in host_prepare.
+ */
+static void idle_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t loop[] = { synth_loc(&s, app, 0x1000, "main"),
+			    synth_loc(&s, app, 0x2000, "launch_loop") };
+	uint32_t host[] = { loop[0], synth_loc(&s, app, 0x3000, "host_prepare") };
+	uint32_t a, b, api, wait;
+
+	synth_comm(&s, PID, TID, "app");
+	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 2);
+	synth_samples(&s, PID, TID, synth_stack(&s, host, 2), 1);
+	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 8);
+	a = synth_lane(&s, PID, "GPU0 stream 7");
+	b = synth_lane(&s, PID, "GPU0 stream 8");
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	wait = synth_lane_kind(&s, PID, CUDA_WAIT_LANE_KIND, "CPU wait");
+	launched(&s, api, a, "step", 0, 10, 1000 * US);
+	synth_span(&s, b, "[CUDA memcpy HtoD]", SYNTH_T0 + 100 * US, 500 * US);
+	launched(&s, api, a, "step", 3000, 3010, 1000 * US);
+	synth_span(&s, b, "ncclKernel", SYNTH_T0 + 3500 * US, 100 * US);
+	synth_span_from(&s, wait, "cuCtxSynchronize", SYNTH_T0 + 4005 * US, 7 * US, TID,
+			SYNTH_T0 + 4005 * US);
+	launched(&s, api, a, "step", 6000, 6010, 1000 * US);
+	launched(&s, api, b, "after_event", 6500, 8000, 500 * US);
+	launched(&s, api, a, "tiny", 9000, 9006, 1 * US);
+	launched(&s, api, a, "tiny", 9008, 9014, 1 * US);
+	synth_span(&s, a, "orphan", SYNTH_T0 + 9100 * US, 100 * US);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+static void build(struct analyze *an, const struct model *m, struct origin_links *links,
+		  const struct sample_filter *flt, bool device_set, uint32_t device)
+{
+	origins_link(links, m, origins_default_window(m));
+	analyze_build(an, m, &(struct analyze_opts){ .filter = flt, .device_set = device_set,
+						     .device = device, .short_ns = 10 * US,
+						     .links = links });
+}
+
+static void test_breakdown(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	struct analyze an;
+	struct model m;
+	const struct analyze_device *d;
+
+	idle_model(&m);
+	build(&an, &m, &links, &flt, false, 0);
+	CHECK_EQ_U64(an.devices.len, 1);
+	d = &an.devices.v[0];
+	CHECK_EQ_U64(d->device, 0);
+	CHECK_EQ_U64(d->pid, PID);
+	CHECK_EQ_U64(d->wall_ns, 9190 * US);
+	CHECK_EQ_U64(d->compute_ns, 3602 * US);
+	CHECK_EQ_U64(d->memory_ns, 500 * US);
+	CHECK_EQ_U64(d->comm_ns, 100 * US);
+	CHECK_EQ_U64(d->overlap_ns, 600 * US);
+	CHECK_EQ_U64(d->busy_ns, 3602 * US);
+	CHECK_EQ_U64(d->idle_ns, 5588 * US);
+	CHECK_EQ_U64(d->gaps, 6);
+	CHECK_EQ_U64(d->idle_causes[IDLE_HOST], (1990 + 500) * US);
+	CHECK_EQ_U64(d->idle_causes[IDLE_SYNC], 1990 * US);
+	CHECK_EQ_U64(d->idle_causes[IDLE_DEPENDENCY], 990 * US);
+	CHECK_EQ_U64(d->idle_causes[IDLE_LAUNCH], (10 + 10 + 6 + 7) * US);
+	CHECK_EQ_U64(d->idle_causes[IDLE_UNKNOWN], 85 * US);
+	/* The host idle with a sample in it is host_prepare's; the rest had none. */
+	CHECK_EQ_U64(d->host_unsampled_ns, 500 * US);
+	CHECK_EQ_U64(d->host_stacks.len, 1);
+	if (d->host_stacks.len)
+		CHECK_EQ_U64(d->host_stacks.v[0].ns, 1990 * US);
+	analyze_free(&an);
+	origins_free(&links);
+	model_free(&m);
+}
+
+static void test_launches(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	struct analyze an;
+	struct model m;
+
+	idle_model(&m);
+	build(&an, &m, &links, &flt, false, 0);
+	/* By count, then by name's string id: step, tiny, then the ones of 1 in id order. */
+	CHECK_EQ_U64(an.kernels.len, 5);
+	if (an.kernels.len == 5) {
+		const struct analyze_kernel *step = &an.kernels.v[0], *tiny = &an.kernels.v[1];
+
+		CHECK(!strcmp(model_str(&m, step->name), "step"));
+		CHECK_EQ_U64(step->count, 3);
+		CHECK_EQ_U64(step->queued, 3);
+		CHECK_EQ_U64(step->median_queue_ns, 10 * US);
+		CHECK_EQ_U64(step->short_count, 0);
+		CHECK(!strcmp(model_str(&m, tiny->name), "tiny"));
+		CHECK_EQ_U64(tiny->count, 2);
+		CHECK_EQ_U64(tiny->median_queue_ns, 6 * US);
+		CHECK_EQ_U64(tiny->short_count, 2);
+		CHECK(tiny->short_node != 0);
+		for (size_t i = 2; i < 5; i++) {
+			const struct analyze_kernel *k = &an.kernels.v[i];
+
+			CHECK_EQ_U64(k->count, 1);
+			if (!strcmp(model_str(&m, k->name), "orphan"))
+				CHECK_EQ_U64(k->queued, 0);
+			if (!strcmp(model_str(&m, k->name), "after_event"))
+				CHECK_EQ_U64(k->median_queue_ns, 1500 * US);
+		}
+	}
+	analyze_free(&an);
+	origins_free(&links);
+	model_free(&m);
+}
+
+static void test_print(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	struct capture cap;
+	struct analyze an;
+	struct funcs f;
+	struct model m;
+	const char *text;
+
+	idle_model(&m);
+	build(&an, &m, &links, &flt, false, 0);
+	funcs_init(&f, &m, 0);
+	analyze_print(capture_start(&cap), &an, &f);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "GPU 0 of pid 100: 9.190 ms from its first work to its last"));
+	CHECK(has_line(text, "  host                    2.490 ms   44.6%"));
+	CHECK(has_line(text, "         1.990        1.990  host_prepare"));
+	free(cap.text);
+	analyze_print_json(capture_start(&cap), &an, &f, "x.data");
+	text = capture_end(&cap);
+	CHECK(strstr(text, "\"idle_causes\": {\"host\": 2490000, \"synchronization\": 1990000, "
+			   "\"dependency\": 990000, \"launch\": 33000, \"unknown\": 85000}"));
+	CHECK(strstr(text, "{\"frames\": [\"main\", \"host_prepare\"], \"ns\": 1990000}"));
+	CHECK(strstr(text, "\"name\": \"tiny\", \"count\": 2, \"queued\": 2, "
+			   "\"median_queue_ns\": 6000, \"short\": 2, "
+			   "\"short_frames\": [\"main\", \"launch_loop\"]"));
+	free(cap.text);
+	analyze_free(&an);
+	funcs_free(&f);
+	origins_free(&links);
+	model_free(&m);
+}
+
+/* --device and --pid select devices: none here. */
+static void test_select(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	struct analyze an;
+	struct model m;
+
+	idle_model(&m);
+	build(&an, &m, &links, &flt, true, 1);
+	CHECK_EQ_U64(an.devices.len, 0);
+	CHECK_EQ_U64(an.kernels.len, 0);
+	analyze_free(&an);
+	origins_free(&links);
+	CHECK(filter_add(&flt, FILTER_PID, "101") == 0);
+	build(&an, &m, &links, &flt, false, 0);
+	CHECK_EQ_U64(an.devices.len, 0);
+	analyze_free(&an);
+	origins_free(&links);
+	filter_free(&flt);
+	model_free(&m);
+}
+
+int main(void)
+{
+	RUN(test_breakdown);
+	RUN(test_launches);
+	RUN(test_print);
+	RUN(test_select);
+	return test_summary();
+}
