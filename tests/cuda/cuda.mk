@@ -4,7 +4,8 @@
 # CUPTI): a fake libcupti.so.13, a fake libcuda.so.1 and a fake
 # libcudart.so.13 over it, compiled against the real CUDA headers so that
 # records have the real layouts; fake-app, a CUDA program bound to the fake
-# driver through its rpath, and fake-rt-app, one bound to the fake runtime;
+# driver through its rpath, idle-app, one that keeps the GPU idle for known
+# causes, and fake-rt-app, one bound to the fake runtime;
 # null-agent, a do-nothing CUDA injection for benchmarks; other-client,
 # another CUPTI client to preload next to gtrace's agent; and, where nvcc
 # exists, real-app, a real CUDA program. Like the workloads they are the
@@ -16,7 +17,7 @@ CUDA_FAKE_CFLAGS = -std=c11 -D_GNU_SOURCE $(WARNINGS) -O2 -g -isystem $(CUDA_HOM
 CUDA_FAKES = $(CUDA_TEST_DIR)/libcupti.so.13 $(CUDA_TEST_DIR)/libcuda.so.1 \
 	     $(CUDA_TEST_DIR)/libcudart.so.13 $(CUDA_TEST_DIR)/fake-app \
 	     $(CUDA_TEST_DIR)/fake-rt-app $(CUDA_TEST_DIR)/libnull-agent.so \
-	     $(CUDA_TEST_DIR)/libother-client.so
+	     $(CUDA_TEST_DIR)/libother-client.so $(CUDA_TEST_DIR)/idle-app
 # A second copy of the fake CUPTI, same SONAME: a framework's own libcupti,
 # loaded before the agent's (tests preload it).
 CUDA_FAKES += $(CUDA_TEST_DIR)/second/libcupti.so.13 $(CUDA_TEST_DIR)/kr-app
@@ -88,6 +89,13 @@ $(CUDA_TEST_DIR)/fake-app: tests/cuda/fake-app.c $(CUDA_TEST_DIR)/libcuda.so.1
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
 		-Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -ldl -lpthread
+
+# The GPU kept idle for known causes (tests/e2e/cuda-analyze.sh).
+$(CUDA_TEST_DIR)/idle-app: tests/cuda/idle-app.c $(CUDA_TEST_DIR)/libcuda.so.1
+	$(call say,CC,$@)
+	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
+		-Wl,-rpath,$(abspath $(CUDA_TEST_DIR))
 
 # Its kernels' handles are empty functions: identical code, distinct addresses
 # (gcc merges them without -fno-ipa-icf, which clang neither does nor knows).

@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A CUDA program that keeps the GPU idle for known causes, for gtrace
+ * analyze (tests/e2e/cuda-analyze.sh), run against the fake driver. The
+ * fake GPU's timeline is the CPU's clock (fake.h): a kernel starts 2 us
+ * after its launch call (FAKE_LAUNCH_LATENCY_NS) once its stream is free.
+ *
+ * usage: idle-app [--host N] [--sync N] [--tiny N]
+ *
+ * The phases given, in this order, on one stream of device 0:
+ *   --host N   N times: host_prepare (3 ms of CPU), then launch step (1 ms):
+ *              from the second launch on, the GPU waits 2 ms for each, the
+ *              thread in host_prepare: (N - 1) x 2 ms of host idle
+ *   --sync N   N times: launch step (1 ms), cuCtxSynchronize, then
+ *              after_sync (2 ms of CPU): the GPU drains under the call and
+ *              waits 2 ms for the next launch: 2 ms of synchronization idle
+ *              before each launch after the first, and before a --tiny
+ *              phase's first
+ *   --tiny N   N launches of tiny (100 ns) back to back: the GPU waits for
+ *              each launch call, launch overhead
+ * then cuCtxSynchronize.
+ */
+#include <cuda.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "fake.h"
+
+/* Each a frame of its own; noclone is gcc's, not clang's. */
+#if defined(__has_attribute) && __has_attribute(noipa)
+#define FRAME __attribute__((noipa))
+#else
+#define FRAME __attribute__((noinline))
+#endif
+
+#define CHECK(call)                                                              \
+	do {                                                                     \
+		CUresult status_ = (call);                                       \
+		if (status_ != CUDA_SUCCESS) {                                   \
+			fprintf(stderr, "idle-app: %s failed with %d\n", #call, \
+				(int)status_);                                   \
+			exit(2);                                                 \
+		}                                                                \
+	} while (0)
+
+static volatile uint64_t sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* CPU work until ns have passed, in the caller's frame: the samples name it. */
+static inline void spin(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns, x = sink;
+
+	while (now_ns() < end)
+		for (int i = 0; i < 1000; i++)
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+	sink = x;
+}
+
+FRAME static void host_prepare(void)
+{
+	spin(3000000);
+}
+
+FRAME static void after_sync(void)
+{
+	spin(2000000);
+}
+
+static CUfunction kernel(CUmodule module, const char *name, uint64_t ns)
+{
+	struct fakecuda_function_attrs attrs = { .regs = 16, .duration_ns = ns };
+	CUfunction f;
+
+	CHECK(cuModuleGetFunction(&f, module, name));
+	CHECK(fakecuda_set_function_attrs(f, &attrs));
+	return f;
+}
+
+static void launch(CUfunction f, CUstream s)
+{
+	CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+}
+
+FRAME static void host_bound(CUfunction step, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++) {
+		host_prepare();
+		launch(step, s);
+	}
+}
+
+FRAME static void sync_bound(CUfunction step, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++) {
+		launch(step, s);
+		CHECK(cuCtxSynchronize());
+		after_sync();
+	}
+}
+
+FRAME static void tiny_kernels(CUfunction tiny, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++)
+		launch(tiny, s);
+}
+
+int main(int argc, char **argv)
+{
+	long host = 0, sync = 0, tiny = 0;
+	CUcontext ctx;
+	CUmodule module;
+	CUstream s;
+	CUdevice dev;
+
+	for (int i = 1; i + 1 < argc; i += 2) {
+		long *n = !strcmp(argv[i], "--host") ? &host :
+			  !strcmp(argv[i], "--sync") ? &sync :
+			  !strcmp(argv[i], "--tiny") ? &tiny : NULL;
+
+		if (!n) {
+			fprintf(stderr, "usage: idle-app [--host N] [--sync N] [--tiny N]\n");
+			return 2;
+		}
+		*n = atol(argv[i + 1]);
+	}
+	CHECK(cuInit(0));
+	CHECK(cuDeviceGet(&dev, 0));
+	CHECK(cuCtxCreate(&ctx, NULL, 0, dev));
+	CHECK(cuModuleLoadData(&module, "fake cubin"));
+	CHECK(cuStreamCreate(&s, 0));
+	host_bound(kernel(module, "step", 1000000), s, host);
+	sync_bound(kernel(module, "step", 1000000), s, sync);
+	tiny_kernels(kernel(module, "tiny", 100), s, tiny);
+	CHECK(cuCtxSynchronize());
+	CHECK(cuStreamDestroy(s));
+	CHECK(cuModuleUnload(module));
+	CHECK(cuCtxDestroy(ctx));
+	return 0;
+}
