@@ -84,14 +84,14 @@ $(CUDA_TEST_DIR)/libother-client.so: tests/cuda/other-client.c
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fPIC -shared $< -o $@ -ldl
 
 # Frame pointers and no tail calls: tests look for its functions' frames.
-$(CUDA_TEST_DIR)/fake-app: tests/cuda/fake-app.c $(CUDA_TEST_DIR)/libcuda.so.1
+$(CUDA_TEST_DIR)/fake-app: tests/cuda/fake-app.c tests/cuda/app.h $(CUDA_TEST_DIR)/libcuda.so.1
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
 		-Wl,-rpath,$(abspath $(CUDA_TEST_DIR)) -ldl -lpthread
 
 # The GPU kept idle for known causes (tests/e2e/cuda-analyze.sh).
-$(CUDA_TEST_DIR)/idle-app: tests/cuda/idle-app.c $(CUDA_TEST_DIR)/libcuda.so.1
+$(CUDA_TEST_DIR)/idle-app: tests/cuda/idle-app.c tests/cuda/app.h $(CUDA_TEST_DIR)/libcuda.so.1
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls $< -o $@ $(CUDA_TEST_DIR)/libcuda.so.1 \
@@ -100,7 +100,7 @@ $(CUDA_TEST_DIR)/idle-app: tests/cuda/idle-app.c $(CUDA_TEST_DIR)/libcuda.so.1
 # Its kernels' handles are empty functions: identical code, distinct addresses
 # (gcc merges them without -fno-ipa-icf, which clang neither does nor knows).
 NO_IPA_ICF = $(if $(findstring clang,$(CC)),,-fno-ipa-icf)
-$(CUDA_TEST_DIR)/fake-rt-app: tests/cuda/fake-rt-app.c $(CUDA_TEST_DIR)/libcudart.so.13
+$(CUDA_TEST_DIR)/fake-rt-app: tests/cuda/fake-rt-app.c tests/cuda/app.h $(CUDA_TEST_DIR)/libcudart.so.13
 	$(call say,CC,$@)
 	$(Q)$(CC) $(CUDA_FAKE_CFLAGS) -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		-fno-optimize-sibling-calls $(NO_IPA_ICF) $< -o $@ $(CUDA_TEST_DIR)/libcudart.so.13 \

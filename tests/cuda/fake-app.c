@@ -137,24 +137,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#define APP_NAME "fake-app"
+#include "app.h"
 #include "fake.h"
 
-/* Each a frame of its own; noclone is gcc's, not clang's (make UBSAN=1). */
-#if defined(__has_attribute) && __has_attribute(noipa)
-#define FRAME __attribute__((noipa))
-#else
-#define FRAME __attribute__((noinline))
-#endif
-
-#define CHECK(call)                                                              \
-	do {                                                                     \
-		CUresult status_ = (call);                                       \
-		if (status_ != CUDA_SUCCESS) {                                   \
-			fprintf(stderr, "fake-app: %s failed with %d\n", #call,  \
-				(int)status_);                                   \
-			exit(2);                                                 \
-		}                                                                \
-	} while (0)
+#define CHECK(call) APP_CHECK(call, CUDA_SUCCESS)
 
 struct kernel {
 	const char *name;
@@ -197,16 +184,6 @@ static struct kernel pc_cold = {
 	{ .regs = 16, .duration_ns = 20000 }, NULL
 };
 
-static volatile uint64_t sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Time off the CPU: no sample falls in it, so the calls on either side
  * of it link to their own stacks. */
 FRAME static void idle(long ns)
@@ -219,12 +196,7 @@ FRAME static void idle(long ns)
 /* CPU work, so that the functions around the calls get sampled. */
 FRAME static void burn(uint64_t ns)
 {
-	uint64_t end = now_ns() + ns, x = sink;
-
-	while (now_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
+	spin(ns);
 }
 
 static void load(CUmodule module, struct kernel *k)

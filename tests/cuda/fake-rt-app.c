@@ -51,24 +51,11 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#define APP_NAME "fake-rt-app"
+#include "app.h"
 #include "fake.h"
 
-/* Each a frame of its own; noclone is gcc's, not clang's (make UBSAN=1). */
-#if defined(__has_attribute) && __has_attribute(noipa)
-#define FRAME __attribute__((noipa))
-#else
-#define FRAME __attribute__((noinline))
-#endif
-
-#define CHECK(call)                                                                 \
-	do {                                                                        \
-		cudaError_t status_ = (call);                                       \
-		if (status_ != cudaSuccess) {                                       \
-			fprintf(stderr, "fake-rt-app: %s failed with %d\n", #call,  \
-				(int)status_);                                      \
-			exit(2);                                                    \
-		}                                                                   \
-	} while (0)
+#define CHECK(call) APP_CHECK(call, cudaSuccess)
 
 /* The kernels' host stubs: their addresses are the program's handles. */
 static void vector_add(void) {}
@@ -86,14 +73,6 @@ static const struct {
 	{ last_step, "_Z9last_stepv", { .regs = 16, .duration_ns = 5000000 } },
 	{ kernel, "_Z6kernelPfi", { .regs = 32, .duration_ns = 100 } },
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static void launch(void (*host)(void), unsigned grid, unsigned block, cudaStream_t stream)
 {

@@ -27,45 +27,11 @@
 #include <string.h>
 #include <time.h>
 
+#define APP_NAME "idle-app"
+#include "app.h"
 #include "fake.h"
 
-/* Each a frame of its own; noclone is gcc's, not clang's. */
-#if defined(__has_attribute) && __has_attribute(noipa)
-#define FRAME __attribute__((noipa))
-#else
-#define FRAME __attribute__((noinline))
-#endif
-
-#define CHECK(call)                                                              \
-	do {                                                                     \
-		CUresult status_ = (call);                                       \
-		if (status_ != CUDA_SUCCESS) {                                   \
-			fprintf(stderr, "idle-app: %s failed with %d\n", #call, \
-				(int)status_);                                   \
-			exit(2);                                                 \
-		}                                                                \
-	} while (0)
-
-static volatile uint64_t sink;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-/* CPU work until ns have passed, in the caller's frame: the samples name it. */
-static inline void spin(uint64_t ns)
-{
-	uint64_t end = now_ns() + ns, x = sink;
-
-	while (now_ns() < end)
-		for (int i = 0; i < 1000; i++)
-			x = x * 6364136223846793005ull + 1442695040888963407ull;
-	sink = x;
-}
+#define CHECK(call) APP_CHECK(call, CUDA_SUCCESS)
 
 FRAME static void host_prepare(void)
 {
