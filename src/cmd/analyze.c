@@ -2,7 +2,6 @@
 /* gtrace analyze: why each GPU waited, and the CPU stacks that made it wait. */
 #include <getopt.h>
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "analysis/passes/passes.h"
 #include "analysis/views/analyze.h"
@@ -68,12 +67,10 @@ int cmd_analyze(int argc, char **argv)
 	offline_args_init(&a, "analyze", usage, argc, argv);
 	a.clip_window = true;
 	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS, longopts)) != -1) {
-		char *end;
-		unsigned long n;
+		size_t n;
 
 		if (c == OPT_DEVICE) {
-			n = strtoul(optarg, &end, 10);
-			if (end == optarg || *end || *optarg == '-' || n > UINT32_MAX) {
+			if (offline_parse_count(optarg, &n) || n > UINT32_MAX) {
 				pr_err("invalid device '%s'", optarg);
 				a.status = EXIT_USAGE;
 			}

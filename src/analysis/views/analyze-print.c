@@ -59,14 +59,17 @@ static int cmp_func_ns(const void *pa, const void *pb)
 {
 	const struct func_ns *a = pa, *b = pb;
 
-	if (a->total != b->total)
-		return a->total > b->total ? -1 : 1;
 	if (a->self != b->self)
 		return a->self > b->self ? -1 : 1;
+	if (a->total != b->total)
+		return a->total > b->total ? -1 : 1;
 	return (a->func > b->func) - (a->func < b->func);
 }
 
-/* The functions of a device's host stacks, by inclusive time; *n of them. Free it. */
+/*
+ * The functions of a device's host stacks, by their own time, then
+ * inclusive: what ran, then what called it; *n of them. Free it.
+ */
 static struct func_ns *host_functions(const struct analyze_device *d, const struct funcs *f,
 				      size_t *n)
 {
