@@ -24,6 +24,8 @@
  *    records is for a GPU to confirm); a copy's runtimeCorrelationId is
  *    the runtime call's id too, 0 outside one;
  *  - cuMemFree waits for the context's work first, as the real one does;
+ *  - cuStreamWaitEvent holds a stream's later work until the event's
+ *    work ends, on any context or device;
  *  - a copy reads or writes pinned memory where its host address is in a
  *    buffer of cuMemAllocHost (malloc'd), pageable elsewhere, as CUPTI says;
  *  - contexts leave DEVICE and CONTEXT records and fire CONTEXT_CREATED
@@ -1020,6 +1022,25 @@ CUresult CUDAAPI cuEventSynchronize(CUevent event)
 	spin_until(event->at);
 	sync_record(&c, CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE, event->ctx,
 		    CUPTI_SYNCHRONIZATION_INVALID_VALUE, event->id, CUDA_SUCCESS);
+	return end(&c, CUDA_SUCCESS);
+}
+
+/* The stream's work queued after this starts once the event's has ended. */
+CUresult CUDAAPI cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags)
+{
+	cuStreamWaitEvent_params params = { stream, event, flags };
+	struct call c;
+	CUstream s;
+
+	if (!BEGIN(&c, cuStreamWaitEvent, &params, NULL))
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!event || !c.ctx)
+		return end(&c, CUDA_ERROR_INVALID_HANDLE);
+	pthread_mutex_lock(&lock);
+	s = stream_of(c.ctx, stream);
+	if (s->busy_until < event->at)
+		s->busy_until = event->at;
+	pthread_mutex_unlock(&lock);
 	return end(&c, CUDA_SUCCESS);
 }
 

@@ -102,8 +102,8 @@ struct fake_cupti_hooks {
 	X(cuDeviceGetAttribute) X(cuDeviceTotalMem_v2) X(cuCtxCreate_v4) X(cuCtxDestroy_v2) \
 	X(cuCtxSynchronize) X(cuModuleLoadData) X(cuModuleGetFunction) X(cuModuleUnload) \
 	X(cuStreamCreate) X(cuStreamDestroy_v2) X(cuStreamSynchronize) X(cuEventCreate) \
-	X(cuEventRecord) X(cuEventSynchronize) X(cuEventDestroy_v2) X(cuMemAlloc_v2) \
-	X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuMemFreeHost) X(cuMemcpyHtoD_v2) \
+	X(cuEventRecord) X(cuEventSynchronize) X(cuStreamWaitEvent) X(cuEventDestroy_v2) \
+	X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemAllocHost_v2) X(cuMemFreeHost) X(cuMemcpyHtoD_v2) \
 	X(cuMemcpyDtoH_v2) X(cuMemcpyDtoD_v2) \
 	X(cuMemcpyHtoDAsync_v2) X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) \
 	X(cuMemcpyPeer) X(cuMemsetD8_v2) X(cuMemsetD8Async) X(cuLaunchKernel) \

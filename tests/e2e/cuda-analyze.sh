@@ -5,7 +5,8 @@
 # from the recording's own kernels (a loaded machine stretches the phases,
 # and its preemptions are host time): the gaps of the host-bound phase are
 # host idle, those of the synchronizing phase synchronization, and the
-# gaps between tiny kernels launched back to back launch overhead. The
+# gaps between tiny kernels launched back to back launch overhead, and
+# those of a stream made to wait for another device's work dependency. The
 # function the host idle names first must be host_prepare.
 . "$SRCDIR/tests/e2e/lib.sh"
 . "$SRCDIR/tests/cuda/lib.sh"
@@ -24,11 +25,15 @@ awk '/^host idle by function/ { on = 1; next } on && /FUNCTION/ { getline; print
 	host.txt >top.txt
 [ "$(cat top.txt)" = host_prepare ] || { show host.txt; fail "host_prepare does not lead the host idle"; }
 
-record tiny.data -- "$CUDA_DIR/idle-app" --tiny 2000
+record tiny.data -- "$CUDA_DIR/idle-app" --tiny 20000
 run_gtrace analyze -i tiny.data --format json >tiny.json
 run_gtrace export -i tiny.data --format chrome -o tiny-trace.json
 
-python3 - host.json host-trace.json tiny.json tiny-trace.json <<'PY' ||
+FAKE_CUDA_DEVICES=2 record dep.data -- "$CUDA_DIR/idle-app" --streams 3
+run_gtrace analyze -i dep.data --device 0 --format json >dep.json
+run_gtrace export -i dep.data --format chrome -o dep-trace.json
+
+python3 - host.json host-trace.json tiny.json tiny-trace.json dep.json dep-trace.json <<'PY' ||
 import bisect, json, sys
 
 def load(path):
@@ -76,7 +81,7 @@ assert step["short"] == 0, step
 trace = load(sys.argv[4])
 kernels = slices(trace, "tiny")
 calls = slices(trace, "cuLaunchKernel")
-assert len(kernels) == 2000 and len(calls) >= 2000, (len(kernels), len(calls))
+assert len(kernels) == 20000 and len(calls) >= 20000, (len(kernels), len(calls))
 # Each kernel's call is the last one started before it.
 starts = [c[0] for c in calls]
 own = [calls[bisect.bisect_right(starts, k[0]) - 1] for k in kernels]
@@ -84,7 +89,18 @@ back_to_back = sum(b[0] - a[1] for a, b, ca, cb in zip(kernels, kernels[1:], own
                    if cb[0] - ca[1] < 10)
 near("launch", share(dev, "launch"), 100.0 * back_to_back / sum(gaps(kernels)))
 (k,) = tiny["launch"]
-assert k["name"] == "tiny" and k["count"] == 2000 and k["short"] == 2000, k
+assert k["name"] == "tiny" and k["count"] == 20000 and k["short"] == 20000, k
 assert k["short_frames"] and "tiny_kernels" in k["short_frames"], k
+
+# Device 0 alone: each step on stream B queued behind device 1's work, the
+# 3 gaps before them dependency; the 2 between the steps, after each
+# synchronization, not.
+dep = load(sys.argv[5])
+(dev,) = dep["devices"]
+assert dev["device"] == 0, dev
+steps = slices(load(sys.argv[6]), "step")
+assert len(steps) == 6, steps
+g = gaps(steps)
+near("dependency", share(dev, "dependency"), 100.0 * sum(g[0::2]) / sum(g))
 PY
 	{ show host.txt; fail "analyze's causes are not the construction's (see above)"; }

@@ -169,13 +169,13 @@ static void classify_gap(struct build *b, uint32_t d, uint32_t prev, uint32_t ne
 	dev->gaps++;
 	if (!lw.tid) {
 		cause[IDLE_UNKNOWN] += g1 - g0;
+	} else if (lw.start <= g0) {
+		/* Queued before the device went idle: behind its own stream, the start's latency. */
+		cause[p->lane == w->lane ? IDLE_LAUNCH : IDLE_DEPENDENCY] += g1 - g0;
 	} else if (lp.tid == lw.tid && lw.start >= lp.start &&
 		   lw.start - (lw.start > lp.end ? lp.end : lw.start) < b->a->short_ns) {
 		/* Launched back to back: the launches could not keep up with the work. */
 		cause[IDLE_LAUNCH] += g1 - g0;
-	} else if (lw.start <= g0) {
-		/* Queued before the device went idle: behind its own stream, the start's latency. */
-		cause[p->lane == w->lane ? IDLE_LAUNCH : IDLE_DEPENDENCY] += g1 - g0;
 	} else {
 		uint64_t queued = lw.start < g1 ? lw.start : g1;
 
