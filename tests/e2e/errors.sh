@@ -13,11 +13,15 @@ expect_one_error() {
 
 expect_one_error 2 "$GTRACE" no-such-command
 expect_exit 2 "$GTRACE"
-for cmd in record report flame threads diagnose diff; do
+for cmd in record report flame threads diagnose analyze diff; do
 	expect_one_error 2 "$GTRACE" $cmd --no-such-option
 	expect_contains stderr 'no-such-option'
 done
 expect_one_error 2 "$GTRACE" report -n not-a-number
+expect_one_error 2 "$GTRACE" analyze --device -1
+expect_contains stderr "invalid device '-1'"
+expect_one_error 2 "$GTRACE" analyze --short 3X
+expect_contains stderr "invalid time '3X' for --short"
 for cmd in report flame export; do
 	expect_one_error 2 "$GTRACE" $cmd -i missing.data --python maybe
 	expect_contains stderr "invalid --python 'maybe'; use on, off or both"
@@ -40,7 +44,7 @@ expect_contains stderr 'needs the CUDA agent'
 # The default input is ./gtrace.data, which is not there.
 expect_one_error 1 "$GTRACE" report
 expect_contains stderr 'gtrace\.data'
-for cmd in report flame threads diagnose; do
+for cmd in report flame threads diagnose analyze; do
 	expect_one_error 1 "$GTRACE" $cmd -i missing.data
 	expect_contains stderr "'missing.data'"
 done
@@ -50,7 +54,7 @@ expect_one_error 1 "$GTRACE" report -i empty.data
 expect_contains stderr 'empty.data'
 
 head -c 4096 /dev/urandom >random.data
-for cmd in report flame threads diagnose; do
+for cmd in report flame threads diagnose analyze; do
 	expect_one_error 1 "$GTRACE" $cmd -i random.data
 	expect_contains stderr 'random.data'
 done

@@ -3,10 +3,10 @@
 # own writer (tests/hostile/table-bomb, cubin-bomb): a few KB whose chunks
 # decompress to hundreds of MB of rows, or whose cubins cost many times
 # their size to parse. Every command that reads a recording, in each of its
-# ways (report, flame, threads, diagnose, export, diff, --gpu-pc, --sass),
-# stays under a memory and time ceiling on each, and says where it stopped
-# reading; GTRACE_READ_LIMIT moves the limit; a directory of recordings
-# with a bomb in it is read, the bomb up to its limit.
+# ways (report, flame, threads, diagnose, analyze, export, diff, --gpu-pc,
+# --sass), stays under a memory and time ceiling on each, and says where
+# it stopped reading; GTRACE_READ_LIMIT moves the limit; a directory of
+# recordings with a bomb in it is read, the bomb up to its limit.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 HOSTILE=$BUILD/tests/hostile
@@ -24,8 +24,8 @@ each_command() {
 	input=$3
 	for cmd in "report" "report --no-children -s comm,tid,dso" "report --gpu" \
 		"flame --folded" "flame --svg out.svg" "threads" "threads --format json" \
-		"diagnose" "diagnose --format json" "export -o out.pftrace" \
-		"export --format chrome -o out.json" \
+		"diagnose" "diagnose --format json" "analyze" "analyze --format json" \
+		"export -o out.pftrace" "export --format chrome -o out.json" \
 		"report --gpu-pc" "report --gpu-pc --sass" "flame --gpu-pc --folded"; do
 		# shellcheck disable=SC2086 # the command's words
 		bounded "$mib" "$seconds" "$GTRACE" $cmd -i "$input"

@@ -51,6 +51,7 @@ for cmd in "report" "report --format json -s comm,tid,dso,symbol" "report --gpu"
 	"flame --folded" "flame --weight target --folded" \
 	"flame --svg out.svg" "flame --gpu-pc --folded" "flame --gpu-pc --svg pc.svg" \
 	"threads" "threads --format json" "diagnose" "diagnose --format json" \
+	"analyze" "analyze --format json" \
 	"export -o out.pftrace" "export --format chrome -o out.json" \
 	"export --format pprof -o out.pb.gz"; do
 	# shellcheck disable=SC2086 # the command's words
