@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "util/hashmap.h"
 #include "util/json.h"
 #include "util/xalloc.h"
 
@@ -53,6 +54,7 @@ static const char *func_name(const struct funcs *f, uint32_t func)
 struct func_ns {
 	uint32_t func;
 	uint64_t self, total;
+	size_t stack;		/* the last stack counted in total, + 1 */
 };
 
 static int cmp_func_ns(const void *pa, const void *pb)
@@ -68,38 +70,40 @@ static int cmp_func_ns(const void *pa, const void *pb)
 
 /*
  * The functions of a device's host stacks, by their own time, then
- * inclusive: what ran, then what called it; *n of them. Free it.
+ * inclusive: what ran, then what called it; *n of them. Free it. Only the
+ * functions of its stacks are visited: a device costs its stacks.
  */
 static struct func_ns *host_functions(const struct analyze_device *d, const struct funcs *f,
 				      size_t *n)
 {
-	size_t nfuncs = f->v.len;
-	struct func_ns *by = xcalloc(nfuncs + 1, sizeof(*by));
-	size_t *seen = xcalloc(nfuncs + 1, sizeof(*seen)), k = 0;
+	VEC(struct func_ns) by = {0};
+	struct u64map index = {0};
 
 	for (size_t s = 0; s < d->host_stacks.len; s++) {
 		size_t len;
 		uint32_t *fn = stack_funcs(f, d->host_stacks.v[s].node, &len);
-		uint64_t ns = d->host_stacks.v[s].ns;
+		uint64_t ns = d->host_stacks.v[s].ns, at;
 
-		if (len)
-			by[fn[len - 1]].self += ns;
-		/* A recursive function counts once a stack. */
-		for (size_t i = 0; i < len; i++)
-			if (seen[fn[i]] != s + 1) {
-				seen[fn[i]] = s + 1;
-				by[fn[i]].total += ns;
+		for (size_t i = 0; i < len; i++) {
+			if (!u64map_get(&index, fn[i], &at)) {
+				at = by.len;
+				*VEC_PUSH(&by) = (struct func_ns){ .func = fn[i] };
+				u64map_put(&index, fn[i], at);
 			}
+			if (i == len - 1)
+				by.v[at].self += ns;
+			/* A recursive function counts once a stack. */
+			if (by.v[at].stack != s + 1) {
+				by.v[at].stack = s + 1;
+				by.v[at].total += ns;
+			}
+		}
 		free(fn);
 	}
-	for (uint32_t i = 0; i < nfuncs; i++)
-		if (by[i].total)
-			by[k++] = (struct func_ns){ i, by[i].self, by[i].total };
-	if (k)
-		qsort(by, k, sizeof(*by), cmp_func_ns);
-	free(seen);
-	*n = k;
-	return by;
+	u64map_free(&index);
+	VEC_SORT(&by, cmp_func_ns);
+	*n = by.len;
+	return by.v;
 }
 
 static void print_device(FILE *out, const struct analyze_device *d, const struct funcs *f,
