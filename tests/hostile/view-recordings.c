@@ -13,6 +13,11 @@
  *   view-recordings names OUT          a thread renamed mid-run, names with
  *                                      terminal escapes, a newline and ';'
  *   view-recordings meta OUT N         N meta keys, each written once
+ *   view-recordings launches OUT N     a training loop's shape at scale: N
+ *                                      kernels, each launched 50 us after
+ *                                      the last one ended, and 10 samples
+ *                                      of the launching thread per kernel
+ *                                      (bench/analyze.sh)
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -132,10 +137,52 @@ static void meta(struct synth *s, unsigned long n)
 	}
 }
 
+/*
+ * N slots of 100 us: a launch call (5 us) at the start of each, its kernel
+ * from 10 us to 60 us, a synchronizing call every 100th slot; samples of
+ * the launching thread every 10 us on 4 stacks 20 frames deep.
+ */
+static void launches(struct synth *s, unsigned long n)
+{
+	uint32_t dso = synth_dso(s, "/usr/bin/train");
+	uint32_t stream = synth_lane(s, PID, "GPU0 stream 7");
+	uint32_t api = synth_lane_kind(s, PID, "cuda-api", "CUDA API");
+	uint32_t wait = synth_lane_kind(s, PID, "cuda-wait", "CPU wait");
+	uint32_t stacks[4], locs[20];
+
+	synth_meta(s, "event", "cpu-clock");
+	synth_meta(s, "frequency", "100000");
+	synth_comm(s, PID, TID, "train");
+	for (int k = 0; k < 4; k++) {
+		for (int d = 0; d < 20; d++) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "f%d_%d", d, d < 10 ? 0 : k);
+			locs[d] = synth_loc(s, dso, 0x1000 + 16 * (uint64_t)(k * 20 + d), name);
+		}
+		stacks[k] = synth_stack(s, locs, 20);
+	}
+	for (unsigned long i = 0; i < n; i++) {
+		uint64_t t = SYNTH_T0 + i * 100000;
+
+		synth_span_from(s, api, "cuLaunchKernel", t, 5000, TID, t);
+		synth_span_from(s, stream, i % 2 ? "step_a" : "step_b", t + 10000, 50000, TID,
+				t + 1000);
+		if (i % 100 == 99)
+			synth_span_from(s, wait, "cuCtxSynchronize", t + 6000, 54000, TID, t + 6000);
+		for (int j = 0; j < 10; j++) {
+			struct tr_sample *smp = VEC_PUSH(&s->t.samples);
+
+			*smp = (struct tr_sample){ .ts = t + (uint64_t)j * 10000, .pid = PID,
+						   .tid = TID, .node = stacks[(i + j) % 4] };
+		}
+	}
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: view-recordings deep OUT DEPTH | storm OUT N | overflow OUT |"
-		" names OUT |\n       meta OUT N\n");
+		" names OUT |\n       meta OUT N | launches OUT N\n");
 	return 2;
 }
 
@@ -148,7 +195,8 @@ int main(int argc, char **argv)
 
 	if (argc < 3)
 		return usage();
-	if (!strcmp(argv[1], "deep") || !strcmp(argv[1], "storm") || !strcmp(argv[1], "meta")) {
+	if (!strcmp(argv[1], "deep") || !strcmp(argv[1], "storm") || !strcmp(argv[1], "meta") ||
+	    !strcmp(argv[1], "launches")) {
 		if (argc != 4 || !(n = strtoul(argv[3], NULL, 10)) || n > UINT32_MAX / 2)
 			return usage();
 	} else if (argc != 3) {
@@ -166,6 +214,9 @@ int main(int argc, char **argv)
 		meta(&s, n);
 	} else if (!strcmp(argv[1], "names")) {
 		names(&s);
+	} else if (!strcmp(argv[1], "launches")) {
+		launches(&s, n);
+		features |= TR_FEAT_LANES;
 	} else {
 		return usage();
 	}
