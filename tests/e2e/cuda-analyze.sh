@@ -67,6 +67,8 @@ host_us, sync_us = sum(g[:9]), sum(g[10:])
 near("host", share(dev, "host"), 100.0 * host_us / (host_us + sync_us))
 near("synchronization", share(dev, "synchronization"), 100.0 * sync_us / (host_us + sync_us))
 assert dev["host_stacks"] and "host_prepare" in dev["host_stacks"][0]["frames"], dev["host_stacks"][:3]
+# The synchronizing calls' stacks: their origins' samples, in sync_bound.
+assert dev["sync_stacks"] and "sync_bound" in dev["sync_stacks"][0]["frames"], dev["sync_stacks"][:3]
 (step,) = [k for k in host["launch"] if k["name"] == "step"]
 # The fake starts a kernel on an idle stream 2 us after its launch call
 # began (the agent's API span starts a little earlier), and 1 ms later

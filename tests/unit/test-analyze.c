@@ -119,6 +119,11 @@ static void test_breakdown(void)
 	CHECK_EQ_U64(d->host_stacks.len, 1);
 	if (d->host_stacks.len)
 		CHECK_EQ_U64(d->host_stacks.v[0].ns, 1990 * US);
+	/* The synchronizing call's origin links to the sample at 4 ms: launch_loop. */
+	CHECK_EQ_U64(d->sync_unlinked_ns, 0);
+	CHECK_EQ_U64(d->sync_stacks.len, 1);
+	if (d->sync_stacks.len)
+		CHECK_EQ_U64(d->sync_stacks.v[0].ns, 1990 * US);
 	analyze_free(&an);
 	origins_free(&links);
 	model_free(&m);
@@ -186,7 +191,10 @@ static void test_print(void)
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\"idle_causes\": {\"host\": 2490000, \"synchronization\": 1990000, "
 			   "\"dependency\": 990000, \"launch\": 33000, \"unknown\": 85000}"));
-	CHECK(strstr(text, "{\"frames\": [\"main\", \"host_prepare\"], \"ns\": 1990000}"));
+	CHECK(strstr(text, "\"host_stacks\": [\n        {\"frames\": [\"main\", \"host_prepare\"], "
+			   "\"ns\": 1990000}"));
+	CHECK(strstr(text, "\"sync_stacks\": [\n        {\"frames\": [\"main\", \"launch_loop\"], "
+			   "\"ns\": 1990000}"));
 	CHECK(strstr(text, "\"name\": \"tiny\", \"count\": 2, \"queued\": 2, "
 			   "\"median_queue_ns\": 6000, \"short\": 2, "
 			   "\"short_frames\": [\"main\", \"launch_loop\"]"));

@@ -8,8 +8,8 @@
 #include "util/json.h"
 #include "util/xalloc.h"
 
-/* The text's table of functions behind host idle lists at most these. */
-#define HOST_FUNCTIONS_SHOWN 20
+/* The text's tables of functions behind idle list at most these. */
+#define FUNCTIONS_SHOWN 20
 
 static double ms(uint64_t ns)
 {
@@ -69,20 +69,20 @@ static int cmp_func_ns(const void *pa, const void *pb)
 }
 
 /*
- * The functions of a device's host stacks, by their own time, then
- * inclusive: what ran, then what called it; *n of them. Free it. Only the
- * functions of its stacks are visited: a device costs its stacks.
+ * The functions of nstacks stacks, by their own time, then inclusive: what
+ * ran, then what called it; *n of them. Free it. Only the functions of the
+ * stacks are visited: a device costs its stacks.
  */
-static struct func_ns *host_functions(const struct analyze_device *d, const struct funcs *f,
-				      size_t *n)
+static struct func_ns *stack_functions(const struct analyze_stack *stacks, size_t nstacks,
+				       const struct funcs *f, size_t *n)
 {
 	VEC(struct func_ns) by = {0};
 	struct u64map index = {0};
 
-	for (size_t s = 0; s < d->host_stacks.len; s++) {
+	for (size_t s = 0; s < nstacks; s++) {
 		size_t len;
-		uint32_t *fn = stack_funcs(f, d->host_stacks.v[s].node, &len);
-		uint64_t ns = d->host_stacks.v[s].ns, at;
+		uint32_t *fn = stack_funcs(f, stacks[s].node, &len);
+		uint64_t ns = stacks[s].ns, at;
 
 		for (size_t i = 0; i < len; i++) {
 			if (!u64map_get(&index, fn[i], &at)) {
@@ -106,13 +106,27 @@ static struct func_ns *host_functions(const struct analyze_device *d, const stru
 	return by.v;
 }
 
+/* A table of the functions of stacks, under its title. */
+static void print_functions(FILE *out, const char *title, const struct analyze_stack *stacks,
+			    size_t nstacks, const struct funcs *f)
+{
+	size_t nfuncs;
+	struct func_ns *fn = stack_functions(stacks, nstacks, f, &nfuncs);
+
+	fprintf(out, "%s\n", title);
+	fprintf(out, "  %12s %12s  %s\n", "SELF ms", "TOTAL ms", "FUNCTION");
+	for (size_t i = 0; i < nfuncs && i < FUNCTIONS_SHOWN; i++)
+		fprintf(out, "  %12.3f %12.3f  %s\n", ms(fn[i].self), ms(fn[i].total),
+			func_name(f, fn[i].func));
+	free(fn);
+}
+
 static void print_device(FILE *out, const struct analyze_device *d, const struct funcs *f,
 			 bool ranks)
 {
 	static const char *const kinds[] = { "compute", "memory", "communication", "overlap" };
 	uint64_t kind_ns[] = { d->compute_ns, d->memory_ns, d->comm_ns, d->overlap_ns };
-	size_t nfuncs;
-	struct func_ns *fn;
+	char title[160];
 
 	if (ranks)
 		fprintf(out, "rank %lld ", (long long)d->rank);
@@ -127,16 +141,18 @@ static void print_device(FILE *out, const struct analyze_device *d, const struct
 	for (int c = 0; c < IDLE_CAUSES; c++)
 		fprintf(out, "  %-16s %12.3f ms %6.1f%%\n", idle_cause_name(c),
 			ms(d->idle_causes[c]), percent(d->idle_causes[c], d->idle_ns));
-	if (!d->idle_causes[IDLE_HOST])
-		return;
-	fprintf(out, "host idle by function (the launching threads' samples, %.3f ms unsampled):\n",
-		ms(d->host_unsampled_ns));
-	fprintf(out, "  %12s %12s  %s\n", "SELF ms", "TOTAL ms", "FUNCTION");
-	fn = host_functions(d, f, &nfuncs);
-	for (size_t i = 0; i < nfuncs && i < HOST_FUNCTIONS_SHOWN; i++)
-		fprintf(out, "  %12.3f %12.3f  %s\n", ms(fn[i].self), ms(fn[i].total),
-			func_name(f, fn[i].func));
-	free(fn);
+	if (d->idle_causes[IDLE_HOST]) {
+		snprintf(title, sizeof(title),
+			 "host idle by function (the launching threads' samples, %.3f ms unsampled):",
+			 ms(d->host_unsampled_ns));
+		print_functions(out, title, d->host_stacks.v, d->host_stacks.len, f);
+	}
+	if (d->idle_causes[IDLE_SYNC]) {
+		snprintf(title, sizeof(title),
+			 "synchronization idle by function (the calls' stacks, %.3f ms unlinked):",
+			 ms(d->sync_unlinked_ns));
+		print_functions(out, title, d->sync_stacks.v, d->sync_stacks.len, f);
+	}
 }
 
 /* The leaf-most function of a stack that is the program's own (funcs_queued_from). */
@@ -184,6 +200,20 @@ static void json_frames(struct json *j, const char *key, const struct funcs *f, 
 	free(fn);
 }
 
+/* stacks as an array of {frames, ns}. */
+static void json_stacks(struct json *j, const char *key, const struct analyze_stack *stacks,
+			size_t n, const struct funcs *f)
+{
+	json_begin_array(j, key, JSON_LINES);
+	for (size_t s = 0; s < n; s++) {
+		json_begin_object(j, NULL, JSON_INLINE);
+		json_frames(j, "frames", f, stacks[s].node);
+		json_uint(j, "ns", stacks[s].ns);
+		json_end(j);
+	}
+	json_end(j);
+}
+
 static void json_device(struct json *j, const struct analyze_device *d, const struct funcs *f)
 {
 	json_begin_object(j, NULL, JSON_LINES);
@@ -203,14 +233,9 @@ static void json_device(struct json *j, const struct analyze_device *d, const st
 		json_uint(j, idle_cause_name(c), d->idle_causes[c]);
 	json_end(j);
 	json_uint(j, "host_unsampled_ns", d->host_unsampled_ns);
-	json_begin_array(j, "host_stacks", JSON_LINES);
-	for (size_t s = 0; s < d->host_stacks.len; s++) {
-		json_begin_object(j, NULL, JSON_INLINE);
-		json_frames(j, "frames", f, d->host_stacks.v[s].node);
-		json_uint(j, "ns", d->host_stacks.v[s].ns);
-		json_end(j);
-	}
-	json_end(j);
+	json_stacks(j, "host_stacks", d->host_stacks.v, d->host_stacks.len, f);
+	json_uint(j, "sync_unlinked_ns", d->sync_unlinked_ns);
+	json_stacks(j, "sync_stacks", d->sync_stacks.v, d->sync_stacks.len, f);
 	json_end(j);
 }
 

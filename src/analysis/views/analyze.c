@@ -59,7 +59,7 @@ static int cmp_edges(const void *pa, const void *pb)
 /* A synchronizing call of a process, or a sample of a thread: sorted by owner, then time. */
 struct timed {
 	uint32_t owner;		/* pid of a call, tid of a sample */
-	uint32_t node;		/* a sample's leaf node */
+	uint32_t node;		/* a sample's leaf node; a call's origin's, 0 unlinked */
 	uint64_t start, end;
 };
 
@@ -99,9 +99,10 @@ struct build {
 	struct analyze *a;
 	const struct analyze_opts *o;
 	struct api_launches calls;
-	VEC(struct timed) waits;	/* CUDA_WAIT spans by pid; end: the latest so far */
+	/* CUDA_WAIT spans by pid; end and node: the latest end so far, and its call's. */
+	VEC(struct timed) waits;
 	VEC(struct timed) samples;	/* samples with a stack, by tid */
-	struct u64map stacks;		/* device << 32 | node -> host_stacks index */
+	struct u64map stacks;		/* device, sync, node -> index in its stacks */
 };
 
 static struct launch launch_of(const struct build *b, uint32_t span)
@@ -118,14 +119,34 @@ static struct launch launch_of(const struct build *b, uint32_t span)
 	return (struct launch){ sp->origin_tid, sp->origin_ts, sp->origin_ts };
 }
 
-/* Whether a synchronizing call of pid was open when the device went idle at t. */
-static bool sync_open_at(const struct build *b, uint32_t pid, uint64_t t)
+/*
+ * The synchronizing call of pid open when the device went idle at t (the
+ * one that ended last), or NULL.
+ */
+static const struct timed *sync_open_at(const struct build *b, uint32_t pid, uint64_t t)
 {
 	const struct timed *w = b->waits.v;
 	size_t at = timed_first(w, b->waits.len, pid, u64_sat_add(t, 1));
 
 	/* The last call started by t: its end is the latest of the process's calls so far. */
-	return at && w[at - 1].owner == pid && u64_sat_add(w[at - 1].end, SYNC_SLACK_NS) >= t;
+	if (at && w[at - 1].owner == pid && u64_sat_add(w[at - 1].end, SYNC_SLACK_NS) >= t)
+		return &w[at - 1];
+	return NULL;
+}
+
+/* Adds ns to node's row of device d's host (sync false) or sync stacks. */
+static void charge_stack(struct build *b, uint32_t d, bool sync, uint32_t node, uint64_t ns)
+{
+	struct analyze_device *dev = &b->a->devices.v[d];
+	__typeof__(dev->host_stacks) *stacks = sync ? &dev->sync_stacks : &dev->host_stacks;
+	uint64_t key = (uint64_t)d << 33 | (uint64_t)sync << 32 | node, at;
+
+	if (!u64map_get(&b->stacks, key, &at)) {
+		at = stacks->len;
+		*VEC_PUSH(stacks) = (struct analyze_stack){ .node = node };
+		u64map_put(&b->stacks, key, at);
+	}
+	stacks->v[at].ns += ns;
 }
 
 /* Spreads host idle [from, to) of device d over thread tid's samples in it. */
@@ -143,18 +164,9 @@ static void charge_samples(struct build *b, uint32_t d, uint32_t tid, uint64_t f
 		dev->host_unsampled_ns += ns;
 		return;
 	}
-	for (size_t i = first; i < end; i++) {
-		uint64_t key = (uint64_t)d << 32 | s[i].node, at;
-		/* Each its share, the remainder to the first: the parts add up to the gap. */
-		uint64_t part = ns / n + (i == first ? ns % n : 0);
-
-		if (!u64map_get(&b->stacks, key, &at)) {
-			at = dev->host_stacks.len;
-			*VEC_PUSH(&dev->host_stacks) = (struct analyze_stack){ .node = s[i].node };
-			u64map_put(&b->stacks, key, at);
-		}
-		dev->host_stacks.v[at].ns += part;
-	}
+	/* Each its share, the remainder to the first: the parts add up to the gap. */
+	for (size_t i = first; i < end; i++)
+		charge_stack(b, d, false, s[i].node, ns / n + (i == first ? ns % n : 0));
 }
 
 /* Classifies idle [g0, g1) of device d, between work prev (ended at g0) and next (starts at g1). */
@@ -178,9 +190,14 @@ static void classify_gap(struct build *b, uint32_t d, uint32_t prev, uint32_t ne
 		cause[IDLE_LAUNCH] += g1 - g0;
 	} else {
 		uint64_t queued = lw.start < g1 ? lw.start : g1;
+		const struct timed *sync = sync_open_at(b, dev->pid, g0);
 
-		if (sync_open_at(b, dev->pid, g0)) {
+		if (sync) {
 			cause[IDLE_SYNC] += queued - g0;
+			if (sync->node)
+				charge_stack(b, d, true, sync->node, queued - g0);
+			else
+				dev->sync_unlinked_ns += queued - g0;
 		} else {
 			cause[IDLE_HOST] += queued - g0;
 			charge_samples(b, d, lw.tid, g0, queued);
@@ -309,9 +326,12 @@ static void index_cpu(struct build *b)
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 
+		uint32_t sample = b->o->links->sample[i];
+
 		if (model_lane_class(m, sp->lane) == MODEL_LANE_CUDA_WAIT)
 			*VEC_PUSH(&b->waits) = (struct timed){
 				.owner = m->t.lanes.v[sp->lane - 1].pid,
+				.node = sample ? m->t.samples.v[sample - 1].node : 0,
 				.start = sp->start, .end = u64_sat_add(sp->start, sp->dur),
 			};
 	}
@@ -324,11 +344,13 @@ static void index_cpu(struct build *b)
 	}
 	VEC_SORT(&b->waits, cmp_timed);
 	VEC_SORT(&b->samples, cmp_timed);
-	/* Each call's end becomes the latest end of its process's calls up to it. */
+	/* Each call's end becomes the latest of its process's calls up to it, with that call's stack. */
 	for (size_t i = 1; i < b->waits.len; i++)
 		if (b->waits.v[i].owner == b->waits.v[i - 1].owner &&
-		    b->waits.v[i].end < b->waits.v[i - 1].end)
+		    b->waits.v[i].end < b->waits.v[i - 1].end) {
 			b->waits.v[i].end = b->waits.v[i - 1].end;
+			b->waits.v[i].node = b->waits.v[i - 1].node;
+		}
 }
 
 static int cmp_stacks(const void *pa, const void *pb)
@@ -466,8 +488,10 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 			;
 		sweep(&b, edges[i].device, edges + i, end - i);
 	}
-	for (size_t d = 0; d < a->devices.len; d++)
+	for (size_t d = 0; d < a->devices.len; d++) {
 		VEC_SORT(&a->devices.v[d].host_stacks, cmp_stacks);
+		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);
+	}
 	launch_stats(&b, lane_device);
 	free(edges);
 	free(lane_device);
@@ -479,8 +503,10 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 
 void analyze_free(struct analyze *a)
 {
-	for (size_t d = 0; d < a->devices.len; d++)
+	for (size_t d = 0; d < a->devices.len; d++) {
 		VEC_FREE(&a->devices.v[d].host_stacks);
+		VEC_FREE(&a->devices.v[d].sync_stacks);
+	}
 	VEC_FREE(&a->devices);
 	VEC_FREE(&a->kernels);
 }

@@ -32,7 +32,7 @@ enum idle_cause {
 /* "host", "synchronization", ...: the names the text and JSON print. */
 const char *idle_cause_name(enum idle_cause c);
 
-/* A launching thread's stack, and the host idle time its samples cover. */
+/* A stack, and the idle time it is charged with. */
 struct analyze_stack {
 	uint32_t node;		/* leaf stack node */
 	uint64_t ns;
@@ -49,8 +49,14 @@ struct analyze_device {
 	uint64_t busy_ns, idle_ns;	/* any work; none: wall_ns - busy_ns */
 	uint64_t gaps;		/* idle intervals */
 	uint64_t idle_causes[IDLE_CAUSES];	/* they add up to idle_ns */
-	VEC(struct analyze_stack) host_stacks;	/* by ns, descending */
+	/*
+	 * By ns, descending: the launching threads' sampled stacks behind host
+	 * idle, and the stacks that made the synchronizing calls behind
+	 * synchronization idle (their origins' samples).
+	 */
+	VEC(struct analyze_stack) host_stacks, sync_stacks;
 	uint64_t host_unsampled_ns;	/* host idle with no sample of its thread */
+	uint64_t sync_unlinked_ns;	/* sync idle of calls whose origin linked to no sample */
 };
 
 /* The launches of one kernel name. */
