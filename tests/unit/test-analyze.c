@@ -44,7 +44,7 @@ static void launched(struct synth *s, uint32_t api, uint32_t stream, const char 
  *               launch; 9007 .. 9014 launch (back to back)
  *   orphan      no origin, 9100 .. 9200: idle 9015 .. 9100 unknown
  * Samples of thread 100 every ms from 0 to 10: in launch_loop, but the one
- * at 2 ms in host_prepare.
+ * at 2 ms in host_prepare, called from line 42 of Python's train_step.
  */
 static void idle_model(struct model *m)
 {
@@ -52,12 +52,14 @@ static void idle_model(struct model *m)
 	uint32_t app = synth_dso(&s, "/usr/bin/app");
 	uint32_t loop[] = { synth_loc(&s, app, 0x1000, "main"),
 			    synth_loc(&s, app, 0x2000, "launch_loop") };
-	uint32_t host[] = { loop[0], synth_loc(&s, app, 0x3000, "host_prepare") };
+	uint32_t py = synth_python_file(&s, "/src/train.py");
+	uint32_t host[] = { loop[0], synth_python_loc(&s, py, "train_step", 42),
+			    synth_loc(&s, app, 0x3000, "host_prepare") };
 	uint32_t a, b, api, wait;
 
 	synth_comm(&s, PID, TID, "app");
 	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 2);
-	synth_samples(&s, PID, TID, synth_stack(&s, host, 2), 1);
+	synth_samples(&s, PID, TID, synth_stack(&s, host, 3), 1);
 	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 8);
 	a = synth_lane(&s, PID, "GPU0 stream 7");
 	b = synth_lane(&s, PID, "GPU0 stream 8");
@@ -180,19 +182,20 @@ static void test_print(void)
 
 	idle_model(&m);
 	build(&an, &m, &links, &flt, false, 0);
-	funcs_init(&f, &m, 0);
+	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
 	analyze_print(capture_start(&cap), &an, &f);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "GPU 0 of pid 100: 9.190 ms from its first work to its last"));
 	CHECK(has_line(text, "  host                    2.490 ms   44.6%"));
 	CHECK(has_line(text, "         1.990        1.990  host_prepare"));
+	CHECK(has_line(text, "         0.000        1.990  train_step (train.py:42)"));
 	free(cap.text);
 	analyze_print_json(capture_start(&cap), &an, &f, "x.data");
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\"idle_causes\": {\"host\": 2490000, \"synchronization\": 1990000, "
 			   "\"dependency\": 990000, \"launch\": 33000, \"unknown\": 85000}"));
-	CHECK(strstr(text, "\"host_stacks\": [\n        {\"frames\": [\"main\", \"host_prepare\"], "
-			   "\"ns\": 1990000}"));
+	CHECK(strstr(text, "\"host_stacks\": [\n        {\"frames\": [\"main\", "
+			   "\"train_step (train.py:42)\", \"host_prepare\"], \"ns\": 1990000}"));
 	CHECK(strstr(text, "\"sync_stacks\": [\n        {\"frames\": [\"main\", \"launch_loop\"], "
 			   "\"ns\": 1990000}"));
 	CHECK(strstr(text, "\"name\": \"tiny\", \"count\": 2, \"queued\": 2, "
