@@ -65,6 +65,12 @@ enum model_span_class model_span_class(const struct model *m, const struct tr_sp
 	return (enum model_span_class)m->stream_span_class[sp->name];
 }
 
+bool model_stream_gpu(const struct model *m, uint32_t lane, uint32_t *gpu)
+{
+	return model_lane_class(m, lane) == MODEL_LANE_CUDA_STREAM &&
+	       cuda_lane_device(model_str(m, m->t.lanes.v[lane - 1].name), gpu);
+}
+
 bool model_span_is_copy(const struct model *m, const struct tr_span *sp)
 {
 	enum model_span_class c = model_span_class(m, sp);

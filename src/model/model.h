@@ -310,6 +310,12 @@ uint32_t model_metric_find(const struct model *m, const char *name, uint32_t pid
 
 /* What lane id lane is: MODEL_LANE_NONE for 0 or an id past the lanes. */
 enum model_lane_class model_lane_class(const struct model *m, uint32_t lane);
+/*
+ * Whether lane is a CUDA stream of a GPU its name gives (CUDA_DEVICE_LANE_PREFIX
+ * "<d> stream <s>"), and *gpu that d: the streams analyze and export's busy
+ * rows put together by device.
+ */
+bool model_stream_gpu(const struct model *m, uint32_t lane, uint32_t *gpu);
 /* What span sp is: MODEL_SPAN_OTHER unless it is on a CUDA stream. */
 enum model_span_class model_span_class(const struct model *m, const struct tr_span *sp);
 /* Whether sp is a copy or a memset: the GPU's memory work, which views table apart. */

@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 
-#include "contract/lanes.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"
 
@@ -36,12 +35,10 @@ void export_busy_find(struct export_busy *b, const struct model *m, const uint32
 	uint64_t *lane_gpu = xcalloc(nlanes + 1, sizeof(*lane_gpu));
 
 	for (uint32_t lane = 1; lane <= nlanes; lane++) {
-		const struct tr_lane *l = &m->t.lanes.v[lane - 1];
 		uint32_t gpu;
 
-		if (model_lane_class(m, lane) == MODEL_LANE_CUDA_STREAM &&
-		    cuda_lane_device(model_str(m, l->name), &gpu))
-			lane_gpu[lane] = export_gpu_key(l->pid, gpu) + 1;
+		if (model_stream_gpu(m, lane, &gpu))
+			lane_gpu[lane] = export_gpu_key(m->t.lanes.v[lane - 1].pid, gpu) + 1;
 	}
 	*b = (struct export_busy){ .v = xmalloc((n + 1) * sizeof(*b->v)) };
 	for (size_t i = 0; i < n; i++) {

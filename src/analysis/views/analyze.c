@@ -12,7 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "contract/lanes.h"
 #include "util/saturate.h"
 #include "util/xalloc.h"
 
@@ -288,9 +287,7 @@ static uint32_t *find_devices(struct build *b)
 		const struct tr_lane *l = &m->t.lanes.v[lane - 1];
 		uint32_t dev;
 
-		if (model_lane_class(m, lane) != MODEL_LANE_CUDA_STREAM ||
-		    !cuda_lane_device(model_str(m, l->name), &dev) ||
-		    (b->o->device_set && dev != b->o->device) ||
+		if (!model_stream_gpu(m, lane, &dev) || (b->o->device_set && dev != b->o->device) ||
 		    !filter_process(b->o->filter, m, l->pid))
 			continue;
 		if (!u64map_get(&index, (uint64_t)l->pid << 32 | dev, &at)) {
