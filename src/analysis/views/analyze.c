@@ -175,6 +175,8 @@ static void classify_gap(struct build *b, uint32_t d, uint32_t prev, uint32_t ne
 	struct analyze_device *dev = &b->a->devices.v[d];
 	const struct tr_span *p = &b->m->t.spans.v[prev], *w = &b->m->t.spans.v[next];
 	struct launch lp = launch_of(b, prev), lw = launch_of(b, next);
+	/* From the end of the call that queued prev to the start of next's. */
+	uint64_t between_calls = lw.start > lp.end ? lw.start - lp.end : 0;
 	uint64_t *cause = dev->idle_causes;
 
 	dev->gaps++;
@@ -183,8 +185,7 @@ static void classify_gap(struct build *b, uint32_t d, uint32_t prev, uint32_t ne
 	} else if (lw.start <= g0) {
 		/* Queued before the device went idle: behind its own stream, the start's latency. */
 		cause[p->lane == w->lane ? IDLE_LAUNCH : IDLE_DEPENDENCY] += g1 - g0;
-	} else if (lp.tid == lw.tid && lw.start >= lp.start &&
-		   lw.start - (lw.start > lp.end ? lp.end : lw.start) < b->a->short_ns) {
+	} else if (lp.tid == lw.tid && lw.start >= lp.start && between_calls < b->a->short_ns) {
 		/* Launched back to back: the launches could not keep up with the work. */
 		cause[IDLE_LAUNCH] += g1 - g0;
 	} else {
