@@ -270,49 +270,50 @@ static int cmp_devices(const void *pa, const void *pb)
 	return (a->device > b->device) - (a->device < b->device);
 }
 
+/* Whether stream lane lane, of GPU dev, is of a selected device. */
+static bool device_selected(const struct build *b, uint32_t lane, uint32_t dev)
+{
+	return (!b->o->device_set || dev == b->o->device) &&
+	       filter_process(b->o->filter, b->m, b->m->t.lanes.v[lane - 1].pid);
+}
+
 /*
- * By lane id, the selected device of a stream lane + 1, 0 for another
- * lane; devices are found in lane order, then sorted, and the map
- * renumbered.
+ * The selected devices, sorted, and by lane id the device of a stream lane
+ * + 1, 0 for another lane: each stream's device is pushed, the devices
+ * sorted and made unique, then each stream's found among them.
  */
 static uint32_t *find_devices(struct build *b)
 {
 	const struct model *m = b->m;
-	size_t nlanes = m->t.lanes.len;
+	size_t nlanes = m->t.lanes.len, n = 0;
 	uint32_t *lane_device = xcalloc(nlanes + 1, sizeof(*lane_device));
-	struct u64map index = {0};
-	uint32_t *renumber;
-	uint64_t at;
+	struct analyze_device *d;
+	uint32_t dev;
 
-	for (uint32_t lane = 1; lane <= nlanes; lane++) {
-		const struct tr_lane *l = &m->t.lanes.v[lane - 1];
-		uint32_t dev;
-
-		if (!model_stream_gpu(m, lane, &dev) || (b->o->device_set && dev != b->o->device) ||
-		    !filter_process(b->o->filter, m, l->pid))
-			continue;
-		if (!u64map_get(&index, (uint64_t)l->pid << 32 | dev, &at)) {
-			at = b->a->devices.len;
-			*VEC_PUSH(&b->a->devices) = (struct analyze_device){
-				.pid = l->pid, .device = dev, .rank = pid_rank(m, l->pid),
-				/* Which device it was before the sort, for the renumbering. */
-				.gaps = at,
-			};
-			u64map_put(&index, (uint64_t)l->pid << 32 | dev, at);
-		}
-		lane_device[lane] = (uint32_t)at + 1;
-	}
-	u64map_free(&index);
-	VEC_SORT(&b->a->devices, cmp_devices);
-	renumber = xmalloc((b->a->devices.len + 1) * sizeof(*renumber));
-	for (size_t i = 0; i < b->a->devices.len; i++) {
-		renumber[b->a->devices.v[i].gaps] = (uint32_t)i;
-		b->a->devices.v[i].gaps = 0;
-	}
 	for (uint32_t lane = 1; lane <= nlanes; lane++)
-		if (lane_device[lane])
-			lane_device[lane] = renumber[lane_device[lane] - 1] + 1;
-	free(renumber);
+		if (model_stream_gpu(m, lane, &dev) && device_selected(b, lane, dev)) {
+			uint32_t pid = m->t.lanes.v[lane - 1].pid;
+
+			*VEC_PUSH(&b->a->devices) = (struct analyze_device){
+				.pid = pid, .device = dev, .rank = pid_rank(m, pid),
+			};
+		}
+	VEC_SORT(&b->a->devices, cmp_devices);
+	d = b->a->devices.v;
+	for (size_t i = 0; i < b->a->devices.len; i++)
+		if (!n || cmp_devices(&d[n - 1], &d[i]))
+			d[n++] = d[i];
+	b->a->devices.len = n;
+	for (uint32_t lane = 1; lane <= nlanes; lane++)
+		if (model_stream_gpu(m, lane, &dev) && device_selected(b, lane, dev)) {
+			uint32_t pid = m->t.lanes.v[lane - 1].pid;
+			struct analyze_device key = { .pid = pid, .device = dev,
+						      .rank = pid_rank(m, pid) };
+			const struct analyze_device *at = bsearch(&key, d, n, sizeof(*d),
+								   cmp_devices);
+
+			lane_device[lane] = (uint32_t)(at - d) + 1;
+		}
 	return lane_device;
 }
 
