@@ -37,7 +37,7 @@ static void usage(void)
 	       LINK_WINDOW_USAGE
 	       PYTHON_USAGE
 	       FORMAT_USAGE
-	       SYMFS_USAGE
+	       NAMES_USAGE
 	       "  -h, --help               show this help\n");
 }
 
@@ -52,7 +52,7 @@ int cmd_analyze(int argc, char **argv)
 		LINK_WINDOW_LONG_OPTION,
 		PYTHON_LONG_OPTIONS,
 		FORMAT_LONG_OPTION,
-		SYMFS_LONG_OPTION,
+		NAMES_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
