@@ -44,17 +44,20 @@ struct column {
 			 * field of the same width */
 	uint8_t key;	/* COL_KEYED, COL_FOLLOWS: offset of an earlier column's
 			 * 4-byte field */
+	uint8_t later;	/* appended after the table's first version: a record
+			 * of an older writer ends before it, and reads as 0 */
 };
 
-#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0, 0 }
-#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0, 0 }
-#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b), 0 }
-#define U64_KEYED(type, f, k) { COL_KEYED, 8, offsetof(type, f), 0, offsetof(type, k) }
+#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0, 0, 0 }
+#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0, 0, 0 }
+#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b), 0, 0 }
+#define U64_KEYED(type, f, k) { COL_KEYED, 8, offsetof(type, f), 0, offsetof(type, k), 0 }
 #define U64_FOLLOWS(type, f, len, k)                                           \
-	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k) }
-#define U64_ON_CPU(type, f, k) { COL_ON_CPU, 8, offsetof(type, f), 0, offsetof(type, k) }
-#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0 }
-#define BYTES(type, f) { COL_BYTES, 0, offsetof(type, f), 0, 0 }
+	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k), 0 }
+#define U64_ON_CPU(type, f, k) { COL_ON_CPU, 8, offsetof(type, f), 0, offsetof(type, k), 0 }
+#define U32_LATER(type, f) { COL_PLAIN, 4, offsetof(type, f), 0, 0, 1 }
+#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0, 0 }
+#define BYTES(type, f) { COL_BYTES, 0, offsetof(type, f), 0, 0, 0 }
 
 static const struct column meta_cols[] = {
 	STR(struct tr_meta, key),
@@ -62,7 +65,7 @@ static const struct column meta_cols[] = {
 };
 
 static const struct column string_cols[] = {
-	{ COL_STR, 0, 0, 0, 0 },
+	{ COL_STR, 0, 0, 0, 0, 0 },
 };
 
 static const struct column task_cols[] = {
@@ -77,7 +80,7 @@ static const struct column dso_cols[] = {
 	U32(struct tr_dso, path, COL_DELTA),
 	U32(struct tr_dso, pid, COL_PLAIN),
 	U32(struct tr_dso, flags, COL_PLAIN),
-	{ COL_BUILD_ID, 0, 0, 0, 0 },
+	{ COL_BUILD_ID, 0, 0, 0, 0, 0 },
 };
 
 static const struct column loc_cols[] = {
@@ -120,6 +123,8 @@ static const struct column offcpu_cols[] = {
 	U32(struct tr_offcpu, tid, COL_DELTA),
 	U64(struct tr_offcpu, start, COL_DELTA),
 	U64_AFTER(struct tr_offcpu, end, start),
+	U32_LATER(struct tr_offcpu, reason),
+	U32_LATER(struct tr_offcpu, node),
 };
 
 static const struct column lane_cols[] = {
@@ -635,6 +640,16 @@ static uint64_t rows_cost(const struct table *tab, size_t len, size_t n)
 	return owns ? cost + len : cost;
 }
 
+/* The columns every writer of the table wrote: those before the first appended later. */
+static size_t columns_first_written(const struct table *tab)
+{
+	size_t n = 0;
+
+	while (n < tab->ncols && !tab->cols[n].later)
+		n++;
+	return n;
+}
+
 /* Appends the n rows of one table record, or nothing if the body is bad or over budget. */
 static int decode_table(struct tr_tables *t, const struct table *tab, const uint8_t *body,
 			size_t len, size_t n, struct offcpu_rows off, struct tr_budget *b)
@@ -646,7 +661,7 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	if (!n)
 		return 0;
 	/* Every value takes a byte at least: this bounds what a bad count allocates. */
-	if (n > len / tab->ncols)
+	if (n > len / columns_first_written(tab))
 		return -TR_ERR_CORRUPT;
 	if (b && tr_budget_charge(b, rows_cost(tab, len, n))) {
 		b->table = tab->name;
@@ -655,8 +670,12 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	rows_of(t, tab->id, &have);
 	rows = reserve_rows(t, tab, n);
 	gcursor_init(&c, body, len);
-	for (size_t i = 0; i < tab->ncols; i++)
+	for (size_t i = 0; i < tab->ncols; i++) {
+		/* An older writer's record ends before the columns appended since. */
+		if (tab->cols[i].later && !c.err && !gcursor_left(&c))
+			break;
 		decode_column(&c, rows, n, tab->row_size, &tab->cols[i], off);
+	}
 	/* Bytes after the known columns are columns a newer writer added. */
 	if (c.err) {
 		free_strings(tab, rows, n);

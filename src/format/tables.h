@@ -104,11 +104,21 @@ struct tr_sample {
 	uint32_t flags;		/* enum tr_sample_flags */
 };
 
+/* Why a thread went off the CPU, from the kernel's switch-out record. */
+enum tr_offcpu_reason {
+	TR_OFFCPU_UNKNOWN,	/* a file before the column, or no switch-out seen */
+	TR_OFFCPU_BLOCKED,	/* it waited: sleep, lock, I/O, page fault */
+	TR_OFFCPU_PREEMPTED,	/* still runnable: the CPU went to another task */
+	TR_OFFCPU_REASONS
+};
+
 /* One interval during which a thread was switched out. */
 struct tr_offcpu {
 	uint32_t tid;
 	uint64_t start;		/* switched out, CLOCK_MONOTONIC ns */
 	uint64_t end;		/* switched back in */
+	uint32_t reason;	/* enum tr_offcpu_reason */
+	uint32_t node;		/* the stack it last ran in (its last sample's leaf), 0 unknown */
 };
 
 /* Samples the kernel dropped on one CPU, reported when its ring had room again. */

@@ -110,7 +110,9 @@ static void fill_tables(struct tr_tables *t, uint64_t base_ts)
 		uint64_t start = base_ts + i * 7777777;
 
 		*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 4242 + rnd_below(6), start,
-							   start + rnd_below(1 << 24) };
+							   start + rnd_below(1 << 24),
+							   rnd_below(TR_OFFCPU_REASONS),
+							   rnd_below(81) };
 	}
 	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 6 };
 	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 4242, 5, 2 };
@@ -415,6 +417,31 @@ static void test_tables_decode_rules(void)
 	tr_tables_free(&t);
 }
 
+/* Offcpu rows of a writer before the reason and node columns read as unknown. */
+static void test_offcpu_older_writer(void)
+{
+	/* Two rows: tids 7, 8 (delta), starts 100, 300 (delta), ends start + 50, + 20. */
+	static const uint8_t three_columns[] = { 8, 2, 8, 14, 2, 200, 1, 144, 3, 100, 40 };
+	/* The same body cut inside the columns every writer wrote. */
+	static const uint8_t cut[] = { 8, 2, 6, 14, 2, 200, 1, 144, 3 };
+	/* A reason column started and cut short is damage, not an older writer. */
+	static const uint8_t cut_reason[] = { 8, 2, 9, 14, 2, 200, 1, 144, 3, 100, 40, 1 };
+	struct tr_tables t = {0};
+
+	CHECK_EQ_U64(tr_tables_decode(&t, three_columns, sizeof(three_columns)), 0);
+	CHECK_EQ_U64(t.offcpu.len, 2);
+	CHECK_EQ_U64(t.offcpu.v[1].tid, 8);
+	CHECK_EQ_U64(t.offcpu.v[1].start, 300);
+	CHECK_EQ_U64(t.offcpu.v[1].end, 320);
+	CHECK_EQ_U64(t.offcpu.v[0].end, 150);
+	CHECK_EQ_U64(t.offcpu.v[0].reason, TR_OFFCPU_UNKNOWN);
+	CHECK_EQ_U64(t.offcpu.v[1].node, 0);
+	CHECK(tr_tables_decode(&t, cut, sizeof(cut)) == -TR_ERR_CORRUPT);
+	CHECK(tr_tables_decode(&t, cut_reason, sizeof(cut_reason)) == -TR_ERR_CORRUPT);
+	CHECK_EQ_U64(t.offcpu.len, 2);
+	tr_tables_free(&t);
+}
+
 /* The body length of table record id in a TABLES payload, or 0 when absent. */
 static uint64_t record_len(const struct gbuf *b, uint64_t id)
 {
@@ -458,7 +485,7 @@ static void fill_on_cpu(struct tr_tables *t, uint64_t ts[ON_CPU_THREADS], uint32
 			uint64_t out_for = 1 + rnd_below(1 << 24);
 
 			*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 7000 + th, ts[th] + on,
-								   ts[th] + on + out_for };
+								   ts[th] + on + out_for, TR_OFFCPU_BLOCKED, 0 };
 			ts[th] += out_for;
 		}
 		ts[th] += ON_CPU_PERIOD + rnd_below(50);
@@ -1257,7 +1284,7 @@ static void small_tables(struct tr_tables *t, uint64_t ts)
 	for (uint32_t i = 0; i < 6; i++)
 		*VEC_PUSH(&t->samples) = (struct tr_sample){ ts + i * 1000000 + i % 3, 100,
 							     100 + i % 2, 1 + i % 3, i % 2, 0 };
-	*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 101, ts + 10, ts + 900 };
+	*VEC_PUSH(&t->offcpu) = (struct tr_offcpu){ 101, ts + 10, ts + 900, TR_OFFCPU_PREEMPTED, 2 };
 	*VEC_PUSH(&t->lanes) = (struct tr_lane){ 100, 4, 4 };
 	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 2, ts + 100, 40, 100, ts + 90 };
 	*VEC_PUSH(&t->spans) = (struct tr_span){ 1, 2, ts + 200, 40, 0, 0 };
@@ -1433,6 +1460,7 @@ int main(int argc, char **argv)
 	RUN(test_tables_round_trip);
 	RUN(test_tables_decode_damaged);
 	RUN(test_tables_decode_rules);
+	RUN(test_offcpu_older_writer);
 	RUN(test_samples_on_cpu);
 	RUN(test_samples_version_1);
 	RUN(test_string_interning);
