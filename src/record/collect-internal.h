@@ -93,6 +93,8 @@ struct collector {
 	struct u64map python_files;	/* file string id -> its dso id */
 
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
+	struct u64map switch_why;	/* tid -> enum tr_offcpu_reason << 32 | node, at its switch-out */
+	struct u64map last_node;	/* tid -> leaf node of its last sample */
 	struct u64map comms;		/* tid -> string id of its name */
 	struct u64map live_threads;	/* pid -> threads not yet exited */
 	struct u64map unrecoverable;	/* pid -> 1 when sampled unannounced and not in /proc */

@@ -332,6 +332,7 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 	row->node = node;
 	row->cpu = s.cpu;
 	row->flags = unwind_complete(outcome) ? 0 : TR_SAMPLE_TRUNCATED;
+	u64map_put(&c->last_node, s.tid, node);
 	c->counters[CNT_SAMPLES]++;
 }
 

@@ -118,6 +118,8 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 	uint64_t n = 0;
 
 	u64map_put(&c->switched_out, tid, 0);
+	u64map_put(&c->switch_why, tid, 0);
+	u64map_put(&c->last_node, tid, 0);
 	unwinder_forget_thread(c->unwinder, tid);
 	u64map_get(&c->live_threads, pid, &n);
 	if (n > 1) {
@@ -257,16 +259,24 @@ static void on_mmap2(struct collector *c, const struct perf_event_header *h)
 		pyreader_mapped(c->python, m->pid);
 }
 
-/* tid was off the CPU from out to in, unless out is 0: it was on it. */
+/*
+ * tid was off the CPU from out to in, unless out is 0: it was on it. Why,
+ * and the stack it last ran in, were kept at its switch-out.
+ */
 static void add_offcpu(struct collector *c, uint32_t tid, uint64_t out, uint64_t in)
 {
+	uint64_t why = 0;
+
 	/* A switch in read before the attach found its thread asleep: no interval. */
 	if (out && in > out) {
 		struct tr_offcpu *row = VEC_PUSH(&c->cur->offcpu);
 
+		u64map_get(&c->switch_why, tid, &why);
 		row->tid = tid;
 		row->start = out;
 		row->end = in;
+		row->reason = (uint32_t)(why >> 32);
+		row->node = (uint32_t)why;
 	}
 }
 
@@ -280,7 +290,14 @@ static void on_switch(struct collector *c, const struct perf_event_header *h, ui
 		return;
 	}
 	if (h->misc & PERF_RECORD_MISC_SWITCH_OUT) {
+		/* Still runnable (the kernel took the CPU) or waiting for something. */
+		uint64_t reason = h->misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT ?
+					  TR_OFFCPU_PREEMPTED : TR_OFFCPU_BLOCKED;
+		uint64_t node = 0;
+
+		u64map_get(&c->last_node, id.tid, &node);
 		u64map_put(&c->switched_out, id.tid, ts);
+		u64map_put(&c->switch_why, id.tid, reason << 32 | node);
 	} else if (u64map_get(&c->switched_out, id.tid, &out) && out) {
 		add_offcpu(c, id.tid, out, ts);
 		u64map_put(&c->switched_out, id.tid, 0);
@@ -406,6 +423,8 @@ void collector_free(struct collector *c)
 	u64map_free(&c->node_ids);
 	u64map_free(&c->python_files);
 	u64map_free(&c->switched_out);
+	u64map_free(&c->switch_why);
+	u64map_free(&c->last_node);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
 	u64map_free(&c->unrecoverable);

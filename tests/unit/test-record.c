@@ -415,11 +415,12 @@ static void feed_task(struct collector *c, uint32_t type, uint32_t tid, uint64_t
 	feed(c, &r, time);
 }
 
-static void feed_switch(struct collector *c, uint32_t tid, uint64_t time, bool out)
+/* misc: 0 for a switch in, PERF_RECORD_MISC_SWITCH_OUT (| _PREEMPT) for one out. */
+static void feed_switch(struct collector *c, uint32_t tid, uint64_t time, uint16_t misc)
 {
 	struct rec r;
 
-	rec_start(&r, PERF_RECORD_SWITCH, out ? PERF_RECORD_MISC_SWITCH_OUT : 0);
+	rec_start(&r, PERF_RECORD_SWITCH, misc);
 	put_id(&r, 100, tid, time, 0);
 	feed(c, &r, time);
 }
@@ -433,7 +434,7 @@ static void feed_run(struct collector *c)
 	collector_add_process(c, 100, "gtrace", 1000);
 	/* Found asleep at the start, as an attach may find a thread: off the CPU until 1050. */
 	collector_thread_off_cpu(c, 100, 1000);
-	feed_switch(c, 100, 1050, false);
+	feed_switch(c, 100, 1050, 0);
 	rec_start(&r, PERF_RECORD_COMM, PERF_RECORD_MISC_COMM_EXEC);
 	rec_put(&r, (uint64_t)100 << 32 | 100);
 	put_str(&r, "app");
@@ -457,8 +458,9 @@ static void feed_run(struct collector *c)
 	feed_sample(c, 100, 3000, stack, 2);
 	feed_sample(c, 100, 3500, stray, 1);
 	feed_task(c, PERF_RECORD_FORK, 101, 3600);
-	feed_switch(c, 101, 4000, true);
-	feed_switch(c, 101, 4500, false);
+	feed_switch(c, 101, 4000,
+		    PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	feed_switch(c, 101, 4500, 0);
 
 	rec_start(&r, PERF_RECORD_LOST, 0);
 	rec_put(&r, 1);			/* id */
@@ -467,7 +469,7 @@ static void feed_run(struct collector *c)
 	feed(c, &r, 4600);
 	feed_task(c, PERF_RECORD_EXIT, 101, 5000);
 	/* Asleep when the recording ends at 6000 (collector_end_offcpu). */
-	feed_switch(c, 100, 5500, true);
+	feed_switch(c, 100, 5500, PERF_RECORD_MISC_SWITCH_OUT);
 }
 
 static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uint32_t arg)
@@ -547,6 +549,15 @@ static void test_collect_rows(void)
 		CHECK(is_offcpu(&t.offcpu.v[0], 100, 1000, 1050));
 		CHECK(is_offcpu(&t.offcpu.v[1], 101, 4000, 4500));
 		CHECK(is_offcpu(&t.offcpu.v[2], 100, 5500, 6000));
+		/* Found asleep: no switch-out said why, nor where. */
+		CHECK_EQ_U64(t.offcpu.v[0].reason, TR_OFFCPU_UNKNOWN);
+		CHECK_EQ_U64(t.offcpu.v[0].node, 0);
+		/* 101 was never sampled: preempted, in no known stack. */
+		CHECK_EQ_U64(t.offcpu.v[1].reason, TR_OFFCPU_PREEMPTED);
+		CHECK_EQ_U64(t.offcpu.v[1].node, 0);
+		/* 100 blocked after its last sample, in the stray stack. */
+		CHECK_EQ_U64(t.offcpu.v[2].reason, TR_OFFCPU_BLOCKED);
+		CHECK_EQ_U64(t.offcpu.v[2].node, s[2].node);
 	}
 	CHECK(has_task(&t, 100, TR_TASK_NEW, 0));
 	CHECK(has_task(&t, 101, TR_TASK_NEW, 100));
