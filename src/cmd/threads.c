@@ -8,6 +8,8 @@
 #include "cmd/offline.h"
 #include "util/log.h"
 
+enum { OPT_OFF_CPU = OPT_COMMAND };
+
 static void usage(void)
 {
 	printf("usage: gtrace threads [options]\n\n"
@@ -23,6 +25,9 @@ static void usage(void)
 	       INPUT_USAGE
 	       TIME_USAGE
 	       "  -n, --limit N            list at most N threads (lanes are always listed)\n"
+	       "      --off-cpu            split the off-CPU time by why the thread was\n"
+	       "                           off: Blocked ms (it waited: sleep, lock, I/O,\n"
+	       "                           page fault), Preempted ms (still runnable)\n"
 	       RANK_USAGE
 	       FORMAT_USAGE
 	       "  -h, --help               show this help\n");
@@ -34,6 +39,7 @@ int cmd_threads(int argc, char **argv)
 		INPUT_LONG_OPTIONS,
 		TIME_LONG_OPTION,
 		{ "limit", required_argument, NULL, 'n' },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		RANK_LONG_OPTION,
 		FORMAT_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },
@@ -41,14 +47,18 @@ int cmd_threads(int argc, char **argv)
 	};
 	struct offline_args a;
 	size_t limit = 0;
+	bool off_cpu = false;
 	struct model m;
+	int c;
 
 	offline_args_init(&a, "threads", usage, argc, argv);
 	a.fold_samples = true;
 	a.clip_window = true;
-	/* -n is the only option of its own; --rank is a shared filter. */
-	while (offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts) != -1) {
-		if (offline_parse_count(optarg, &limit)) {
+	/* -n and --off-cpu are its own; --rank is a shared filter. */
+	while ((c = offline_next_option(&a, OFFLINE_SHORT_OPTIONS "n:", longopts)) != -1) {
+		if (c == OPT_OFF_CPU) {
+			off_cpu = true;
+		} else if (offline_parse_count(optarg, &limit)) {
 			pr_err("invalid thread count '%s'", optarg);
 			a.status = EXIT_USAGE;
 		}
@@ -56,9 +66,9 @@ int cmd_threads(int argc, char **argv)
 	if (!offline_load_input(&a, &m))
 		return a.status;
 	if (a.json)
-		threads_print_json(stdout, &m, &a.filter, a.input, limit);
+		threads_print_json(stdout, &m, &a.filter, a.input, limit, off_cpu);
 	else
-		threads_print(stdout, &m, &a.filter, limit);
+		threads_print(stdout, &m, &a.filter, limit, off_cpu);
 	model_free(&m);
 	offline_args_free(&a);
 	return 0;

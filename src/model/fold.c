@@ -9,6 +9,7 @@
  * origin to the nearest sample needs each sample's time.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "model/model-internal.h"
 #include "util/saturate.h"
@@ -20,6 +21,7 @@ struct folder {
 	struct u64map owners;		/* (tid, name epoch) pair ids */
 	struct u64map rows;		/* owner << 32 | node -> index in m->t.samples */
 	struct u64map threads;		/* tid -> index in m->folded */
+	struct offcpu_summer offcpu;	/* m->folded_offcpu's index */
 	/* The thread of the last sample seen, to skip the lookups within a run. */
 	bool seen;
 	uint32_t tid;
@@ -90,6 +92,54 @@ static void fold_offcpu(struct folder *fo, const struct tr_offcpu *o)
 		ft->offcpu_ns = u64_sat_add(ft->offcpu_ns, o->end - o->start);
 	model_see_ts(&ft->offcpu_first, &ft->offcpu_last, o->start);
 	model_see_ts(&ft->offcpu_first, &ft->offcpu_last, o->end);
+	model_offcpu_add(&fo->offcpu, &fo->m->folded_offcpu, o->tid, o->node, o->reason,
+			 o->end > o->start ? o->end - o->start : 0, 1);
+}
+
+void model_offcpu_add(struct offcpu_summer *sm, struct model_offcpu_sums *sums,
+		      uint32_t tid, uint32_t node, uint32_t reason, uint64_t ns,
+		      uint64_t intervals)
+{
+	uint32_t why = reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+	uint64_t key = (uint64_t)u64map_pair_id(&sm->pairs, tid, node) << 2 | why, at;
+	struct model_offcpu_sum *sum;
+
+	if (u64map_get(&sm->index, key, &at)) {
+		sum = &sums->v.v[at];
+	} else {
+		u64map_put(&sm->index, key, sums->v.len);
+		sum = VEC_PUSH(&sums->v);
+		sum->tid = tid;
+		sum->node = node;
+		sum->reason = why;
+	}
+	sum->ns = u64_sat_add(sum->ns, ns);
+	sum->intervals = u64_sat_add(sum->intervals, intervals);
+}
+
+void model_offcpu_summer_free(struct offcpu_summer *sm)
+{
+	u64map_free(&sm->pairs);
+	u64map_free(&sm->index);
+}
+
+void model_offcpu_sums(const struct model *m, struct model_offcpu_sums *out)
+{
+	struct offcpu_summer sm = {0};
+
+	memset(out, 0, sizeof(*out));
+	for (size_t i = 0; i < m->t.offcpu.len; i++) {
+		const struct tr_offcpu *o = &m->t.offcpu.v[i];
+
+		model_offcpu_add(&sm, out, o->tid, o->node, o->reason,
+				 o->end > o->start ? o->end - o->start : 0, 1);
+	}
+	for (size_t i = 0; i < m->folded_offcpu.v.len; i++) {
+		const struct model_offcpu_sum *f = &m->folded_offcpu.v.v[i];
+
+		model_offcpu_add(&sm, out, f->tid, f->node, f->reason, f->ns, f->intervals);
+	}
+	model_offcpu_summer_free(&sm);
 }
 
 /*
@@ -116,6 +166,7 @@ static void free_folder(struct folder *fo)
 	u64map_free(&fo->owners);
 	u64map_free(&fo->rows);
 	u64map_free(&fo->threads);
+	model_offcpu_summer_free(&fo->offcpu);
 }
 
 bool model_fold_samples(struct model *m, struct tr_reader *r)

@@ -233,8 +233,10 @@ static void move_ids(struct tr_tables *f, const struct offsets *o)
 		r->tid = pid_of(o, r->tid);
 		r->node = moved(r->node, o->nodes, f->nodes.len);
 	}
-	for (size_t i = 0; i < f->offcpu.len; i++)
+	for (size_t i = 0; i < f->offcpu.len; i++) {
 		f->offcpu.v[i].tid = pid_of(o, f->offcpu.v[i].tid);
+		f->offcpu.v[i].node = moved(f->offcpu.v[i].node, o->nodes, f->nodes.len);
+	}
 	for (size_t i = 0; i < f->lanes.len; i++) {
 		struct tr_lane *r = &f->lanes.v[i];
 

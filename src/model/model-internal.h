@@ -33,6 +33,19 @@ void model_see_ts(uint64_t *first, uint64_t *last, uint64_t ts);
  */
 bool model_fold_samples(struct model *m, struct tr_reader *r);
 
+/*
+ * Adds off-CPU interval o to the sums of sums, whose entries index keeps by
+ * thread, stack and reason (pairs counts the pairs of thread and stack).
+ */
+struct offcpu_summer {
+	struct u64map pairs;	/* (tid, node) pair ids */
+	struct u64map index;	/* pair id << 2 | reason -> index in the sums */
+};
+void model_offcpu_add(struct offcpu_summer *sm, struct model_offcpu_sums *sums,
+		      uint32_t tid, uint32_t node, uint32_t reason, uint64_t ns,
+		      uint64_t intervals);
+void model_offcpu_summer_free(struct offcpu_summer *sm);
+
 /* A recording's rank, place and times from its meta rows (shift_ns set first). */
 void model_rank_facts(struct model_rank *r, const struct tr_meta *meta, size_t n, size_t index);
 

@@ -85,6 +85,13 @@ static void index_samples(struct model *m)
 	}
 }
 
+static void see_offcpu_reason(struct model_thread *th, uint32_t reason, uint64_t ns)
+{
+	uint32_t why = reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+
+	th->offcpu_reason_ns[why] = u64_sat_add(th->offcpu_reason_ns[why], ns);
+}
+
 static void index_offcpu(struct model *m)
 {
 	for (size_t i = 0; i < m->t.offcpu.len; i++) {
@@ -93,6 +100,7 @@ static void index_offcpu(struct model *m)
 
 		if (o->end > o->start)
 			th->offcpu_ns = u64_sat_add(th->offcpu_ns, o->end - o->start);
+		see_offcpu_reason(th, o->reason, o->end > o->start ? o->end - o->start : 0);
 		model_see_ts(&th->first_ts, &th->last_ts, o->start);
 		model_see_ts(&th->first_ts, &th->last_ts, o->end);
 	}
@@ -106,6 +114,11 @@ static void index_offcpu(struct model *m)
 		th->offcpu_ns = u64_sat_add(th->offcpu_ns, ft->offcpu_ns);
 		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_first);
 		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_last);
+	}
+	for (size_t i = 0; i < m->folded_offcpu.v.len; i++) {
+		const struct model_offcpu_sum *f = &m->folded_offcpu.v.v[i];
+
+		see_offcpu_reason(thread_of(m, f->tid, 0), f->reason, f->ns);
 	}
 }
 
@@ -444,6 +457,7 @@ void model_free(struct model *m)
 	tr_tables_free(&m->t);
 	VEC_FREE(&m->sample_weights);
 	VEC_FREE(&m->folded);
+	VEC_FREE(&m->folded_offcpu.v);
 	free_indexes(m);
 	for (size_t i = 0; i < m->ranks.len; i++) {
 		struct model_rank *r = &m->ranks.v[i];

@@ -45,6 +45,7 @@ struct model_thread {
 	uint64_t first_ts;	/* first event seen: task, sample, switch, span */
 	uint64_t last_ts;
 	uint64_t offcpu_ns;	/* sum of its off-CPU intervals, at most UINT64_MAX */
+	uint64_t offcpu_reason_ns[TR_OFFCPU_REASONS];	/* the same by enum tr_offcpu_reason */
 	uint64_t spans;		/* lanes: number of spans */
 	uint64_t span_ns;	/* lanes: sum of span durations, at most UINT64_MAX */
 };
@@ -135,6 +136,23 @@ struct model_folded_thread {
 	uint64_t offcpu_first, offcpu_last;
 };
 
+/*
+ * Off-CPU time of one thread that went off the CPU in one stack for one
+ * reason: what a folded load keeps of the offcpu rows, and what
+ * model_offcpu_sums gives either way.
+ */
+struct model_offcpu_sum {
+	uint32_t tid;
+	uint32_t node;		/* the stack it last ran in, 0 unknown */
+	uint32_t reason;	/* enum tr_offcpu_reason */
+	uint64_t ns;		/* at most UINT64_MAX */
+	uint64_t intervals;
+};
+
+struct model_offcpu_sums {
+	VEC(struct model_offcpu_sum) v;
+};
+
 struct model {
 	struct tr_tables t;
 	/*
@@ -144,6 +162,8 @@ struct model {
 	VEC(uint64_t) sample_weights;
 	/* Loaded folded: the threads whose rows were folded, t.offcpu left empty. */
 	VEC(struct model_folded_thread) folded;
+	/* Loaded folded: the offcpu rows summed by thread, stack and reason. */
+	struct model_offcpu_sums folded_offcpu;
 	struct tr_header header;
 
 	/* The container, as read. */
@@ -221,6 +241,13 @@ int model_load_within(struct model *m, const char *path, uint64_t limit);
  * model_load_within does. Not for model_merge.
  */
 int model_load_folded(struct model *m, const char *path, uint64_t limit);
+
+/*
+ * The off-CPU intervals summed by thread, stack and reason, whether loaded
+ * folded or not, in order of first sight (reasons past the known ones as
+ * unknown); free out->v with VEC_FREE.
+ */
+void model_offcpu_sums(const struct model *m, struct model_offcpu_sums *out);
 
 /* How many samples row i of m->t.samples stands for: 1 unless loaded folded. */
 static inline uint64_t model_sample_weight(const struct model *m, size_t i)

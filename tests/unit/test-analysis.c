@@ -644,7 +644,7 @@ static void test_threads_view(void)
 	build_shape(&m);
 	CHECK_EQ_U64(m.real_threads, 2);
 	CHECK_EQ_U64(m.threads.len, 4);
-	threads_print(capture_start(&cap), &m, NULL, 1);
+	threads_print(capture_start(&cap), &m, NULL, 1, false);
 	text = capture_end(&cap);
 	/* Seen from 1 ms before the first sample to the last: 10 ms, 3 ms off-CPU. */
 	CHECK(has_line(text, "     PID        TID  Name   Samples   On-CPU ms  Off-CPU ms    First s     Last s"));
@@ -718,7 +718,7 @@ static void test_empty_model(void)
 	calltree_print(null, &t, &f, 0.5);
 	calltree_print_folded(null, &t, &f, WEIGHT_SAMPLES);
 	calltree_write_svg(null, &t, &f, "empty", WEIGHT_SAMPLES, NULL);
-	threads_print(null, &m, NULL, 0);
+	threads_print(null, &m, NULL, 0, false);
 	origins_link(&links, &m, 0);
 	diagnose_print(null, &m, "e.data", &links);
 	origins_free(&links);

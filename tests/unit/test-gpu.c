@@ -671,7 +671,7 @@ static void test_threads_gpu(void)
 	const char *text;
 
 	build_gpu(&m);
-	threads_print(capture_start(&cap), &m, NULL, 1);
+	threads_print(capture_start(&cap), &m, NULL, 1, false);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "     PID        TID  Kind       Name              Spans   Target ms"
 			     "    First s     Last s"));

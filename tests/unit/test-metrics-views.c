@@ -291,7 +291,7 @@ static void test_threads(void)
 	const char *text;
 
 	build(&m, 1);
-	threads_print(capture_start(&cap), &m, NULL, 0);
+	threads_print(capture_start(&cap), &m, NULL, 0, false);
 	text = capture_end(&cap);
 	/* app: 150% + 25%, its RSS at most 10 MiB + 19 MiB; helper: less CPU, after it. */
 	CHECK(has_line(text, "     PID  Name      Peak RSS   Mean CPU"));
@@ -299,7 +299,7 @@ static void test_threads(void)
 	CHECK(has_line(text, "     200  helper     4.9 MiB      10.0%"));
 	CHECK(strstr(text, "     100  app ") < strstr(text, "     200  helper "));
 	free(cap.text);
-	threads_print_json(capture_start(&cap), &m, NULL, "t.data", 0);
+	threads_print_json(capture_start(&cap), &m, NULL, "t.data", 0, false);
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\"processes\": [\n    {\"pid\": 100, \"name\": \"app\", "
 			   "\"peak_rss_kib\": 29696, \"cpu_percent\": 175.000},\n"
@@ -317,12 +317,12 @@ static void test_threads_rss_read_at_exit(void)
 	const char *text;
 
 	build(&m, 0);
-	threads_print(capture_start(&cap), &m, NULL, 0);
+	threads_print(capture_start(&cap), &m, NULL, 0, false);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "     100  app              -     175.0%"));
 	CHECK(!strstr(text, " 0 KiB"));
 	free(cap.text);
-	threads_print_json(capture_start(&cap), &m, NULL, "t.data", 0);
+	threads_print_json(capture_start(&cap), &m, NULL, "t.data", 0, false);
 	text = capture_end(&cap);
 	CHECK(strstr(text, "{\"pid\": 100, \"name\": \"app\", \"peak_rss_kib\": null, "));
 	free(cap.text);

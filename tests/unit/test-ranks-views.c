@@ -240,7 +240,7 @@ static void test_threads(void)
 	char line[256];
 
 	make_job(&m);
-	threads_print(capture_start(&cap), &m, NULL, 0);
+	threads_print(capture_start(&cap), &m, NULL, 0, false);
 	text = capture_end(&cap);
 	CHECK(has_line(text, " Rank      PID        TID  Name   Samples   On-CPU ms  Off-CPU ms"
 			     "    First s     Last s"));
@@ -251,7 +251,7 @@ static void test_threads(void)
 	free(cap.text);
 
 	CHECK(filter_add(&flt, FILTER_RANK, "2") == 0);
-	threads_print_json(capture_start(&cap), &m, &flt, "job", 0);
+	threads_print_json(capture_start(&cap), &m, &flt, "job", 0, false);
 	text = capture_end(&cap);
 	CHECK(strstr(text, "{\"rank\": 2, \"pid\": 300, \"tid\": 300, \"name\": \"app\", "
 			   "\"samples\": 5"));

@@ -7,7 +7,7 @@
  * then look for whole lines or count what it holds.
  *
  *	struct capture cap;
- *	threads_print(capture_start(&cap), &m, NULL, 0);
+ *	threads_print(capture_start(&cap), &m, NULL, 0, false);
  *	CHECK(has_line(capture_end(&cap), "..."));
  *	free(cap.text);
  */

@@ -202,13 +202,27 @@ static void put_renamed(FILE *out, const struct model *m, const struct thread_ro
 	}
 }
 
+/*
+ * Whether the model knows why its threads were off the CPU: a recording
+ * before the reasons has only unknown ones.
+ */
+static bool reasons_known(const struct model *m)
+{
+	for (size_t i = 0; i < m->real_threads; i++)
+		if (m->threads.v[i].offcpu_reason_ns[TR_OFFCPU_BLOCKED] ||
+		    m->threads.v[i].offcpu_reason_ns[TR_OFFCPU_PREEMPTED])
+			return true;
+	return false;
+}
+
 void threads_print(FILE *out, const struct model *m, const struct sample_filter *flt,
-		   size_t limit)
+		   size_t limit, bool off_cpu)
 {
 	struct thread_rows r;
 	size_t real, lanes, shown, renamed = 0, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
+	bool reasons = offcpu && reasons_known(m);
 	int width, kind_width;
 
 	thread_rows(&r, m, flt);
@@ -218,8 +232,11 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 	idx = r.idx;
 	width = name_width(m, idx, shown);
 	put_rank(out, &r, m, 0, true);
-	fprintf(out, "%8s %10s  %-*s  %8s  %10s  %10s  %9s  %9s\n", "PID", "TID",
-		width, "Name", "Samples", "On-CPU ms", "Off-CPU ms", "First s", "Last s");
+	fprintf(out, "%8s %10s  %-*s  %8s  %10s  %10s", "PID", "TID", width, "Name", "Samples",
+		"On-CPU ms", "Off-CPU ms");
+	if (off_cpu)
+		fprintf(out, "  %10s  %12s", "Blocked ms", "Preempted ms");
+	fprintf(out, "  %9s  %9s\n", "First s", "Last s");
 	for (size_t i = 0; i < shown; i++) {
 		const struct model_thread *th = &m->threads.v[idx[i]];
 
@@ -229,6 +246,11 @@ void threads_print(FILE *out, const struct model *m, const struct sample_filter 
 		renamed += sampled_names(m, th) > 1;
 		put_ms(out, oncpu, model_thread_oncpu_ns(m, th));
 		put_ms(out, offcpu, th->offcpu_ns);
+		if (off_cpu) {
+			put_ms(out, reasons, th->offcpu_reason_ns[TR_OFFCPU_BLOCKED]);
+			fputs("  ", out);
+			put_ms(out, reasons, th->offcpu_reason_ns[TR_OFFCPU_PREEMPTED]);
+		}
 		put_seen(out, m, th);
 	}
 	if (renamed)
@@ -306,12 +328,13 @@ static void json_processes(struct json *j, const struct model *m, const struct t
 }
 
 void threads_print_json(FILE *out, const struct model *m, const struct sample_filter *flt,
-			const char *path, size_t limit)
+			const char *path, size_t limit, bool off_cpu)
 {
 	struct thread_rows r;
 	size_t real, shown, *idx;
 	bool offcpu = m->header.features & TR_FEAT_OFFCPU;
 	bool oncpu = offcpu || model_sample_period_ns(m);
+	bool reasons = offcpu && reasons_known(m);
 	struct json j;
 
 	thread_rows(&r, m, flt);
@@ -333,6 +356,12 @@ void threads_print_json(FILE *out, const struct model *m, const struct sample_fi
 		json_uint(&j, "samples", th->samples);
 		json_ms(&j, "oncpu_ms", oncpu, model_thread_oncpu_ns(m, th));
 		json_ms(&j, "offcpu_ms", offcpu, th->offcpu_ns);
+		if (off_cpu) {
+			json_ms(&j, "blocked_ms", reasons,
+				th->offcpu_reason_ns[TR_OFFCPU_BLOCKED]);
+			json_ms(&j, "preempted_ms", reasons,
+				th->offcpu_reason_ns[TR_OFFCPU_PREEMPTED]);
+		}
 		json_seen(&j, m, th);
 		json_end(&j);
 	}
