@@ -9,6 +9,7 @@
 #include "analysis/views/gpu.h"
 #include "analysis/views/gpupc.h"
 #include "analysis/views/metrics.h"
+#include "analysis/views/offcpu.h"
 #include "analysis/views/ranks.h"
 #include "analysis/views/report.h"
 #include "cmd/cmds.h"
@@ -29,6 +30,7 @@ enum {
 	OPT_RANKS,
 	OPT_PERCENT_LIMIT,
 	OPT_TIME_BUCKETS,
+	OPT_OFF_CPU,
 };
 
 static void usage(void)
@@ -65,6 +67,10 @@ static void usage(void)
 	       "      --ranks              show one row per rank instead: its wall, CPU,\n"
 	       "                           GPU, collective and GPU wait time, and the\n"
 	       "                           straggler, the rank the others waited for\n"
+	       "      --off-cpu            show the time threads were off the CPU instead:\n"
+	       "                           by thread name, the stack each last ran in and\n"
+	       "                           why (blocked, preempted), with kernel frames\n"
+	       "                           the kind of wait (futex, sleep, io...)\n"
 	       FILTER_USAGE
 	       "  -n, --limit N            print at most N rows (default all); with\n"
 	       "                           --gpu-pc, N kernels and N lines of each\n"
@@ -169,6 +175,26 @@ static void print_ranks(struct funcs *f, const struct sample_filter *flt, size_t
 	rank_report_free(&r);
 }
 
+/* report --off-cpu, or why the recording has no off-CPU time. */
+static int print_off_cpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
+			 const char *path, bool json)
+{
+	struct offcpu_report r;
+
+	if (!(f->m->header.features & TR_FEAT_OFFCPU)) {
+		pr_err("no off-CPU intervals in '%s': it was recorded without context switches",
+		       text_escape(path));
+		return EXIT_FAIL;
+	}
+	offcpu_report_build(&r, f, flt);
+	if (json)
+		offcpu_report_print_json(stdout, &r, f, path, limit);
+	else
+		offcpu_report_print(stdout, &r, f, path, limit);
+	offcpu_report_free(&r);
+	return 0;
+}
+
 /* report --gpu, or why the recording has no CUDA work. */
 static void print_gpu(struct funcs *f, const struct sample_filter *flt, size_t limit,
 		      const char *path, bool json)
@@ -210,6 +236,7 @@ int cmd_report(int argc, char **argv)
 		{ "sass", no_argument, NULL, OPT_SASS },
 		{ "metrics", no_argument, NULL, OPT_METRICS },
 		{ "ranks", no_argument, NULL, OPT_RANKS },
+		{ "off-cpu", no_argument, NULL, OPT_OFF_CPU },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -218,6 +245,7 @@ int cmd_report(int argc, char **argv)
 	struct report_opts o = { .children = true, .percent_limit = -1, .filter = &a.filter };
 	bool gpu = false, gpu_pc = false, sass = false, metrics = false, ranks = false;
 	size_t buckets = 0;
+	bool off_cpu = false;
 	bool sorted = false;
 	struct model m;
 	struct funcs f;
@@ -296,20 +324,28 @@ int cmd_report(int argc, char **argv)
 		case OPT_RANKS:
 			ranks = true;
 			break;
+		case OPT_OFF_CPU:
+			off_cpu = true;
+			/* By stack and reason: the off-CPU rows, which a folded load sums. */
+			a.fold_samples = false;
+			break;
 		}
 	}
-	if (!a.status && gpu + gpu_pc + metrics + ranks > 1) {
-		pr_err("only one of --gpu, --gpu-pc, --metrics and --ranks can be given");
+	if (!a.status && gpu + gpu_pc + metrics + ranks + off_cpu > 1) {
+		pr_err("only one of --gpu, --gpu-pc, --metrics, --ranks and --off-cpu can be given");
 		a.status = EXIT_USAGE;
 	}
 	if (!a.status && sass && !gpu_pc) {
 		pr_err("--sass needs --gpu-pc");
 		a.status = EXIT_USAGE;
 	}
-	/* GPU work, metrics and ranks' times have no stack of their own to find a dso in. */
-	if (!a.status && (gpu || gpu_pc || metrics || ranks) && a.filter.dsos.len) {
+	/*
+	 * GPU work, metrics and ranks' times have no stack of their own to find
+	 * a dso in; off-CPU time has no sampled leaf.
+	 */
+	if (!a.status && (gpu || gpu_pc || metrics || ranks || off_cpu) && a.filter.dsos.len) {
 		pr_err("--dso cannot be used with %s", gpu ? "--gpu" : gpu_pc ? "--gpu-pc"
-		       : metrics ? "--metrics" : "--ranks");
+		       : metrics ? "--metrics" : ranks ? "--ranks" : "--off-cpu");
 		a.status = EXIT_USAGE;
 	}
 	/* The JSON document has no call graphs: none to build. */
@@ -331,6 +367,8 @@ int cmd_report(int argc, char **argv)
 		print_metrics(&f, &a.filter, o.limit, a.input, a.json);
 	} else if (ranks) {
 		print_ranks(&f, &a.filter, o.limit, a.input, a.json);
+	} else if (off_cpu) {
+		status = print_off_cpu(&f, &a.filter, o.limit, a.input, a.json);
 	} else {
 		offline_link_origins(&links, &m, a.window);
 		if (a.json)

@@ -23,3 +23,28 @@ sampled_for "samples in $on ms on the CPU at 999 Hz" "$samples" "$on" 999
 
 run_gtrace report -i sleep.data --no-children >report.txt
 expect_contains report.txt 'busy_bit$'
+
+# Why it was off: the sleeper blocked (it slept), nearly all of its time
+# off the CPU; report --off-cpu puts that time under a stack of its own.
+run_gtrace threads -i sleep.data --off-cpu >why.txt
+blocked=$(thread_column why.txt sleeper 7)
+preempted=$(thread_column why.txt sleeper 8)
+[ -n "$blocked" ] || { show why.txt; fail "threads --off-cpu has no sleeper row"; }
+at_least "sleeper's blocked ms" "$blocked" 400
+at_least "sleeper's blocked ms against its off-CPU ms ($off) less its preempted ($preempted)" \
+	"$blocked" "$(awk -v o="$off" -v p="$preempted" 'BEGIN { print o - p - 1 }')"
+run_gtrace report -i sleep.data --off-cpu >offcpu.txt
+awk '$1 !~ /^#/ && NF { print; exit }' offcpu.txt >top.txt
+expect_contains top.txt ' blocked +[a-z-]+ +sleeper +.*(busy_bit|nap|nanosleep)'
+run_gtrace report -i sleep.data --off-cpu --format json >offcpu.json
+expect_contains offcpu.json '"reason": "blocked"'
+
+# Three spinning threads on one CPU take it from each other: each is
+# preempted, still runnable, and report --off-cpu says so under its spin.
+record busy.data -e cpu-clock -- taskset -c 0 "$WORKLOADS/threads" 0.2
+run_gtrace threads -i busy.data --off-cpu >busy.txt
+at_least "gamma's preempted ms (3 threads on one CPU)" "$(thread_column busy.txt gamma 8)" 5
+run_gtrace report -i busy.data --off-cpu >busy-offcpu.txt
+expect_contains busy-offcpu.txt ' preempted +[a-z-]+ +gamma +spin_gamma <- thread_gamma'
+expect_exit 2 "$GTRACE" report -i busy.data --off-cpu --dso threads
+expect_contains "$TESTDIR/stderr" 'cannot be used with --off-cpu'

@@ -37,6 +37,8 @@ static const char *const runs[][FUZZ_MAX_ARGS] = {
 	{ "annotate", "-i", "@", "--symfs", "%", "--asm" },
 	{ "threads", "-i", "@" },
 	{ "threads", "-i", "@", "--format", "json" },
+	{ "threads", "-i", "@", "--off-cpu" },
+	{ "report", "-i", "@", "--off-cpu", "--format", "json" },
 	{ "diagnose", "-i", "@" },
 	{ "diagnose", "-i", "@", "--format", "json" },
 	{ "analyze", "-i", "@", "--symfs", "%" },
