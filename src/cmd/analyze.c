@@ -35,7 +35,7 @@ static void usage(void)
 	       "      --short TIME         a kernel shorter than TIME is short: 5us, 1ms\n"
 	       "                           or ns (default 10us)\n"
 	       LINK_WINDOW_USAGE
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       FORMAT_USAGE
 	       NAMES_USAGE
 	       "  -h, --help               show this help\n");
@@ -50,7 +50,7 @@ int cmd_analyze(int argc, char **argv)
 		RANK_LONG_OPTION,
 		{ "short", required_argument, NULL, OPT_SHORT },
 		LINK_WINDOW_LONG_OPTION,
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		FORMAT_LONG_OPTION,
 		NAMES_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },

@@ -52,7 +52,7 @@ static void usage(void)
 	       "  -n, --limit N            print at most N rows (text, markdown)\n"
 	       "  -c, --comm NAME[,NAME..] only CPU samples of threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only CPU samples whose leaf is in these dsos\n"
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       NAMES_USAGE
 	       "  -h, --help               show this help\n\n"
 	       "Exit status: 0, or 3 with --fail and a regression; 1 when a recording\n"
@@ -167,7 +167,7 @@ int cmd_diff(int argc, char **argv)
 		{ "input", required_argument, NULL, 'i' },
 		{ "comm", required_argument, NULL, 'c' },
 		{ "dso", required_argument, NULL, 'd' },
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		NAMES_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }

@@ -67,7 +67,7 @@ static void usage(void)
 	       "  -c, --comm NAME[,NAME..] only threads with these names\n"
 	       "  -d, --dso NAME[,NAME..]  only samples whose leaf is in these dsos (basenames)\n"
 	       RANK_USAGE
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n");
@@ -140,7 +140,7 @@ int cmd_export(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "format", required_argument, NULL, OPT_FORMAT },
 		WINDOW_LONG_OPTIONS,
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		NAMES_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		{ "help", no_argument, NULL, 'h' },

@@ -62,7 +62,7 @@ static void usage(void)
 	       "      --gpu-pc             weigh the GPU PC samples instead, each under the\n"
 	       "                           stack that launched its kernel: \"[kernel] NAME\",\n"
 	       "                           then its source line, then its stall reason\n"
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       "  -h, --help               show this help\n", DEFAULT_MIN_PERCENT);
@@ -170,7 +170,7 @@ int cmd_flame(int argc, char **argv)
 		{ "title", required_argument, NULL, OPT_TITLE },
 		{ "min-percent", required_argument, NULL, OPT_MIN_PERCENT },
 		{ "inline", no_argument, NULL, OPT_INLINE },
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		NAMES_LONG_OPTIONS,
 		{ "weight", required_argument, NULL, OPT_WEIGHT },
 		LINK_WINDOW_LONG_OPTION,

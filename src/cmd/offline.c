@@ -298,6 +298,9 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 		case OPT_NO_PYTHON_LINES:
 			a->funcs_flags &= ~(unsigned)FUNCS_PYTHON_LINES;
 			break;
+		case OPT_NO_KERNEL:
+			a->no_kernel = true;
+			break;
 		case OPT_SYMFS:
 			a->symfs = optarg;
 			break;
@@ -665,6 +668,8 @@ static bool loaded(struct offline_args *a, struct model *m)
 {
 	if (!a->status) {
 		model_python_view(m, a->python);
+		if (a->no_kernel)
+			model_hide_kernel(m);
 		return true;
 	}
 	if (a->status == OFFLINE_HELP)

@@ -25,8 +25,8 @@
 
 /* Long-only option values: the shared ones, then each command's from OPT_COMMAND. */
 enum {
-	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_JSON_FORMAT, OPT_SYMFS,
-	OPT_VERBOSE, OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_TIME, OPT_COMMAND
+	OPT_LINK_WINDOW = 256, OPT_PYTHON, OPT_NO_PYTHON_LINES, OPT_NO_KERNEL, OPT_JSON_FORMAT,
+	OPT_SYMFS, OPT_VERBOSE, OPT_RANK, OPT_ALIGN, OPT_START, OPT_END, OPT_TIME, OPT_COMMAND
 };
 
 /* -i: what every offline command that reads recordings says of it. */
@@ -73,15 +73,21 @@ enum {
 	"                           at most TIME away: 5ms, 200us, 1s or ns\n"   \
 	"                           (default 4 sampling periods)\n"
 
-/* The --python and --no-python-lines options report, flame and export share. */
-#define PYTHON_LONG_OPTIONS                                                    \
+/*
+ * Which frames the stacks show: --python, --no-python-lines and
+ * --no-kernel, which the commands that show stacks share.
+ */
+#define FRAME_LONG_OPTIONS                                                     \
 	{ "python", required_argument, NULL, OPT_PYTHON },                     \
-	{ "no-python-lines", no_argument, NULL, OPT_NO_PYTHON_LINES }
-#define PYTHON_USAGE                                                           \
+	{ "no-python-lines", no_argument, NULL, OPT_NO_PYTHON_LINES },         \
+	{ "no-kernel", no_argument, NULL, OPT_NO_KERNEL }
+#define FRAME_USAGE                                                            \
 	"      --python MODE        on: each Python frame in place of the\n"      \
 	"                           interpreter's C frame that runs it (default);\n" \
 	"                           off: native frames only; both: all frames\n"   \
-	"      --no-python-lines    one frame per Python function, not per line\n"
+	"      --no-python-lines    one frame per Python function, not per line\n" \
+	"      --no-kernel          without the kernel's frames ([kernel.kallsyms]):\n" \
+	"                           each stack from where it entered the kernel\n"
 
 /*
  * --start and --end, for export and script: a window of time after the
@@ -140,6 +146,7 @@ struct offline_args {
 	char *inputs_label;		/* the joined -i */
 	uint64_t window;		/* --link-window, or LINK_WINDOW_DEFAULT */
 	enum model_python_view python;	/* --python: MODEL_PYTHON_ON unless given */
+	bool no_kernel;			/* --no-kernel */
 	unsigned funcs_flags;		/* for funcs_init: FUNCS_PYTHON_LINES unless
 					   --no-python-lines; commands add theirs */
 	struct sample_filter filter;	/* --pid, --tid, --comm, --dso, --rank */
@@ -170,7 +177,7 @@ void offline_args_init(struct offline_args *a, const char *cmd, void (*usage)(vo
 /*
  * The next option for the command to handle itself, or -1 when there is
  * none: at the end, after --help, or on an error, printed with a->status
- * set. Handles -i, -h, --link-window, --python, --no-python-lines,
+ * set. Handles -i, -h, --link-window, --python, --no-python-lines, --no-kernel,
  * --format text|json, --start and --end (an empty window an error), the
  * filter options, getopt's errors and operands (up to operands.max kept,
  * the rest an error). shortopts starts with OFFLINE_SHORT_OPTIONS, or
@@ -181,7 +188,7 @@ int offline_next_option(struct offline_args *a, const char *shortopts,
 
 /*
  * Once the options are read: loads the inputs into m, its stacks in the
- * --python view, and returns true, or frees a and returns false with the
+ * --python view (and without kernel frames with --no-kernel), and returns true, or frees a and returns false with the
  * command's exit status in a->status. A truncated or damaged file only
  * gets a warning. Several recordings (-i repeated, or a directory's, by
  * name in natural order: rank9 before rank10) are merged into one model

@@ -75,7 +75,7 @@ static void usage(void)
 	       "  -n, --limit N            print at most N rows (default all); with\n"
 	       "                           --gpu-pc, N kernels and N lines of each\n"
 	       "      --inline             show inlined functions as their own frames\n"
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       NAMES_USAGE
 	       LINK_WINDOW_USAGE
 	       FORMAT_USAGE
@@ -227,7 +227,7 @@ int cmd_report(int argc, char **argv)
 		{ "time-buckets", required_argument, NULL, OPT_TIME_BUCKETS },
 		{ "limit", required_argument, NULL, 'n' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		NAMES_LONG_OPTIONS,
 		LINK_WINDOW_LONG_OPTION,
 		FORMAT_LONG_OPTION,

@@ -31,7 +31,7 @@ static void usage(void)
 	       TIME_USAGE
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as frames of their own\n"
-	       PYTHON_USAGE
+	       FRAME_USAGE
 	       NAMES_USAGE
 	       "  -h, --help               show this help\n");
 }
@@ -42,7 +42,7 @@ int cmd_script(int argc, char **argv)
 		INPUT_LONG_OPTIONS,
 		{ "output", required_argument, NULL, 'o' },
 		{ "inline", no_argument, NULL, OPT_INLINE },
-		PYTHON_LONG_OPTIONS,
+		FRAME_LONG_OPTIONS,
 		NAMES_LONG_OPTIONS,
 		WINDOW_LONG_OPTIONS,
 		{ "help", no_argument, NULL, 'h' },

@@ -28,6 +28,8 @@ struct counter_name {
 #define COUNTER_RECORDS_MALFORMED "records.malformed"
 #define COUNTER_PROCESSES_RECOVERED "processes.recovered"
 #define COUNTER_PROCESSES_UNRECOVERED "processes.unrecovered"
+/* The kernel's frames kept in sampled stacks (kernel time sampled, kernel callchains). */
+#define COUNTER_KERNEL_FRAMES "kernel.frames"
 /* UNWIND_COUNTER_PREFIX "<outcome>": samples by how their unwinding ended. */
 #define UNWIND_COUNTER_PREFIX "unwind."
 #define COUNTER_SYMBOLS_RESOLVED "symbols.resolved"
@@ -41,6 +43,8 @@ struct counter_name {
 #define COUNTER_SYMBOLS_CODE_KEPT "symbols.code-kept"
 #define COUNTER_SYMBOLS_CODE_BYTES "symbols.code-bytes"
 #define COUNTER_SYMBOLS_CODE_CUT "symbols.code-cut"
+/* Kernel addresses left unnamed: /proc/kallsyms gave zero addresses (kptr_restrict). */
+#define COUNTER_SYMBOLS_KERNEL_HIDDEN "symbols.kernel-hidden"
 
 /* The span channel's, counted by the recorder (src/record/ingest.c, ingest-packets.c). */
 #define TARGET_COUNTER_PREFIX "target."

@@ -16,6 +16,8 @@
 #define META_EVENT_CPU_CLOCK "cpu-clock"
 #define META_EVENT_TASK_CLOCK "task-clock"
 #define META_KERNEL_TIME "kernel-time"
+/* Whether the kernel frames kept were named (written at the end, when there were some). */
+#define META_KERNEL_FRAMES "kernel-frames"
 #define META_FREQUENCY "frequency"
 #define META_CALL_GRAPH "call-graph"
 #define META_STACK_SIZE "stack-size"

@@ -656,17 +656,29 @@ const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, u
 	return &m->t.symbols.v[m->loc_syms[loc].first];
 }
 
-bool model_loc_is_python(const struct model *m, uint32_t loc)
+/* Whether loc is in a dso with one of flags (enum tr_dso_flags). */
+static bool loc_in(const struct model *m, uint32_t loc, uint32_t flags)
 {
 	uint32_t dso = loc && loc <= m->t.locs.len ? m->t.locs.v[loc - 1].dso : 0;
 
-	return dso && dso <= m->t.dsos.len && (m->t.dsos.v[dso - 1].flags & TR_DSO_PYTHON);
+	return dso && dso <= m->t.dsos.len && (m->t.dsos.v[dso - 1].flags & flags);
 }
 
-static bool has_python(const struct model *m)
+bool model_loc_is_python(const struct model *m, uint32_t loc)
+{
+	return loc_in(m, loc, TR_DSO_PYTHON);
+}
+
+bool model_loc_is_kernel(const struct model *m, uint32_t loc)
+{
+	return loc_in(m, loc, TR_DSO_KERNEL);
+}
+
+/* Whether a dso has one of flags. */
+static bool has_dso(const struct model *m, uint32_t flags)
 {
 	for (size_t i = 0; i < m->t.dsos.len; i++)
-		if (m->t.dsos.v[i].flags & TR_DSO_PYTHON)
+		if (m->t.dsos.v[i].flags & flags)
 			return true;
 	return false;
 }
@@ -695,15 +707,17 @@ static uint32_t view_parent(const struct model *m, const struct tr_node *nodes,
 	return to[parent];
 }
 
-void model_python_view(struct model *m, enum model_python_view view)
+/*
+ * Rewrites the stack nodes into the Python view and, with no_kernel,
+ * without the kernel's frames; every row that names a node follows.
+ */
+static void rewrite_stacks(struct model *m, enum model_python_view view, bool no_kernel)
 {
 	struct tr_node *old = m->t.nodes.v;
 	size_t n = m->t.nodes.len;
 	uint32_t *to;			/* by old node id: its node in the view */
 	struct u64map ids = {0};	/* view parent << 32 | loc -> view node id */
 
-	if (view == MODEL_PYTHON_BOTH || !has_python(m))
-		return;
 	to = xcalloc(n + 1, sizeof(*to));
 	m->t.nodes.v = xcalloc(n, sizeof(*m->t.nodes.v));
 	m->t.nodes.len = 0;
@@ -711,7 +725,8 @@ void model_python_view(struct model *m, enum model_python_view view)
 	for (uint32_t node = 1; node <= n; node++) {
 		uint32_t loc = old[node - 1].loc, under, id;
 
-		if (view == MODEL_PYTHON_OFF && model_loc_is_python(m, loc)) {
+		if ((view == MODEL_PYTHON_OFF && model_loc_is_python(m, loc)) ||
+		    (no_kernel && model_loc_is_kernel(m, loc))) {
 			/* Dropped: what it called goes where it would have. */
 			to[node] = to[parent_of(old, node)];
 			continue;
@@ -727,9 +742,31 @@ void model_python_view(struct model *m, enum model_python_view view)
 
 		s->node = s->node <= n ? to[s->node] : 0;
 	}
+	for (size_t i = 0; i < m->t.offcpu.len; i++) {
+		struct tr_offcpu *o = &m->t.offcpu.v[i];
+
+		o->node = o->node <= n ? to[o->node] : 0;
+	}
+	for (size_t i = 0; i < m->folded_offcpu.v.len; i++) {
+		struct model_offcpu_sum *o = &m->folded_offcpu.v.v[i];
+
+		o->node = o->node <= n ? to[o->node] : 0;
+	}
 	u64map_free(&ids);
 	free(to);
 	free(old);
+}
+
+void model_python_view(struct model *m, enum model_python_view view)
+{
+	if (view != MODEL_PYTHON_BOTH && has_dso(m, TR_DSO_PYTHON))
+		rewrite_stacks(m, view, false);
+}
+
+void model_hide_kernel(struct model *m)
+{
+	if (has_dso(m, TR_DSO_KERNEL))
+		rewrite_stacks(m, MODEL_PYTHON_BOTH, true);
 }
 
 uint64_t model_time_zero(const struct model *m)

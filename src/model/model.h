@@ -367,6 +367,9 @@ const struct tr_symbol *model_loc_symbols(const struct model *m, uint32_t loc, u
 /* Whether loc is a Python frame: a location in a TR_DSO_PYTHON file. */
 bool model_loc_is_python(const struct model *m, uint32_t loc);
 
+/* Whether loc is a kernel frame: a location in a TR_DSO_KERNEL dso. */
+bool model_loc_is_kernel(const struct model *m, uint32_t loc);
+
 /* How the stacks show the Python frames merged into them. */
 enum model_python_view {
 	MODEL_PYTHON_ON,	/* each Python frame in place of the C frame running it */
@@ -375,14 +378,21 @@ enum model_python_view {
 };
 
 /*
- * Rewrites m's stack nodes, and the samples' leaf nodes, into that view: a
- * new prefix tree, identical stacks merged, parents first. Off drops the
+ * Rewrites m's stack nodes, and the leaf nodes of the samples and off-CPU
+ * intervals, into that view: a new prefix tree, identical stacks merged,
+ * parents first. Off drops the
  * Python frames; on hides a native frame wherever its child on the stack
  * is a Python frame (the interpreter's eval loop running it): one that ran
  * only Python frames stays a node that no sample ends in. A recording
  * without Python frames, and both, are left as they are.
  */
 void model_python_view(struct model *m, enum model_python_view view);
+/*
+ * The same without the kernel's frames (views' --no-kernel): each stack
+ * as its user part, the rows that ended in the kernel ending where it was
+ * entered. A recording without kernel frames is left as it is.
+ */
+void model_hide_kernel(struct model *m);
 
 /*
  * A thread's on-CPU time. With context switches recorded (TR_FEAT_OFFCPU),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "contract/meta.h"
 #include "format/tables.h"
 #include "symbols/symbols.h"
 #include "unwind/addrspace.h"
@@ -109,6 +110,10 @@ static void symbolize_loc(struct collector *c, struct symbolizer *sym, uint32_t 
 	}
 	n = symbolize(sym, addrspaces_dso(c->as, loc->dso), loc->addr, frames,
 		      SYM_MAX_INLINE);
+	if (n <= 0 && loc->dso == c->kernel_dso && symbolizer_kernel_hidden(sym)) {
+		c->counters[CNT_SYM_KERNEL_HIDDEN]++;
+		return;
+	}
 	if (n == -EPERM || n == -EFBIG) {
 		c->counters[CNT_SYM_REFUSED]++;
 		return;
@@ -200,6 +205,12 @@ void collector_finish(struct collector *c)
 {
 	name_locs(c, (uint32_t)c->locs.len, UINT64_MAX);
 	c->symbolized = true;
+	if (c->kernel_dso)
+		collector_meta(c, META_KERNEL_FRAMES,
+			       c->sym && symbolizer_kernel_hidden(c->sym)
+				       ? "kept, unnamed: /proc/kallsyms hid the kernel's addresses "
+					 "(kptr_restrict; root with kptr_restrict <= 1 sees them)"
+				       : "kept, named from /proc/kallsyms");
 }
 
 void collector_stats(const struct collector *c, struct collect_stats *st)

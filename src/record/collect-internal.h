@@ -30,6 +30,9 @@
 #define CUBIN_ROW_BYTES 16
 #define CUBIN_MAX_ONE (TR_CHUNK_MAX_RAW / 4)
 
+/* The dso of the kernel's frames, as perf names it. */
+#define KERNEL_DSO_PATH "[kernel.kallsyms]"
+
 enum counter {
 	CNT_SAMPLES,
 	CNT_LOST,
@@ -40,6 +43,7 @@ enum counter {
 	CNT_MALFORMED,
 	CNT_PROCESSES_RECOVERED,
 	CNT_PROCESSES_UNRECOVERED,
+	CNT_KERNEL_FRAMES,
 	CNT_UNWIND,	/* one per enum unwind_outcome */
 	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
 	CNT_SYM_UNRESOLVED,
@@ -50,6 +54,7 @@ enum counter {
 	CNT_SYM_CODE_KEPT,
 	CNT_SYM_CODE_BYTES,
 	CNT_SYM_CODE_CUT,
+	CNT_SYM_KERNEL_HIDDEN,
 	CNT_TARGET,	/* one per enum target_counter */
 	CNT_PYTHON = CNT_TARGET + TARGET_COUNTERS,	/* one per enum py_outcome */
 	CNT_PYTHON_FRAMES = CNT_PYTHON + PY_OUTCOMES,
@@ -95,6 +100,7 @@ struct collector {
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
 	struct u64map switch_why;	/* tid -> enum tr_offcpu_reason << 32 | node, at its switch-out */
 	struct u64map last_node;	/* tid -> leaf node of its last sample */
+	uint32_t kernel_dso;		/* KERNEL_DSO_PATH's id, once a kernel frame came */
 	struct u64map comms;		/* tid -> string id of its name */
 	struct u64map live_threads;	/* pid -> threads not yet exited */
 	struct u64map unrecoverable;	/* pid -> 1 when sampled unannounced and not in /proc */

@@ -67,6 +67,31 @@ static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
 	return intern_loc_at(c, m ? m->dso->id : 0, m ? map_to_elf_addr(m, ip) : ip, &added);
 }
 
+static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc);
+
+/*
+ * Interns the kernel's frames kips[0 .. n), innermost first, under node:
+ * locs of the kernel's dso at their absolute addresses, return addresses
+ * less one as a caller's frame is, named from /proc/kallsyms at the end.
+ */
+static uint32_t intern_kernel(struct collector *c, uint32_t node, const uint64_t *kips,
+			      size_t n)
+{
+	bool added;
+
+	if (n && !c->kernel_dso) {
+		c->kernel_dso = addrspaces_add_dso(c->as, KERNEL_DSO_PATH, TR_DSO_KERNEL);
+		collector_sync_dsos(c);
+	}
+	for (size_t i = n; i; i--) {
+		uint64_t addr = i > 1 ? kips[i - 1] - 1 : kips[0];
+
+		node = intern_node(c, node, intern_loc_at(c, c->kernel_dso, addr, &added));
+	}
+	c->counters[CNT_KERNEL_FRAMES] += n;
+	return node;
+}
+
 static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
 {
 	uint64_t key = (uint64_t)parent << 32 | loc, id;
@@ -291,7 +316,8 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 	struct rec_sample s;
 	struct tr_sample *row;
 	uint32_t node = 0, group;
-	size_t n = 0;
+	const uint64_t *kips;
+	size_t n = 0, nkernel;
 
 	if (rec_parse_sample(c->layout, h, &s)) {
 		c->counters[CNT_MALFORMED]++;
@@ -308,8 +334,9 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		outcome = unwind(c->unwinder, &us, c->ips, &n);
 	}
 	c->counters[CNT_UNWIND + outcome]++;
+	nkernel = rec_callchain_kernel(s.callchain, s.callchain_nr, &kips);
 	/* Never drop a sample: with no frame at all, keep the sampled ip. */
-	if (!n && s.ip) {
+	if (!n && !nkernel && s.ip) {
 		c->ips[0] = s.ip;
 		n = 1;
 	}
@@ -324,6 +351,7 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		if (group && py->eval_at[group - 1] == n)
 			node = intern_python_group(c, node, py, --group);
 	}
+	node = intern_kernel(c, node, kips, nkernel);
 
 	row = VEC_PUSH(&c->cur->samples);
 	row->ts = s.time;

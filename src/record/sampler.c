@@ -133,10 +133,12 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	/*
 	 * The kernel's frame-pointer chain in either mode: with DWARF, it
-	 * goes on where a stack deeper than the copy ends it.
+	 * goes on where a stack deeper than the copy ends it. Where kernel
+	 * time is sampled, the kernel's own frames come first in it: the
+	 * functions a sample in a system call or fault was taken in.
 	 */
 	a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-	a->exclude_callchain_kernel = 1;
+	a->exclude_callchain_kernel = !kernel;
 	if (o->method == UNWIND_DWARF) {
 		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
 		a->sample_regs_user = unwind_regs_mask(UNWIND_DWARF);

@@ -87,7 +87,7 @@ static char *command_line(const struct session *se)
 static const char *kernel_time(const struct session *se)
 {
 	if (sampler_samples_kernel(se->sampler))
-		return "sampled, charged to the calling user stack";
+		return "sampled, the kernel's frames above the calling user stack";
 	if (se->o->user_only)
 		return "not sampled (':u' asked for user time only)";
 	return "not sampled: refused; root, CAP_PERFMON or perf_event_paranoid <= 1 allows it";

@@ -21,6 +21,7 @@
 #include "symbols/demangle.h"
 #include "symbols/rust-demangle.h"
 #include "symbols/jitmap.h"
+#include "symbols/kallsyms.h"
 #include "symbols/symindex.h"
 #include "util/eh-hdr.h"
 #include "util/hashmap.h"
@@ -61,6 +62,8 @@ struct symbolizer {
 	VEC(struct jitmap) jits;
 	VEC(int) jit_errs;		/* what loading each map gave */
 	uint64_t jit_maps_cut;
+	struct kallsyms kernel;		/* read at the first kernel address */
+	int kernel_err;			/* 1 before then; what reading it gave */
 	struct demangler demangler;
 };
 
@@ -79,6 +82,7 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 int symbolizer_new(struct symbolizer **s)
 {
 	*s = xcalloc(1, sizeof(**s));
+	(*s)->kernel_err = 1;
 	return 0;
 }
 
@@ -104,6 +108,7 @@ void symbolizer_free(struct symbolizer *s)
 		jitmap_free(&s->jits.v[i]);
 	VEC_FREE(&s->jits);
 	VEC_FREE(&s->jit_errs);
+	kallsyms_free(&s->kernel);
 	u64map_free(&s->jit_index);
 	strtab_free(&s->dso_keys);
 	strtab_free(&s->strs);
@@ -587,6 +592,27 @@ uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s)
 	return s->jit_maps_cut;
 }
 
+/* A kernel address by /proc/kallsyms, read once: the function only. */
+static int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *f)
+{
+	uint32_t name;
+
+	if (s->kernel_err == 1)
+		s->kernel_err = kallsyms_load(&s->kernel, KALLSYMS_PATH, &s->strs);
+	if (s->kernel_err)
+		return s->kernel_err;
+	name = kallsyms_find(&s->kernel, addr);
+	if (!name)
+		return 0;
+	*f = (struct sym_frame){ .func = strtab_get(&s->strs, name) };
+	return 1;
+}
+
+bool symbolizer_kernel_hidden(const struct symbolizer *s)
+{
+	return !s->kernel_err && kallsyms_hidden(&s->kernel);
+}
+
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max)
 {
@@ -599,7 +625,7 @@ int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	if (dso->flags & TR_DSO_ANON)
 		return symbolize_jit(s, dso, addr, frames);
 	if (dso->flags & TR_DSO_KERNEL)
-		return 0;
+		return symbolize_kernel(s, addr, frames);
 	d = lookup_dso(s, dso);
 	if (d->err)
 		return d->err;

@@ -14,6 +14,7 @@
  * open is not read (symbols.c, dwarf_usable).
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "unwind/addrspace.h"
@@ -42,8 +43,10 @@ void symbolizer_free(struct symbolizer *s);
  * TR_DSO_ANON addresses are looked up in /tmp/perf-PID.map (read once per
  * pid, owned by dso->uid, root or us, see jitmap_load; 0 without one, -EPERM
  * when it was refused), TR_DSO_VDSO ones (offsets from the vdso's start) in
- * this process's vdso, and TR_DSO_KERNEL ones give 0. Strings stay valid
- * until symbolizer_free. A symbolizer is for one thread at a time.
+ * this process's vdso, and TR_DSO_KERNEL ones (absolute kernel addresses)
+ * by this machine's /proc/kallsyms, read once (0 when it hides them).
+ * Strings stay valid until symbolizer_free. A symbolizer is for one thread
+ * at a time.
  */
 int symbolize(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 	      struct sym_frame *frames, int max);
@@ -68,6 +71,8 @@ struct sym_code {
  */
 int symbolizer_code(struct symbolizer *s, const struct dso_info *dso, uint64_t addr,
 		    struct sym_code *code);
+/* Whether /proc/kallsyms, once read, hid every address (kptr_restrict). */
+bool symbolizer_kernel_hidden(const struct symbolizer *s);
 
 /* The ELF files read so far: one per build-id (symbols.c, file_of). */
 uint64_t symbolizer_files_read(const struct symbolizer *s);

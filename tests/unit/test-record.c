@@ -482,7 +482,7 @@ static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uin
 }
 
 /* Writes feed_run's records through a collector and reads the file back. */
-static int record_and_load(struct tr_tables *t, bool *ended)
+static int record_feed_load(struct tr_tables *t, bool *ended, void (*feed_fn)(struct collector *))
 {
 	struct rec_layout layout = { .sample_type = FP_TYPE };
 	char path[] = "/tmp/gtrace-test-record.XXXXXX";
@@ -497,7 +497,7 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 	if (chunk_writer_start(&cw, w) || collector_new(&c, UNWIND_FP, &layout, cw))
 		return -1;
 	collector_meta(c, "command", "app");
-	feed_run(c);
+	feed_fn(c);
 	collector_end_offcpu(c, 6000);
 	collector_finish(c);
 	collector_flush(c, true);
@@ -508,6 +508,95 @@ static int record_and_load(struct tr_tables *t, bool *ended)
 	got = readback_tables(path, t, ended);
 	unlink(path);
 	return got;
+}
+
+static int record_and_load(struct tr_tables *t, bool *ended)
+{
+	return record_feed_load(t, ended, feed_run);
+}
+
+/* A sample taken in a system call: the kernel's chain, then the user's. */
+static void feed_kernel_sample(struct collector *c)
+{
+	static const uint64_t chain[] = {
+		PERF_CONTEXT_KERNEL, 0xffffffff81000100, 0xffffffff81000200,
+		PERF_CONTEXT_USER, 0x400100, 0x400200,
+	};
+	struct rec r;
+
+	collector_add_process(c, 100, "app", 1000);
+	rec_start(&r, PERF_RECORD_SAMPLE, PERF_RECORD_MISC_KERNEL);
+	rec_put(&r, chain[1]);
+	rec_put(&r, (uint64_t)100 << 32 | 100);
+	rec_put(&r, 2000);
+	rec_put(&r, 0);
+	rec_put(&r, 1000);
+	rec_put(&r, sizeof(chain) / sizeof(chain[0]));
+	for (size_t i = 0; i < sizeof(chain) / sizeof(chain[0]); i++)
+		rec_put(&r, chain[i]);
+	feed(c, &r, 2000);
+}
+
+/* The kernel's frames go inside the user stack, under the kernel's dso, callers less one. */
+static void test_collect_kernel_frames(void)
+{
+	struct tr_tables t = {0};
+	uint32_t node, dsos[4], k = 0;
+	uint64_t addrs[4];
+	bool ended;
+
+	CHECK(record_feed_load(&t, &ended, feed_kernel_sample) == 0);
+	CHECK_EQ_U64(t.samples.len, 1);
+	if (t.samples.len != 1)
+		goto out;
+	for (node = t.samples.v[0].node; node && k < 4; node = t.nodes.v[node - 1].parent) {
+		const struct tr_loc *loc = &t.locs.v[t.nodes.v[node - 1].loc - 1];
+
+		dsos[k] = loc->dso;
+		addrs[k++] = loc->addr;
+	}
+	/* The user part goes as far as the unwinder gets without maps: its first frame. */
+	CHECK(k >= 3);
+	CHECK(node == 0);
+	if (k < 3)
+		goto out;
+	CHECK_EQ_U64(addrs[0], 0xffffffff81000100);
+	CHECK_EQ_U64(addrs[1], 0xffffffff81000200 - 1);
+	CHECK(dsos[0] == dsos[1] && dsos[0] != 0 && dsos[0] <= t.dsos.len);
+	CHECK(dsos[0] && (t.dsos.v[dsos[0] - 1].flags & TR_DSO_KERNEL));
+	CHECK_STREQ(t.strings.v[t.dsos.v[dsos[0] - 1].path - 1], "[kernel.kallsyms]");
+	/* The user part, outside any map here: absolute addresses under dso 0. */
+	CHECK_EQ_U64(dsos[2], 0);
+	CHECK_EQ_U64(addrs[2], 0x400100);
+	CHECK_EQ_U64(readback_counter(&t, "kernel.frames"), 2);
+out:
+	tr_tables_free(&t);
+}
+
+/* The kernel's part of a callchain: after PERF_CONTEXT_KERNEL, up to the next marker. */
+static void test_callchain_kernel(void)
+{
+	static const uint64_t both[] = {
+		PERF_CONTEXT_KERNEL, 0xffffffff81000100, 0xffffffff81000200, PERF_CONTEXT_USER, 0x400100,
+	};
+	static const uint64_t user[] = { PERF_CONTEXT_USER, 0x400100, 0x400200 };
+	static const uint64_t kernel_only[] = { PERF_CONTEXT_KERNEL, 0xffffffff81000100 };
+	static const uint64_t marker_last[] = { 0x1, PERF_CONTEXT_KERNEL };
+	static const uint64_t guest[] = {
+		PERF_CONTEXT_KERNEL, 0xffffffff81000100, PERF_CONTEXT_GUEST_KERNEL, 0xffffffff81000300,
+	};
+	const uint64_t *k;
+
+	CHECK_EQ_U64(rec_callchain_kernel(both, 5, &k), 2);
+	CHECK(k == both + 1);
+	CHECK_EQ_U64(rec_callchain_kernel(user, 3, &k), 0);
+	CHECK(k == NULL);
+	CHECK_EQ_U64(rec_callchain_kernel(kernel_only, 2, &k), 1);
+	CHECK_EQ_U64(rec_callchain_kernel(marker_last, 2, &k), 0);
+	CHECK_EQ_U64(rec_callchain_kernel(guest, 4, &k), 1);
+	/* A count past the chain's end is the caller's to bound: 0 entries read none. */
+	CHECK_EQ_U64(rec_callchain_kernel(both, 0, &k), 0);
+	CHECK_EQ_U64(rec_callchain_kernel(NULL, 4, &k), 0);
 }
 
 static bool is_offcpu(const struct tr_offcpu *o, uint32_t tid, uint64_t start, uint64_t end)
@@ -704,6 +793,8 @@ int main(void)
 	RUN(test_copy_sample_trims_stack);
 	RUN(test_parse_rejects_short_records);
 	RUN(test_parse_callchain_sample);
+	RUN(test_callchain_kernel);
+	RUN(test_collect_kernel_frames);
 	RUN(test_parse_id_trailer);
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_compaction_keeps_records);

@@ -26,6 +26,7 @@
 #include "format/tables.h"
 #include "symbols/demangle.h"
 #include "symbols/jitmap.h"
+#include "symbols/kallsyms.h"
 #include "symbols/symbols.h"
 #include "symbols/symindex.h"
 #include "test.h"
@@ -402,7 +403,8 @@ static void test_unknown_address(void)
 	uint64_t addr;
 
 	CHECK(symbolizer_new(&s) == 0);
-	CHECK(symbolize(s, &dso, 0xffffffff81000000ull, &frame, 1) == 0);
+	/* Below every kernel symbol (or none read: kallsyms hidden) */
+	CHECK(symbolize(s, &dso, 0x1000, &frame, 1) == 0);
 	CHECK(locate((const void *)plain_function, &dso, &addr));
 	CHECK(symbolize(s, &dso, 0, &frame, 1) == 0);
 	symbolizer_free(s);
@@ -547,6 +549,73 @@ static void test_jit_map_cut(void)
 	CHECK_EQ_U64(jitmap_find(&m, 0x2000), 0);
 	CHECK_EQ_U64(jitmap_find(&m, 0x3000), 0);
 	jitmap_free(&m);
+	strtab_free(&names);
+	unlink(path);
+	free(long_line);
+}
+
+/* /proc/kallsyms' lines: code kept, the rest skipped, hostile lines survived. */
+static void test_kallsyms_parse(void)
+{
+	static const char text[] =
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 t do_nanosleep\n"
+		"ffffffff81000200 D some_data\n"
+		"ffffffff81000300 W weak_one\t[some_module]\n"
+		"not a line at all\n"
+		"ffffffff81000400 T\n"
+		"\n"
+		"ffffffff81000500 T last_without_newline";
+	struct strtab names = { 0 };
+	struct kallsyms k = { 0 };
+
+	/* Not final: the last line, without its newline, waits. */
+	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, false, &names),
+		     strrchr(text, '\n') + 1 - text);
+	CHECK_EQ_U64(k.syms.len, 3);
+	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, true, &names), sizeof(text) - 1);
+	CHECK_EQ_U64(k.syms.len, 3 + 4);
+	kallsyms_free(&k);
+
+	/* Hidden: every address 0, as kptr_restrict shows them. */
+	CHECK_EQ_U64(kallsyms_parse(&k, "0000000000000000 T _stext\n0000000000000000 t x\n", 50,
+				    true, &names), 50);
+	CHECK(kallsyms_hidden(&k));
+	CHECK_EQ_U64(kallsyms_find(&k, 0xffffffff81000000), 0);
+	kallsyms_free(&k);
+	strtab_free(&names);
+}
+
+/* A file read whole: sorted, found at or below, a line too long to be a symbol skipped. */
+static void test_kallsyms_load(void)
+{
+	char path[64], *long_line = malloc(3 * KALLSYMS_MAX_LINE);
+	struct strtab names = { 0 };
+	struct kallsyms k = { 0 };
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/gtrace-kallsyms-%u", (unsigned)getpid());
+	f = fopen(path, "w");
+	CHECK(f != NULL && long_line != NULL);
+	if (!f || !long_line) {
+		free(long_line);
+		return;
+	}
+	memset(long_line, 'x', 3 * KALLSYMS_MAX_LINE - 1);
+	memcpy(long_line, "ffffffff81000050 T ", 19);
+	long_line[3 * KALLSYMS_MAX_LINE - 1] = '\0';
+	fprintf(f, "ffffffff81000100 T second\n%s\nffffffff81000000 T first\n"
+		"ffffffff81000200 t third", long_line);
+	CHECK(fclose(f) == 0);
+	CHECK_EQ_U64(kallsyms_load(&k, path, &names), 0);
+	CHECK_EQ_U64(k.syms.len, 3);
+	CHECK(!kallsyms_hidden(&k));
+	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000010)), "first");
+	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000100)), "second");
+	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000fff)), "third");
+	CHECK_EQ_U64(kallsyms_find(&k, 0xffffffff80000000), 0);
+	CHECK(kallsyms_load(&k, "/nonexistent/kallsyms", &names) == -ENOENT);
+	kallsyms_free(&k);
 	strtab_free(&names);
 	unlink(path);
 	free(long_line);
@@ -744,6 +813,8 @@ int main(void)
 	RUN(test_jit_map);
 	RUN(test_jit_map_refused);
 	RUN(test_jit_map_cut);
+	RUN(test_kallsyms_parse);
+	RUN(test_kallsyms_load);
 	RUN(test_demangle);
 	RUN(test_vdso);
 	RUN(test_index_like_addrinfo);

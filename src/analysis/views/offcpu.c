@@ -51,14 +51,6 @@ static const struct {
 	{ "kernel_wait4", "child" },
 };
 
-static bool kernel_loc(const struct model *m, uint32_t node)
-{
-	uint32_t loc = m->t.nodes.v[node - 1].loc;
-	uint32_t dso = loc && loc <= m->t.locs.len ? m->t.locs.v[loc - 1].dso : 0;
-
-	return dso && dso <= m->t.dsos.len && (m->t.dsos.v[dso - 1].flags & TR_DSO_KERNEL);
-}
-
 /* The wait the stack's innermost kernel frame of kernel_waits names, or NULL. */
 static const char *kernel_wait(const struct funcs *f, uint32_t node)
 {
@@ -68,7 +60,7 @@ static const char *kernel_wait(const struct funcs *f, uint32_t node)
 		const uint32_t *funcs;
 		uint32_t n;
 
-		if (!kernel_loc(m, node))
+		if (!model_loc_is_kernel(m, m->t.nodes.v[node - 1].loc))
 			continue;
 		funcs = funcs_of_node(f, node, &n);
 		for (uint32_t i = 0; i < n; i++) {
