@@ -403,7 +403,7 @@ static void test_unknown_address(void)
 	uint64_t addr;
 
 	CHECK(symbolizer_new(&s) == 0);
-	/* Below every kernel symbol (or none read: kallsyms hidden) */
+	/* Below every kernel symbol, or with none read (kallsyms hidden): no name. */
 	CHECK(symbolize(s, &dso, 0x1000, &frame, 1) == 0);
 	CHECK(locate((const void *)plain_function, &dso, &addr));
 	CHECK(symbolize(s, &dso, 0, &frame, 1) == 0);
@@ -566,6 +566,7 @@ static void test_kallsyms_parse(void)
 		"ffffffff81000400 T\n"
 		"\n"
 		"ffffffff81000500 T last_without_newline";
+	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
 	struct strtab names = { 0 };
 	struct kallsyms k = { 0 };
 
@@ -578,8 +579,8 @@ static void test_kallsyms_parse(void)
 	kallsyms_free(&k);
 
 	/* Hidden: every address 0, as kptr_restrict shows them. */
-	CHECK_EQ_U64(kallsyms_parse(&k, "0000000000000000 T _stext\n0000000000000000 t x\n", 50,
-				    true, &names), 50);
+	CHECK_EQ_U64(kallsyms_parse(&k, hidden, sizeof(hidden) - 1, true, &names),
+		     sizeof(hidden) - 1);
 	CHECK(kallsyms_hidden(&k));
 	CHECK_EQ_U64(kallsyms_find(&k, 0xffffffff81000000), 0);
 	kallsyms_free(&k);
