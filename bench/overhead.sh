@@ -10,10 +10,15 @@
 #   total     the whole command, with the recorder's start and finish
 #   bytes/sample  the file's size over the samples in it
 #
+# gtrace-nosw is gtrace without the samples of each context switch out
+# (--no-switch-stacks), which give report --off-cpu the stack a thread
+# went off the CPU in: the difference is their cost.
+#
 # Then the threads workload (four threads that sleep and spin, for
-# TARGET_SECONDS) recorded by gtrace and perf --call-graph dwarf once
-# each: its file's bytes per sample, where off-CPU intervals cost as much
-# as the samples on a machine with fewer CPUs than threads.
+# TARGET_SECONDS) recorded by gtrace (and gtrace --no-switch-stacks) and
+# perf --call-graph dwarf once each: its file's bytes per sample, where
+# off-CPU intervals cost as much as the samples on a machine with fewer
+# CPUs than threads, and the whole command's time.
 #
 # usage: bench/overhead.sh   (FREQ=999 REPEAT=3 TARGET_SECONDS=5 BUILD=build)
 
@@ -30,7 +35,7 @@ target=$WORKLOADS/hot-nofp
 loops=$(awk -v s="$TARGET_SECONDS" '/^hot: / { print int(500 * s / $(NF - 1)) }' "$WORK/calibrate")
 workload="$target --loops $loops"
 
-setups=(none perf-fp perf-dwarf gtrace)
+setups=(none perf-fp perf-dwarf gtrace gtrace-nosw)
 # command SETUP OUT: the command line of a set-up writing to OUT.
 command_of() {
 	case $1 in
@@ -38,6 +43,7 @@ command_of() {
 	perf-fp) echo "$PERF record -q -F $FREQ -g -o $2 -- $workload" ;;
 	perf-dwarf) echo "$PERF record -q -F $FREQ --call-graph dwarf -o $2 -- $workload" ;;
 	gtrace) echo "$GTRACE record -q -F $FREQ -o $2 -- $workload" ;;
+	gtrace-nosw) echo "$GTRACE record -q -F $FREQ --no-switch-stacks -o $2 -- $workload" ;;
 	esac
 }
 
@@ -72,7 +78,7 @@ for setup in "${setups[@]}"; do
 	case $setup in
 	none) samples=- bytes=- ;;
 	perf-*) samples=$(perf_samples "$out") bytes=$(file_size "$out") ;;
-	gtrace) samples=$(gtrace_samples "$out") bytes=$(file_size "$out") ;;
+	gtrace*) samples=$(gtrace_samples "$out") bytes=$(file_size "$out") ;;
 	esac
 	awk -v s="$setup" -v t="$target_s" -v b="$base" -v tot="$total_s" -v n="$samples" -v sz="$bytes" 'BEGIN {
 		per = (n + 0 > 0) ? sprintf("%.1f", sz / n) : "-"
@@ -80,18 +86,29 @@ for setup in "${setups[@]}"; do
 done
 
 threads="$WORKLOADS/threads $TARGET_SECONDS"
-say "$GTRACE record -q -F $FREQ -o OUT -- $threads"
-"$GTRACE" record -q -F "$FREQ" -o "$WORK/threads.gtrace" -- $threads >/dev/null 2>&1 ||
-	{ echo "bench: gtrace record of the threads workload failed" >&2; exit 1; }
-say "$PERF record -q -F $FREQ --call-graph dwarf -o OUT -- $threads"
-"$PERF" record -q -F "$FREQ" --call-graph dwarf -o "$WORK/threads.perf" -- $threads >/dev/null 2>&1 ||
-	{ echo "bench: perf record of the threads workload failed" >&2; exit 1; }
-printf '\n%-11s %9s %11s %13s\n' threads samples bytes bytes/sample
-for setup in gtrace perf-dwarf; do
-	case $setup in
-	gtrace) out=$WORK/threads.gtrace samples=$(gtrace_samples "$out") ;;
-	perf-dwarf) out=$WORK/threads.perf samples=$(perf_samples "$out") ;;
+# threads_command SETUP OUT: the command line recording the threads workload to OUT.
+threads_command() {
+	case $1 in
+	gtrace) echo "$GTRACE record -q -F $FREQ -o $2 -- $threads" ;;
+	gtrace-nosw) echo "$GTRACE record -q -F $FREQ --no-switch-stacks -o $2 -- $threads" ;;
+	perf-dwarf) echo "$PERF record -q -F $FREQ --call-graph dwarf -o $2 -- $threads" ;;
 	esac
-	awk -v s="$setup" -v n="$samples" -v sz="$(file_size "$out")" 'BEGIN {
-		printf "%-11s %9s %11s %13.1f\n", s, n, sz, (n > 0 ? sz / n : 0) }'
+}
+for setup in gtrace gtrace-nosw perf-dwarf; do
+	say "$(threads_command "$setup" OUT)"
+	start=$(now)
+	# shellcheck disable=SC2091 # runs the command line, split into words
+	$(threads_command "$setup" "$WORK/threads.$setup") >/dev/null 2>&1 ||
+		{ echo "bench: $setup's record of the threads workload failed" >&2; exit 1; }
+	awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }' >"$WORK/threads.$setup.s"
+done
+printf '\n%-11s %9s %9s %11s %13s\n' threads total-s samples bytes bytes/sample
+for setup in gtrace gtrace-nosw perf-dwarf; do
+	out=$WORK/threads.$setup
+	case $setup in
+	gtrace*) samples=$(gtrace_samples "$out") ;;
+	perf-dwarf) samples=$(perf_samples "$out") ;;
+	esac
+	awk -v s="$setup" -v t="$(cat "$out.s")" -v n="$samples" -v sz="$(file_size "$out")" 'BEGIN {
+		printf "%-11s %9.3f %9s %11s %13.1f\n", s, t, n, sz, (n > 0 ? sz / n : 0) }'
 done

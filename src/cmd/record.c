@@ -61,6 +61,10 @@ static void usage(FILE *out)
 		"                           (root, CAP_PERFMON, perf_event_paranoid <= 1),\n"
 		"                           with the kernel's frames above the calling\n"
 		"                           stack; ':u': user time only\n"
+		"      --no-switch-stacks   do not sample each context switch out for the\n"
+		"                           stack a thread went off the CPU in (taken where\n"
+		"                           kernel time is, report --off-cpu shows them);\n"
+		"                           off-CPU time keeps the last sample's stack\n"
 		"      --call-graph MODE    dwarf[,SIZE]: unwind a copy of SIZE bytes of each\n"
 		"                           stack (default dwarf,%d; at most %d);\n"
 		"                           fp: follow frame pointers\n"
@@ -176,6 +180,7 @@ enum {
 	OPT_GPU_CUBIN_MAX,
 	OPT_METRICS_INTERVAL,
 	OPT_NO_METRICS,
+	OPT_NO_SWITCH_STACKS,
 };
 
 /* Returns -1 to go on recording, else the exit status to end with. */
@@ -196,6 +201,7 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 		{ "gpu-cubin-max", required_argument, NULL, OPT_GPU_CUBIN_MAX },
 		{ "metrics-interval", required_argument, NULL, OPT_METRICS_INTERVAL },
 		{ "no-metrics", no_argument, NULL, OPT_NO_METRICS },
+		{ "no-switch-stacks", no_argument, NULL, OPT_NO_SWITCH_STACKS },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -300,6 +306,9 @@ static int parse_options(int argc, char **argv, struct record_opts *o)
 			break;
 		case OPT_NO_METRICS:
 			no_metrics = true;
+			break;
+		case OPT_NO_SWITCH_STACKS:
+			o->no_switch_stacks = true;
 			break;
 		case 'q':
 			quiet = 1;

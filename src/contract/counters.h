@@ -30,6 +30,8 @@ struct counter_name {
 #define COUNTER_PROCESSES_UNRECOVERED "processes.unrecovered"
 /* The kernel's frames kept in sampled stacks (kernel time sampled, kernel callchains). */
 #define COUNTER_KERNEL_FRAMES "kernel.frames"
+/* Context switches out sampled with their stack: where off-CPU intervals start. */
+#define COUNTER_SWITCH_STACKS "switch-stacks"
 /* UNWIND_COUNTER_PREFIX "<outcome>": samples by how their unwinding ended. */
 #define UNWIND_COUNTER_PREFIX "unwind."
 #define COUNTER_SYMBOLS_RESOLVED "symbols.resolved"

@@ -44,6 +44,7 @@ enum counter {
 	CNT_PROCESSES_RECOVERED,
 	CNT_PROCESSES_UNRECOVERED,
 	CNT_KERNEL_FRAMES,
+	CNT_SWITCH_STACKS,
 	CNT_UNWIND,	/* one per enum unwind_outcome */
 	CNT_SYM_RESOLVED = CNT_UNWIND + UNWIND_OUTCOMES,
 	CNT_SYM_UNRESOLVED,
@@ -100,6 +101,7 @@ struct collector {
 	struct u64map switched_out;	/* tid -> time it went off the CPU, 0 if running */
 	struct u64map switch_why;	/* tid -> enum tr_offcpu_reason << 32 | node, at its switch-out */
 	struct u64map last_node;	/* tid -> leaf node of its last sample */
+	struct u64map switch_node;	/* tid -> leaf node of its switch's sample, till its switch-out */
 	uint32_t kernel_dso;		/* KERNEL_DSO_PATH's id, once a kernel frame came */
 	struct u64map comms;		/* tid -> string id of its name */
 	struct u64map live_threads;	/* pid -> threads not yet exited */

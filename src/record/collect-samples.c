@@ -307,6 +307,20 @@ static void unwind_sample_of(const struct collector *c, const struct rec_sample 
 	us->callchain_len = s->callchain_nr;
 }
 
+/*
+ * A context switch's sample: its stack is where the thread goes off the
+ * CPU, kept for the switch-out record that follows it on the same ring.
+ * Not a sample of time: no row, no unwind or Python count.
+ */
+static void take_switch_stack(struct collector *c, const struct rec_sample *s, size_t n,
+			      const uint64_t *kips, size_t nkernel)
+{
+	uint32_t node = intern_stack(c, s->pid, n);
+
+	u64map_put(&c->switch_node, s->tid, intern_kernel(c, node, kips, nkernel));
+	c->counters[CNT_SWITCH_STACKS]++;
+}
+
 void collector_take_sample(struct collector *c, const struct perf_event_header *h)
 {
 	const struct unwind_job *job = c->next_job < c->njobs ? &c->jobs[c->next_job++] : NULL;
@@ -333,8 +347,12 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		unwind_sample_of(c, &s, &us);
 		outcome = unwind(c->unwinder, &us, c->ips, &n);
 	}
-	c->counters[CNT_UNWIND + outcome]++;
 	nkernel = rec_callchain_kernel(s.callchain, s.callchain_nr, &kips);
+	if (rec_is_switch_sample(c->layout, &s)) {
+		take_switch_stack(c, &s, n, kips, nkernel);
+		return;
+	}
+	c->counters[CNT_UNWIND + outcome]++;
 	/* Never drop a sample: with no frame at all, keep the sampled ip. */
 	if (!n && !nkernel && s.ip) {
 		c->ips[0] = s.ip;
@@ -370,7 +388,8 @@ void collector_arrived(void *arg, const struct perf_event_header *h, uint64_t ti
 	struct rec_sample s;
 	const char *found;
 
-	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(c->layout, h, &s))
+	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(c->layout, h, &s) ||
+	    rec_is_switch_sample(c->layout, &s))
 		return;
 	(void)time;
 	pyreader_snapshot(c->python, s.pid, s.tid, s.time, &found);

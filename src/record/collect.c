@@ -29,6 +29,7 @@ static const char *const fixed_counter_names[CNT_UNWIND] = {
 	[CNT_PROCESSES_RECOVERED] = COUNTER_PROCESSES_RECOVERED,
 	[CNT_PROCESSES_UNRECOVERED] = COUNTER_PROCESSES_UNRECOVERED,
 	[CNT_KERNEL_FRAMES] = COUNTER_KERNEL_FRAMES,
+	[CNT_SWITCH_STACKS] = COUNTER_SWITCH_STACKS,
 };
 
 static const char *const symbol_counter_names[] = {
@@ -122,6 +123,7 @@ static void thread_died(struct collector *c, uint32_t pid, uint32_t tid)
 	u64map_put(&c->switched_out, tid, 0);
 	u64map_put(&c->switch_why, tid, 0);
 	u64map_put(&c->last_node, tid, 0);
+	u64map_put(&c->switch_node, tid, 0);
 	unwinder_forget_thread(c->unwinder, tid);
 	u64map_get(&c->live_threads, pid, &n);
 	if (n > 1) {
@@ -297,7 +299,10 @@ static void on_switch(struct collector *c, const struct perf_event_header *h, ui
 					  TR_OFFCPU_PREEMPTED : TR_OFFCPU_BLOCKED;
 		uint64_t node = 0;
 
-		u64map_get(&c->last_node, id.tid, &node);
+		/* Where it went off, sampled at the switch; else where it last ran. */
+		if (!u64map_get(&c->switch_node, id.tid, &node) || !node)
+			u64map_get(&c->last_node, id.tid, &node);
+		u64map_put(&c->switch_node, id.tid, 0);
 		u64map_put(&c->switched_out, id.tid, ts);
 		u64map_put(&c->switch_why, id.tid, reason << 32 | node);
 	} else if (u64map_get(&c->switched_out, id.tid, &out) && out) {
@@ -427,6 +432,7 @@ void collector_free(struct collector *c)
 	u64map_free(&c->switched_out);
 	u64map_free(&c->switch_why);
 	u64map_free(&c->last_node);
+	u64map_free(&c->switch_node);
 	u64map_free(&c->comms);
 	u64map_free(&c->live_threads);
 	u64map_free(&c->unrecoverable);

@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "util/sorted.h"
+
 /* The sample fields this parser knows, in the order the kernel writes them. */
 #define KNOWN_SAMPLE_BITS                                                      \
 	(PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID |           \
@@ -63,7 +65,7 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		return -EINVAL;
 	words_init(&w, h);
 	if (type & PERF_SAMPLE_IDENTIFIER)
-		words_next(&w);
+		s->id = words_next(&w);
 	if (type & PERF_SAMPLE_IP)
 		s->ip = words_next(&w);
 	if (type & PERF_SAMPLE_TID)
@@ -104,6 +106,14 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		return -EINVAL;
 	}
 	return 0;
+}
+
+bool rec_is_switch_sample(const struct rec_layout *l, const struct rec_sample *s)
+{
+	size_t at = sorted_at_or_below(l->switch_ids, l->nswitch_ids, sizeof(*l->switch_ids), 0,
+				       s->id);
+
+	return at && l->switch_ids[at - 1] == s->id;
 }
 
 uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg)

@@ -10,16 +10,24 @@
  */
 
 #include <linux/perf_event.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 struct rec_layout {
 	uint64_t sample_type;	/* PERF_SAMPLE_* the events were opened with */
 	uint64_t regs_mask;	/* sample_regs_user */
+	/*
+	 * The ids (PERF_SAMPLE_IDENTIFIER) of the events that sample each
+	 * context switch out, sorted; none when they are not opened.
+	 */
+	const uint64_t *switch_ids;
+	size_t nswitch_ids;
 };
 
 /* The fields a PERF_RECORD_SAMPLE may carry; absent ones are zero. */
 struct rec_sample {
+	uint64_t id;		/* PERF_SAMPLE_IDENTIFIER: the event's */
 	uint64_t ip;
 	uint32_t pid, tid;
 	uint64_t time;
@@ -45,6 +53,9 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 		     struct rec_sample *s);
 int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
 		 struct rec_id *id);
+
+/* Whether a sample is a context switch's (its id one of l->switch_ids), not a timer's. */
+bool rec_is_switch_sample(const struct rec_layout *l, const struct rec_sample *s);
 
 /* The sample's user register reg (PERF_REG_X86_*), 0 when it has none. */
 uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg);

@@ -33,6 +33,8 @@ struct sampler {
 	VEC(struct ring) rings;
 	VEC(int) followers;	/* attach: the other threads' events, output to the rings */
 	VEC(pid_t) tids;	/* attach: every thread events were opened for */
+	VEC(int) switch_fds;	/* each ring's context-switch event, output to it */
+	VEC(uint64_t) switch_ids;	/* their ids, sorted: the layout's switch_ids */
 	struct perf_event_attr attr;
 	struct rec_layout layout;
 	enum sampler_event event;
@@ -121,6 +123,16 @@ static void set_event(struct perf_event_attr *a, enum sampler_event e)
 	}
 }
 
+/*
+ * Whether each switch out is sampled with its stack: a software event
+ * counting in the kernel's scheduler, so only where the kernel's time is
+ * sampled; and not when attaching, whose events are opened per thread.
+ */
+static bool switch_stacks_wanted(const struct sampler_opts *o, bool kernel)
+{
+	return o->switch_stacks && kernel && !o->attach;
+}
+
 static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 		      enum sampler_event e, bool kernel, bool build_id, size_t ring_bytes)
 {
@@ -131,6 +143,9 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->sample_freq = o->freq;
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			 PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
+	/* The context-switch events' samples share the rings: told apart by id. */
+	if (switch_stacks_wanted(o, kernel))
+		a->sample_type |= PERF_SAMPLE_IDENTIFIER;
 	/*
 	 * The kernel's frame-pointer chain in either mode: with DWARF, it
 	 * goes on where a stack deeper than the copy ends it. Where kernel
@@ -300,8 +315,18 @@ static int open_events(struct sampler *s, const struct sampler_opts *o)
 	return err;
 }
 
+static void close_switch_events(struct sampler *s)
+{
+	for (size_t i = 0; i < s->switch_fds.len; i++)
+		close(s->switch_fds.v[i]);
+	s->switch_fds.len = s->switch_ids.len = 0;
+	s->layout.switch_ids = NULL;
+	s->layout.nswitch_ids = 0;
+}
+
 static void close_events(struct sampler *s)
 {
+	close_switch_events(s);
 	for (size_t i = 0; i < s->followers.len; i++)
 		close(s->followers.v[i]);
 	s->followers.len = 0;
@@ -374,6 +399,51 @@ static int follow_threads(struct sampler *s, pid_t pid)
 	return 0;
 }
 
+static int cmp_u64(const void *pa, const void *pb)
+{
+	uint64_t a = *(const uint64_t *)pa, b = *(const uint64_t *)pb;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * On every ring's CPU, an event that samples each context switch out of
+ * the target's threads, as the main event's samples are taken (the same
+ * sample_type: the stack the thread went off the CPU in, the kernel's
+ * part first), written to that ring. Not opened where the kernel refuses:
+ * the off-CPU intervals then keep the thread's last sample's stack.
+ */
+static void open_switch_events(struct sampler *s, const struct sampler_opts *o)
+{
+	struct perf_event_attr a = s->attr;
+
+	a.type = PERF_TYPE_SOFTWARE;
+	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	a.freq = 0;
+	a.sample_period = 1;
+	a.task = a.comm = a.comm_exec = a.mmap = a.mmap2 = a.build_id = 0;
+	a.context_switch = 0;
+	for (size_t i = 0; i < s->rings.len; i++) {
+		int fd = perf_event_open(&a, o->pid, s->rings.v[i].cpu);
+		uint64_t id;
+
+		if (fd < 0)
+			break;
+		*VEC_PUSH(&s->switch_fds) = fd;
+		if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, s->rings.v[i].fd) ||
+		    ioctl(fd, PERF_EVENT_IOC_ID, &id))
+			break;
+		*VEC_PUSH(&s->switch_ids) = id;
+	}
+	if (s->switch_ids.len != s->rings.len) {
+		close_switch_events(s);
+		return;
+	}
+	qsort(s->switch_ids.v, s->switch_ids.len, sizeof(*s->switch_ids.v), cmp_u64);
+	s->layout.switch_ids = s->switch_ids.v;
+	s->layout.nswitch_ids = s->switch_ids.len;
+}
+
 int sampler_open(struct sampler **out, const struct sampler_opts *o)
 {
 	struct sampler *s = xcalloc(1, sizeof(*s));
@@ -398,6 +468,8 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o)
 	/* Output can only be redirected to a ring that is mapped. */
 	if (!err && o->attach)
 		err = follow_threads(s, o->pid);
+	if (!err && switch_stacks_wanted(o, s->kernel))
+		open_switch_events(s, o);
 	if (err) {
 		sampler_close(s);
 		return err;
@@ -414,6 +486,8 @@ void sampler_close(struct sampler *s)
 	VEC_FREE(&s->rings);
 	VEC_FREE(&s->followers);
 	VEC_FREE(&s->tids);
+	VEC_FREE(&s->switch_fds);
+	VEC_FREE(&s->switch_ids);
 	free(s);
 }
 
@@ -425,6 +499,11 @@ const char *sampler_event_name(const struct sampler *s)
 bool sampler_samples_kernel(const struct sampler *s)
 {
 	return s->kernel;
+}
+
+bool sampler_samples_switches(const struct sampler *s)
+{
+	return s->switch_ids.len != 0;
 }
 
 const char *sampler_event_label(enum sampler_event e)
@@ -584,4 +663,6 @@ void sampler_disable(struct sampler *s)
 		ioctl(s->rings.v[i].fd, PERF_EVENT_IOC_DISABLE, 0);
 	for (size_t i = 0; i < s->followers.len; i++)
 		ioctl(s->followers.v[i], PERF_EVENT_IOC_DISABLE, 0);
+	for (size_t i = 0; i < s->switch_fds.len; i++)
+		ioctl(s->switch_fds.v[i], PERF_EVENT_IOC_DISABLE, 0);
 }

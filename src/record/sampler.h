@@ -33,6 +33,7 @@ struct sampler_opts {
 	bool attach;			/* pid is running already: follow it from now */
 	enum sampler_event event;
 	bool user_only;			/* leave the kernel's time out even where allowed */
+	bool switch_stacks;		/* sample each switch out (where the kernel's time is) */
 	uint32_t freq;			/* samples per second per thread */
 	enum unwind_method method;
 	uint32_t stack_size;		/* user stack bytes copied per sample (dwarf) */
@@ -60,6 +61,8 @@ void sampler_close(struct sampler *s);
 const char *sampler_event_name(const struct sampler *s);
 /* True when time in the kernel is sampled too (charged to the user stack). */
 bool sampler_samples_kernel(const struct sampler *s);
+/* True when each context switch out is sampled with its stack (sampler_opts.switch_stacks). */
+bool sampler_samples_switches(const struct sampler *s);
 /* The name of an event (AUTO's is its first choice, cycles). */
 const char *sampler_event_label(enum sampler_event e);
 /*

@@ -277,6 +277,7 @@ static int start(struct session *se)
 		.attach = o->attach != 0,
 		.event = o->event,
 		.user_only = o->user_only,
+		.switch_stacks = !o->no_switch_stacks,
 		.freq = o->freq,
 		.method = o->method,
 		.stack_size = o->stack_size,

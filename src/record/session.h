@@ -24,6 +24,7 @@ struct record_opts {
 	const char *output;		/* an existing file is renamed to output.old */
 	enum sampler_event event;
 	bool user_only;			/* -e EVENT:u */
+	bool no_switch_stacks;		/* --no-switch-stacks */
 	uint32_t freq;
 	enum unwind_method method;
 	uint32_t stack_size;

@@ -38,6 +38,19 @@ awk '$1 !~ /^#/ && NF { print; exit }' offcpu.txt >top.txt
 expect_contains top.txt ' blocked +[a-z-]+ +sleeper +.*(busy_bit|nap|nanosleep)'
 run_gtrace report -i sleep.data --off-cpu --format json >offcpu.json
 expect_contains offcpu.json '"reason": "blocked"'
+run_gtrace diagnose -i sleep.data >sleep.diag
+switch_stacks=$(awk '$1 == "switch-stacks" { print $2; exit }' sleep.diag)
+if [ "${switch_stacks:-0}" -gt 0 ]; then
+	# Sampled at each switch out, with the kernel's frames: it went off
+	# the CPU in the kernel's nanosleep, a sleep.
+	expect_contains top.txt ' blocked +sleep +sleeper +.*nanosleep.* <- nap <- main'
+	run_gtrace report -i sleep.data --off-cpu --no-kernel >no-kernel.txt
+	expect_not_contains no-kernel.txt 'do_nanosleep|schedule'
+	expect_contains no-kernel.txt ' blocked +- +sleeper +[^ ]*nanosleep <- '
+	expect_contains offcpu.json '"stacks": "switch"'
+else
+	expect_contains offcpu.json '"stacks": "last_sample"'
+fi
 
 # Three spinning threads on one CPU take it from each other: each is
 # preempted, still runnable, and report --off-cpu says so under its spin.
@@ -45,6 +58,23 @@ record busy.data -e cpu-clock -- taskset -c 0 "$WORKLOADS/threads" 0.2
 run_gtrace threads -i busy.data --off-cpu >busy.txt
 at_least "gamma's preempted ms (3 threads on one CPU)" "$(thread_column busy.txt gamma 8)" 5
 run_gtrace report -i busy.data --off-cpu >busy-offcpu.txt
-expect_contains busy-offcpu.txt ' preempted +[a-z-]+ +gamma +spin_gamma <- thread_gamma'
+expect_contains busy-offcpu.txt ' preempted +[a-z-]+ +gamma +(.* <- )?spin_gamma <- thread_gamma'
+# The main thread waits for the others in pthread_join: a futex.
+if [ "${switch_stacks:-0}" -gt 0 ]; then
+	expect_contains busy-offcpu.txt ' blocked +futex +threads +.*futex.*pthread_clockjoin|pthread_join'
+fi
 expect_exit 2 "$GTRACE" report -i busy.data --off-cpu --dso threads
 expect_contains "$TESTDIR/stderr" 'cannot be used with --off-cpu'
+
+# An ordinary user where perf_event_paranoid is 2: no kernel time, no
+# switch samples, still each interval's reason, and no error.
+if [ "$(id -u)" -eq 0 ] && [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -eq 2 ]; then
+	mkdir user && chmod 1777 user && cd user || exit 1
+	as_unprivileged "$GTRACE" record -q -e cpu-clock -o plain.data -- "$WORKLOADS/sleeper" 10 \
+		>out.txt 2>err.txt </dev/null || { show err.txt; fail "unprivileged record failed"; }
+	run_gtrace report -i plain.data --off-cpu >plain.txt
+	expect_contains plain.txt ' blocked +- +sleeper +'
+	expect_not_contains plain.txt 'kernel|schedule'
+	run_gtrace diagnose -i plain.data >plain.diag
+	expect_contains plain.diag '^  switch-stacks +0$'
+fi

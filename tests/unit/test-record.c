@@ -482,9 +482,10 @@ static bool has_task(const struct tr_tables *t, uint32_t tid, uint32_t kind, uin
 }
 
 /* Writes feed_run's records through a collector and reads the file back. */
-static int record_feed_load(struct tr_tables *t, bool *ended, void (*feed_fn)(struct collector *))
+static int record_feed_load(struct tr_tables *t, bool *ended, void (*feed_fn)(struct collector *),
+			    const struct rec_layout *with)
 {
-	struct rec_layout layout = { .sample_type = FP_TYPE };
+	struct rec_layout layout = with ? *with : (struct rec_layout){ .sample_type = FP_TYPE };
 	char path[] = "/tmp/gtrace-test-record.XXXXXX";
 	struct chunk_writer *cw;
 	struct tr_writer *w;
@@ -512,7 +513,100 @@ static int record_feed_load(struct tr_tables *t, bool *ended, void (*feed_fn)(st
 
 static int record_and_load(struct tr_tables *t, bool *ended)
 {
-	return record_feed_load(t, ended, feed_run);
+	return record_feed_load(t, ended, feed_run, NULL);
+}
+
+static bool is_offcpu(const struct tr_offcpu *o, uint32_t tid, uint64_t start, uint64_t end)
+{
+	return o->tid == tid && o->start == start && o->end == end;
+}
+
+/* The ids of the timer's event and of the context-switch event, in switch_layout. */
+#define TIMER_ID 7
+#define SWITCH_ID 9
+static const uint64_t switch_ids[] = { SWITCH_ID };
+static const struct rec_layout switch_layout = {
+	.sample_type = FP_TYPE | PERF_SAMPLE_IDENTIFIER,
+	.switch_ids = switch_ids,
+	.nswitch_ids = 1,
+};
+
+/* A sample of event id with the kernel's chain kips[0 .. nk) and the user's ip. */
+static void feed_id_sample(struct collector *c, uint64_t id, uint64_t time, const uint64_t *kips,
+			   size_t nk, uint64_t ip)
+{
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_SAMPLE, nk ? PERF_RECORD_MISC_KERNEL : PERF_RECORD_MISC_USER);
+	rec_put(&r, id);
+	rec_put(&r, nk ? kips[0] : ip);
+	rec_put(&r, (uint64_t)100 << 32 | 100);
+	rec_put(&r, time);
+	rec_put(&r, 0);
+	rec_put(&r, nk ? 1 : 1000);
+	rec_put(&r, nk + 3);
+	rec_put(&r, PERF_CONTEXT_KERNEL);
+	for (size_t i = 0; i < nk; i++)
+		rec_put(&r, kips[i]);
+	rec_put(&r, PERF_CONTEXT_USER);
+	rec_put(&r, ip);
+	feed(c, &r, time);
+}
+
+static void feed_id_switch(struct collector *c, uint64_t time, uint16_t misc)
+{
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_SWITCH, misc);
+	put_id(&r, 100, 100, time, 0);
+	rec_put(&r, TIMER_ID);
+	feed(c, &r, time);
+}
+
+/*
+ * A timer's sample, then a switch out sampled in the kernel's sleep: the
+ * off-CPU interval's stack is the switch's; the next switch out, not
+ * sampled, falls back to the last timer sample's stack.
+ */
+static void feed_switch_stacks(struct collector *c)
+{
+	static const uint64_t sleep[] = { 0xffffffff81000100, 0xffffffff81000200 };
+
+	collector_add_process(c, 100, "app", 1000);
+	feed_id_sample(c, TIMER_ID, 2000, NULL, 0, 0x400100);
+	feed_id_sample(c, SWITCH_ID, 3000, sleep, 2, 0x400200);
+	feed_id_switch(c, 3000, PERF_RECORD_MISC_SWITCH_OUT);
+	feed_id_switch(c, 4000, 0);
+	feed_id_switch(c, 4500, PERF_RECORD_MISC_SWITCH_OUT | PERF_RECORD_MISC_SWITCH_OUT_PREEMPT);
+	feed_id_switch(c, 5000, 0);
+}
+
+static void test_collect_switch_stacks(void)
+{
+	struct tr_tables t = {0};
+	const struct tr_node *leaf;
+	bool ended;
+
+	CHECK(record_feed_load(&t, &ended, feed_switch_stacks, &switch_layout) == 0);
+	/* The switch's sample is no sample of time. */
+	CHECK_EQ_U64(t.samples.len, 1);
+	CHECK_EQ_U64(readback_counter(&t, "samples"), 1);
+	CHECK_EQ_U64(readback_counter(&t, "switch-stacks"), 1);
+	CHECK_EQ_U64(t.offcpu.len, 2);
+	if (t.offcpu.len != 2 || t.samples.len != 1)
+		goto out;
+	CHECK(is_offcpu(&t.offcpu.v[0], 100, 3000, 4000));
+	CHECK_EQ_U64(t.offcpu.v[0].reason, TR_OFFCPU_BLOCKED);
+	CHECK(t.offcpu.v[0].node != 0 && t.offcpu.v[0].node <= t.nodes.len);
+	if (!t.offcpu.v[0].node || t.offcpu.v[0].node > t.nodes.len)
+		goto out;
+	leaf = &t.nodes.v[t.offcpu.v[0].node - 1];
+	CHECK_EQ_U64(t.locs.v[leaf->loc - 1].addr, 0xffffffff81000100);
+	CHECK(is_offcpu(&t.offcpu.v[1], 100, 4500, 5000));
+	CHECK_EQ_U64(t.offcpu.v[1].reason, TR_OFFCPU_PREEMPTED);
+	CHECK_EQ_U64(t.offcpu.v[1].node, t.samples.v[0].node);
+out:
+	tr_tables_free(&t);
 }
 
 /* A sample taken in a system call: the kernel's chain, then the user's. */
@@ -545,7 +639,7 @@ static void test_collect_kernel_frames(void)
 	uint64_t addrs[4];
 	bool ended;
 
-	CHECK(record_feed_load(&t, &ended, feed_kernel_sample) == 0);
+	CHECK(record_feed_load(&t, &ended, feed_kernel_sample, NULL) == 0);
 	CHECK_EQ_U64(t.samples.len, 1);
 	if (t.samples.len != 1)
 		goto out;
@@ -597,11 +691,6 @@ static void test_callchain_kernel(void)
 	/* A count past the chain's end is the caller's to bound: 0 entries read none. */
 	CHECK_EQ_U64(rec_callchain_kernel(both, 0, &k), 0);
 	CHECK_EQ_U64(rec_callchain_kernel(NULL, 4, &k), 0);
-}
-
-static bool is_offcpu(const struct tr_offcpu *o, uint32_t tid, uint64_t start, uint64_t end)
-{
-	return o->tid == tid && o->start == start && o->end == end;
 }
 
 static void test_collect_rows(void)
@@ -795,6 +884,7 @@ int main(void)
 	RUN(test_parse_callchain_sample);
 	RUN(test_callchain_kernel);
 	RUN(test_collect_kernel_frames);
+	RUN(test_collect_switch_stacks);
 	RUN(test_parse_id_trailer);
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_compaction_keeps_records);

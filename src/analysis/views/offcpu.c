@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "contract/counters.h"
 #include "util/json.h"
 #include "util/saturate.h"
 #include "util/text.h"
@@ -122,8 +123,10 @@ void offcpu_report_build(struct offcpu_report *r, struct funcs *f,
 	struct model_offcpu_sums sums;
 	struct u64map pairs = {0}, index = {0};
 	struct strtab stacks = {0};
+	uint64_t at;
 
 	memset(r, 0, sizeof(*r));
+	r->switch_stacks = model_counter(m, COUNTER_SWITCH_STACKS, &at) && at;
 	model_offcpu_sums(m, &sums);
 	for (size_t i = 0; i < sums.v.len; i++) {
 		const struct model_offcpu_sum *s = &sums.v.v[i];
@@ -131,7 +134,7 @@ void offcpu_report_build(struct offcpu_report *r, struct funcs *f,
 		const struct model_thread *th = ti >= 0 ? &m->threads.v[ti] : NULL;
 		struct offcpu_row *row;
 		uint32_t comm;
-		uint64_t key, at;
+		uint64_t key;
 
 		if (!th || !filter_process(flt, m, th->pid) || !filter_thread(flt, f, th))
 			continue;
@@ -203,8 +206,10 @@ void offcpu_report_print(FILE *out, const struct offcpu_report *r, const struct 
 	fprintf(out, "# Off-CPU: %.1f ms in %" PRIu64 " intervals\n", (double)r->total_ns / 1e6,
 		r->intervals);
 	fprintf(out, "# File: %s\n", text_escape(path));
-	fputs("# Stack: the one each thread last ran in (its last sample) before it went off\n"
-	      "#\n", out);
+	fputs(r->switch_stacks
+		      ? "# Stack: where each thread went off, sampled at the switch\n#\n"
+		      : "# Stack: the one each thread last ran in (its last sample) before it went off\n"
+			"#\n", out);
 	for (size_t i = 0; i < shown(r, limit); i++) {
 		int len = (int)strlen(text_escape(funcs_name(f, r->rows.v[i].comm)));
 
@@ -235,6 +240,7 @@ void offcpu_report_print_json(FILE *out, const struct offcpu_report *r,
 	json_string(&j, "path", path);
 	json_fixed(&j, "offcpu_ms", 3, (double)r->total_ns / 1e6);
 	json_uint(&j, "intervals", r->intervals);
+	json_string(&j, "stacks", r->switch_stacks ? "switch" : "last_sample");
 	json_begin_array(&j, "rows", JSON_LINES);
 	for (size_t i = 0; i < shown(r, limit); i++) {
 		const struct offcpu_row *row = &r->rows.v[i];

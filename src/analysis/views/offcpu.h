@@ -5,9 +5,9 @@
 /*
  * report --off-cpu: the time threads spent off the CPU by thread name,
  * stack and reason (blocked or preempted), the stack being the one each
- * thread last ran in before it went off (the recorder keeps its last
- * sample's), and with kernel frames the kind of wait the innermost of
- * them names (futex, sleep, I/O, page fault, poll, child).
+ * thread went off the CPU in where the recorder sampled the switches, else
+ * its last sample's, and with kernel frames the kind of wait the innermost
+ * of them names (futex, sleep, I/O, page fault, poll, child).
  */
 
 #include <stddef.h>
@@ -27,6 +27,7 @@ struct offcpu_row {
 struct offcpu_report {
 	VEC(struct offcpu_row) rows;	/* most time first */
 	uint64_t total_ns, intervals;
+	bool switch_stacks;	/* the stacks were sampled at the switches */
 };
 
 /* The rows of the threads flt selects (pid, tid, comm, rank). */
