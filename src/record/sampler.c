@@ -407,11 +407,15 @@ static int cmp_u64(const void *pa, const void *pb)
 }
 
 /*
- * On every ring's CPU, an event that samples each context switch out of
+ * On every ring's CPU, an event that samples the context switches out of
  * the target's threads, as the main event's samples are taken (the same
  * sample_type: the stack the thread went off the CPU in, the kernel's
- * part first), written to that ring. Not opened where the kernel refuses:
- * the off-CPU intervals then keep the thread's last sample's stack.
+ * part first), written to that ring. At the timer's frequency, as perf
+ * samples software events: each switch of a thread that switches fewer
+ * times a second, some of one that switches more, so that a program that
+ * switches all the time pays what the timer costs, not a sample a switch.
+ * Not opened where the kernel refuses: the off-CPU intervals then keep the
+ * thread's last sample's stack.
  */
 static void open_switch_events(struct sampler *s, const struct sampler_opts *o)
 {
@@ -419,8 +423,8 @@ static void open_switch_events(struct sampler *s, const struct sampler_opts *o)
 
 	a.type = PERF_TYPE_SOFTWARE;
 	a.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
-	a.freq = 0;
-	a.sample_period = 1;
+	a.freq = 1;
+	a.sample_freq = o->freq;
 	a.task = a.comm = a.comm_exec = a.mmap = a.mmap2 = a.build_id = 0;
 	a.context_switch = 0;
 	for (size_t i = 0; i < s->rings.len; i++) {
