@@ -67,7 +67,19 @@ static uint32_t intern_loc(struct collector *c, uint32_t pid, uint64_t ip)
 	return intern_loc_at(c, m ? m->dso->id : 0, m ? map_to_elf_addr(m, ip) : ip, &added);
 }
 
-static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc);
+static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
+{
+	uint64_t key = (uint64_t)parent << 32 | loc, id;
+	struct tr_node *n;
+
+	if (u64map_get(&c->node_ids, key, &id))
+		return (uint32_t)id;
+	n = VEC_PUSH(&c->cur->nodes);
+	n->parent = parent;
+	n->loc = loc;
+	u64map_put(&c->node_ids, key, ++c->nodes);
+	return c->nodes;
+}
 
 /*
  * Interns the kernel's frames kips[0 .. n), innermost first, under node:
@@ -90,20 +102,6 @@ static uint32_t intern_kernel(struct collector *c, uint32_t node, const uint64_t
 	}
 	c->counters[CNT_KERNEL_FRAMES] += n;
 	return node;
-}
-
-static uint32_t intern_node(struct collector *c, uint32_t parent, uint32_t loc)
-{
-	uint64_t key = (uint64_t)parent << 32 | loc, id;
-	struct tr_node *n;
-
-	if (u64map_get(&c->node_ids, key, &id))
-		return (uint32_t)id;
-	n = VEC_PUSH(&c->cur->nodes);
-	n->parent = parent;
-	n->loc = loc;
-	u64map_put(&c->node_ids, key, ++c->nodes);
-	return c->nodes;
 }
 
 static uint64_t stack_hash(uint32_t pid, const uint64_t *ips, size_t n)
