@@ -164,10 +164,11 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->enable_on_exec = !o->attach;
 	a->inherit = 1;
 	/*
-	 * Time in system calls (a driver's ioctls) is charged to the user
-	 * stack that made them: the registers and the stack copied are the
-	 * user's either way. Where that is refused, user time only, which
-	 * perf_event_paranoid 2 allows without privilege.
+	 * Time in system calls (a driver's ioctls) is sampled in the user
+	 * stack that made them, the kernel's frames above it: the registers
+	 * and the stack copied are the user's either way. Where that is
+	 * refused, user time only, which perf_event_paranoid 2 allows
+	 * without privilege.
 	 */
 	a->exclude_kernel = !kernel;
 	a->exclude_hv = 1;

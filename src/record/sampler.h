@@ -59,7 +59,7 @@ void sampler_close(struct sampler *s);
  * when only user time is sampled.
  */
 const char *sampler_event_name(const struct sampler *s);
-/* True when time in the kernel is sampled too (charged to the user stack). */
+/* True when time in the kernel is sampled too, with the kernel's frames in the callchain. */
 bool sampler_samples_kernel(const struct sampler *s);
 /* True when each context switch out is sampled with its stack (sampler_opts.switch_stacks). */
 bool sampler_samples_switches(const struct sampler *s);
