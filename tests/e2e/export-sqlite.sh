@@ -65,6 +65,15 @@ while read -r table column; do
 		fail "man/gtrace-export.1 does not name column '$column' of '$table'"
 done <columns.txt
 
+# Each off-CPU interval says why, as threads --off-cpu sums it: the main
+# thread blocked, waiting for the others.
+run_gtrace threads -i threads.data --off-cpu >why.txt
+blocked_ms=$(awk '$3 == "threads" { print $7; exit }' why.txt)
+between "the main thread's blocked ms in the database (threads --off-cpu: $blocked_ms)" \
+	"$(count threads.sqlite "SELECT sum(o.dur) / 1e6 FROM offcpu o JOIN threads t USING (tid)
+		WHERE t.name = 'threads' AND o.reason = 'blocked'")" \
+	"$(awk -v b="$blocked_ms" 'BEGIN { print b - 0.1 }')" "$(awk -v b="$blocked_ms" 'BEGIN { print b + 0.1 }')"
+
 # The samples of each thread: threads' Samples column.
 sql threads.sqlite samples-per-thread
 cut -d'|' -f1,3 samples-per-thread.out | sort >samples.sql

@@ -28,7 +28,7 @@ static const char fixed_tables[] =
 	"CREATE TABLE stacks (id INTEGER PRIMARY KEY, parent INTEGER, location INTEGER);\n"
 	"CREATE TABLE samples (id INTEGER PRIMARY KEY, ts INTEGER, pid INTEGER, tid INTEGER,"
 	" stack INTEGER, cpu INTEGER, truncated INTEGER);\n"
-	"CREATE TABLE offcpu (tid INTEGER, start INTEGER, dur INTEGER);\n"
+	"CREATE TABLE offcpu (tid INTEGER, start INTEGER, dur INTEGER, reason TEXT);\n"
 	"CREATE TABLE lost (ts INTEGER, cpu INTEGER, tid INTEGER, count INTEGER);\n"
 	"CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER);\n"
 	"CREATE TABLE metrics (id INTEGER PRIMARY KEY, name TEXT, unit TEXT, pid INTEGER,"

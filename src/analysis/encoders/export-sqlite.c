@@ -18,6 +18,7 @@
 #include "analysis/encoders/export-emitter.h"
 #include "analysis/encoders/export-sqlite.h"
 #include "analysis/views/metrics.h"
+#include "analysis/views/offcpu.h"
 
 #include <errno.h>
 #include <math.h>
@@ -276,7 +277,7 @@ static void write_samples(struct sqlite_export *x)
 static void write_offcpu(struct sqlite_export *x)
 {
 	const struct model *m = x->m;
-	struct sqlstmt *st = sqldb_prepare(x->db, "INSERT INTO offcpu VALUES (?, ?, ?)");
+	struct sqlstmt *st = sqldb_prepare(x->db, "INSERT INTO offcpu VALUES (?, ?, ?, ?)");
 	struct sqlstmt *lost = sqldb_prepare(x->db, "INSERT INTO lost VALUES (?, ?, ?, ?)");
 
 	for (size_t i = 0; i < m->t.offcpu.len; i++) {
@@ -288,6 +289,10 @@ static void write_offcpu(struct sqlite_export *x)
 		sqlstmt_int(st, 1, oc->tid);
 		sqlstmt_int(st, 2, sqlite_time(x, oc->start));
 		sqlstmt_u64(st, 3, oc->end - oc->start);
+		if (oc->reason == TR_OFFCPU_BLOCKED || oc->reason == TR_OFFCPU_PREEMPTED)
+			sqlstmt_text(st, 4, offcpu_reason_name(oc->reason));
+		else
+			sqlstmt_null(st, 4);
 		sqlstmt_run(st);
 	}
 	/* A loss is reported by the CPU's ring, with whichever thread it came with. */

@@ -17,6 +17,11 @@ static const char *const reason_names[TR_OFFCPU_REASONS] = {
 	[TR_OFFCPU_PREEMPTED] = "preempted",
 };
 
+const char *offcpu_reason_name(uint32_t reason)
+{
+	return reason_names[reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN];
+}
+
 /*
  * The kind of wait a kernel function is part of, by the prefix of its
  * name: the innermost kernel frame of a stack that one of these starts
@@ -223,7 +228,7 @@ void offcpu_report_print(FILE *out, const struct offcpu_report *r, const struct 
 		fprintf(out, "  %10.1f  %6.2f%%  %9" PRIu64 "  %-9s  %-10s  %-*s  ",
 			(double)row->ns / 1e6,
 			r->total_ns ? 100.0 * (double)row->ns / (double)r->total_ns : 0.0,
-			row->intervals, reason_names[row->reason], row->wait ? row->wait : "-",
+			row->intervals, offcpu_reason_name(row->reason), row->wait ? row->wait : "-",
 			comm_width, text_escape(funcs_name(f, row->comm)));
 		put_stack(out, f, row->node);
 		fputc('\n', out);
@@ -248,7 +253,7 @@ void offcpu_report_print_json(FILE *out, const struct offcpu_report *r,
 		json_begin_object(&j, NULL, JSON_INLINE);
 		json_fixed(&j, "offcpu_ms", 3, (double)row->ns / 1e6);
 		json_uint(&j, "intervals", row->intervals);
-		json_string(&j, "reason", reason_names[row->reason]);
+		json_string(&j, "reason", offcpu_reason_name(row->reason));
 		if (row->wait)
 			json_string(&j, "wait", row->wait);
 		else

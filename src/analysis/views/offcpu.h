@@ -30,6 +30,9 @@ struct offcpu_report {
 	bool switch_stacks;	/* the stacks were sampled at the switches */
 };
 
+/* "blocked", "preempted" or "unknown" (for any other value too). */
+const char *offcpu_reason_name(uint32_t reason);
+
 /* The rows of the threads flt selects (pid, tid, comm, rank). */
 void offcpu_report_build(struct offcpu_report *r, struct funcs *f,
 			 const struct sample_filter *flt);
