@@ -8,7 +8,9 @@
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
-record threads.data -- "$WORKLOADS/threads" 0.5
+# User time only: as root the kernel's frames would hang under the spin_
+# functions, where a timer interrupt or a switch caught them.
+record threads.data -e cpu-clock:u -- "$WORKLOADS/threads" 0.5
 run_gtrace flame -i threads.data --folded >threads.folded
 
 # graph FILE ROW: the graph lines under the row whose last column is ROW,
@@ -79,7 +81,7 @@ expect_contains "$TESTDIR/stderr" "^gtrace: invalid percentage '101'$"
 
 # srcline: hot's time is in workload_mix's lines, inlined into hot_leaf;
 # with --inline, hot_leaf's own line is the call.
-record hot.data -- "$WORKLOADS/hot" 0.5
+record hot.data -e cpu-clock:u -- "$WORKLOADS/hot" 0.5
 run_gtrace report -i hot.data -s srcline --no-children >lines.txt
 top=$(awk '!/^#/ && NF { print $NF; exit }' lines.txt)
 case $top in
