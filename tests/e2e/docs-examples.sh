@@ -43,6 +43,8 @@ lacks() {
 	srun*) echo slurm ;;
 	torchrun*) echo torchrun ;;
 	*--gpu* | nvcc* | *train.py*) echo gpu ;;
+	*"--format sqlite"*) "$GTRACE" --version | grep -q '^sqlite export: yes' || echo sqlite-export ;;
+	*annotate*--asm*) "$GTRACE" --version | grep -q '^annotate --asm: yes' || echo capstone ;;
 	mpirun*) command -v mpirun >/dev/null 2>&1 && [ -x "$WORKLOADS/mpi-unbalanced" ] ||
 		echo mpi ;;
 	esac
