@@ -88,8 +88,6 @@ static void fold_offcpu(struct folder *fo, const struct tr_offcpu *o)
 	struct model_folded_thread *ft = folded_thread(fo, o->tid);
 
 	ft->offcpu = true;
-	if (o->end > o->start)
-		ft->offcpu_ns = u64_sat_add(ft->offcpu_ns, o->end - o->start);
 	model_see_ts(&ft->offcpu_first, &ft->offcpu_last, o->start);
 	model_see_ts(&ft->offcpu_first, &ft->offcpu_last, o->end);
 	model_offcpu_add(&fo->offcpu, &fo->m->folded_offcpu, o->tid, o->node, o->reason,

@@ -111,14 +111,16 @@ static void index_offcpu(struct model *m)
 		if (!ft->offcpu)
 			continue;
 		th = thread_of(m, ft->tid, 0);
-		th->offcpu_ns = u64_sat_add(th->offcpu_ns, ft->offcpu_ns);
 		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_first);
 		model_see_ts(&th->first_ts, &th->last_ts, ft->offcpu_last);
 	}
+	/* Their time, summed by stack and reason as they were folded. */
 	for (size_t i = 0; i < m->folded_offcpu.v.len; i++) {
 		const struct model_offcpu_sum *f = &m->folded_offcpu.v.v[i];
+		struct model_thread *th = thread_of(m, f->tid, 0);
 
-		see_offcpu_reason(thread_of(m, f->tid, 0), f->reason, f->ns);
+		th->offcpu_ns = u64_sat_add(th->offcpu_ns, f->ns);
+		see_offcpu_reason(th, f->reason, f->ns);
 	}
 }
 

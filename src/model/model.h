@@ -125,14 +125,13 @@ struct model_rank {
 
 /*
  * What a folded load (model_load_folded) kept of a thread's rows that it
- * folded: the time of its last sample, and the sum and bounds of its
- * off-CPU intervals. Times are 0 when it had none.
+ * folded: the time of its last sample and the bounds of its off-CPU
+ * intervals, whose time folded_offcpu sums. Times are 0 when it had none.
  */
 struct model_folded_thread {
 	uint32_t tid;
 	uint64_t last_sample;
-	bool offcpu;			/* it had off-CPU intervals */
-	uint64_t offcpu_ns;		/* their sum, at most UINT64_MAX */
+	bool offcpu;			/* it had off-CPU intervals (their time: folded_offcpu) */
 	uint64_t offcpu_first, offcpu_last;
 };
 
