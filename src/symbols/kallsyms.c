@@ -3,8 +3,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -12,26 +10,56 @@
 #include "util/sorted.h"
 #include "util/xalloc.h"
 
-/* Adds the symbol on one NUL-terminated line; lines that do not parse are skipped. */
-static void parse_line(struct kallsyms *k, const char *line, struct strtab *names)
-{
-	char type, name[KALLSYMS_MAX_LINE];
-	uint64_t addr;
+/* /proc/kallsyms is made a page at a time: reading more a call saves the calls. */
+#define KALLSYMS_READ_BYTES (64u << 10)
 
-	if (sscanf(line, "%" SCNx64 " %c %1023s", &addr, &type, name) != 3 ||
-	    !strchr("tTwW", type))
+static int hex_digit(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static bool name_ends(char c)
+{
+	return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+/*
+ * Adds the symbol of one "ADDR TYPE name[\t[module]]" line of n bytes (a
+ * NUL ends it early); lines that do not parse are skipped. By hand, as
+ * sscanf costs more than the rest of the reading together.
+ */
+static void parse_line(struct kallsyms *k, const char *line, size_t n)
+{
+	const char *nul = memchr(line, '\0', n), *end = nul ? nul : line + n, *p = line;
+	const char *name, *name_end;
+	uint64_t addr = 0;
+	size_t digits = 0;
+	int d;
+
+	for (; p < end && digits <= 16 && (d = hex_digit(*p)) >= 0; p++, digits++)
+		addr = addr << 4 | (uint64_t)d;
+	if (!digits || digits > 16 || end - p < 4 || p[0] != ' ' || p[2] != ' ' ||
+	    !memchr("tTwW", p[1], 4))
+		return;
+	name = name_end = p + 3;
+	while (name_end < end && !name_ends(*name_end))
+		name_end++;
+	if (name_end == name)
 		return;
 	if (!addr) {
 		k->zero++;
 		return;
 	}
-	*VEC_PUSH(&k->syms) = (struct ksym){ .addr = addr, .name = strtab_intern(names, name) };
+	*VEC_PUSH(&k->syms) = (struct ksym){ .addr = addr, .name = (uint32_t)k->names.len };
+	VEC_APPEND(&k->names, name, (size_t)(name_end - name));
+	*VEC_PUSH(&k->names) = '\0';
 }
 
-size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool final,
-		      struct strtab *names)
+size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool final)
 {
-	char line[KALLSYMS_MAX_LINE];
 	const char *p = text, *end = text + len;
 
 	while (p < end) {
@@ -40,12 +68,8 @@ size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool fin
 
 		if (!nl && !final)
 			break;
-		/* Copied to end in a NUL; a NUL inside ends the line. */
-		if (n < sizeof(line)) {
-			memcpy(line, p, n);
-			line[n] = '\0';
-			parse_line(k, line, names);
-		}
+		if (n < KALLSYMS_MAX_LINE)
+			parse_line(k, p, n);
 		p += nl ? n + 1 : n;
 	}
 	return (size_t)(p - text);
@@ -58,18 +82,21 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
-int kallsyms_load(struct kallsyms *k, const char *path, struct strtab *names)
+int kallsyms_load(struct kallsyms *k, const char *path)
 {
-	/* Twice the longest line: a whole one always fits after a cut one's tail. */
-	char buf[2 * KALLSYMS_MAX_LINE];
+	/* At least twice the longest line: a whole one always fits after a cut one's tail. */
+	_Static_assert(KALLSYMS_READ_BYTES >= 2 * KALLSYMS_MAX_LINE, "a line fits twice");
+	const size_t size = KALLSYMS_READ_BYTES;
 	size_t held = 0, total = 0;
 	bool skipping = false;
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err = 0;
+	char *buf;
 
 	if (fd < 0)
 		return -errno;
+	buf = xmalloc(size);
 	while (total < KALLSYMS_MAX_BYTES) {
-		ssize_t got = read(fd, buf + held, sizeof(buf) - held);
+		ssize_t got = read(fd, buf + held, size - held);
 		size_t taken;
 
 		if (got < 0 && errno == EINTR)
@@ -87,8 +114,8 @@ int kallsyms_load(struct kallsyms *k, const char *path, struct strtab *names)
 			taken = nl ? (size_t)(nl + 1 - buf) : held;
 			skipping = !nl;
 		} else {
-			taken = kallsyms_parse(k, buf, held, !got, names);
-			if (!taken && held == sizeof(buf)) {
+			taken = kallsyms_parse(k, buf, held, !got);
+			if (!taken && held == size) {
 				taken = held;
 				skipping = true;
 			}
@@ -99,6 +126,7 @@ int kallsyms_load(struct kallsyms *k, const char *path, struct strtab *names)
 			break;
 	}
 	close(fd);
+	free(buf);
 	if (k->syms.len)
 		qsort(k->syms.v, k->syms.len, sizeof(*k->syms.v), cmp_ksym);
 	return err;
@@ -109,16 +137,17 @@ bool kallsyms_hidden(const struct kallsyms *k)
 	return !k->syms.len && k->zero;
 }
 
-uint32_t kallsyms_find(const struct kallsyms *k, uint64_t addr)
+const char *kallsyms_find(const struct kallsyms *k, uint64_t addr)
 {
 	size_t at = sorted_at_or_below(k->syms.v, k->syms.len, sizeof(*k->syms.v),
 				       offsetof(struct ksym, addr), addr);
 
-	return at ? k->syms.v[at - 1].name : 0;
+	return at ? k->names.v + k->syms.v[at - 1].name : NULL;
 }
 
 void kallsyms_free(struct kallsyms *k)
 {
 	VEC_FREE(&k->syms);
+	VEC_FREE(&k->names);
 	k->zero = 0;
 }

@@ -15,7 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/hashmap.h"
 #include "util/vec.h"
 
 #define KALLSYMS_PATH "/proc/kallsyms"
@@ -26,27 +25,31 @@
 
 struct ksym {
 	uint64_t addr;
-	uint32_t name;		/* id in the strtab given to kallsyms_parse */
+	uint32_t name;		/* offset of its name in kallsyms.names */
 };
 
+/*
+ * A machine lists some 120k code symbols and a recording names a few
+ * hundred of them: names are kept in one block, not interned one by one.
+ */
 struct kallsyms {
 	VEC(struct ksym) syms;	/* sorted by address; zero addresses left out */
+	VEC(char) names;	/* NUL-terminated, one after the other */
 	uint64_t zero;		/* code symbols listed at address 0 */
 };
 
 /*
  * Adds the code symbols of the whole lines of text[0 .. len) (the last
- * one too when final), interning their names into names. Returns the
- * bytes taken: a line cut at the end waits for more when not final.
+ * one too when final). Returns the bytes taken: a line cut at the end
+ * waits for more when not final.
  */
-size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool final,
-		      struct strtab *names);
+size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool final);
 /* Reads path: 0 or a negative errno. Sorted once read. */
-int kallsyms_load(struct kallsyms *k, const char *path, struct strtab *names);
+int kallsyms_load(struct kallsyms *k, const char *path);
 /* Whether every code symbol read was at address 0: the kernel hid them. */
 bool kallsyms_hidden(const struct kallsyms *k);
-/* The name id of the symbol at or below addr, 0 when none is. */
-uint32_t kallsyms_find(const struct kallsyms *k, uint64_t addr);
+/* The name of the symbol at or below addr, NULL when none is; valid until kallsyms_free. */
+const char *kallsyms_find(const struct kallsyms *k, uint64_t addr);
 void kallsyms_free(struct kallsyms *k);
 
 #endif

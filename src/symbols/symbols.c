@@ -595,16 +595,16 @@ uint64_t symbolizer_jit_maps_cut(const struct symbolizer *s)
 /* A kernel address by /proc/kallsyms, read once: the function only. */
 static int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_frame *f)
 {
-	uint32_t name;
+	const char *name;
 
 	if (s->kernel_err == 1)
-		s->kernel_err = kallsyms_load(&s->kernel, KALLSYMS_PATH, &s->strs);
+		s->kernel_err = kallsyms_load(&s->kernel, KALLSYMS_PATH);
 	if (s->kernel_err)
 		return s->kernel_err;
 	name = kallsyms_find(&s->kernel, addr);
 	if (!name)
 		return 0;
-	*f = (struct sym_frame){ .func = strtab_get(&s->strs, name) };
+	*f = (struct sym_frame){ .func = name };
 	return 1;
 }
 

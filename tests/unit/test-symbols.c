@@ -567,31 +567,36 @@ static void test_kallsyms_parse(void)
 		"\n"
 		"ffffffff81000500 T last_without_newline";
 	static const char hidden[] = "0000000000000000 T _stext\n0000000000000000 t x\n";
-	struct strtab names = { 0 };
+	static const char odd[] = "1ffffffff81000000 T too_long\nffffffff81000700 T cut\0tail\n";
 	struct kallsyms k = { 0 };
 
 	/* Not final: the last line, without its newline, waits. */
-	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, false, &names),
+	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, false),
 		     strrchr(text, '\n') + 1 - text);
 	CHECK_EQ_U64(k.syms.len, 3);
-	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, true, &names), sizeof(text) - 1);
+	CHECK_EQ_U64(kallsyms_parse(&k, text, sizeof(text) - 1, true), sizeof(text) - 1);
 	CHECK_EQ_U64(k.syms.len, 3 + 4);
+	CHECK_STREQ(kallsyms_find(&k, 0xffffffff81000350), "weak_one");
+	kallsyms_free(&k);
+
+	/* Seventeen digits are no address; a NUL ends its line. */
+	CHECK_EQ_U64(kallsyms_parse(&k, odd, sizeof(odd) - 1, true), sizeof(odd) - 1);
+	CHECK_EQ_U64(k.syms.len, 1);
+	CHECK_STREQ(kallsyms_find(&k, 0xffffffff81000700), "cut");
 	kallsyms_free(&k);
 
 	/* Hidden: every address 0, as kptr_restrict shows them. */
-	CHECK_EQ_U64(kallsyms_parse(&k, hidden, sizeof(hidden) - 1, true, &names),
+	CHECK_EQ_U64(kallsyms_parse(&k, hidden, sizeof(hidden) - 1, true),
 		     sizeof(hidden) - 1);
 	CHECK(kallsyms_hidden(&k));
-	CHECK_EQ_U64(kallsyms_find(&k, 0xffffffff81000000), 0);
+	CHECK(kallsyms_find(&k, 0xffffffff81000000) == NULL);
 	kallsyms_free(&k);
-	strtab_free(&names);
 }
 
 /* A file read whole: sorted, found at or below, a line too long to be a symbol skipped. */
 static void test_kallsyms_load(void)
 {
 	char path[64], *long_line = malloc(3 * KALLSYMS_MAX_LINE);
-	struct strtab names = { 0 };
 	struct kallsyms k = { 0 };
 	FILE *f;
 
@@ -608,16 +613,15 @@ static void test_kallsyms_load(void)
 	fprintf(f, "ffffffff81000100 T second\n%s\nffffffff81000000 T first\n"
 		"ffffffff81000200 t third", long_line);
 	CHECK(fclose(f) == 0);
-	CHECK_EQ_U64(kallsyms_load(&k, path, &names), 0);
+	CHECK_EQ_U64(kallsyms_load(&k, path), 0);
 	CHECK_EQ_U64(k.syms.len, 3);
 	CHECK(!kallsyms_hidden(&k));
-	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000010)), "first");
-	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000100)), "second");
-	CHECK_STREQ(strtab_get(&names, kallsyms_find(&k, 0xffffffff81000fff)), "third");
-	CHECK_EQ_U64(kallsyms_find(&k, 0xffffffff80000000), 0);
-	CHECK(kallsyms_load(&k, "/nonexistent/kallsyms", &names) == -ENOENT);
+	CHECK_STREQ(kallsyms_find(&k, 0xffffffff81000010), "first");
+	CHECK_STREQ(kallsyms_find(&k, 0xffffffff81000100), "second");
+	CHECK_STREQ(kallsyms_find(&k, 0xffffffff81000fff), "third");
+	CHECK(kallsyms_find(&k, 0xffffffff80000000) == NULL);
+	CHECK(kallsyms_load(&k, "/nonexistent/kallsyms") == -ENOENT);
 	kallsyms_free(&k);
-	strtab_free(&names);
 	unlink(path);
 	free(long_line);
 }
