@@ -21,6 +21,7 @@
 #include "symbols/demangle.h"
 #include "symbols/rust-demangle.h"
 #include "symbols/jitmap.h"
+#include "contract/symbols.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symindex.h"
 #include "util/eh-hdr.h"
@@ -548,7 +549,7 @@ static int fde_frame(struct symbolizer *s, const struct dso_info *dso, struct sy
 		read_hdr(file);
 	if (!eh_hdr_find(&file->hdr, (int64_t)(addr - file->hdr_vaddr), &start, &fde))
 		return 0;
-	snprintf(name, sizeof(name), "%s@0x%" PRIx64, base ? base + 1 : dso->path,
+	snprintf(name, sizeof(name), "%s" SYMBOL_UNWIND_ENTRY_MARK "%" PRIx64, base ? base + 1 : dso->path,
 		 file->hdr_vaddr + (uint64_t)(int64_t)start);
 	f->func = intern(s, name);
 	f->file = NULL;

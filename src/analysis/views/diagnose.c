@@ -15,6 +15,7 @@
 
 #include "contract/counters.h"
 #include "contract/meta.h"
+#include "contract/symbols.h"
 #include "util/saturate.h"
 #include "util/json.h"
 #include "util/text.h"
@@ -307,9 +308,21 @@ static void put_unwinding(FILE *out, const struct model *m)
 	}
 }
 
+/* Whether loc's function has only the name of the unwind entry that covers it. */
+static bool unwind_entry_named(const struct model *m, uint32_t loc)
+{
+	uint32_t n;
+	const struct tr_symbol *syms = model_loc_symbols(m, loc, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (strstr(model_str(m, syms[i].func), SYMBOL_UNWIND_ENTRY_MARK))
+			return true;
+	return false;
+}
+
 static void put_symbols(FILE *out, const struct model *m)
 {
-	uint64_t locs = m->t.locs.len, resolved = 0, leaf_resolved = 0;
+	uint64_t locs = m->t.locs.len, resolved = 0, leaf_resolved = 0, leaf_unwind_entry = 0;
 
 	for (uint32_t loc = 1; loc <= locs; loc++)
 		resolved += !!m->loc_syms[loc].count;
@@ -317,14 +330,21 @@ static void put_symbols(FILE *out, const struct model *m)
 		uint32_t node = m->t.samples.v[i].node;
 		uint32_t loc = node && node <= m->t.nodes.len ? m->t.nodes.v[node - 1].loc : 0;
 
-		leaf_resolved += loc && loc <= locs && m->loc_syms[loc].count;
+		if (!loc || loc > locs || !m->loc_syms[loc].count)
+			continue;
+		leaf_resolved++;
+		leaf_unwind_entry += unwind_entry_named(m, loc);
 	}
 	diag_field(out, "symbols:");
 	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)\n",
 		resolved, locs, diag_percent(resolved, locs));
 	diag_field(out, "leaf resolved:");
-	fprintf(out, "%" PRIu64 " of %zu samples (%.2f%%)\n", leaf_resolved,
+	fprintf(out, "%" PRIu64 " of %zu samples (%.2f%%)", leaf_resolved,
 		m->t.samples.len, diag_percent(leaf_resolved, m->t.samples.len));
+	if (leaf_unwind_entry)
+		fprintf(out, ", %" PRIu64 " (%.2f%%) named by an unwind entry only",
+			leaf_unwind_entry, diag_percent(leaf_unwind_entry, m->t.samples.len));
+	fputc('\n', out);
 }
 
 /* A duration in the unit that reads best: "850 ns", "12.500 us", "4.000 ms". */
