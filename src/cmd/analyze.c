@@ -26,8 +26,12 @@ static void usage(void)
 	       "kernels), their overlap and idle; why it was idle, each idle interval\n"
 	       "classified as host, synchronization, dependency, launch or unknown;\n"
 	       "the functions the launching threads ran during host idle, weighted by\n"
-	       "the idle time they cover; and per kernel its launches' median queue\n"
-	       "delay and short instances, with the function that launched them.\n\n"
+	       "the idle time they cover; per kernel its launches' median queue\n"
+	       "delay and short instances, with the function that launched them;\n"
+	       "and findings, ranked by the time at stake, with the code behind each:\n"
+	       "synchronous and pageable copies, synchronizing calls and allocations\n"
+	       "in a loop, tiny copies, short kernels, low occupancy, GPU idle and\n"
+	       "the straggler rank.\n\n"
 	       INPUT_USAGE
 	       TIME_USAGE
 	       "      --device N           only GPU N of each process\n"
@@ -87,6 +91,7 @@ int cmd_analyze(int argc, char **argv)
 	funcs_init(&f, &m, a.funcs_flags);
 	o.filter = &a.filter;
 	o.links = &links;
+	o.funcs = &f;
 	analyze_build(&an, &m, &o);
 	if (a.json)
 		analyze_print_json(stdout, &an, &f, a.input);

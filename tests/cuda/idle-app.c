@@ -5,7 +5,9 @@
  * fake GPU's timeline is the CPU's clock (fake.h): a kernel starts 2 us
  * after its launch call (FAKE_LAUNCH_LATENCY_NS) once its stream is free.
  *
- * usage: idle-app [--host N] [--sync N] [--tiny N] [--streams N]
+ * usage: idle-app [--host N] [--sync N] [--tiny N] [--streams N] [--sync-copy N]
+ *                 [--pageable N] [--alloc N] [--tiny-copy N] [--occupancy N]
+ *                 [--clean N]
  *
  * The phases given, in this order, on one stream of device 0:
  *   --host N   N times: host_prepare (3 ms of CPU), then launch step (1 ms):
@@ -24,6 +26,24 @@
  *              and step launched on it at once, then cuCtxSynchronize:
  *              device 0 waits about 9 ms with step queued on B, a
  *              dependency, then a few us after the synchronization
+ * then, for analyze's findings, each made by one function:
+ *   --sync-copy N  sync_copies: N cuMemcpyHtoD of COPY_BYTES, each blocking
+ *              the CPU COPY_BYTES / FAKE_HTOD_BYTES_PER_NS after the launch
+ *              latency
+ *   --pageable N   pageable_copies: N cuMemcpyHtoDAsync of COPY_BYTES from
+ *              calloc'd (pageable) memory, each COPY_BYTES /
+ *              FAKE_HTOD_BYTES_PER_NS on the GPU, AROUND_NS of CPU before
+ *              and after each
+ *   --alloc N  alloc_loop: N cuMemAlloc and cuMemFree, AROUND_NS before and
+ *              after each
+ *   --tiny-copy N  tiny_copies: N cuMemcpyHtoDAsync of TINY_BYTES from pinned
+ *              memory, AROUND_TINY_NS before and after each
+ *   --occupancy N  wide_kernels: N launches of wide (1 ms), whose 168
+ *              registers a thread let an SM hold one block of 256 threads:
+ *              12.5% of its 2048, limited by registers
+ *   --clean N  clean_work: N pinned asynchronous copies of COPY_BYTES and
+ *              launches of step (1 ms) back to back, on buffers allocated
+ *              once: nothing for a finding
  * then cuCtxSynchronize.
  */
 #include <cuda.h>
@@ -39,6 +59,18 @@
 
 #define CHECK(call) APP_CHECK(call, CUDA_SUCCESS)
 
+/* The copies of --sync-copy, --pageable and --clean, and those of --tiny-copy. */
+#define COPY_BYTES (4u << 20)
+#define TINY_BYTES 4096u
+/*
+ * The CPU work around each call of --pageable, --alloc and --tiny-copy: a
+ * call that returns at once links to the sample nearest in time, which
+ * falls in its loop when the loop runs on the CPU a sampling period or
+ * more around it.
+ */
+#define AROUND_NS 1000000
+#define AROUND_TINY_NS 200000
+
 FRAME static void host_prepare(void)
 {
 	spin(3000000);
@@ -49,9 +81,9 @@ FRAME static void after_sync(void)
 	spin(2000000);
 }
 
-static CUfunction kernel(CUmodule module, const char *name, uint64_t ns)
+static CUfunction kernel_regs(CUmodule module, const char *name, uint64_t ns, uint16_t regs)
 {
-	struct fakecuda_function_attrs attrs = { .regs = 16, .duration_ns = ns };
+	struct fakecuda_function_attrs attrs = { .regs = regs, .duration_ns = ns };
 	CUfunction f;
 
 	CHECK(cuModuleGetFunction(&f, module, name));
@@ -59,9 +91,19 @@ static CUfunction kernel(CUmodule module, const char *name, uint64_t ns)
 	return f;
 }
 
+static CUfunction kernel(CUmodule module, const char *name, uint64_t ns)
+{
+	return kernel_regs(module, name, ns, 16);
+}
+
+static void launch_block(CUfunction f, CUstream s, unsigned threads)
+{
+	CHECK(cuLaunchKernel(f, 1, 1, 1, threads, 1, 1, 0, s, NULL, NULL));
+}
+
 static void launch(CUfunction f, CUstream s)
 {
-	CHECK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, s, NULL, NULL));
+	launch_block(f, s, 32);
 }
 
 FRAME static void host_bound(CUfunction step, CUstream s, long n)
@@ -85,6 +127,68 @@ FRAME static void tiny_kernels(CUfunction tiny, CUstream s, long n)
 {
 	for (long i = 0; i < n; i++)
 		launch(tiny, s);
+}
+
+FRAME static void sync_copies(CUdeviceptr dev, const void *host, long n)
+{
+	for (long i = 0; i < n; i++)
+		CHECK(cuMemcpyHtoD(dev, host, COPY_BYTES));
+}
+
+FRAME static void pageable_copies(CUdeviceptr dev, const void *host, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++) {
+		spin(AROUND_NS);
+		CHECK(cuMemcpyHtoDAsync(dev, host, COPY_BYTES, s));
+		spin(AROUND_NS);
+	}
+}
+
+FRAME static void alloc_loop(long n)
+{
+	for (long i = 0; i < n; i++) {
+		CUdeviceptr p;
+
+		spin(AROUND_NS);
+		CHECK(cuMemAlloc(&p, COPY_BYTES));
+		spin(AROUND_NS);
+		CHECK(cuMemFree(p));
+		spin(AROUND_NS);
+	}
+}
+
+FRAME static void tiny_copies(CUdeviceptr dev, CUstream s, long n)
+{
+	void *pinned;
+
+	spin(AROUND_NS);
+	CHECK(cuMemAllocHost(&pinned, TINY_BYTES));
+	for (long i = 0; i < n; i++) {
+		spin(AROUND_TINY_NS);
+		CHECK(cuMemcpyHtoDAsync(dev, pinned, TINY_BYTES, s));
+		spin(AROUND_TINY_NS);
+	}
+	CHECK(cuStreamSynchronize(s));
+	CHECK(cuMemFreeHost(pinned));
+}
+
+FRAME static void wide_kernels(CUfunction wide, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++)
+		launch_block(wide, s, 256);
+}
+
+FRAME static void clean_work(CUfunction step, CUdeviceptr dev, CUstream s, long n)
+{
+	void *pinned;
+
+	CHECK(cuMemAllocHost(&pinned, COPY_BYTES));
+	for (long i = 0; i < n; i++) {
+		CHECK(cuMemcpyHtoDAsync(dev, pinned, COPY_BYTES, s));
+		launch(step, s);
+	}
+	CHECK(cuStreamSynchronize(s));
+	CHECK(cuMemFreeHost(pinned));
 }
 
 /* --streams: device 0's stream b waits for device 1's work, with step queued on it. */
@@ -125,7 +229,10 @@ FRAME static void wait_for_device1(CUcontext ctx, CUmodule module, CUstream a, l
 
 int main(int argc, char **argv)
 {
-	long host = 0, sync = 0, tiny = 0, streams = 0;
+	long host = 0, sync = 0, tiny = 0, streams = 0, sync_copy = 0, pageable = 0, alloc = 0;
+	long tiny_copy = 0, occupancy = 0, clean = 0;
+	CUdeviceptr buffer = 0;
+	char *pageable_buffer;
 	CUcontext ctx;
 	CUmodule module;
 	CUstream s;
@@ -135,11 +242,18 @@ int main(int argc, char **argv)
 		long *n = !strcmp(argv[i], "--host") ? &host :
 			  !strcmp(argv[i], "--sync") ? &sync :
 			  !strcmp(argv[i], "--tiny") ? &tiny :
-			  !strcmp(argv[i], "--streams") ? &streams : NULL;
+			  !strcmp(argv[i], "--streams") ? &streams :
+			  !strcmp(argv[i], "--sync-copy") ? &sync_copy :
+			  !strcmp(argv[i], "--pageable") ? &pageable :
+			  !strcmp(argv[i], "--alloc") ? &alloc :
+			  !strcmp(argv[i], "--tiny-copy") ? &tiny_copy :
+			  !strcmp(argv[i], "--occupancy") ? &occupancy :
+			  !strcmp(argv[i], "--clean") ? &clean : NULL;
 
 		if (!n) {
 			fprintf(stderr, "usage: idle-app [--host N] [--sync N] [--tiny N] "
-					"[--streams N]\n");
+					"[--streams N] [--sync-copy N] [--pageable N] [--alloc N] "
+					"[--tiny-copy N] [--occupancy N] [--clean N]\n");
 			return 2;
 		}
 		*n = atol(argv[i + 1]);
@@ -154,7 +268,23 @@ int main(int argc, char **argv)
 	tiny_kernels(kernel(module, "tiny", 100), s, tiny);
 	if (streams > 0)
 		wait_for_device1(ctx, module, s, streams);
+	pageable_buffer = calloc(1, COPY_BYTES);
+	if (!pageable_buffer)
+		return 1;
+	if (sync_copy > 0 || pageable > 0 || tiny_copy > 0 || clean > 0)
+		CHECK(cuMemAlloc(&buffer, COPY_BYTES));
+	sync_copies(buffer, pageable_buffer, sync_copy);
+	pageable_copies(buffer, pageable_buffer, s, pageable);
+	alloc_loop(alloc);
+	if (tiny_copy > 0)
+		tiny_copies(buffer, s, tiny_copy);
+	wide_kernels(kernel_regs(module, "wide", 1000000, 168), s, occupancy);
+	if (clean > 0)
+		clean_work(kernel(module, "step", 1000000), buffer, s, clean);
 	CHECK(cuCtxSynchronize());
+	if (buffer)
+		CHECK(cuMemFree(buffer));
+	free(pageable_buffer);
 	CHECK(cuStreamDestroy(s));
 	CHECK(cuModuleUnload(module));
 	CHECK(cuCtxDestroy(ctx));

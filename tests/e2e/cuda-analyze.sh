@@ -8,6 +8,12 @@
 # gaps between tiny kernels launched back to back launch overhead, and
 # those of a stream made to wait for another device's work dependency. The
 # function the host idle names first must be host_prepare.
+#
+# Then the findings: each phase of idle-app that makes one (its header)
+# must give its rule, with the phase's function at the top of the rule's
+# first stack and its time at stake within 5 points of the construction
+# (the fake's rates for GPU time, the recording's own calls for the calls'
+# time, which a loaded machine stretches); and a clean phase none at all.
 . "$SRCDIR/tests/e2e/lib.sh"
 . "$SRCDIR/tests/cuda/lib.sh"
 
@@ -28,6 +34,16 @@ awk '/^host idle by function/ { on = 1; next } on && /FUNCTION/ { getline; print
 record tiny.data -- "$CUDA_DIR/idle-app" --tiny 5000
 run_gtrace analyze -i tiny.data --format json >tiny.json
 run_gtrace export -i tiny.data --format chrome -o tiny-trace.json
+
+record rules.data -- "$CUDA_DIR/idle-app" --sync-copy 20 --pageable 20 --alloc 40 \
+	--tiny-copy 150 --occupancy 10
+run_gtrace analyze -i rules.data --format json >rules.json
+run_gtrace analyze -i rules.data >rules.txt
+run_gtrace export -i rules.data --format chrome -o rules-trace.json
+record clean.data -- "$CUDA_DIR/idle-app" --clean 20
+run_gtrace analyze -i clean.data --format json >clean.json
+run_gtrace analyze -i clean.data >clean.txt
+grep -q '^findings: none$' clean.txt || { show clean.txt; fail "a clean program has findings"; }
 
 FAKE_CUDA_DEVICES=2 record dep.data -- "$CUDA_DIR/idle-app" --streams 3
 run_gtrace analyze -i dep.data --device 0 --format json >dep.json
@@ -111,3 +127,82 @@ g = gaps(steps)
 near("dependency", share(dev, "dependency"), 100.0 * sum(g[0::2]) / sum(g))
 PY
 	{ show host.txt; fail "analyze's causes are not the construction's (see above)"; }
+
+python3 - rules.json rules-trace.json host.json tiny.json tiny-trace.json clean.json \
+	host-trace.json <<'PY' ||
+import json, sys
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+def calls(trace, name, cat="cuda-api"):
+    ev = trace["traceEvents"] if isinstance(trace, dict) else trace
+    return sorted((e["ts"], e["dur"] * 1000) for e in ev
+                  if e.get("name") == name and e.get("ph") == "X" and e.get("cat") == cat)
+
+def finding(doc, rule, function):
+    by_rule = {f["rule"]: f for f in doc["findings"]}
+    assert rule in by_rule, f"no {rule} finding: {sorted(by_rule)}"
+    f = by_rule[rule]
+    assert f["message"] and f["ns"] > 0, f
+    if function:
+        assert f["stacks"] and f["stacks"][0]["frames"][-1] == function, (rule, f["stacks"][:2])
+    return f
+
+def near(rule, got, want):
+    share = 100.0 * got / want
+    print(f"{rule}: {got / 1e6:.3f} ms, {share:.1f}% of the construction's {want / 1e6:.3f} ms")
+    assert abs(share - 100) <= 5, f"{rule} is {share:.1f}% of the construction"
+
+rules, trace = load(sys.argv[1]), load(sys.argv[2])
+ns = [f["ns"] for f in rules["findings"]]
+assert ns == sorted(ns, reverse=True), ns
+# 20 synchronous copies of 4 MiB at 10 bytes a ns: the calls block that
+# long, and longer where the loaded machine took the thread away.
+copy_ns = (4 << 20) / 10
+sync = calls(trace, "cuMemcpyHtoD_v2")
+assert len(sync) == 20 and min(d for _, d in sync) >= copy_ns, sync
+near("sync-copy", finding(rules, "sync-copy", "sync_copies")["ns"], sum(d for _, d in sync))
+near("pageable-copy", finding(rules, "pageable-copy", "pageable_copies")["ns"], 20 * copy_ns)
+# The calls' own time: 40 allocations and frees in the loop (main's first and last aside).
+allocs = sorted(calls(trace, "cuMemAlloc_v2") + calls(trace, "cuMemFree_v2"))[1:-1]
+assert len(allocs) == 80, len(allocs)
+near("alloc-in-loop", finding(rules, "alloc-in-loop", "alloc_loop")["ns"], sum(d for _, d in allocs))
+# The 150 asynchronous copies after the 20 pageable ones.
+tiny = calls(trace, "cuMemcpyHtoDAsync_v2")[20:]
+assert len(tiny) == 150, len(tiny)
+near("tiny-copies", finding(rules, "tiny-copies", "tiny_copies")["ns"], sum(d for _, d in tiny))
+occ = finding(rules, "low-occupancy", None)
+(k,) = occ["kernels"]
+assert k["name"] == "wide" and k["count"] == 10 and k["limiter"] == "registers", k
+assert k["occupancy_permille"] == 125, k
+near("low-occupancy", occ["ns"], 10 * 1000000)
+
+# 10 synchronized steps of 1 ms: the waits, with main's last, which finds
+# the GPU idle and may link to the loop's last sample.
+host = load(sys.argv[3])
+waits = calls(load(sys.argv[7]), "cuCtxSynchronize", "cuda-wait")
+assert len(waits) == 11, waits
+near("sync-in-loop", finding(host, "sync-in-loop", "sync_bound")["ns"], sum(d for _, d in waits))
+# Host idle and synchronization idle about even: the stacks are the leading cause's.
+(dev,) = host["devices"]
+host_led = dev["idle_causes"]["host"] >= dev["idle_causes"]["synchronization"]
+idle = finding(host, "gpu-idle", "host_prepare" if host_led else None)
+assert idle["ns"] == dev["idle_ns"], idle
+assert host_led or "sync_bound" in idle["stacks"][0]["frames"], idle
+# The phases of rules.data leave the GPU idle while the host runs them, alloc_loop longest.
+idle = finding(rules, "gpu-idle", "alloc_loop")
+assert "host" in idle["message"] and "alloc_loop" in idle["message"], idle
+
+tiny = load(sys.argv[4])
+launches = calls(load(sys.argv[5]), "cuLaunchKernel")
+short = finding(tiny, "short-kernels", "tiny_kernels")
+assert short["kernels"][0]["name"] == "tiny" and short["kernels"][0]["count"] == 5000, short
+if len(launches) == 5000:
+    near("short-kernels", short["ns"], sum(d for _, d in launches))
+
+clean = load(sys.argv[6])
+assert clean["findings"] == [], clean["findings"]
+PY
+	{ show rules.txt; fail "analyze's findings are not the construction's (see above)"; }

@@ -80,13 +80,24 @@ static void idle_model(struct model *m)
 	synth_free(&s);
 }
 
+/* The names of the model built, which the findings name their stacks with. */
+static struct funcs names;
+
 static void build(struct analyze *an, const struct model *m, struct origin_links *links,
 		  const struct sample_filter *flt, bool device_set, uint32_t device)
 {
 	origins_link(links, m, origins_default_window(m));
+	funcs_init(&names, m, FUNCS_PYTHON_LINES);
 	analyze_build(an, m, &(struct analyze_opts){ .filter = flt, .device_set = device_set,
 						     .device = device, .short_ns = 10 * US,
-						     .links = links });
+						     .links = links, .funcs = &names });
+}
+
+static void unbuild(struct analyze *an, struct origin_links *links)
+{
+	analyze_free(an);
+	origins_free(links);
+	funcs_free(&names);
 }
 
 static void test_breakdown(void)
@@ -126,8 +137,7 @@ static void test_breakdown(void)
 	CHECK_EQ_U64(d->sync_stacks.len, 1);
 	if (d->sync_stacks.len)
 		CHECK_EQ_U64(d->sync_stacks.v[0].ns, 1990 * US);
-	analyze_free(&an);
-	origins_free(&links);
+	unbuild(&an, &links);
 	model_free(&m);
 }
 
@@ -165,8 +175,7 @@ static void test_launches(void)
 				CHECK_EQ_U64(k->median_queue_ns, 1500 * US);
 		}
 	}
-	analyze_free(&an);
-	origins_free(&links);
+	unbuild(&an, &links);
 	model_free(&m);
 }
 
@@ -176,21 +185,25 @@ static void test_print(void)
 	struct origin_links links;
 	struct capture cap;
 	struct analyze an;
-	struct funcs f;
 	struct model m;
 	const char *text;
 
 	idle_model(&m);
 	build(&an, &m, &links, &flt, false, 0);
-	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
-	analyze_print(capture_start(&cap), &an, &f);
+	analyze_print(capture_start(&cap), &an, &names);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "GPU 0 of pid 100: 9.190 ms from its first work to its last"));
 	CHECK(has_line(text, "  host                    2.490 ms   44.6%"));
 	CHECK(has_line(text, "         1.990        1.990  host_prepare"));
 	CHECK(has_line(text, "         0.000        1.990  train_step (train.py:42)"));
+	/* The one finding: the GPU idle 61% of its time, host first, host_prepare's. */
+	CHECK(has_line(text, "  1. gpu-idle: 5.588 ms"));
+	CHECK(has_line(text, "     GPU 0 of pid 100 was idle 60.8% of its time (5.588 ms), most of it "
+			     "host (2.490 ms) while the launching thread ran host_prepare"));
+	CHECK(has_line(text, "     stack        1.990 ms  host_prepare < train_step (train.py:42) "
+			     "< main"));
 	free(cap.text);
-	analyze_print_json(capture_start(&cap), &an, &f, "x.data");
+	analyze_print_json(capture_start(&cap), &an, &names, "x.data");
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\"idle_causes\": {\"host\": 2490000, \"synchronization\": 1990000, "
 			   "\"dependency\": 990000, \"launch\": 33000, \"unknown\": 85000}"));
@@ -201,10 +214,11 @@ static void test_print(void)
 	CHECK(strstr(text, "\"name\": \"tiny\", \"count\": 2, \"queued\": 2, "
 			   "\"median_queue_ns\": 6000, \"short\": 2, "
 			   "\"short_frames\": [\"main\", \"launch_loop\"]"));
+	CHECK(strstr(text, "\"findings\": [\n    {\n      \"rule\": \"gpu-idle\",\n"));
+	CHECK(strstr(text, "\"ns\": 5588000,\n      \"stacks\": [\n        {\"frames\": [\"main\", "
+			   "\"train_step (train.py:42)\", \"host_prepare\"], \"ns\": 1990000}"));
 	free(cap.text);
-	analyze_free(&an);
-	funcs_free(&f);
-	origins_free(&links);
+	unbuild(&an, &links);
 	model_free(&m);
 }
 
@@ -220,13 +234,11 @@ static void test_select(void)
 	build(&an, &m, &links, &flt, true, 1);
 	CHECK_EQ_U64(an.devices.len, 0);
 	CHECK_EQ_U64(an.kernels.len, 0);
-	analyze_free(&an);
-	origins_free(&links);
+	unbuild(&an, &links);
 	CHECK(filter_add(&flt, FILTER_PID, "101") == 0);
 	build(&an, &m, &links, &flt, false, 0);
 	CHECK_EQ_U64(an.devices.len, 0);
-	analyze_free(&an);
-	origins_free(&links);
+	unbuild(&an, &links);
 	filter_free(&flt);
 	model_free(&m);
 }

@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 
+#include "contract/attrs.h"
 #include "util/hashmap.h"
 #include "util/json.h"
 #include "util/xalloc.h"
@@ -161,6 +162,55 @@ static const char *launched_from(const struct funcs *f, uint32_t node)
 	return node ? func_name(f, funcs_queued_from(f, node)) : "-";
 }
 
+/* A finding's stacks and kernels list at most these in the text. */
+#define EVIDENCE_SHOWN 5
+/* A stack of a finding shows this many frames, leaf first. */
+#define FRAMES_SHOWN 6
+
+static const char *limiter_name(uint8_t limiter)
+{
+	const char *name = limiter < CUDA_OCC_LIMITERS ? cuda_occupancy_limiter_names[limiter] : NULL;
+
+	return name ? name : "unknown";
+}
+
+static void print_findings(FILE *out, const struct analyze *a, struct funcs *f)
+{
+	if (!a->findings.len) {
+		fprintf(out, "\nfindings: none\n");
+		return;
+	}
+	fprintf(out, "\nfindings, by the time at stake:\n");
+	for (size_t i = 0; i < a->findings.len; i++) {
+		const struct analyze_finding *fd = &a->findings.v[i];
+
+		fprintf(out, "  %zu. %s: %.3f ms\n     %s\n", i + 1, fd->rule, ms(fd->ns),
+			fd->message);
+		for (size_t s = 0; s < fd->stacks.len && s < EVIDENCE_SHOWN; s++) {
+			size_t n;
+			uint32_t *fn = stack_funcs(f, fd->stacks.v[s].node, &n);
+
+			fprintf(out, "     stack %12.3f ms ", ms(fd->stacks.v[s].ns));
+			for (size_t k = 0; k < n && k < FRAMES_SHOWN; k++)
+				fprintf(out, " %s%s", k ? "< " : "", func_name(f, fn[n - 1 - k]));
+			fprintf(out, "%s\n", !n ? " (linked to no sample)" :
+					       n > FRAMES_SHOWN ? " < ..." : "");
+			free(fn);
+		}
+		for (size_t k = 0; k < fd->kernels.len && k < EVIDENCE_SHOWN; k++) {
+			const struct finding_kernel *kn = &fd->kernels.v[k];
+
+			fprintf(out, "     kernel %11.3f ms  %llu x %s", ms(kn->ns),
+				(unsigned long long)kn->count,
+				funcs_name(f, funcs_span_frame(f, kn->name)));
+			if (kn->occupancy_permille != UINT32_MAX)
+				fprintf(out, ", occupancy %.1f%%, limited by %s",
+					kn->occupancy_permille / 10.0, limiter_name(kn->limiter));
+			fputc('\n', out);
+		}
+	}
+}
+
 void analyze_print(FILE *out, const struct analyze *a, struct funcs *f)
 {
 	bool ranks = f->m->ranks.len > 1;
@@ -172,6 +222,7 @@ void analyze_print(FILE *out, const struct analyze *a, struct funcs *f)
 			fputc('\n', out);
 		print_device(out, &a->devices.v[d], f, ranks);
 	}
+	print_findings(out, a, f);
 	if (!a->kernels.len)
 		return;
 	fprintf(out, "\nlaunches by kernel (short: under %.3f us):\n", (double)a->short_ns / 1e3);
@@ -239,6 +290,37 @@ static void json_device(struct json *j, const struct analyze_device *d, const st
 	json_end(j);
 }
 
+static void json_findings(struct json *j, const struct analyze *a, struct funcs *f)
+{
+	json_begin_array(j, "findings", JSON_LINES);
+	for (size_t i = 0; i < a->findings.len; i++) {
+		const struct analyze_finding *fd = &a->findings.v[i];
+
+		json_begin_object(j, NULL, JSON_LINES);
+		json_string(j, "rule", fd->rule);
+		json_string(j, "message", fd->message);
+		json_uint(j, "ns", fd->ns);
+		json_stacks(j, "stacks", fd->stacks.v, fd->stacks.len, f);
+		json_begin_array(j, "kernels", JSON_LINES);
+		for (size_t k = 0; k < fd->kernels.len; k++) {
+			const struct finding_kernel *kn = &fd->kernels.v[k];
+
+			json_begin_object(j, NULL, JSON_INLINE);
+			json_string(j, "name", funcs_name(f, funcs_span_frame(f, kn->name)));
+			json_uint(j, "count", kn->count);
+			json_uint(j, "ns", kn->ns);
+			if (kn->occupancy_permille != UINT32_MAX) {
+				json_uint(j, "occupancy_permille", kn->occupancy_permille);
+				json_string(j, "limiter", limiter_name(kn->limiter));
+			}
+			json_end(j);
+		}
+		json_end(j);
+		json_end(j);
+	}
+	json_end(j);
+}
+
 void analyze_print_json(FILE *out, const struct analyze *a, struct funcs *f, const char *path)
 {
 	struct json j;
@@ -267,5 +349,6 @@ void analyze_print_json(FILE *out, const struct analyze *a, struct funcs *f, con
 		json_end(&j);
 	}
 	json_end(&j);
+	json_findings(&j, a, f);
 	json_end(&j);
 }

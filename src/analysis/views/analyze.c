@@ -492,6 +492,7 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);
 	}
 	launch_stats(&b, lane_device);
+	analyze_findings(a, m, o, &b.calls, lane_device);
 	free(edges);
 	free(lane_device);
 	api_launches_free(&b.calls);
@@ -508,4 +509,5 @@ void analyze_free(struct analyze *a)
 	}
 	VEC_FREE(&a->devices);
 	VEC_FREE(&a->kernels);
+	analyze_findings_free(a);
 }

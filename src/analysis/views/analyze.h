@@ -75,16 +75,45 @@ struct analyze_opts {
 	uint32_t device;
 	uint64_t short_ns;	/* --short */
 	const struct origin_links *links;
+	struct funcs *funcs;	/* names the findings' call sites and kernels */
+};
+
+/* A kernel a finding names: its instances' count and GPU time. */
+struct finding_kernel {
+	uint32_t name;		/* string id */
+	uint64_t count, ns;
+	uint32_t occupancy_permille;	/* low-occupancy's: the lowest recorded */
+	uint8_t limiter;	/* low-occupancy's: enum cuda_occupancy_limiter */
+};
+
+/* A finding of analyze-findings.c: a rule that matched, in plain words, with its evidence. */
+struct analyze_finding {
+	const char *rule;	/* its stable name: "sync-copy", ... */
+	uint64_t ns;		/* the time at stake (man/gtrace-analyze.1, per rule) */
+	char message[320];
+	VEC(struct analyze_stack) stacks;	/* by ns, descending */
+	VEC(struct finding_kernel) kernels;	/* by ns, descending */
 };
 
 struct analyze {
 	uint64_t short_ns;
 	VEC(struct analyze_device) devices;	/* by rank, pid, device */
 	VEC(struct analyze_kernel) kernels;	/* by count, descending, then name */
+	VEC(struct analyze_finding) findings;	/* by ns, descending, then rule */
 };
 
 void analyze_build(struct analyze *a, const struct model *m, const struct analyze_opts *o);
 void analyze_free(struct analyze *a);
+
+/*
+ * The findings of a built analyze: the rules of analyze-findings.c over
+ * m's copies, kernels, synchronizing and allocating calls, the devices'
+ * idle and the ranks' collectives. calls are the launch calls of m's
+ * spans, lane_device each stream lane's device + 1 (0: not selected).
+ */
+void analyze_findings(struct analyze *a, const struct model *m, const struct analyze_opts *o,
+		      const struct api_launches *calls, const uint32_t *lane_device);
+void analyze_findings_free(struct analyze *a);
 
 /* Text and JSON (man/gtrace-analyze.1); path names the input in JSON. */
 void analyze_print(FILE *out, const struct analyze *a, struct funcs *f);
