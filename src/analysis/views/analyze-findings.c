@@ -9,6 +9,7 @@
  * man/gtrace-analyze.1 defines each rule, its threshold and its time.
  */
 #include "analysis/views/analyze.h"
+#include "analysis/views/analyze-private.h"
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -20,8 +21,9 @@
 #include "util/saturate.h"
 #include "util/xalloc.h"
 
-/* tiny-copies: a copy under this many bytes costs more to issue than to move (PCIe: ~3 us). */
-#define TINY_COPY_BYTES (64 * 1024)
+/* tiny-copies: a copy under this many KiB costs more to issue than to move (PCIe: ~3 us). */
+#define TINY_COPY_KIB 64
+#define TINY_COPY_BYTES (TINY_COPY_KIB * 1024)
 /* tiny-copies: at least this many from one call site. */
 #define TINY_COPIES_MIN 100
 /* sync-in-loop, alloc-in-loop: at least this many calls from one call site. */
@@ -102,25 +104,11 @@ static int cmp_calls(const void *pa, const void *pb)
 	return (a->span > b->span) - (a->span < b->span);
 }
 
-/* A sample with a stack, for finding those of a thread in a call. */
-struct thread_sample {
-	uint32_t tid, node;
-	uint64_t ts;
-};
-
-static int cmp_thread_samples(const void *pa, const void *pb)
-{
-	const struct thread_sample *a = pa, *b = pb;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	return (a->ts > b->ts) - (a->ts < b->ts);
-}
-
 /* A call counted by its call site once all are seen (resolve). */
 struct charge {
 	uint32_t tally;		/* enum tallies */
-	uint32_t node;		/* the sample's leaf, 0 none */
+	uint32_t span;		/* the call's */
+	uint32_t node;		/* the sample's leaf, 0 none: found by place_charges */
 	bool inside;		/* the sample was taken in the call */
 	uint64_t ns;
 };
@@ -141,12 +129,11 @@ struct rules {
 	const struct model *m;
 	struct analyze *a;
 	const struct analyze_opts *o;
-	const struct api_launches *calls;
+	const struct analyze_inputs *in;
 	struct u64map sites;	/* stack node -> its call site's */
 	struct u64map same_functions;	/* functions_hash -> the first call site with it */
 	struct tally t[TALLIES];
 	VEC(struct call) waits, allocs;
-	VEC(struct thread_sample) samples;	/* by tid, then time */
 	VEC(struct charge) charges;
 	uint32_t src_key, dst_key, bytes_key, permille_key, limiter_key;
 };
@@ -217,34 +204,35 @@ static uint32_t call_site(struct rules *r, uint32_t node)
 	return site;
 }
 
-/*
- * Counts ns into tally t for span's call: by the first sample of its
- * calling thread in the call when one was taken there (the stack of a
- * call that lasts is in it), else the sample its origin linked to.
- */
+/* Counts ns into tally t for span's call, by its call site once all are seen. */
 static void charge(struct rules *r, enum tallies t, size_t span, uint64_t ns)
 {
-	const struct tr_span *sp = &r->m->t.spans.v[span];
-	const struct thread_sample *v = r->samples.v;
-	size_t lo = 0, hi = r->samples.len;
-	uint32_t s = r->o->links->sample[span];
-	struct charge *c = VEC_PUSH(&r->charges);
+	*VEC_PUSH(&r->charges) = (struct charge){ .tally = t, .span = (uint32_t)span, .ns = ns };
+}
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+/*
+ * Each charge's sample: the first of its calling thread in the call when
+ * one was taken there (the stack of a call that lasts is in it), else the
+ * sample its origin linked to.
+ */
+static void place_charges(struct rules *r)
+{
+	const struct model *m = r->m;
+	const struct timed *v = r->in->samples;
+	size_t n = r->in->nsamples;
 
-		if (v[mid].tid < sp->origin_tid || (v[mid].tid == sp->origin_tid &&
-						    v[mid].ts < sp->start))
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	*c = (struct charge){ .tally = t, .ns = ns };
-	if (lo < r->samples.len && v[lo].tid == sp->origin_tid && v[lo].ts - sp->start < sp->dur) {
-		c->node = v[lo].node;
-		c->inside = true;
-	} else if (s) {
-		c->node = r->m->t.samples.v[s - 1].node;
+	for (size_t i = 0; i < r->charges.len; i++) {
+		struct charge *c = &r->charges.v[i];
+		const struct tr_span *sp = &m->t.spans.v[c->span];
+		size_t at = timed_first(v, n, sp->origin_tid, sp->start);
+		uint32_t linked = r->o->links->sample[c->span];
+
+		if (at < n && v[at].owner == sp->origin_tid && v[at].start - sp->start < sp->dur) {
+			c->node = v[at].node;
+			c->inside = true;
+		} else if (linked) {
+			c->node = m->t.samples.v[linked - 1].node;
+		}
 	}
 }
 
@@ -259,6 +247,7 @@ static void resolve(struct rules *r)
 	struct u64map seen = {0};
 	uint64_t one;
 
+	place_charges(r);
 	for (size_t i = 0; i < r->charges.len; i++)
 		if (r->charges.v[i].inside)
 			u64map_put(&seen, (uint64_t)r->charges.v[i].tally << 32 |
@@ -320,7 +309,7 @@ static void stream_work(struct rules *r, size_t i)
 {
 	const struct model *m = r->m;
 	const struct tr_span *sp = &m->t.spans.v[i];
-	uint32_t call = r->calls->call[i];
+	uint32_t call = r->in->calls->call[i];
 	const struct tr_span *c = call ? &m->t.spans.v[call - 1] : NULL;
 	uint64_t call_ns = c ? c->dur : 0, v, src = 0, dst = 0;
 	const char *name = c ? model_str(m, c->name) : NULL;
@@ -385,13 +374,6 @@ static void charge_outermost(struct rules *r, __typeof__(r->waits) *calls, enum 
 static void gather(struct rules *r, const uint32_t *lane_device)
 {
 	const struct model *m = r->m;
-
-	for (size_t i = 0; i < m->t.samples.len; i++)
-		if (m->t.samples.v[i].node)
-			*VEC_PUSH(&r->samples) = (struct thread_sample){
-				m->t.samples.v[i].tid, m->t.samples.v[i].node, m->t.samples.v[i].ts,
-			};
-	VEC_SORT(&r->samples, cmp_thread_samples);
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
@@ -466,34 +448,44 @@ static struct analyze_finding *sites_finding(struct rules *r, const char *rule, 
 	return fd;
 }
 
+#define STRING(x) #x
+#define NUMBER(x) STRING(x)
+
+/* The rules of call sites: each sentence takes the calls' count, their time and the top site. */
+static const struct site_rule {
+	const char *rule;
+	enum tallies tally;
+	uint64_t min;		/* calls from one site */
+	const char *sentence;
+} site_rules[] = {
+	{ "sync-copy", T_SYNC_COPY, 1,
+	  "%llu synchronous copies blocked the CPU %.3f ms, most from %s: copy with "
+	  "cudaMemcpyAsync from pinned memory" },
+	{ "pageable-copy", T_PAGEABLE, 1,
+	  "%llu asynchronous copies of pageable host memory (%.3f ms), which the driver makes "
+	  "synchronous, most from %s: pin the host buffer (cudaHostAlloc, cudaHostRegister)" },
+	{ "sync-in-loop", T_SYNC_CALLS, LOOP_CALLS_MIN,
+	  "%llu synchronizing calls repeated from one place blocked the CPU %.3f ms, most from "
+	  "%s: synchronize less often, or wait on events" },
+	{ "alloc-in-loop", T_ALLOCS, LOOP_CALLS_MIN,
+	  "%llu memory allocations and frees repeated from one place took %.3f ms, most from "
+	  "%s: allocate once, or use a caching or stream-ordered allocator (cudaMallocAsync)" },
+	{ "tiny-copies", T_TINY, TINY_COPIES_MIN,
+	  "%llu copies under " NUMBER(TINY_COPY_KIB) " KiB from one place took %.3f ms to issue, "
+	  "more than they take to move, most from %s: batch them into fewer, larger copies" },
+};
+
 static void call_rules(struct rules *r)
 {
-	struct analyze_finding *fd;
-	uint64_t n;
+	for (size_t i = 0; i < sizeof(site_rules) / sizeof(*site_rules); i++) {
+		const struct site_rule *sr = &site_rules[i];
+		struct analyze_finding *fd;
+		uint64_t n;
 
-	if ((fd = sites_finding(r, "sync-copy", T_SYNC_COPY, 1, &n)))
-		say(fd, "%llu synchronous copies blocked the CPU %.3f ms, most from %s: "
-			"copy with cudaMemcpyAsync from pinned memory", (unsigned long long)n,
-		    ms(fd->ns), site_name(r, fd->stacks.v[0].node));
-	if ((fd = sites_finding(r, "pageable-copy", T_PAGEABLE, 1, &n)))
-		say(fd, "%llu asynchronous copies of pageable host memory (%.3f ms), which the "
-			"driver makes synchronous, most from %s: pin the host buffer "
-			"(cudaHostAlloc, cudaHostRegister)", (unsigned long long)n, ms(fd->ns),
-		    site_name(r, fd->stacks.v[0].node));
-	if ((fd = sites_finding(r, "sync-in-loop", T_SYNC_CALLS, LOOP_CALLS_MIN, &n)))
-		say(fd, "%llu synchronizing calls repeated from one place blocked the CPU %.3f ms, "
-			"most from %s: synchronize less often, or wait on events",
-		    (unsigned long long)n, ms(fd->ns), site_name(r, fd->stacks.v[0].node));
-	if ((fd = sites_finding(r, "alloc-in-loop", T_ALLOCS, LOOP_CALLS_MIN, &n)))
-		say(fd, "%llu memory allocations and frees repeated from one place took %.3f ms, "
-			"most from %s: allocate once, or use a caching or stream-ordered "
-			"allocator (cudaMallocAsync)", (unsigned long long)n, ms(fd->ns),
-		    site_name(r, fd->stacks.v[0].node));
-	if ((fd = sites_finding(r, "tiny-copies", T_TINY, TINY_COPIES_MIN, &n)))
-		say(fd, "%llu copies under %u KiB from one place took %.3f ms to issue, more than "
-			"they take to move, most from %s: batch them into fewer, larger copies",
-		    (unsigned long long)n, TINY_COPY_BYTES / 1024, ms(fd->ns),
-		    site_name(r, fd->stacks.v[0].node));
+		if ((fd = sites_finding(r, sr->rule, sr->tally, sr->min, &n)))
+			say(fd, sr->sentence, (unsigned long long)n, ms(fd->ns),
+			    site_name(r, fd->stacks.v[0].node));
+	}
 }
 
 static int cmp_kernels(const void *pa, const void *pb)
@@ -695,10 +687,10 @@ static int cmp_findings(const void *pa, const void *pb)
 }
 
 void analyze_findings(struct analyze *a, const struct model *m, const struct analyze_opts *o,
-		      const struct api_launches *calls, const uint32_t *lane_device)
+		      const struct analyze_inputs *in)
 {
 	struct rules r = {
-		.m = m, .a = a, .o = o, .calls = calls,
+		.m = m, .a = a, .o = o, .in = in,
 		.src_key = model_string_id(m, CUDA_ATTR_COPY_SRC),
 		.dst_key = model_string_id(m, CUDA_ATTR_COPY_DST),
 		.bytes_key = model_string_id(m, CUDA_ATTR_BYTES),
@@ -706,7 +698,7 @@ void analyze_findings(struct analyze *a, const struct model *m, const struct ana
 		.limiter_key = model_string_id(m, CUDA_ATTR_OCCUPANCY_LIMITER),
 	};
 
-	gather(&r, lane_device);
+	gather(&r, in->lane_device);
 	call_rules(&r);
 	short_kernels(&r);
 	low_occupancy(&r);
@@ -717,7 +709,6 @@ void analyze_findings(struct analyze *a, const struct model *m, const struct ana
 		tally_free(&r.t[t]);
 	VEC_FREE(&r.waits);
 	VEC_FREE(&r.allocs);
-	VEC_FREE(&r.samples);
 	VEC_FREE(&r.charges);
 	u64map_free(&r.sites);
 	u64map_free(&r.same_functions);

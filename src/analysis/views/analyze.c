@@ -8,6 +8,7 @@
  * the launching thread's samples. man/gtrace-analyze.1 defines the causes.
  */
 #include "analysis/views/analyze.h"
+#include "analysis/views/analyze-private.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -55,13 +56,6 @@ static int cmp_edges(const void *pa, const void *pb)
 	return (a->span > b->span) - (a->span < b->span);
 }
 
-/* A synchronizing call of a process, or a sample of a thread: sorted by owner, then time. */
-struct timed {
-	uint32_t owner;		/* pid of a call, tid of a sample */
-	uint32_t node;		/* a sample's leaf node; a call's origin's, 0 unlinked */
-	uint64_t start, end;
-};
-
 static int cmp_timed(const void *pa, const void *pb)
 {
 	const struct timed *a = pa, *b = pb;
@@ -71,8 +65,7 @@ static int cmp_timed(const void *pa, const void *pb)
 	return a->start < b->start ? -1 : a->start > b->start;
 }
 
-/* The first of n sorted rows of owner at or after ts. */
-static size_t timed_first(const struct timed *v, size_t n, uint32_t owner, uint64_t ts)
+size_t timed_first(const struct timed *v, size_t n, uint32_t owner, uint64_t ts)
 {
 	size_t lo = 0, hi = n;
 
@@ -492,7 +485,8 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);
 	}
 	launch_stats(&b, lane_device);
-	analyze_findings(a, m, o, &b.calls, lane_device);
+	analyze_findings(a, m, o, &(struct analyze_inputs){ &b.calls, lane_device, b.samples.v,
+							   b.samples.len });
 	free(edges);
 	free(lane_device);
 	api_launches_free(&b.calls);

@@ -105,16 +105,6 @@ struct analyze {
 void analyze_build(struct analyze *a, const struct model *m, const struct analyze_opts *o);
 void analyze_free(struct analyze *a);
 
-/*
- * The findings of a built analyze: the rules of analyze-findings.c over
- * m's copies, kernels, synchronizing and allocating calls, the devices'
- * idle and the ranks' collectives. calls are the launch calls of m's
- * spans, lane_device each stream lane's device + 1 (0: not selected).
- */
-void analyze_findings(struct analyze *a, const struct model *m, const struct analyze_opts *o,
-		      const struct api_launches *calls, const uint32_t *lane_device);
-void analyze_findings_free(struct analyze *a);
-
 /* Text and JSON (man/gtrace-analyze.1); path names the input in JSON. */
 void analyze_print(FILE *out, const struct analyze *a, struct funcs *f);
 void analyze_print_json(FILE *out, const struct analyze *a, struct funcs *f, const char *path);
