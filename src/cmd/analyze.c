@@ -15,9 +15,6 @@ enum {
 	OPT_SHORT,
 };
 
-/* A kernel shorter than this took less than its launch on the GPUs of today. */
-#define DEFAULT_SHORT_NS 10000
-
 static void usage(void)
 {
 	printf("usage: gtrace analyze [options]\n\n"
@@ -60,7 +57,7 @@ int cmd_analyze(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct analyze_opts o = { .short_ns = DEFAULT_SHORT_NS };
+	struct analyze_opts o = { .short_ns = ANALYZE_DEFAULT_SHORT_NS };
 	struct offline_args a;
 	struct origin_links links;
 	struct analyze an;

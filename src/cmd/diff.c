@@ -33,14 +33,17 @@ static void usage(void)
 	       "of one job (read as one, as other commands read -i DIR), row by row:\n"
 	       "CPU functions by their self samples, and kernels, copies and memsets,\n"
 	       "CUDA calls, CPU waits, NVTX ranges and other lane work by the durations\n"
-	       "of their spans, threads by their time on the CPU and metric series by\n"
-	       "their mean (shown, not tested: one figure a run). A change is\n"
+	       "of their spans, threads by their time on the CPU, metric series by\n"
+	       "their mean, and analyze's findings and idle causes by their time\n"
+	       "(shown, not tested: one figure a run; a new finding, or an idle\n"
+	       "cause grown past the threshold and 1 ms, is a regression). A change is\n"
 	       "significant at the confidence over all the rows compared (Holm's\n"
 	       "correction), and a regression when it is also more than the threshold\n"
 	       "worse. Rows are sorted by how much time changed.\n\n"
 	       "      --by KINDS           sections: cpu, gpu (kernel, copy, api, wait),\n"
-	       "                           nvtx, lanes, threads, metrics, or single kinds\n"
-	       "                           (lane, thread, metric...; default: all)\n"
+	       "                           nvtx, lanes, threads, metrics, findings (rule,\n"
+	       "                           idle), or single kinds (lane, thread, metric,\n"
+	       "                           rule...; default: all)\n"
 	       "      --normalize MODE     total: compare shares of each recording\n"
 	       "                           (default); none: absolute time\n"
 	       "      --confidence PCT     of the significance tests (default 99)\n"
@@ -90,7 +93,7 @@ static int diff_option(struct diff_args *da, int c, const char *arg)
 	case OPT_FAIL_ON:
 		if (diff_parse_kinds(arg, c == OPT_BY ? &da->o.kinds : &da->fail_on)) {
 			pr_err("invalid %s '%s'; use cpu, gpu, kernel, copy, api, wait, nvtx, lane, "
-			       "lanes, thread, threads, metric, metrics",
+			       "lanes, thread, threads, metric, metrics, rule, idle, findings",
 			       c == OPT_BY ? "--by" : "--fail-on", arg);
 			return EXIT_USAGE;
 		}

@@ -14,6 +14,8 @@
 # first stack and its time at stake within 5 points of the construction
 # (the fake's rates for GPU time, the recording's own calls for the calls'
 # time, which a loaded machine stretches); and a clean phase none at all.
+# In diff, each finding the rules recording adds to the clean one is a
+# regression (--fail exits 3), and a recording against itself has none.
 . "$SRCDIR/tests/e2e/lib.sh"
 . "$SRCDIR/tests/cuda/lib.sh"
 
@@ -206,3 +208,18 @@ clean = load(sys.argv[6])
 assert clean["findings"] == [], clean["findings"]
 PY
 	{ show rules.txt; fail "analyze's findings are not the construction's (see above)"; }
+
+expect_exit 3 "$GTRACE" diff --by findings --fail --format json clean.data rules.data
+mv "$TESTDIR/stdout" diff.json
+expect_exit 0 "$GTRACE" diff --by findings --fail rules.data rules.data
+python3 - diff.json <<'PY' || fail "diff does not show the new findings as regressions"
+import json, sys
+
+with open(sys.argv[1]) as f:
+    rows = json.load(f)["rows"]
+status = {(r["kind"], r["where"], r["name"]): r["status"] for r in rows}
+for rule in ("sync-copy", "pageable-copy", "alloc-in-loop", "tiny-copies", "low-occupancy"):
+    assert status.get(("rule", "", rule)) == "regression", (rule, status)
+assert status.get(("rule", "GPU 0", "gpu-idle")) == "regression", status
+assert status.get(("idle", "GPU 0", "host idle")) == "regression", status
+PY

@@ -97,7 +97,7 @@ expect_contains stderr "^gtrace: unexpected argument 'again.data'"
 expect_exit 2 "$GTRACE" diff --format yaml base.data slow.data
 expect_contains stderr "^gtrace: invalid --format 'yaml'; use text, json or markdown\$"
 expect_exit 2 "$GTRACE" diff --by kernels base.data slow.data
-expect_contains stderr "^gtrace: invalid --by 'kernels'; use cpu, gpu, kernel, copy, api, wait, nvtx, lane, lanes, thread, threads, metric, metrics\$"
+expect_contains stderr "^gtrace: invalid --by 'kernels'; use cpu, gpu, kernel, copy, api, wait, nvtx, lane, lanes, thread, threads, metric, metrics, rule, idle, findings\$"
 expect_exit 2 "$GTRACE" diff --confidence 100 base.data slow.data
 expect_exit 1 "$GTRACE" diff base.data missing.data
 expect_contains stderr "^gtrace: cannot read 'missing.data': "

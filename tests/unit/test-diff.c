@@ -155,7 +155,11 @@ static void test_rows(void)
 	CHECK(!find_row(&d, DIFF_THREAD, "app")->tested);
 	CHECK(NEAR(find_row(&d, DIFF_THREAD, "app")->new.ms, 1000, 1e-9));	/* 1000 x 1 ms */
 	CHECK(find_row(&d, DIFF_CPU, "main") == NULL);	/* no self samples */
-	CHECK_EQ_U64(d.rows.len, 8);
+	/* analyze's: GPU 0 idle most of its time in both, before work of no launch call. */
+	check_status(&d, DIFF_RULE, "gpu-idle", DIFF_SAME);
+	check_status(&d, DIFF_IDLE, "unknown idle", DIFF_SAME);
+	CHECK(!strcmp(find_row(&d, DIFF_RULE, "gpu-idle")->where, "GPU 0"));
+	CHECK_EQ_U64(d.rows.len, 10);
 	/* The slow kernel changed most time: 200 x 2 us. */
 	CHECK(!strcmp(d.rows.v[0].name, "slow") && NEAR(d.rows.v[0].impact_ms, 0.4, 1e-6));
 	CHECK(NEAR(find_row(&d, DIFF_KERNEL, "slow")->change, 0.1 - 0.0, 0.01));
@@ -174,7 +178,7 @@ static void test_rows(void)
 	CHECK(strstr(text, "| **regression** | kernel | slow |") != NULL);
 	free(text);
 	text = printed(&d, &o, DIFF_TEXT);
-	CHECK(strstr(text, "8 rows, 5 tested: 1 regression, 0 improvements, 1 added, 1 removed") != NULL);
+	CHECK(strstr(text, "10 rows, 5 tested: 1 regression, 0 improvements, 1 added, 1 removed") != NULL);
 	free(text);
 	diff_free(&d);
 
@@ -266,6 +270,48 @@ static void test_untested_and_from_zero(void)
 	}
 }
 
+/*
+ * analyze's rows: a finding only the new recording has is a regression,
+ * one only the base has an improvement, and so is an idle cause grown or
+ * shrunk past the threshold and DIFF_IDLE_FLOOR_NS; --by findings keeps
+ * them alone.
+ */
+static void test_findings(void)
+{
+	struct diff_opts o = { .confidence = 0.99, .threshold = 0.05, .normalize_total = true };
+	struct sample_filter flt = {0};
+	struct model m[2];
+	struct funcs f[2];
+	struct diff d;
+	char *text;
+
+	o.filter = &flt;
+	CHECK(!diff_parse_kinds("findings", &o.kinds));
+	CHECK_EQ_U64(o.kinds, 1u << DIFF_RULE | 1u << DIFF_IDLE);
+	build_shares(&m[0], 600);
+	build(&m[1], 20000, "fresh");
+	for (int s = 0; s < 2; s++)
+		funcs_init(&f[s], &m[s], 0);
+	diff_build(&d, &f[0], &f[1], &o);
+	CHECK_EQ_U64(d.rows.len, 2);
+	check_status(&d, DIFF_RULE, "gpu-idle", DIFF_REGRESSION);
+	check_status(&d, DIFF_IDLE, "unknown idle", DIFF_REGRESSION);
+	CHECK_EQ_U64(diff_regressions(&d, 1u << DIFF_RULE), 1);
+	text = printed(&d, &o, DIFF_TEXT);
+	CHECK(strstr(text, "  rule            0          1            -  ") != NULL);
+	CHECK(strstr(text, "regression   GPU 0: gpu-idle\n") != NULL);
+	free(text);
+	diff_free(&d);
+	diff_build(&d, &f[1], &f[0], &o);
+	check_status(&d, DIFF_RULE, "gpu-idle", DIFF_IMPROVEMENT);
+	check_status(&d, DIFF_IDLE, "unknown idle", DIFF_IMPROVEMENT);
+	diff_free(&d);
+	for (int s = 0; s < 2; s++) {
+		funcs_free(&f[s]);
+		model_free(&m[s]);
+	}
+}
+
 /* flame --diff: both counts per stack, and hot red, cold blue, main white. */
 static void test_flame_diff(void)
 {
@@ -314,6 +360,7 @@ int main(void)
 	RUN(test_kinds);
 	RUN(test_rows);
 	RUN(test_untested_and_from_zero);
+	RUN(test_findings);
 	RUN(test_flame_diff);
 	return test_summary();
 }

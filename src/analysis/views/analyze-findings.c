@@ -405,7 +405,7 @@ static struct analyze_finding *add_finding(struct rules *r, const char *rule, ui
 {
 	struct analyze_finding *fd = VEC_PUSH(&r->a->findings);
 
-	*fd = (struct analyze_finding){ .rule = rule, .ns = ns };
+	*fd = (struct analyze_finding){ .rule = rule, .device = -1, .ns = ns };
 	return fd;
 }
 
@@ -613,6 +613,7 @@ static void gpu_idle(struct rules *r)
 			if (d->idle_causes[c] > d->idle_causes[top])
 				top = c;
 		fd = add_finding(r, "gpu-idle", d->idle_ns);
+		fd->device = (int64_t)i;
 		stacks = top == IDLE_HOST ? &d->host_stacks : top == IDLE_SYNC ? &d->sync_stacks
 									      : NULL;
 		if (stacks)

@@ -69,6 +69,9 @@ struct analyze_kernel {
 	uint32_t short_node;	/* the stack that launched most of them; 0 none */
 };
 
+/* A kernel shorter than this took less than its launch on the GPUs of today: --short's default. */
+#define ANALYZE_DEFAULT_SHORT_NS 10000
+
 struct analyze_opts {
 	const struct sample_filter *filter;	/* --rank, --pid: which processes */
 	bool device_set;	/* --device */
@@ -89,6 +92,7 @@ struct finding_kernel {
 /* A finding of analyze-findings.c: a rule that matched, in plain words, with its evidence. */
 struct analyze_finding {
 	const char *rule;	/* its stable name: "sync-copy", ... */
+	int64_t device;		/* gpu-idle's: its index in analyze.devices; else -1 */
 	uint64_t ns;		/* the time at stake (man/gtrace-analyze.1, per rule) */
 	char message[320];
 	VEC(struct analyze_stack) stacks;	/* by ns, descending */

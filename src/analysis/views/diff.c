@@ -10,6 +10,7 @@
  * confidence.
  */
 #include "analysis/views/diff.h"
+#include "analysis/views/diff-private.h"
 #include "analysis/views/metrics.h"
 #include "analysis/views/report.h"
 
@@ -31,6 +32,7 @@ static const char *const kind_names[DIFF_KINDS] = {
 	[DIFF_CPU] = "cpu", [DIFF_KERNEL] = "kernel", [DIFF_COPY] = "copy",
 	[DIFF_API] = "api", [DIFF_WAIT] = "wait", [DIFF_NVTX] = "nvtx",
 	[DIFF_LANE] = "lane", [DIFF_THREAD] = "thread", [DIFF_METRIC] = "metric",
+	[DIFF_RULE] = "rule", [DIFF_IDLE] = "idle",
 };
 
 static const char *const status_names[] = {
@@ -70,6 +72,8 @@ int diff_parse_kinds(const char *list, unsigned *kinds)
 			bits = KIND_BIT(DIFF_THREAD);
 		else if (!strcmp(word, "metrics"))
 			bits = KIND_BIT(DIFF_METRIC);
+		else if (!strcmp(word, "findings"))
+			bits = KIND_BIT(DIFF_RULE) | KIND_BIT(DIFF_IDLE);
 		for (int k = 0; !bits && k < DIFF_KINDS; k++)
 			if (!strcmp(word, kind_names[k]))
 				bits = KIND_BIT(k);
@@ -207,6 +211,24 @@ static void add_metrics(struct joined *j, int side, struct funcs *f)
 		e->self += st.values;
 		e->value_sum += st.mask ? 100.0 * (double)st.flagged : st.mean * (double)st.values;
 	}
+}
+
+/* analyze's findings and idle causes, of the kinds selected. */
+static void add_findings(struct joined *j, int side, struct funcs *f, const struct diff_opts *o)
+{
+	size_t n;
+	struct diff_figure *fig = diff_findings(f, o, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		struct entry *e;
+
+		if (!(o->kinds & KIND_BIT(fig[i].kind)))
+			continue;
+		e = entry_of(j, side, fig[i].kind, fig[i].where, fig[i].name);
+		e->self++;
+		e->children = u64_sat_add(e->children, fig[i].ns);
+	}
+	free(fig);
 }
 
 /* The kind of a span, by its lane's class, or DIFF_KINDS for lanes left out. */
@@ -356,8 +378,10 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 		row->impact_ms = fabs(row->new.ms - (o->normalize_total ?
 				      row->base.share / 100 * (double)d->new.samples *
 				      (double)period[1] / 1e6 : row->base.ms));
-	} else if (row->kind == DIFF_THREAD) {
-		/* One figure per recording: shown, not tested. */
+	} else if (row->kind == DIFF_THREAD || row->kind == DIFF_RULE || row->kind == DIFF_IDLE) {
+		/* One figure per recording: shown, not tested; analyze's are not scaled. */
+		if (row->kind != DIFF_THREAD)
+			scale = 1;
 		if (a)
 			thread_side(&row->base, a);
 		if (b)
@@ -385,6 +409,24 @@ static void make_row(struct diff *d, struct diff_row *row, struct entry *a, stru
 		row->impact_ms = fabs(row->new.ms - row->base.ms * scale);
 	}
 	row->status = !a ? DIFF_ADDED : !b ? DIFF_REMOVED : DIFF_SAME;
+}
+
+/*
+ * analyze's rows, untested: a finding the new recording adds is a
+ * regression, one it drops an improvement; an idle cause (absent: 0) that
+ * grew or shrank past the threshold and by DIFF_IDLE_FLOOR_NS or more is
+ * one too, and otherwise the same.
+ */
+static void analyze_status(struct diff_row *row, const struct diff_opts *o)
+{
+	double grown_ns = (row->new.ms - row->base.ms) * 1e6;
+
+	if (row->kind == DIFF_RULE && row->status != DIFF_SAME)
+		row->status = row->status == DIFF_ADDED ? DIFF_REGRESSION : DIFF_IMPROVEMENT;
+	else if (row->kind == DIFF_IDLE)
+		row->status = fabs(grown_ns) < DIFF_IDLE_FLOOR_NS ||
+			      (row->base.ms > 0 && fabs(row->change) <= o->threshold) ? DIFF_SAME :
+			      grown_ns > 0 ? DIFF_REGRESSION : DIFF_IMPROVEMENT;
 }
 
 static int cmp_p(const void *pa, const void *pb, void *ctx)
@@ -465,6 +507,8 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 			add_threads(&j, s, f[s]);
 		if (o->kinds & KIND_BIT(DIFF_METRIC))
 			add_metrics(&j, s, f[s]);
+		if (o->kinds & (KIND_BIT(DIFF_RULE) | KIND_BIT(DIFF_IDLE)))
+			add_findings(&j, s, f[s], o);
 	}
 	describe(&d->base, base->m, samples[0]);
 	describe(&d->new, new->m, samples[1]);
@@ -486,6 +530,7 @@ void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 		    (row->from_zero || fabs(row->change) > o->threshold))
 			row->status = row->from_zero || row->change > 0 ? DIFF_REGRESSION :
 					DIFF_IMPROVEMENT;
+		analyze_status(row, o);
 		d->by_status[row->status]++;
 	}
 	VEC_SORT(&d->rows, cmp_impact);
@@ -525,6 +570,8 @@ static void figure(char *buf, size_t size, const struct diff_row *row,
 		snprintf(buf, size, "%.2f%%", s->share);
 	else if (row->kind == DIFF_CPU || row->kind == DIFF_THREAD)
 		snprintf(buf, size, "%.1fms", s->ms);
+	else if (row->kind == DIFF_RULE || row->kind == DIFF_IDLE)
+		snprintf(buf, size, "%.3fms", s->ms);
 	else if (s->median_ns >= 1e6)
 		snprintf(buf, size, "%.3fms", s->median_ns / 1e6);
 	else
@@ -651,6 +698,10 @@ static void json_side(struct json *j, const char *key, const struct diff_row *ro
 		return;
 	}
 	json_fixed(j, "ms", 6, s->ms);
+	if (row->kind == DIFF_RULE || row->kind == DIFF_IDLE) {
+		json_end(j);
+		return;
+	}
 	if (row->kind == DIFF_CPU) {
 		json_uint(j, "children", s->children);
 		json_fixed(j, "share", 6, s->share);

@@ -9,7 +9,10 @@
  * NVTX ranges, other lane work), or the mean of a metric series. A change
  * counts when it is significant, after Holm's correction over every row
  * compared so that the whole diff keeps the false-alarm rate the
- * confidence asks for, and when it is larger than the threshold.
+ * confidence asks for, and when it is larger than the threshold. Rows of
+ * analyze's (diff-findings.c), one figure a recording, are not tested: a
+ * finding only the new recording has, or a device's idle cause grown past
+ * the threshold and DIFF_IDLE_FLOOR_NS, is a regression.
  */
 
 #include <stdbool.h>
@@ -29,15 +32,20 @@ enum diff_kind {
 	DIFF_LANE,		/* other lane work, by lane and span name */
 	DIFF_THREAD,		/* threads' time on the CPU, by thread name; not tested */
 	DIFF_METRIC,		/* a metric series' mean, by subject and name; not tested */
+	DIFF_RULE,		/* analyze's findings: a rule's time at stake; not tested */
+	DIFF_IDLE,		/* analyze's idle time of a device, by cause; not tested */
 	DIFF_KINDS
 };
 
-/* "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane", "thread", "metric". */
+/*
+ * "cpu", "kernel", "copy", "api", "wait", "nvtx", "lane", "thread", "metric",
+ * "rule", "idle".
+ */
 const char *diff_kind_name(enum diff_kind k);
 /*
  * A comma-separated list of kind names, or of the sections "gpu" (kernel,
- * copy, api, wait), "lanes" (lane), "threads" (thread) and "metrics"
- * (metric), into a bit set of kinds;
+ * copy, api, wait), "lanes" (lane), "threads" (thread), "metrics"
+ * (metric) and "findings" (rule, idle), into a bit set of kinds;
  * -EINVAL for an unknown name.
  */
 int diff_parse_kinds(const char *list, unsigned *kinds);
@@ -115,6 +123,9 @@ struct diff {
 void diff_build(struct diff *d, struct funcs *base, struct funcs *new,
 		const struct diff_opts *o);
 void diff_free(struct diff *d);
+
+/* An idle cause grows into a regression by this much at least, besides the threshold. */
+#define DIFF_IDLE_FLOOR_NS 1000000
 
 /* Regressions among the kinds in the bit set. */
 size_t diff_regressions(const struct diff *d, unsigned kinds);
