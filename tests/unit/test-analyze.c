@@ -5,6 +5,7 @@
  * gtrace-analyze(1) defines computed by hand.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "analysis/passes/passes.h"
 #include "analysis/views/analyze.h"
@@ -222,6 +223,108 @@ static void test_print(void)
 	model_free(&m);
 }
 
+/*
+ * Process 100, thread 100 sampled every ms for 400 ms in main > work_loop,
+ * on device 0: 5 synchronous copies (2 ms calls at 10, 20 .. 50 ms, each
+ * copy 1.9 ms), 3 asynchronous ones of pageable memory (0.5 ms each), 12
+ * cuCtxSynchronize of 3 ms from 100 ms on, the short kernels kb (120), then
+ * ka (150), of 1 us each launched by 4 us calls from 200 ms on, and wide,
+ * 1 ms at 12.5% occupancy limited by registers.
+ */
+static void rules_model(struct model *m)
+{
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t loop[] = { synth_loc(&s, app, 0x1000, "main"),
+			    synth_loc(&s, app, 0x2000, "work_loop") };
+	uint32_t stream, api, wait;
+
+	synth_comm(&s, PID, TID, "app");
+	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 400);
+	stream = synth_lane(&s, PID, "GPU0 stream 7");
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	wait = synth_lane_kind(&s, PID, CUDA_WAIT_LANE_KIND, "CPU wait");
+	for (uint64_t i = 1; i <= 8; i++) {
+		uint64_t at = SYNTH_T0 + i * 10000 * US;
+
+		synth_span_from(&s, api, i <= 5 ? "cuMemcpyHtoD_v2" : "cuMemcpyHtoDAsync_v2", at,
+				i <= 5 ? 2000 * US : 4 * US, TID, at);
+		synth_span_from(&s, stream, "[CUDA memcpy HtoD]", at + 1 * US,
+				i <= 5 ? 1900 * US : 500 * US, TID, at + 1);
+		synth_span_attr(&s, "bytes", 1 << 20);
+		synth_span_attr(&s, "copy.src", i <= 5 ? 2 : 1);	/* pinned, pageable */
+	}
+	for (uint64_t i = 0; i < 12; i++)
+		synth_span_from(&s, wait, "cuCtxSynchronize", SYNTH_T0 + (100 + 5 * i) * 1000 * US,
+				3000 * US, TID, SYNTH_T0 + (100 + 5 * i) * 1000 * US);
+	for (uint64_t i = 0; i < 270; i++)
+		launched(&s, api, stream, i < 120 ? "kb" : "ka", 200000 + 100 * i,
+			 200000 + 100 * i + 10, 1 * US);
+	launched(&s, api, stream, "wide", 300000, 300010, 1000 * US);
+	synth_span_attr(&s, "occupancy.permille", 125);
+	synth_span_attr(&s, "occupancy.limiter", 2);
+	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	synth_free(&s);
+}
+
+static const struct analyze_finding *finding(const struct analyze *an, const char *rule)
+{
+	for (size_t i = 0; i < an->findings.len; i++)
+		if (!strcmp(an->findings.v[i].rule, rule))
+			return &an->findings.v[i];
+	return NULL;
+}
+
+/* The leaf function of a finding's first stack. */
+static const char *top_function(const struct analyze_finding *fd)
+{
+	uint32_t n;
+	const uint32_t *fn;
+
+	if (!fd || !fd->stacks.len || !fd->stacks.v[0].node)
+		return "";
+	fn = funcs_of_node(&names, fd->stacks.v[0].node, &n);
+	return funcs_name(&names, names.v.v[fn[0]].name);
+}
+
+static void test_findings(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	const struct analyze_finding *fd;
+	struct analyze an;
+	struct model m;
+
+	rules_model(&m);
+	build(&an, &m, &links, &flt, false, 0);
+	fd = finding(&an, "sync-copy");
+	CHECK(fd && fd->ns == 5 * 2000 * US && !strcmp(top_function(fd), "work_loop"));
+	fd = finding(&an, "pageable-copy");
+	CHECK(fd && fd->ns == 3 * 500 * US && !strcmp(top_function(fd), "work_loop"));
+	fd = finding(&an, "sync-in-loop");
+	CHECK(fd && fd->ns == 12 * 3000 * US && !strcmp(top_function(fd), "work_loop"));
+	/* Each kernel with its own short launches' calls: ka's 150, kb's 120, 4 us each. */
+	fd = finding(&an, "short-kernels");
+	CHECK(fd && fd->ns == 270 * 4 * US && fd->kernels.len == 2);
+	if (fd && fd->kernels.len == 2) {
+		CHECK(!strcmp(model_str(&m, fd->kernels.v[0].name), "ka"));
+		CHECK(fd->kernels.v[0].count == 150 && fd->kernels.v[0].ns == 150 * 4 * US);
+		CHECK(fd->kernels.v[1].count == 120 && fd->kernels.v[1].ns == 120 * 4 * US);
+	}
+	fd = finding(&an, "low-occupancy");
+	CHECK(fd && fd->ns == 1000 * US && fd->kernels.len == 1);
+	if (fd && fd->kernels.len == 1)
+		CHECK(fd->kernels.v[0].occupancy_permille == 125 && fd->kernels.v[0].limiter == 2);
+	CHECK(finding(&an, "gpu-idle") != NULL);
+	/* Nothing here for the other rules; ranked by the time at stake. */
+	CHECK(!finding(&an, "alloc-in-loop") && !finding(&an, "tiny-copies") &&
+	      !finding(&an, "straggler-rank"));
+	for (size_t i = 1; i < an.findings.len; i++)
+		CHECK(an.findings.v[i - 1].ns >= an.findings.v[i].ns);
+	unbuild(&an, &links);
+	model_free(&m);
+}
+
 /* --device and --pid select devices: none here. */
 static void test_select(void)
 {
@@ -249,5 +352,6 @@ int main(void)
 	RUN(test_launches);
 	RUN(test_print);
 	RUN(test_select);
+	RUN(test_findings);
 	return test_summary();
 }

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * gtrace analyze's findings: rules over what analyze_build found and over
- * the recording's copies, kernels and CUDA calls, each matched one a
- * sentence with the time at stake and its evidence, the call sites or the
- * kernels. A call site is the stack of a call's linked sample cut at the
+ * the recording's copies, kernels and CUDA calls. Each rule that matches
+ * becomes a sentence with the time at stake and its evidence, the call
+ * sites or the kernels. A call site is the stack of a call's sample (one
+ * taken in the call, else the one its origin linked to) cut at the
  * program's own function that made the call (funcs_queued_from): the calls
  * of one loop, sampled at different depths of the driver, are one site.
  * man/gtrace-analyze.1 defines each rule, its threshold and its time.
@@ -397,8 +398,6 @@ static void gather(struct rules *r, const uint32_t *lane_device)
 	charge_outermost(r, &r->waits, T_SYNC_CALLS);
 	charge_outermost(r, &r->allocs, T_ALLOCS);
 	resolve(r);
-	for (int t = 0; t < TALLIES; t++)
-		VEC_SORT(&r->t[t].rows, cmp_rows);
 }
 
 static struct analyze_finding *add_finding(struct rules *r, const char *rule, uint64_t ns)
@@ -431,9 +430,11 @@ static double ms(uint64_t ns)
 static struct analyze_finding *sites_finding(struct rules *r, const char *rule, enum tallies t,
 					     uint64_t min, uint64_t *count)
 {
-	const struct tally *tl = &r->t[t];
+	struct tally *tl = &r->t[t];
 	struct analyze_finding *fd = NULL;
 
+	/* By ns, descending: its index is of no more use. */
+	VEC_SORT(&tl->rows, cmp_rows);
 	*count = 0;
 	for (size_t i = 0; i < tl->rows.len; i++) {
 		if (tl->rows.v[i].count < min)
@@ -539,13 +540,14 @@ static void short_kernels(struct rules *r)
 
 static void low_occupancy(struct rules *r)
 {
-	const struct tally *t = &r->t[T_OCCUPANCY];
+	struct tally *t = &r->t[T_OCCUPANCY];
 	struct analyze_finding *fd;
 	const char *limiter;
 	uint64_t n = 0;
 
 	if (!t->rows.len)
 		return;
+	VEC_SORT(&t->rows, cmp_rows);
 	fd = add_finding(r, "low-occupancy", 0);
 	for (size_t i = 0; i < t->rows.len; i++) {
 		const struct tally_row *row = &t->rows.v[i];
@@ -667,6 +669,7 @@ static void straggler_rank(struct rules *r)
 		say(fd, "rank %lld kept the other ranks waiting in their collectives: it ran "
 			"%.3f ms more on a CPU outside them than the others, added up",
 		    (long long)m->ranks.v[s->index].rank, ms(ns));
+	VEC_SORT(&r->t[T_KERNELS].rows, cmp_rows);
 	for (size_t i = 0; i < r->t[T_KERNELS].rows.len; i++) {
 		const struct tally_row *k = &r->t[T_KERNELS].rows.v[i];
 		const char *name = funcs_name(r->o->funcs,
