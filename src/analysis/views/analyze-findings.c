@@ -132,7 +132,8 @@ struct rules {
 	const struct analyze_opts *o;
 	const struct analyze_inputs *in;
 	struct u64map sites;	/* stack node -> its call site's */
-	struct u64map same_functions;	/* functions_hash -> the first call site with it */
+	struct u64map same_functions;	/* functions_hash -> the first node with it */
+	struct u64map first_of_node;	/* node -> same_functions' answer */
 	struct tally t[TALLIES];
 	VEC(struct call) waits, allocs;
 	VEC(struct charge) charges;
@@ -164,15 +165,20 @@ static uint64_t functions_hash(const struct funcs *f, uint32_t node)
 	return h;
 }
 
-/* The first node met whose stack has the same functions as node's. */
+/* The first node met whose stack has the same functions as node's; each node hashed once. */
 static uint32_t same_functions(struct rules *r, uint32_t node)
 {
-	uint64_t h = functions_hash(r->o->funcs, node), first;
+	uint64_t h, first;
 
-	if (u64map_get(&r->same_functions, h, &first))
+	if (u64map_get(&r->first_of_node, node, &first))
 		return (uint32_t)first;
-	u64map_put(&r->same_functions, h, node);
-	return node;
+	h = functions_hash(r->o->funcs, node);
+	if (!u64map_get(&r->same_functions, h, &first)) {
+		first = node;
+		u64map_put(&r->same_functions, h, first);
+	}
+	u64map_put(&r->first_of_node, node, first);
+	return (uint32_t)first;
 }
 
 /* The node of node's stack that holds the program's function that made the call. */
@@ -716,6 +722,7 @@ void analyze_findings(struct analyze *a, const struct model *m, const struct ana
 	VEC_FREE(&r.charges);
 	u64map_free(&r.sites);
 	u64map_free(&r.same_functions);
+	u64map_free(&r.first_of_node);
 }
 
 void analyze_findings_free(struct analyze *a)
