@@ -4,7 +4,7 @@
  * the recording's copies, kernels and CUDA calls. Each rule that matches
  * becomes a sentence with the time at stake and its evidence, the call
  * sites or the kernels. A call site is the stack of a call's sample (one
- * taken in the call, else the one its origin linked to) cut at the
+ * taken in the call, else the nearest, as origins link) cut at the
  * program's own function that made the call (funcs_queued_from): the calls
  * of one loop, sampled at different depths of the driver, are one site.
  * man/gtrace-analyze.1 defines each rule, its threshold and its time.
@@ -181,21 +181,25 @@ static uint32_t same_functions(struct rules *r, uint32_t node)
 	return (uint32_t)first;
 }
 
+/* node's stack without its kernel frames (an interrupt, a preemption); 0 when that is all. */
+static uint32_t user_part(const struct model *m, uint32_t node)
+{
+	while (node && model_loc_is_kernel(m, m->t.nodes.v[node - 1].loc))
+		node = stack_caller(m, node);
+	return node;
+}
+
 /* The node of node's stack that holds the program's function that made the call. */
 static uint32_t call_site(struct rules *r, uint32_t node)
 {
 	const struct funcs *f = r->o->funcs;
-	uint32_t from, site = 0, leaf = node;
+	uint32_t from, site = 0, leaf = user_part(r->m, node);
 	uint64_t known;
 
-	if (!node)
+	if (!leaf)
 		return 0;
 	if (u64map_get(&r->sites, node, &known))
 		return (uint32_t)known;
-	/* An interrupt or a preemption in the kernel is no part of the call. */
-	while (stack_caller(r->m, leaf) &&
-	       model_loc_is_kernel(r->m, r->m->t.nodes.v[leaf - 1].loc))
-		leaf = stack_caller(r->m, leaf);
 	from = funcs_queued_from(f, leaf);
 	for (uint32_t n = leaf, depth = 0; n && !site && depth < CALLTREE_MAX_DEPTH;
 	     n = stack_caller(r->m, n), depth++) {
@@ -218,28 +222,45 @@ static void charge(struct rules *r, enum tallies t, size_t span, uint64_t ns)
 }
 
 /*
- * Each charge's sample: the first of its calling thread in the call when
- * one was taken there (the stack of a call that lasts is in it), else the
- * sample its origin linked to.
+ * Each charge's sample, of those of its calling thread with a stack of the
+ * program's (not the kernel's alone): the first taken in the call, where
+ * one was (the stack of a call that lasts is in it); else the nearest to
+ * its start within the origin links' window, as origins_link would link it.
  */
 static void place_charges(struct rules *r)
 {
 	const struct model *m = r->m;
 	const struct timed *v = r->in->samples;
 	size_t n = r->in->nsamples;
+	uint64_t window = r->o->links->window_ns;
 
 	for (size_t i = 0; i < r->charges.len; i++) {
 		struct charge *c = &r->charges.v[i];
 		const struct tr_span *sp = &m->t.spans.v[c->span];
-		size_t at = timed_first(v, n, sp->origin_tid, sp->start);
-		uint32_t linked = r->o->links->sample[c->span];
+		uint32_t tid = sp->origin_tid;
+		size_t at = timed_first(v, n, tid, sp->start), k;
+		uint64_t best = UINT64_MAX;
 
-		if (at < n && v[at].owner == sp->origin_tid && v[at].start - sp->start < sp->dur) {
-			c->node = v[at].node;
-			c->inside = true;
-		} else if (linked) {
-			c->node = m->t.samples.v[linked - 1].node;
-		}
+		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start < sp->dur; k++)
+			if (user_part(m, v[k].node)) {
+				c->node = v[k].node;
+				c->inside = true;
+				break;
+			}
+		if (c->inside)
+			continue;
+		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start <= window; k++)
+			if (user_part(m, v[k].node)) {
+				best = v[k].start - sp->start;
+				c->node = v[k].node;
+				break;
+			}
+		for (k = at; k-- > 0 && v[k].owner == tid && sp->start - v[k].start <= window;)
+			if (user_part(m, v[k].node)) {
+				if (sp->start - v[k].start < best)
+					c->node = v[k].node;
+				break;
+			}
 	}
 }
 
