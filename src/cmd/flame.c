@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analysis/encoders/flamesvg.h"
+#include "analysis/views/analyze.h"
 #include "analysis/views/flamediff.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
@@ -27,6 +28,7 @@ enum {
 	OPT_NO_NVTX,
 	OPT_GPU_PC,
 	OPT_DIFF,
+	OPT_DEVICE,
 };
 
 static void usage(void)
@@ -54,7 +56,11 @@ static void usage(void)
 	       "                           time (default %.1f)\n"
 	       "      --weight UNIT        what --folded and --svg weigh: samples, or target\n"
 	       "                           (ns of lane work); default samples, target when\n"
-	       "                           the selection has lane work but no samples\n"
+	       "                           the selection has lane work but no samples;\n"
+	       "                           gpu-idle: all views weigh the launching threads'\n"
+	       "                           samples by the host-caused GPU idle they cover\n"
+	       "                           (gtrace analyze's host idle), in ns\n"
+	       "      --device N           --weight gpu-idle: only the idle of GPU N\n"
 	       FILTER_USAGE
 	       "      --inline             show inlined functions as their own frames\n"
 	       "      --no-nvtx            leave out the NVTX range frames\n"
@@ -75,6 +81,8 @@ static int parse_weight(const char *s, enum calltree_weight *w, bool *given)
 		*w = WEIGHT_SAMPLES;
 	else if (!strcmp(s, "target"))
 		*w = WEIGHT_TARGET;
+	else if (!strcmp(s, "gpu-idle"))
+		*w = WEIGHT_GPU_IDLE;
 	else
 		return -EINVAL;
 	return 0;
@@ -100,6 +108,41 @@ static void build_pc_tree(struct calltree *t, struct funcs *f, const struct samp
 	pc_view_build(&v, f, flt, links);
 	calltree_build_pc(t, f, flt, &v, nvtx);
 	pc_view_free(&v);
+}
+
+/*
+ * The tree of the launching threads' samples, each weighed by the host
+ * idle analyze charges it with (device: its --device), with what it needs
+ * kept in f and links; false, after saying why and leaving t empty, when
+ * no selected device has work.
+ */
+static bool build_idle_tree(struct calltree *t, struct funcs *f, struct origin_links *links,
+			    const struct model *m, const struct offline_args *a,
+			    const struct analyze_opts *device, bool nvtx)
+{
+	struct analyze an;
+	bool any;
+
+	funcs_init(f, m, a->funcs_flags);
+	offline_link_origins(links, m, a->window);
+	analyze_build(&an, m, &(struct analyze_opts){ .filter = &a->filter, .links = links,
+						      .device_set = device->device_set,
+						      .device = device->device,
+						      .short_ns = ANALYZE_DEFAULT_SHORT_NS,
+						      .by_sample = true });
+	any = an.devices.len;
+	if (any) {
+		calltree_build_idle(t, f, &a->filter, an.sample_host_ns, nvtx);
+	} else {
+		if (device->device_set)
+			pr_err("--weight gpu-idle: no work of GPU %" PRIu32 " in '%s'",
+			       device->device, text_escape(a->input));
+		else
+			pr_err("--weight gpu-idle: no GPU work in '%s'", text_escape(a->input));
+		*t = (struct calltree){0};
+	}
+	analyze_free(&an);
+	return any;
 }
 
 /* What the trees of flame and flame --diff are built from. */
@@ -177,6 +220,7 @@ int cmd_flame(int argc, char **argv)
 		{ "no-nvtx", no_argument, NULL, OPT_NO_NVTX },
 		{ "gpu-pc", no_argument, NULL, OPT_GPU_PC },
 		{ "diff", no_argument, NULL, OPT_DIFF },
+		{ "device", required_argument, NULL, OPT_DEVICE },
 		{ "help", no_argument, NULL, 'h' },
 		FILTER_LONG_OPTIONS,
 		{ 0 }
@@ -186,11 +230,13 @@ int cmd_flame(int argc, char **argv)
 	double min_percent = DEFAULT_MIN_PERCENT;
 	bool folded = false, weight_given = false, nvtx = true, gpu_pc = false, diff = false;
 	enum calltree_weight weight = WEIGHT_SAMPLES;
+	struct analyze_opts device = {0};
 	struct origin_links links;
 	struct model m;
 	struct funcs f;
 	struct calltree t;
 	int c, status = 0;
+	size_t n;
 
 	offline_args_init(&a, "flame", usage, argc, argv);
 	a.fold_samples = true;
@@ -232,6 +278,14 @@ int cmd_flame(int argc, char **argv)
 		case OPT_DIFF:
 			diff = true;
 			break;
+		case OPT_DEVICE:
+			if (offline_parse_count(optarg, &n) || n > UINT32_MAX) {
+				pr_err("invalid device '%s'", optarg);
+				a.status = EXIT_USAGE;
+			}
+			device.device_set = true;
+			device.device = (uint32_t)n;
+			break;
 		}
 	}
 	if (!a.status && !diff && a.operands.n) {
@@ -245,9 +299,21 @@ int cmd_flame(int argc, char **argv)
 	}
 	/* PC samples weigh only themselves, and have no stack of their own to find a dso in. */
 	if (!a.status && gpu_pc && weight_given && weight != WEIGHT_SAMPLES) {
-		pr_err("--gpu-pc weighs PC samples: --weight target cannot be used with it");
+		pr_err("--gpu-pc weighs PC samples: --weight %s cannot be used with it",
+		       weight == WEIGHT_TARGET ? "target" : "gpu-idle");
 		a.status = EXIT_USAGE;
 	}
+	if (!a.status && diff && weight == WEIGHT_GPU_IDLE) {
+		pr_err("--weight gpu-idle cannot be used with --diff");
+		a.status = EXIT_USAGE;
+	}
+	if (!a.status && device.device_set && weight != WEIGHT_GPU_IDLE) {
+		pr_err("--device selects the GPU of --weight gpu-idle; it needs it");
+		a.status = EXIT_USAGE;
+	}
+	/* Each sample's time says which idle it covers: the samples are kept, not folded. */
+	if (weight == WEIGHT_GPU_IDLE)
+		a.fold_samples = false;
 	if (!a.status && gpu_pc && a.filter.dsos.len) {
 		pr_err("--dso cannot be used with --gpu-pc");
 		a.status = EXIT_USAGE;
@@ -269,8 +335,20 @@ int cmd_flame(int argc, char **argv)
 		offline_args_free(&a);
 		return EXIT_FAIL;
 	}
-	build_tree(&t, &f, &links, &m,
-		   &(struct tree_opts){ &a.filter, a.window, a.funcs_flags, nvtx, gpu_pc });
+	if (weight == WEIGHT_GPU_IDLE) {
+		if (!build_idle_tree(&t, &f, &links, &m, &a, &device, nvtx)) {
+			free_tree(&t, &f, &links, &m);
+			offline_args_free(&a);
+			return EXIT_FAIL;
+		}
+		/* A GPU that never waited on its host: the graph is rightly empty. */
+		if (!t.nodes.v[0].target_total)
+			pr_info("no host-caused GPU idle covered by samples of the selected threads "
+				"in '%s'", text_escape(a.input));
+	} else {
+		build_tree(&t, &f, &links, &m,
+			   &(struct tree_opts){ &a.filter, a.window, a.funcs_flags, nvtx, gpu_pc });
+	}
 	if (!weight_given && !t.nodes.v[0].total && t.nodes.v[0].target_total)
 		weight = WEIGHT_TARGET;
 	/* One weight per graph: what it leaves out is said, never mixed in. */

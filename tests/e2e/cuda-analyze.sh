@@ -7,7 +7,10 @@
 # host idle, those of the synchronizing phase synchronization, and the
 # gaps between tiny kernels launched back to back launch overhead, and
 # those of a stream made to wait for another device's work dependency. The
-# function the host idle names first must be host_prepare.
+# function the host idle names first must be host_prepare. flame --weight
+# gpu-idle weighs the same samples by the same idle: its folded stacks add
+# up to analyze's sampled host idle, nearly all under host_prepare; on a
+# recording with no GPU work it fails with one line.
 #
 # Then the findings: each phase of idle-app that makes one (its header)
 # must give its rule, with the phase's function at the top of the rule's
@@ -32,6 +35,15 @@ run_gtrace export -i host.data --format chrome -o host-trace.json
 awk '/^host idle by function/ { on = 1; next } on && /FUNCTION/ { getline; print $3; exit }' \
 	host.txt >top.txt
 [ "$(cat top.txt)" = host_prepare ] || { show host.txt; fail "host_prepare does not lead the host idle"; }
+run_gtrace flame -i host.data --weight gpu-idle --folded >idle.folded
+run_gtrace flame -i host.data --weight gpu-idle --device 0 --svg idle.svg
+expect_contains idle.svg '<title>host_prepare \([0-9.]+ ms, [0-9]+ samples, '
+
+record none.data -- "$CUDA_DIR/idle-app"
+expect_exit 1 "$GTRACE" flame -i none.data --weight gpu-idle --folded
+expect_lines "$TESTDIR/stderr" 1
+expect_contains "$TESTDIR/stderr" "^gtrace: --weight gpu-idle: no GPU work in 'none.data'$"
+expect_lines "$TESTDIR/stdout" 0
 
 record tiny.data -- "$CUDA_DIR/idle-app" --tiny 5000
 run_gtrace analyze -i tiny.data --format json >tiny.json
@@ -51,7 +63,7 @@ FAKE_CUDA_DEVICES=2 record dep.data -- "$CUDA_DIR/idle-app" --streams 3
 run_gtrace analyze -i dep.data --device 0 --format json >dep.json
 run_gtrace export -i dep.data --format chrome -o dep-trace.json
 
-python3 - host.json host-trace.json tiny.json tiny-trace.json dep.json dep-trace.json <<'PY' ||
+python3 - host.json host-trace.json tiny.json tiny-trace.json dep.json dep-trace.json idle.folded <<'PY' ||
 import bisect, json, sys
 
 def load(path):
@@ -87,6 +99,15 @@ near("synchronization", share(dev, "synchronization"), 100.0 * sync_us / (host_u
 assert dev["host_stacks"] and "host_prepare" in dev["host_stacks"][0]["frames"], dev["host_stacks"][:3]
 # The synchronizing calls' stacks: their origins' samples, in sync_bound.
 assert dev["sync_stacks"] and "sync_bound" in dev["sync_stacks"][0]["frames"], dev["sync_stacks"][:3]
+# flame --weight gpu-idle: the host idle charged to samples, to the ns, and
+# nearly all of it in host_prepare (the gaps fall inside its 3 ms).
+with open(sys.argv[7]) as f:
+    folded = [line.rsplit(" ", 1) for line in f.read().splitlines()]
+idle_total = sum(int(ns) for _, ns in folded)
+in_prepare = sum(int(ns) for stack, ns in folded if ";host_prepare" in stack)
+sampled = dev["idle_causes"]["host"] - dev["host_unsampled_ns"]
+assert idle_total == sampled and sampled > 0, (idle_total, sampled)
+assert in_prepare >= 0.95 * idle_total, (in_prepare, idle_total, folded)
 (step,) = [k for k in host["launch"] if k["name"] == "step"]
 # The fake starts a kernel on an idle stream 2 us after its launch call
 # began (the agent's API span starts a little earlier), and 1 ms later

@@ -37,12 +37,13 @@ code_block() {
 
 # lacks COMMAND: the requirement (tests/requirements) COMMAND needs and
 # this machine lacks, or nothing. A GPU is taken to be missing: the
-# examples' programs (train.py, ./app built with nvcc) are not here.
+# examples' programs (train.py, ./app built with nvcc) are not here, and
+# the stand-ins' recordings have no GPU work (flame --weight gpu-idle).
 lacks() {
 	case $1 in
 	srun*) echo slurm ;;
 	torchrun*) echo torchrun ;;
-	*--gpu* | nvcc* | *train.py*) echo gpu ;;
+	*--gpu* | *gpu-idle* | nvcc* | *train.py*) echo gpu ;;
 	*"--format sqlite"*) "$GTRACE" --version | grep -q '^sqlite export: yes' || echo sqlite-export ;;
 	*annotate*--asm*) "$GTRACE" --version | grep -q '^annotate --asm: yes' || echo capstone ;;
 	mpirun*) command -v mpirun >/dev/null 2>&1 && [ -x "$WORKLOADS/mpi-unbalanced" ] ||

@@ -189,9 +189,11 @@ static void put_frame(struct svg_ctx *c, uint32_t i, uint64_t offset)
 	fprintf(c->out, "<g class=\"f\" data-x=\"%" PRIu64 "\" data-w=\"%" PRIu64 "\"><title>",
 		offset, weight);
 	put_xml(c->out, name);
-	if (c->weight == WEIGHT_TARGET)
-		fprintf(c->out, " (%.3f ms, %" PRIu64 " spans, %.2f%%)</title>",
-			(double)weight / 1e6, n->spans_total, 100.0 * (double)weight / (double)all);
+	if (c->weight != WEIGHT_SAMPLES)
+		fprintf(c->out, " (%.3f ms, %" PRIu64 " %s, %.2f%%)</title>",
+			(double)weight / 1e6, n->spans_total,
+			c->weight == WEIGHT_TARGET ? "spans" : "samples",
+			100.0 * (double)weight / (double)all);
 	else if (c->diff && c->diff->node_path[i])
 		fprintf(c->out, " (%" PRIu64 " samples, %.2f%%; self %.2f%% -> %.2f%%)</title>",
 			weight, 100.0 * (double)weight / (double)all,

@@ -440,6 +440,29 @@ void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sam
 	builder_end(&b, f, groups);
 }
 
+void calltree_build_idle(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			 const uint64_t *idle_ns, bool nvtx_frames)
+{
+	const struct model *m = f->m;
+	struct tree_builder b;
+	uint32_t *groups = builder_start(&b, t, f, flt, nvtx_frames);
+	bool *node_ok = filter_nodes(f, flt);
+
+	for (size_t i = 0; i < m->t.samples.len; i++) {
+		uint32_t node = m->t.samples.v[i].node, leaf;
+
+		if (node > m->t.nodes.len)
+			node = 0;
+		if (!idle_ns[i] || !groups[i] || (node_ok && !node_ok[node]))
+			continue;
+		leaf = tree_node_of(&b, f, groups[i], node);
+		t->nodes.v[leaf].target_self = u64_sat_add(t->nodes.v[leaf].target_self, idle_ns[i]);
+		t->nodes.v[leaf].spans_self++;
+	}
+	free(node_ok);
+	builder_end(&b, f, groups);
+}
+
 /* The frame "[kernel] NAME" of a kernel of v, made on first use. */
 static uint32_t kernel_frame(struct funcs *f, const struct pc_view *v, uint32_t *frames,
 			     uint32_t kernel)
@@ -561,12 +584,12 @@ void calltree_print_under(FILE *out, const struct calltree *t, const struct func
 
 static uint64_t calltree_weight_self(const struct calltree_node *n, enum calltree_weight w)
 {
-	return w == WEIGHT_TARGET ? n->target_self : n->self;
+	return w == WEIGHT_SAMPLES ? n->self : n->target_self;
 }
 
 uint64_t calltree_weight_total(const struct calltree_node *n, enum calltree_weight w)
 {
-	return w == WEIGHT_TARGET ? n->target_total : n->total;
+	return w == WEIGHT_SAMPLES ? n->total : n->target_total;
 }
 
 struct path_walk {

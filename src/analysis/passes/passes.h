@@ -353,9 +353,9 @@ struct calltree_node {
 	bool lane;		/* a lane or span name node */
 	uint64_t self;		/* samples that ended here */
 	uint64_t total;		/* self plus the children's totals */
-	uint64_t target_self;	/* ns of the spans of this span name node */
+	uint64_t target_self;	/* ns of the spans of this span name node (idle: of its samples) */
 	uint64_t target_total;
-	uint64_t spans_self;
+	uint64_t spans_self;	/* (idle: its samples) */
 	uint64_t spans_total;
 };
 
@@ -363,6 +363,7 @@ struct calltree_node {
 enum calltree_weight {
 	WEIGHT_SAMPLES,
 	WEIGHT_TARGET,		/* ns of lane work */
+	WEIGHT_GPU_IDLE,	/* ns of GPU idle (calltree_build_idle) */
 };
 
 struct calltree {
@@ -384,6 +385,14 @@ void calltree_build(struct calltree *t, struct funcs *f, const struct sample_fil
 /* The same, with the NVTX range frames only when nvtx_frames is set. */
 void calltree_build_ranges(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
 			   const struct origin_links *links, bool nvtx_frames);
+/*
+ * The selected samples weighed by idle_ns[sample index] in place of 1:
+ * the ns of a node's samples are its target_self, their count its
+ * spans_self, as lane work's are; samples of no weight are left out, and
+ * no lane work is added.
+ */
+void calltree_build_idle(struct calltree *t, struct funcs *f, const struct sample_filter *flt,
+			 const uint64_t *idle_ns, bool nvtx_frames);
 void calltree_free(struct calltree *t);
 /*
  * An indented tree, pruning nodes under min_percent of all samples and of

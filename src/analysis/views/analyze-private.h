@@ -10,6 +10,7 @@
 struct timed {
 	uint32_t owner;		/* pid of a call, tid of a sample */
 	uint32_t node;		/* a sample's leaf node; a call's origin's, 0 unlinked */
+	uint32_t sample;	/* a sample's index */
 	uint64_t start, end;
 };
 

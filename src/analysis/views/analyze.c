@@ -157,8 +157,13 @@ static void charge_samples(struct build *b, uint32_t d, uint32_t tid, uint64_t f
 		return;
 	}
 	/* Each its share, the remainder to the first: the parts add up to the gap. */
-	for (size_t i = first; i < end; i++)
-		charge_stack(b, d, false, s[i].node, ns / n + (i == first ? ns % n : 0));
+	for (size_t i = first; i < end; i++) {
+		uint64_t share = ns / n + (i == first ? ns % n : 0);
+
+		charge_stack(b, d, false, s[i].node, share);
+		if (b->a->sample_host_ns)
+			b->a->sample_host_ns[s[i].sample] += share;
+	}
 }
 
 /* Classifies idle [g0, g1) of device d, between work prev (ended at g0) and next (starts at g1). */
@@ -332,6 +337,7 @@ static void index_cpu(struct build *b)
 
 		if (s->node)
 			*VEC_PUSH(&b->samples) = (struct timed){ .owner = s->tid, .node = s->node,
+								 .sample = (uint32_t)i,
 								 .start = s->ts, .end = s->ts };
 	}
 	VEC_SORT(&b->waits, cmp_timed);
@@ -452,6 +458,8 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 	struct edge *edges = xmalloc((2 * nspans + 1) * sizeof(*edges));
 
 	*a = (struct analyze){ .short_ns = o->short_ns };
+	if (o->by_sample)
+		a->sample_host_ns = xcalloc(m->t.samples.len + 1, sizeof(*a->sample_host_ns));
 	lane_device = find_devices(&b);
 	for (size_t i = 0; i < nspans; i++)
 		all[i] = (uint32_t)i;
@@ -504,4 +512,5 @@ void analyze_free(struct analyze *a)
 	VEC_FREE(&a->devices);
 	VEC_FREE(&a->kernels);
 	analyze_findings_free(a);
+	free(a->sample_host_ns);
 }

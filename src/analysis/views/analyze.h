@@ -79,6 +79,7 @@ struct analyze_opts {
 	uint64_t short_ns;	/* --short */
 	const struct origin_links *links;
 	struct funcs *funcs;	/* names the findings' call sites and kernels */
+	bool by_sample;		/* fill analyze.sample_host_ns */
 };
 
 /* A kernel a finding names: its instances' count and GPU time. */
@@ -104,6 +105,12 @@ struct analyze {
 	VEC(struct analyze_device) devices;	/* by rank, pid, device */
 	VEC(struct analyze_kernel) kernels;	/* by count, descending, then name */
 	VEC(struct analyze_finding) findings;	/* by ns, descending, then rule */
+	/*
+	 * With analyze_opts.by_sample, by sample index: the host idle charged
+	 * to it, what host_stacks sum by stack (flame --weight gpu-idle); NULL
+	 * otherwise.
+	 */
+	uint64_t *sample_host_ns;
 };
 
 void analyze_build(struct analyze *a, const struct model *m, const struct analyze_opts *o);
