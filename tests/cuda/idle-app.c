@@ -5,9 +5,9 @@
  * fake GPU's timeline is the CPU's clock (fake.h): a kernel starts 2 us
  * after its launch call (FAKE_LAUNCH_LATENCY_NS) once its stream is free.
  *
- * usage: idle-app [--host N] [--sync N] [--tiny N] [--streams N] [--sync-copy N]
- *                 [--pageable N] [--alloc N] [--tiny-copy N] [--occupancy N]
- *                 [--clean N]
+ * usage: idle-app [--host N] [--sync N] [--tiny N] [--queue N] [--streams N]
+ *                 [--sync-copy N] [--pageable N] [--alloc N] [--tiny-copy N]
+ *                 [--occupancy N] [--clean N]
  *
  * The phases given, in this order, on one stream of device 0:
  *   --host N   N times: host_prepare (3 ms of CPU), then launch step (1 ms):
@@ -20,6 +20,10 @@
  *              phase's first
  *   --tiny N   N launches of tiny (100 ns) back to back: the GPU waits for
  *              each launch call, launch overhead
+ *   --queue N  N launches of queued (10 ms) back to back, then
+ *              cuCtxSynchronize: the stream's queue holds N at once (the
+ *              last launch comes long before the first kernel ends), then
+ *              drains by one every 10 ms
  *   --streams N  (needs FAKE_CUDA_DEVICES=2) N times: remote (10 ms) on
  *              device 1, an event recorded after it; on device 0, step
  *              (1 ms) on stream A, then stream B made to wait for the event
@@ -129,6 +133,13 @@ FRAME static void tiny_kernels(CUfunction tiny, CUstream s, long n)
 		launch(tiny, s);
 }
 
+FRAME static void queue_up(CUfunction queued, CUstream s, long n)
+{
+	for (long i = 0; i < n; i++)
+		launch(queued, s);
+	CHECK(cuCtxSynchronize());
+}
+
 FRAME static void sync_copies(CUdeviceptr dev, const void *host, long n)
 {
 	for (long i = 0; i < n; i++)
@@ -229,8 +240,8 @@ FRAME static void wait_for_device1(CUcontext ctx, CUmodule module, CUstream a, l
 
 int main(int argc, char **argv)
 {
-	long host = 0, sync = 0, tiny = 0, streams = 0, sync_copy = 0, pageable = 0, alloc = 0;
-	long tiny_copy = 0, occupancy = 0, clean = 0;
+	long host = 0, sync = 0, tiny = 0, queue = 0, streams = 0, sync_copy = 0, pageable = 0;
+	long alloc = 0, tiny_copy = 0, occupancy = 0, clean = 0;
 	CUdeviceptr buffer = 0;
 	char *pageable_buffer;
 	CUcontext ctx;
@@ -242,6 +253,7 @@ int main(int argc, char **argv)
 		long *n = !strcmp(argv[i], "--host") ? &host :
 			  !strcmp(argv[i], "--sync") ? &sync :
 			  !strcmp(argv[i], "--tiny") ? &tiny :
+			  !strcmp(argv[i], "--queue") ? &queue :
 			  !strcmp(argv[i], "--streams") ? &streams :
 			  !strcmp(argv[i], "--sync-copy") ? &sync_copy :
 			  !strcmp(argv[i], "--pageable") ? &pageable :
@@ -252,7 +264,7 @@ int main(int argc, char **argv)
 
 		if (!n) {
 			fprintf(stderr, "usage: idle-app [--host N] [--sync N] [--tiny N] "
-					"[--streams N] [--sync-copy N] [--pageable N] [--alloc N] "
+					"[--queue N] [--streams N] [--sync-copy N] [--pageable N] [--alloc N] "
 					"[--tiny-copy N] [--occupancy N] [--clean N]\n");
 			return 2;
 		}
@@ -266,6 +278,8 @@ int main(int argc, char **argv)
 	host_bound(kernel(module, "step", 1000000), s, host);
 	sync_bound(kernel(module, "step", 1000000), s, sync);
 	tiny_kernels(kernel(module, "tiny", 100), s, tiny);
+	if (queue > 0)
+		queue_up(kernel(module, "queued", 10000000), s, queue);
 	if (streams > 0)
 		wait_for_device1(ctx, module, s, streams);
 	pageable_buffer = calloc(1, COPY_BYTES);

@@ -7,8 +7,9 @@
 # window keeps the samples taken in it, a filter the threads it selects.
 # On the CUDA test doubles, the top kernel and its launch configuration
 # are report --gpu's, the copies and API calls too, each GPU's idle gaps
-# are those between the Chrome export's busy slices, and the origins
-# linked as diagnose counts. A gtrace built without libsqlite3 says so in
+# are those between the Chrome export's busy slices, the origins linked
+# as diagnose counts, and a stream's queue holds the launches the
+# program makes at once. A gtrace built without libsqlite3 says so in
 # one line.
 . "$SRCDIR/tests/e2e/lib.sh"
 
@@ -195,6 +196,16 @@ sql app.sqlite launch-stacks
 
 # The metrics around the slowest NVTX range: a query that runs.
 sql app.sqlite metrics-around-slow-step
+
+# Each stream's longest queue: tests/cuda/idle-app --queue 4 launches 4
+# kernels of 10 ms back to back; the queue is empty again after them.
+record queue.data -- "$CUDA_DIR/idle-app" --queue 4
+run_gtrace export -i queue.data --format sqlite -o queue.sqlite
+sql queue.sqlite queue-max
+expect_lines queue-max.out 1
+expect_contains queue-max.out '^GPU0 stream [0-9]+\|4$'
+[ "$(count queue.sqlite "SELECT length FROM stream_queues ORDER BY ts DESC LIMIT 1")" = 0 ] ||
+	fail "the stream's queue does not end empty"
 
 # Each NVTX range's domain: its lane's, NULL for the default domain.
 record nvtx.data -- "$CUDA_DIR/fake-app" --nvtx-more

@@ -253,6 +253,23 @@ if grep -q '^HAVE_CUPTI = 1' "$SRCDIR/config.mk" 2>/dev/null && [ -e "$BUILD/tes
 		pid=$(awk '$3 == "fake-app" { print $1; exit }' app.threads)
 		expect_contains app.perfetto.sum "^group GPU 0 $pid\$"
 		expect_contains app.perfetto.sum "^grouped GPU 0 busy GPU 0\$"
+		# Each stream's queue length, the same in both formats, back to
+		# 0 after its last work.
+		grep '^queue ' app.perfetto.sum >app.perfetto.queues
+		grep '^queue ' app.chrome.sum >app.chrome.queues
+		streams=$(awk '$1 == "track" && $4 == "GPU0" && $5 == "stream" && NF == 6' app.chrome.sum | wc -l)
+		expect_lines app.perfetto.queues "$streams"
+		cmp -s app.perfetto.queues app.chrome.queues ||
+			{ show app.perfetto.queues; show app.chrome.queues; fail "the formats' queue lengths differ"; }
+		expect_not_contains app.chrome.queues ' [1-9][0-9]* GPU0 stream [0-9]+ queue$'
+		# tests/cuda/idle-app --queue 4 launches 4 kernels of 10 ms
+		# back to back: its stream's queue goes 1, 2, 3, 4, then down to 0.
+		record queue.data -- "$CUDA_DIR/idle-app" --queue 4
+		for format in $FORMATS; do
+			run_gtrace export -i queue.data --format $format -o queue.$format
+			summarise queue.$format
+			expect_contains queue.$format.sum '^queue 8 4 0 GPU0 stream [0-9]+ queue$'
+		done
 
 		# Three threads launching at once: each one's API calls and
 		# waits on tracks under it, none of another thread's.

@@ -48,6 +48,9 @@ way on each:
                                 "thread" at an origin instant there, "bad"
                                 elsewhere or from nowhere
     counter NAME VALUE          the recording's own counters
+    queue COUNT MAX LAST NAME   a CUDA stream's queue length track, named
+                                "GPU<n> stream <s> queue": its values, the
+                                largest and the last
     series NAME UNIT COUNT MIN MAX OWNER   a metric's counter track: its
                                 values in UNIT ("-" for a count), under its
                                 process or device OWNER
@@ -65,10 +68,13 @@ import bisect
 import collections
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pftrace  # noqa: E402
+
+QUEUE_TRACK = re.compile(r"GPU[0-9]+ stream [0-9]+ queue$")
 
 
 class Summary:
@@ -93,6 +99,7 @@ class Summary:
         self.counters = {}
         self.devices = set()
         self.series = collections.defaultdict(list)    # (name, unit, owner) -> values
+        self.queues = collections.defaultdict(list)    # name -> values
         self.meta = {}
         self.folded = collections.Counter()
         self.first = None
@@ -140,6 +147,8 @@ class Summary:
             print("queue-flows %s %d" % (where, n))
         for name, value in sorted(self.counters.items()):
             print("counter %s %d" % (name, value))
+        for name, values in sorted(self.queues.items()):
+            print("queue %d %d %d %s" % (len(values), max(values), values[-1], name))
         for name in sorted(self.devices):
             print("device %s" % name)
         for (name, unit, owner), values in sorted(self.series.items()):
@@ -353,6 +362,8 @@ def chrome(text, s):
             s.flow_to[e["id"]] = last_x
         elif ph == "C" and e["pid"] == 0:
             s.counters[e["name"]] = e["args"]["value"]
+        elif ph == "C" and QUEUE_TRACK.match(e["name"]):
+            s.queues[e["name"]].append(e["args"]["value"])
         elif ph == "C":
             (unit, value), = e["args"].items()
             owner = s.processes.get(e["pid"]) or devices.get(e["pid"], str(e["pid"]))
@@ -505,6 +516,8 @@ def perfetto(data, s):
                 s.meta.update(args)
         elif kind == COUNTER and tracks[uuid]["parent"] == recording:
             s.counters[tracks[uuid]["name"]] = ev.one(30)
+        elif kind == COUNTER and QUEUE_TRACK.match(tracks[uuid]["name"]):
+            s.queues[tracks[uuid]["name"]].append(ev.one(30))
         elif kind == COUNTER:
             t = tracks[uuid]
             value = ev.one(30) if ev.has(30) else pftrace.double(ev.one(44))

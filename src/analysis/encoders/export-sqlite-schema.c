@@ -40,6 +40,7 @@ static const char fixed_tables[] =
 	" dur INTEGER, origin_tid INTEGER, origin_ts INTEGER, origin TEXT,"
 	" origin_sample INTEGER, origin_stack INTEGER, origin_distance_ns INTEGER);\n"
 	"CREATE TABLE span_attrs (span INTEGER, key TEXT, value INTEGER, value_name TEXT);\n"
+	"CREATE TABLE stream_queues (lane INTEGER, ts INTEGER, length INTEGER);\n"
 	"CREATE TABLE pc_samples (pid INTEGER, correlation INTEGER, cubin_crc INTEGER,"
 	" function TEXT, pc INTEGER, stall TEXT, count INTEGER);\n";
 

@@ -4,8 +4,9 @@
  * export.c exports (of a selected lane, or queued by a selected thread,
  * in the window), with how its origin linked (origins.c) and the stack
  * of the sample it linked to; every attribute a row of span_attrs, by
- * name where it holds an enum; and the spans of gtrace's own kinds once
- * more in their kind's table (span_tables), each attribute a column.
+ * name where it holds an enum; the spans of gtrace's own kinds once
+ * more in their kind's table (span_tables), each attribute a column; and
+ * each CUDA stream's queue length over its exported spans.
  */
 #include "analysis/encoders/export-emitter.h"
 #include "analysis/encoders/export-sqlite.h"
@@ -235,11 +236,56 @@ static void span_writer_free(struct span_writer *w)
 	free(w->named);
 }
 
+static int cmp_by_lane(const void *pa, const void *pb, void *ctx)
+{
+	const struct model *m = ctx;
+	uint32_t a = *(const uint32_t *)pa, b = *(const uint32_t *)pb;
+	uint32_t la = m->t.spans.v[a].lane, lb = m->t.spans.v[b].lane;
+
+	if (la != lb)
+		return la < lb ? -1 : 1;
+	return (a > b) - (a < b);
+}
+
+/* Each CUDA stream's queue length (passes/launches.c) over spans[0 .. n), the exported. */
+static void write_queues(struct sqlite_export *x, uint32_t *spans, size_t n)
+{
+	const struct model *m = x->m;
+	struct sqlstmt *st = sqldb_prepare(x->db, "INSERT INTO stream_queues VALUES (?, ?, ?)");
+	struct api_launches l;
+
+	api_launches_find(&l, m, x->o->links->outcome, spans, n, x->from, x->to);
+	if (n)
+		qsort_r(spans, n, sizeof(*spans), cmp_by_lane, (void *)m);
+	for (size_t i = 0, end; i < n; i = end) {
+		uint32_t lane = m->t.spans.v[spans[i]].lane;
+		struct queue_step *steps;
+		size_t nsteps;
+
+		for (end = i; end < n && m->t.spans.v[spans[end]].lane == lane; end++)
+			;
+		if (model_lane_class(m, lane) != MODEL_LANE_CUDA_STREAM)
+			continue;
+		nsteps = stream_queue_steps(m, &l, spans + i, end - i, x->from, &steps);
+		for (size_t k = 0; k < nsteps; k++) {
+			sqlstmt_int(st, 1, lane);
+			sqlstmt_int(st, 2, sqlite_time(x, steps[k].ts));
+			sqlstmt_u64(st, 3, steps[k].len);
+			sqlstmt_run(st);
+		}
+		free(steps);
+	}
+	api_launches_free(&l);
+	sqlstmt_free(st);
+}
+
 void sqlite_write_spans(struct sqlite_export *x)
 {
 	const struct model *m = x->m;
 	bool *selected = filter_lanes(x->f, x->o->filter);
 	bool *used = xcalloc(m->t.lanes.len + 1, sizeof(*used));
+	uint32_t *exported = xmalloc((m->t.spans.len + 1) * sizeof(*exported));
+	size_t nexported = 0;
 	struct span_writer w;
 
 	span_writer_init(&w, x);
@@ -252,11 +298,14 @@ void sqlite_write_spans(struct sqlite_export *x)
 			continue;
 		used[sp->lane] = true;
 		write_span(&w, i);
+		exported[nexported++] = (uint32_t)i;
 	}
 	for (uint32_t id = 1; id <= m->t.lanes.len; id++)
 		used[id] |= selected[id];
 	write_lanes(x, used);
+	write_queues(x, exported, nexported);
 	span_writer_free(&w);
+	free(exported);
 	free(used);
 	free(selected);
 }

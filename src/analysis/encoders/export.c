@@ -15,7 +15,8 @@
  *   GPU was busy (export-busy.c: the union of its streams' spans); each
  *   linked origin a flow to its span: from the CUDA API call that queued
  *   the kernel, copy or memset (passes/launches.c), else from an instant on
- *   its thread; the work's queue delay, start - origin, an argument;
+ *   its thread; the work's queue delay, start - origin, an argument; after
+ *   a stream's spans, its queue length as a counter track beside it;
  *   the CPU samples; for a format that lists them apart too, the same
  *   samples again.
  *
@@ -47,6 +48,7 @@
 #define RECORDING_NAME "recording"
 #define QUEUE_DELAY_NAME "queue.delay.ns"
 #define BUSY_NAME "busy"
+#define QUEUE_SUFFIX " queue"
 /*
  * The pids of the machine's (+ 0) and the GPUs' (+ NVML index + 1) pseudo
  * processes, DEVICE_PIDS_PER_RANK more for each rank index: room for
@@ -620,6 +622,37 @@ static void emit_span(struct walk *w, struct lane_walk *lw, const struct lane_sp
 	w->e->slice(&w->x, &ev);
 }
 
+/*
+ * The queue length of stream lane lw (passes/launches.c), a counter track
+ * beside its spans: a value at each change.
+ */
+static void walk_queue(struct walk *w, const struct lane_walk *lw, const struct lane_span *spans,
+		       size_t n)
+{
+	const struct model *m = w->x.m;
+	const struct tr_lane *l = &m->t.lanes.v[lw->lane - 1];
+	const char *name = model_str(m, l->name);
+	uint32_t *ids = xmalloc((n + 1) * sizeof(*ids));
+	struct queue_step *steps;
+	struct export_track t;
+	size_t nsteps;
+	char label[512];
+
+	for (size_t i = 0; i < n; i++)
+		ids[i] = spans[i].span;
+	nsteps = stream_queue_steps(m, &w->launches, ids, n, w->from, &steps);
+	free(ids);
+	if (nsteps) {
+		snprintf(label, sizeof(label), "%s" QUEUE_SUFFIX, name && *name ? name : "-");
+		new_track(w, &t, TRACK_COUNTER, lw->parent, name_id(w, label));
+		t.pid = l->pid;
+		w->e->track(&w->x, &t);
+	}
+	for (size_t i = 0; i < nsteps; i++)
+		w->e->counter(&w->x, &t, steps[i].ts - w->zero, steps[i].len, 0);
+	free(steps);
+}
+
 static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, size_t n)
 {
 	const struct model *m = w->x.m;
@@ -655,6 +688,8 @@ static void walk_lane(struct walk *w, uint32_t lane, struct lane_span *spans, si
 		}
 		emit_span(w, &lw, &spans[i]);
 	}
+	if (class == MODEL_LANE_CUDA_STREAM)
+		walk_queue(w, &lw, spans, n);
 	for (size_t r = 0; r < lw.rows.len; r++)
 		VEC_FREE(&lw.rows.v[r].open);
 	VEC_FREE(&lw.rows);

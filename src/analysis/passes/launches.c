@@ -7,12 +7,15 @@
  * the work's origin_ts, the innermost when calls nest (cuLaunchKernel in
  * cudaLaunchKernel). The calls are sorted once by thread and start; a
  * thread's calls nest, so each origin is a binary search, then a climb
- * through the calls around the one found.
+ * through the calls around the one found. A stream's queue length counts
+ * its work from those calls on.
  */
 #include "analysis/passes/passes.h"
 
 #include <stdlib.h>
+#include <string.h>
 
+#include "util/saturate.h"
 #include "util/xalloc.h"
 
 /* An exported API call, in order of pid, calling thread, then outermost first. */
@@ -135,4 +138,57 @@ void api_launches_free(struct api_launches *l)
 	free(l->call);
 	free(l->first);
 	free(l->launched);
+}
+
+/* A change of a queue's length: one more at a launch, one less at an end. */
+struct queue_edge {
+	uint64_t ts;
+	int delta;
+};
+
+static int cmp_queue_edges(const void *pa, const void *pb)
+{
+	const struct queue_edge *a = pa, *b = pb;
+
+	return (a->ts > b->ts) - (a->ts < b->ts);
+}
+
+size_t stream_queue_steps(const struct model *m, const struct api_launches *l,
+			  const uint32_t *spans, size_t n, uint64_t from, struct queue_step **steps)
+{
+	struct queue_edge *e = xmalloc((2 * n + 1) * sizeof(*e));
+	size_t ne = 0, nsteps = 0, first = 0;
+	uint64_t len = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct tr_span *sp = &m->t.spans.v[spans[i]];
+		uint32_t call = l->call[spans[i]];
+		uint64_t launched = sp->origin_tid ? sp->origin_ts : sp->start;
+
+		if (model_span_class(m, sp) == MODEL_SPAN_OTHER)
+			continue;
+		if (call)
+			launched = m->t.spans.v[call - 1].start;
+		e[ne++] = (struct queue_edge){ launched < sp->start ? launched : sp->start, 1 };
+		e[ne++] = (struct queue_edge){ u64_sat_add(sp->start, sp->dur), -1 };
+	}
+	if (ne)
+		qsort(e, ne, sizeof(*e), cmp_queue_edges);
+	*steps = xmalloc((ne + 1) * sizeof(**steps));
+	/* The changes of one time together: one step, when they change the length. */
+	for (size_t i = 0, end; i < ne; i = end) {
+		uint64_t was = len;
+
+		for (end = i; end < ne && e[end].ts == e[i].ts; end++)
+			len += (uint64_t)(int64_t)e[end].delta;
+		if (len != was)
+			(*steps)[nsteps++] = (struct queue_step){ e[i].ts, len };
+	}
+	free(e);
+	while (first + 1 < nsteps && (*steps)[first + 1].ts <= from)
+		first++;
+	if (first < nsteps && (*steps)[first].ts < from)
+		(*steps)[first].ts = from;
+	memmove(*steps, *steps + first, (nsteps - first) * sizeof(**steps));
+	return nsteps - first;
 }

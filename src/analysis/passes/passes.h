@@ -578,4 +578,23 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 		       const uint32_t *spans, size_t n, uint64_t from, uint64_t to);
 void api_launches_free(struct api_launches *l);
 
+/* A step of a stream's queue length: len from ts on. */
+struct queue_step {
+	uint64_t ts;
+	uint64_t len;
+};
+
+/*
+ * One CUDA stream's queue length over time (launches.c): how many of the
+ * kernels, copies and memsets among spans[0 .. n) (indexes in m->t.spans,
+ * of one stream lane) were launched and had not ended. Each counts from
+ * its launch call's start (l), else its origin's time when it has one,
+ * else its own start (never later than that), to its end. *steps gets a
+ * step at each time the length changes, by time, the last back to 0,
+ * those before from as one at from (the length then); returns their
+ * count. Free *steps.
+ */
+size_t stream_queue_steps(const struct model *m, const struct api_launches *l,
+			  const uint32_t *spans, size_t n, uint64_t from, struct queue_step **steps);
+
 #endif
