@@ -15,7 +15,9 @@
 # gap on an idle GPU, DtoH copies and memsets, cuLaunchKernel and
 # cuLaunchKernelEx, several launching threads, cudaDeviceReset, exit with
 # a kernel running, a second CUPTI client (three ways), NVTX with a second
-# libcupti preloaded, the agent's overhead against a run without gtrace,
+# libcupti preloaded, the GPU idle that gtrace analyze blames on the host
+# (host_prepare, which flame --weight gpu-idle draws) and on
+# synchronization, the agent's overhead against a run without gtrace,
 # the activity buffer delay; GPU metrics through the driver's NVML (on,
 # gpu.sm.util rising from idle while real-app runs, the NVML names
 # gtrace and its test double use all in the real library); and PC
@@ -282,6 +284,32 @@ launch_gaps() {
 		EOF
 }
 
+# top_cause NAME: "CAUSE PERCENT", the largest idle cause of NAME's GPU (the
+# device of gtrace analyze with the most idle) and its share of the idle
+# time; "none 0" when the GPU was never idle.
+top_cause() {
+	"$gtrace" analyze -i "$work/$1.data" --format json >"$work/$1.analyze.json" 2>/dev/null &&
+		python3 - "$work/$1.analyze.json" <<-'EOF'
+		import json, sys
+		devices = [d for d in json.load(open(sys.argv[1]))["devices"] if d["idle_ns"]]
+		if not devices:
+		    print("none 0")
+		else:
+		    dev = max(devices, key=lambda d: d["idle_ns"])
+		    cause, ns = max(dev["idle_causes"].items(), key=lambda kv: kv[1])
+		    print("%s %.1f" % (cause, 100.0 * ns / dev["idle_ns"]))
+		EOF
+}
+
+# idle_share NAME FUNCTION: the share (percent) of NAME's host idle that
+# flame --weight gpu-idle draws under FUNCTION.
+idle_share() {
+	"$gtrace" flame -i "$work/$1.data" --weight gpu-idle --folded 2>/dev/null |
+		tee "$work/$1.idle.folded" |
+		awk -v re=";$2[; ]" '{ all += $NF; if ($0 ~ re) hit += $NF }
+			END { printf "%.1f", all ? 100 * hit / all : 0 }'
+}
+
 # Prerequisites: each missing one makes every check meaningless.
 [ -x "$gtrace" ] || die "no gtrace at '$gtrace': run ./configure && make first"
 [ -f "$agent" ] || die "no CUDA agent '$agent': configure found no CUPTI?"
@@ -481,6 +509,22 @@ check "reset: 10 kernels before and 10 after" equals \
 	"$(kernels reset 'scale[(]') $(kernels reset ' add[(]')" "10 10"
 check "reset: no record lost" equals "$(($(counter "$work/reset.diag" cuda.dropped) + \
 	$(counter "$work/reset.diag" cuda.no-timestamp)))" 0
+
+# Idle causes: 20 kernels of about 1 ms, each launched after 3 ms of
+# host_prepare (about 2 ms of host idle before each), then 20 each
+# synchronized and followed by 2 ms of after_sync (synchronization idle).
+record hostbound "$app" hostbound 20
+# shellcheck disable=SC2046 # its two words, or none
+set -- $(top_cause hostbound) none 0
+check "analyze: hostbound's GPU idle is the host's ($1, $2% of it)" \
+	awk -v cause="$1" -v pct="$2" 'BEGIN { exit !(cause == "host" && pct >= 75) }'
+share=$(idle_share hostbound host_prepare)
+check "flame --weight gpu-idle: host_prepare under $share% of the host idle" at_least "$share" 75
+record syncbound "$app" syncbound 20
+# shellcheck disable=SC2046 # its two words, or none
+set -- $(top_cause syncbound) none 0
+check "analyze: syncbound's GPU idle is synchronization ($1, $2% of it)" \
+	awk -v cause="$1" -v pct="$2" 'BEGIN { exit !(cause == "synchronization" && pct >= 75) }'
 
 # Exit with a kernel still running: recorded if the exit waited for it,
 # else counted as incomplete; never lost silently.

@@ -46,6 +46,15 @@
  *              waiting for it
  *   launches   COUNT tiny kernels launched back to back and synchronized;
  *              prints the seconds the loop took ("elapsed-s 0.123")
+ *   hostbound  COUNT times: host_prepare (3 ms of CPU), then busy<<<1, 1>>>
+ *              of about 1 ms: the GPU waits about 2 ms for each launch,
+ *              the launching thread in host_prepare: host idle
+ *   syncbound  COUNT times: busy<<<1, 1>>> of about 1 ms,
+ *              cudaDeviceSynchronize, then after_sync (2 ms of CPU): the
+ *              GPU drains under the call, then waits for the next launch:
+ *              synchronization idle
+ *   (both launch busy once and synchronize first: the first launch loads
+ *   the kernel)
  *
  * Exit status: 0 when the result is right, 1 when it is wrong, 2 when a
  * CUDA call fails (no GPU or no driver: the error is printed).
@@ -426,6 +435,53 @@ static int run_launches(int count)
 	return 0;
 }
 
+__attribute__((noinline)) static void host_prepare(void)
+{
+	burn(0.003);
+}
+
+__attribute__((noinline)) static void after_sync(void)
+{
+	burn(0.002);
+}
+
+/* busy's cycles for about 1 ms (the clock rate in kHz), after a first launch that loads it. */
+static long long busy_ms(void)
+{
+	int khz;
+
+	CHECK(cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, 0));
+	busy<<<1, 1>>>(khz);
+	CHECK(cudaDeviceSynchronize());
+	return khz;
+}
+
+static int run_hostbound(int count)
+{
+	long long cycles = busy_ms();
+
+	for (int i = 0; i < count; i++) {
+		host_prepare();
+		busy<<<1, 1>>>(cycles);
+		CHECK(cudaGetLastError());
+	}
+	CHECK(cudaDeviceSynchronize());
+	return 0;
+}
+
+static int run_syncbound(int count)
+{
+	long long cycles = busy_ms();
+
+	for (int i = 0; i < count; i++) {
+		busy<<<1, 1>>>(cycles);
+		CHECK(cudaGetLastError());
+		CHECK(cudaDeviceSynchronize());
+		after_sync();
+	}
+	return 0;
+}
+
 static const struct mode {
 	const char *name;
 	int (*run)(int count);
@@ -439,6 +495,8 @@ static const struct mode {
 	{ "reset", run_reset, 10 },
 	{ "running", run_running, 2 },
 	{ "launches", run_launches, 100000 },
+	{ "hostbound", run_hostbound, 20 },
+	{ "syncbound", run_syncbound, 20 },
 };
 
 static int run_mode(int argc, char **argv)
