@@ -10,7 +10,8 @@
 # function the host idle names first must be host_prepare. flame --weight
 # gpu-idle weighs the same samples by the same idle: its folded stacks add
 # up to analyze's sampled host idle, nearly all under host_prepare; on a
-# recording with no GPU work it fails with one line.
+# recording with no GPU work it fails with one line, and where the GPU
+# never waited on the host it is empty.
 #
 # Then the findings: each phase of idle-app that makes one (its header)
 # must give its rule, with the phase's function at the top of the rule's
@@ -44,6 +45,11 @@ expect_exit 1 "$GTRACE" flame -i none.data --weight gpu-idle --folded
 expect_lines "$TESTDIR/stderr" 1
 expect_contains "$TESTDIR/stderr" "^gtrace: --weight gpu-idle: no GPU work in 'none.data'$"
 expect_lines "$TESTDIR/stdout" 0
+# A GPU that only ever waited on synchronization: an empty graph, said.
+record sync.data -- "$CUDA_DIR/idle-app" --sync 3
+expect_exit 0 "$GTRACE" flame -i sync.data --weight gpu-idle --folded
+expect_lines "$TESTDIR/stdout" 0
+expect_contains "$TESTDIR/stderr" "^gtrace: no host-caused GPU idle covered by samples of the selected threads in 'sync.data'$"
 
 record tiny.data -- "$CUDA_DIR/idle-app" --tiny 5000
 run_gtrace analyze -i tiny.data --format json >tiny.json
