@@ -50,13 +50,14 @@ bounded_gtrace 300 10 export --format chrome -o deep.json -i deep.data
 bounded_gtrace 300 10 export --format pprof -o deep.pb.gz -i deep.data
 
 # --- One launch of 80000 kernel spans: each PC sample bucket looks it up;
-# analyze finds the one call for each.
+# analyze (and flame --weight gpu-idle) finds the one call for each.
 make_recording storm storm.data 80000
 bounded_gtrace 300 10 report --gpu-pc -i storm.data
 expect_contains "$TESTDIR/stdout" '^ +80000 +100\.00% +missing$'
 bounded_gtrace 300 10 flame --gpu-pc --folded -i storm.data
 bounded_gtrace 300 10 analyze -i storm.data
 bounded_gtrace 300 10 analyze --format json -i storm.data
+bounded_gtrace 300 10 flame --weight gpu-idle --folded -i storm.data
 
 # --- 80000 meta keys: diagnose and export print each once, with its last value.
 make_recording meta meta.data 80000
