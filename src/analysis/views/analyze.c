@@ -493,8 +493,9 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);
 	}
 	launch_stats(&b, lane_device);
-	analyze_findings(a, m, o, &(struct analyze_inputs){ &b.calls, lane_device, b.samples.v,
-							   b.samples.len });
+	if (o->funcs)
+		analyze_findings(a, m, o, &(struct analyze_inputs){ &b.calls, lane_device,
+								   b.samples.v, b.samples.len });
 	free(edges);
 	free(lane_device);
 	api_launches_free(&b.calls);

@@ -78,7 +78,7 @@ struct analyze_opts {
 	uint32_t device;
 	uint64_t short_ns;	/* --short */
 	const struct origin_links *links;
-	struct funcs *funcs;	/* names the findings' call sites and kernels */
+	struct funcs *funcs;	/* names the findings' call sites and kernels; NULL: no findings */
 	bool by_sample;		/* fill analyze.sample_host_ns */
 };
 
