@@ -314,9 +314,12 @@ static bool unwind_entry_named(const struct model *m, uint32_t loc)
 	uint32_t n;
 	const struct tr_symbol *syms = model_loc_symbols(m, loc, &n);
 
-	for (uint32_t i = 0; i < n; i++)
-		if (strstr(model_str(m, syms[i].func), SYMBOL_UNWIND_ENTRY_MARK))
+	for (uint32_t i = 0; i < n; i++) {
+		const char *func = model_str(m, syms[i].func);
+
+		if (func && strstr(func, SYMBOL_UNWIND_ENTRY_MARK))
 			return true;
+	}
 	return false;
 }
 
