@@ -46,6 +46,7 @@ static void launched(struct synth *s, uint32_t api, uint32_t stream, const char 
  *   orphan      no origin, 9100 .. 9200: idle 9015 .. 9100 unknown
  * Samples of thread 100 every ms from 0 to 10: in launch_loop, but the one
  * at 2 ms in host_prepare, called from line 42 of Python's train_step.
+ * Thread 100 blocked in launch_loop 6100 .. 6400.
  */
 static void idle_model(struct model *m)
 {
@@ -62,6 +63,9 @@ static void idle_model(struct model *m)
 	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 2);
 	synth_samples(&s, PID, TID, synth_stack(&s, host, 3), 1);
 	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 8);
+	synth_offcpu(&s, TID, SYNTH_T0 + 6100 * US, SYNTH_T0 + 6400 * US);
+	s.t.offcpu.v[0].reason = TR_OFFCPU_BLOCKED;
+	s.t.offcpu.v[0].node = synth_stack(&s, loop, 2);
 	a = synth_lane(&s, PID, "GPU0 stream 7");
 	b = synth_lane(&s, PID, "GPU0 stream 8");
 	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
@@ -325,6 +329,85 @@ static void test_findings(void)
 	model_free(&m);
 }
 
+/* The time on the path of the item of kind whose name (or a wait's enum) is id. */
+static uint64_t path_ns(const struct model *m, const struct analyze_critpath *cp, uint32_t kind,
+			const char *name, uint32_t wait)
+{
+	uint64_t ns = 0;
+
+	for (size_t i = 0; i < cp->items.len; i++) {
+		const struct critpath_item *it = &cp->items.v[i];
+
+		if (it->kind == kind && (kind == CRITPATH_WAIT ? it->id == wait :
+					 !strcmp(model_str(m, it->id), name)))
+			ns += it->ns;
+	}
+	return ns;
+}
+
+/*
+ * Back from orphan's end at 9200: orphan, queued behind tiny (9015 ..
+ * 9100), launched at 9008 (9012 .. 9014 launch); thread 100 back to the
+ * synchronizing call's end at 4012: its launch calls, 4 us each, and its
+ * work between them; the call waited for step (4010 .. 4012), launched at
+ * 3000 (3004 .. 3010); thread 100 back to 0, where the first event was.
+ * step at 10 and the work of stream 8 did not hold anything up. The
+ * thread's work: [4, 3000) holds the samples at 1 and 2 ms (launch_loop,
+ * host_prepare), [4012, 6000) the one at 5, [6504, 9000) those at 7 and 8,
+ * [6004, 6500) none, blocked 6100 .. 6400, [9004, 9008) none.
+ */
+static void test_critical_path(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	const struct analyze_critpath *cp;
+	struct capture cap;
+	struct analyze an;
+	struct funcs f;
+	struct model m;
+	const char *text;
+	uint64_t sum = 0;
+
+	idle_model(&m);
+	build(&an, &m, &links, &flt, false, 0);
+	cp = &an.devices.v[0].critpath;
+	CHECK_EQ_U64(cp->first, SYNTH_T0);
+	CHECK_EQ_U64(cp->last, SYNTH_T0 + 9200 * US);
+	for (size_t i = 0; i < cp->items.len; i++)
+		sum += cp->items.v[i].ns;
+	CHECK_EQ_U64(sum, 9200 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "orphan", 0), 100 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "tiny", 0), 1 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "step", 0), 1000 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "after_event", 0), 0);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_API, "cuLaunchKernel", 0), 6 * 4 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_QUEUE), 85 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_LAUNCH), (2 + 6) * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_SYNC), 2 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_DEPENDENCY), 0);
+	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
+	analyze_print(capture_start(&cap), &an, &f);
+	text = capture_end(&cap);
+	CHECK(has_line(text, "critical path: 9.200 ms from the process's first event to the GPU's "
+			     "last work"));
+	CHECK(has_line(text, "         5.982   65.0%  cpu     launch_loop"));
+	CHECK(has_line(text, "         1.498   16.3%  cpu     host_prepare"));
+	CHECK(has_line(text, "         1.000   10.9%  kernel  step"));
+	CHECK(has_line(text, "         0.300    3.3%  off-cpu launch_loop"));
+	CHECK(has_line(text, "         0.200    2.2%  cpu     [unsampled]"));
+	CHECK(has_line(text, "         0.024    0.3%  api     cuLaunchKernel"));
+	free(cap.text);
+	analyze_print_json(capture_start(&cap), &an, &f, "x.data");
+	text = capture_end(&cap);
+	CHECK(strstr(text, "\"critical_path\": {\n        \"wall_ns\": 9200000,\n        \"items\": [\n"
+			   "          {\"kind\": \"cpu\", \"name\": \"launch_loop\", \"ns\": 5982000},"));
+	free(cap.text);
+	analyze_free(&an);
+	funcs_free(&f);
+	origins_free(&links);
+	model_free(&m);
+}
+
 /* --device and --pid select devices: none here. */
 static void test_select(void)
 {
@@ -351,6 +434,7 @@ int main(void)
 	RUN(test_breakdown);
 	RUN(test_launches);
 	RUN(test_print);
+	RUN(test_critical_path);
 	RUN(test_select);
 	RUN(test_findings);
 	return test_summary();

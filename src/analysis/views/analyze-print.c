@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* gtrace analyze's text and JSON (man/gtrace-analyze.1). */
-#include "analysis/views/analyze.h"
+#include "analysis/views/analyze-private.h"
 
 #include <stdlib.h>
 
@@ -221,6 +221,7 @@ void analyze_print(FILE *out, const struct analyze *a, struct funcs *f)
 		if (d)
 			fputc('\n', out);
 		print_device(out, &a->devices.v[d], f, ranks);
+		critpath_print(out, &a->devices.v[d].critpath, f);
 	}
 	print_findings(out, a, f);
 	if (!a->kernels.len)
@@ -265,7 +266,7 @@ static void json_stacks(struct json *j, const char *key, const struct analyze_st
 	json_end(j);
 }
 
-static void json_device(struct json *j, const struct analyze_device *d, const struct funcs *f)
+static void json_device(struct json *j, const struct analyze_device *d, struct funcs *f)
 {
 	json_begin_object(j, NULL, JSON_LINES);
 	json_uint(j, "device", d->device);
@@ -287,6 +288,7 @@ static void json_device(struct json *j, const struct analyze_device *d, const st
 	json_stacks(j, "host_stacks", d->host_stacks.v, d->host_stacks.len, f);
 	json_uint(j, "sync_unlinked_ns", d->sync_unlinked_ns);
 	json_stacks(j, "sync_stacks", d->sync_stacks.v, d->sync_stacks.len, f);
+	critpath_json(j, &d->critpath, f);
 	json_end(j);
 }
 

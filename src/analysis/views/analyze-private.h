@@ -1,10 +1,14 @@
 /* SPDX-License-Identifier: MIT */
+/*
+ * What analyze.c shares with analyze-findings.c (the findings),
+ * analyze-critpath.c (the critical path) and analyze-print.c: the indexes
+ * of the recording they read, and their entry points.
+ */
 #ifndef GTRACE_ANALYSIS_VIEWS_ANALYZE_PRIVATE_H
 #define GTRACE_ANALYSIS_VIEWS_ANALYZE_PRIVATE_H
 
-/* What analyze.c shares with analyze-findings.c alone. */
-
 #include "analysis/views/analyze.h"
+#include "util/json.h"
 
 /* A synchronizing call of a process, or a sample of a thread: sorted by owner, then time. */
 struct timed {
@@ -33,5 +37,24 @@ struct analyze_inputs {
 void analyze_findings(struct analyze *a, const struct model *m, const struct analyze_opts *o,
 		      const struct analyze_inputs *in);
 void analyze_findings_free(struct analyze *a);
+
+/* The call that queued a span: its thread and time; tid 0 when unknown. */
+struct launch {
+	uint32_t tid;
+	uint64_t start, end;
+};
+
+struct launch launch_of(const struct model *m, const struct api_launches *calls, uint32_t span);
+
+/*
+ * Each device's critical path (analyze-critpath.c), once its last work is
+ * known: lane_device maps a lane id to its device's index + 1 (0 none),
+ * samples are those with a stack, sorted by thread then time.
+ */
+void critpath_build(struct analyze *a, const struct model *m, const struct api_launches *calls,
+		    const uint32_t *lane_device, const struct timed *samples, size_t nsamples);
+void critpath_free(struct analyze_critpath *cp);
+void critpath_print(FILE *out, const struct analyze_critpath *cp, struct funcs *f);
+void critpath_json(struct json *j, const struct analyze_critpath *cp, struct funcs *f);
 
 #endif

@@ -7,7 +7,6 @@
  * launches.c), the work before it, the process's synchronizing calls and
  * the launching thread's samples. man/gtrace-analyze.1 defines the causes.
  */
-#include "analysis/views/analyze.h"
 #include "analysis/views/analyze-private.h"
 
 #include <stdlib.h>
@@ -80,12 +79,6 @@ size_t timed_first(const struct timed *v, size_t n, uint32_t owner, uint64_t ts)
 	return lo;
 }
 
-/* The call that queued a span: its thread and time; tid 0 when unknown. */
-struct launch {
-	uint32_t tid;
-	uint64_t start, end;
-};
-
 struct build {
 	const struct model *m;
 	struct analyze *a;
@@ -97,13 +90,13 @@ struct build {
 	struct u64map stacks;		/* device, sync, node -> index in its stacks */
 };
 
-static struct launch launch_of(const struct build *b, uint32_t span)
+struct launch launch_of(const struct model *m, const struct api_launches *calls, uint32_t span)
 {
-	const struct tr_span *sp = &b->m->t.spans.v[span];
-	uint32_t call = b->calls.call[span];
+	const struct tr_span *sp = &m->t.spans.v[span];
+	uint32_t call = calls->call[span];
 
 	if (call) {
-		const struct tr_span *c = &b->m->t.spans.v[call - 1];
+		const struct tr_span *c = &m->t.spans.v[call - 1];
 
 		return (struct launch){ c->origin_tid, c->start, u64_sat_add(c->start, c->dur) };
 	}
@@ -172,7 +165,8 @@ static void classify_gap(struct build *b, uint32_t d, uint32_t prev, uint32_t ne
 {
 	struct analyze_device *dev = &b->a->devices.v[d];
 	const struct tr_span *p = &b->m->t.spans.v[prev], *w = &b->m->t.spans.v[next];
-	struct launch lp = launch_of(b, prev), lw = launch_of(b, next);
+	struct launch lp = launch_of(b->m, &b->calls, prev),
+		      lw = launch_of(b->m, &b->calls, next);
 	/* From the end of the call that queued prev to the start of next's. */
 	uint64_t between_calls = lw.start > lp.end ? lw.start - lp.end : 0;
 	uint64_t *cause = dev->idle_causes;
@@ -428,7 +422,7 @@ static void launch_stats(struct build *b, const uint32_t *lane_device)
 		if (sp->lane > m->t.lanes.len || !lane_device[sp->lane] ||
 		    model_span_class(m, sp) != MODEL_SPAN_KERNEL)
 			continue;
-		l = launch_of(b, (uint32_t)i);
+		l = launch_of(m, &b->calls, (uint32_t)i);
 		sample = b->o->links->sample[i];
 		*VEC_PUSH(&k) = (struct kernel_launch){
 			.name = sp->name,
@@ -488,6 +482,7 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 			;
 		sweep(&b, edges[i].device, edges + i, end - i);
 	}
+	critpath_build(a, m, &b.calls, lane_device, b.samples.v, b.samples.len);
 	for (size_t d = 0; d < a->devices.len; d++) {
 		VEC_SORT(&a->devices.v[d].host_stacks, cmp_stacks);
 		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);
@@ -509,6 +504,7 @@ void analyze_free(struct analyze *a)
 	for (size_t d = 0; d < a->devices.len; d++) {
 		VEC_FREE(&a->devices.v[d].host_stacks);
 		VEC_FREE(&a->devices.v[d].sync_stacks);
+		critpath_free(&a->devices.v[d].critpath);
 	}
 	VEC_FREE(&a->devices);
 	VEC_FREE(&a->kernels);

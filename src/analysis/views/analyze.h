@@ -8,7 +8,8 @@
  * communication, their overlap and idle; each idle interval classified by
  * what the recording shows of its cause; the CPU samples of the launching
  * threads during host-caused idle, weighted by the idle time they cover;
- * and per kernel name its launches' queue delays and short instances.
+ * per kernel name its launches' queue delays and short instances; and the
+ * critical path that ends at the device's last work.
  * man/gtrace-analyze.1 defines every figure.
  */
 
@@ -38,6 +39,42 @@ struct analyze_stack {
 	uint64_t ns;
 };
 
+/* What a stretch of a critical path was, in the order the views break ties. */
+enum critpath_kind {
+	CRITPATH_CPU,		/* a thread's work outside CUDA calls: id, a sample's leaf node, 0 none */
+	CRITPATH_OFFCPU,	/* a thread blocked there: id, the stack it blocked in, 0 unknown */
+	CRITPATH_API,		/* a CUDA API call: id, its name's string id */
+	CRITPATH_KERNEL,	/* work on a stream: id, its name's string id */
+	CRITPATH_COPY,
+	CRITPATH_MEMSET,
+	CRITPATH_WAIT,		/* nothing ran: id, enum critpath_wait */
+	CRITPATH_KINDS
+};
+
+/* Why the path waited (man/gtrace-analyze.1). */
+enum critpath_wait {
+	CRITWAIT_LAUNCH,	/* from the launch call to the start of its work */
+	CRITWAIT_QUEUE,		/* from the end of the work before it on its stream */
+	CRITWAIT_DEPENDENCY,	/* from the end of another stream's work */
+	CRITWAIT_SYNC,		/* from the end of the work a synchronizing call waited for */
+	CRITWAIT_UNKNOWN,	/* work with no launch call nor earlier work */
+	CRITWAITS
+};
+
+/* The time on a device's critical path of what one kind and id name. */
+struct critpath_item {
+	uint32_t kind;		/* enum critpath_kind */
+	uint32_t id;
+	uint64_t ns;
+};
+
+/* A device's critical path: its items' ns add up to last - first. */
+struct analyze_critpath {
+	uint64_t first;		/* the process's first event */
+	uint64_t last;		/* the device's last work's end */
+	VEC(struct critpath_item) items;
+};
+
 struct analyze_device {
 	uint32_t pid;
 	uint32_t device;
@@ -57,6 +94,7 @@ struct analyze_device {
 	VEC(struct analyze_stack) host_stacks, sync_stacks;
 	uint64_t host_unsampled_ns;	/* host idle with no sample of its thread */
 	uint64_t sync_unlinked_ns;	/* sync idle of calls whose origin linked to no sample */
+	struct analyze_critpath critpath;
 };
 
 /* The launches of one kernel name. */
