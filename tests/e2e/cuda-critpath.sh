@@ -23,10 +23,10 @@ need_cuda_fakes
 need_perf_events
 need_python3
 
-for phase in "host 10" "sync 10" "tiny 5000"; do
-	set -- $phase
-	phase=$1
-	record $phase.data -- "$CUDA_DIR/idle-app" --$phase "$2"
+record host.data -- "$CUDA_DIR/idle-app" --host 10
+record sync.data -- "$CUDA_DIR/idle-app" --sync 10
+record tiny.data -- "$CUDA_DIR/idle-app" --tiny 5000
+for phase in host sync tiny; do
 	run_gtrace analyze -i $phase.data --no-kernel --format json >$phase.json
 	run_gtrace export -i $phase.data --format chrome -o $phase-trace.json
 done
