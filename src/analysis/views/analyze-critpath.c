@@ -304,7 +304,6 @@ static void charge_pieces(struct walk *w)
 		const struct piece *pc = &w->x->pieces.v[p];
 		size_t first = timed_first(s, n, pc->tid, pc->from), end = first;
 		uint64_t ns = pc->to - pc->from - charge_blocked(w, pc->tid, pc->from, pc->to);
-		uint64_t before = UINT64_MAX, after = UINT64_MAX;
 		uint32_t node = 0;
 
 		while (end < n && s[end].owner == pc->tid && s[end].start < pc->to)
@@ -314,15 +313,12 @@ static void charge_pieces(struct walk *w)
 				 ns / (end - first) + (i == first ? ns % (end - first) : 0));
 		if (end > first)
 			continue;
-		/* None in it, as in a short stretch: the thread's nearest within a period. */
-		if (first && s[first - 1].owner == pc->tid)
-			before = pc->from - s[first - 1].start;
-		if (first < n && s[first].owner == pc->tid)
-			after = s[first].start - pc->to;
-		if (before <= period && before <= after)
-			node = s[first - 1].node;
-		else if (after <= period)
-			node = s[first].node;
+		/*
+		 * None in it, as in a short stretch: the thread's next sample
+		 * within a period, which counted the CPU time before it.
+		 */
+		if (end < n && s[end].owner == pc->tid && s[end].start - pc->to <= period)
+			node = s[end].node;
 		add_item(w, CRITPATH_CPU, node, ns);
 	}
 }
