@@ -202,9 +202,9 @@ static uint32_t work_kind(const struct model *m, const struct tr_span *sp)
 }
 
 /*
- * Charges work span and the wait why before its end, then picks its
- * predecessor: the work *span, or the launching thread *tid (returns
- * false); neither, and *tid 0.
+ * Charges the wait why from the end of work span to t, then the work, and
+ * picks its predecessor: the work *span, or the launching thread *tid
+ * (returns false); neither, and *tid 0.
  */
 static bool step_work(struct walk *w, uint32_t *span, uint32_t why, uint32_t *tid)
 {
@@ -353,6 +353,7 @@ static void walk_device(struct index *x, struct analyze_critpath *cp, uint32_t l
 	u64map_free(&w.items);
 }
 
+/* Span indexes by lane, then start: each stream's work in its order. */
 static int cmp_by_lane(const void *pa, const void *pb, void *arg)
 {
 	const struct tr_span *s = arg, *a = &s[*(const uint32_t *)pa], *b = &s[*(const uint32_t *)pb];
