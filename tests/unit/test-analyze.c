@@ -408,6 +408,47 @@ static void test_critical_path(void)
 	model_free(&m);
 }
 
+/*
+ * Stream 8's kernel, launched at 5 (call 5 .. 9), starts at 1015, 5 us
+ * after stream 7's kernel, launched at 0, ended: it waited for it, an
+ * event. Back from 1115: after (100), the dependency (1010 .. 1015),
+ * before (1000), its launch (4 .. 10), its call (0 .. 4), where the first
+ * event was; the other call is off the path.
+ */
+static void test_critical_path_dependency(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	const struct analyze_critpath *cp;
+	struct analyze an;
+	struct synth s = {0};
+	struct model m;
+	uint32_t a, b, api, main_loc = synth_loc(&s, synth_dso(&s, "/usr/bin/app"), 0x1000, "main");
+
+	/* Samples of the launching thread: the launches link to their calls through them. */
+	synth_samples(&s, PID, TID, synth_stack(&s, &main_loc, 1), 2);
+	a = synth_lane(&s, PID, "GPU0 stream 7");
+	b = synth_lane(&s, PID, "GPU0 stream 8");
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	launched(&s, api, a, "before", 0, 10, 1000 * US);
+	launched(&s, api, b, "after", 5, 1015, 100 * US);
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	synth_free(&s);
+	build(&an, &m, &links, &flt, false, 0);
+	CHECK_EQ_U64(an.devices.len, 1);
+	cp = &an.devices.v[0].critpath;
+	CHECK_EQ_U64(cp->last - cp->first, 1115 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "after", 0), 100 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_DEPENDENCY), 5 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_KERNEL, "before", 0), 1000 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_LAUNCH), 6 * US);
+	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_API, "cuLaunchKernel", 0), 4 * US);
+	CHECK_EQ_U64(cp->items.len, 5);
+	analyze_free(&an);
+	origins_free(&links);
+	model_free(&m);
+}
+
 /* --device and --pid select devices: none here. */
 static void test_select(void)
 {
@@ -435,6 +476,7 @@ int main(void)
 	RUN(test_launches);
 	RUN(test_print);
 	RUN(test_critical_path);
+	RUN(test_critical_path_dependency);
 	RUN(test_select);
 	RUN(test_findings);
 	return test_summary();
