@@ -30,7 +30,7 @@
 #include "util/saturate.h"
 #include "util/xalloc.h"
 
-/* Work that started this much after its stream and its launch call were ready waited for another. */
+/* Work that started this much after its stream and launch call were ready waited for another. */
 #define DEPENDENCY_SLACK_NS 20000
 /* The text lists at most these items. */
 #define ITEMS_SHOWN 20
@@ -111,7 +111,7 @@ struct index {
 	VEC(struct interval) works;	/* stream work of some time, by pid */
 	VEC(struct interval) waits;	/* synchronizing calls, by tid */
 	VEC(struct interval) calls;	/* outermost API calls, by tid: they do not overlap */
-	VEC(struct interval) blocked;	/* blocked off-CPU intervals, by tid: they do not overlap */
+	VEC(struct interval) blocked;	/* blocked off-CPU intervals, by tid: disjoint */
 	uint32_t *prev;		/* by span: the work before it on its stream + 1; 0 none */
 	VEC(struct piece) pieces;	/* of the walk under way */
 };
@@ -334,7 +334,7 @@ static void walk_device(struct index *x, struct analyze_critpath *cp, uint32_t l
 	cp->last = span_end(&x->m->t.spans.v[last]);
 	w.t = cp->last;
 	x->pieces.len = 0;
-	/* Each step passes a work's or a call's end for good: as many steps as there are, at most. */
+	/* Each step passes a work's or a call's end for good: as many as there are, at most. */
 	for (size_t steps = 0; w.t > w.t0 && steps <= x->works.len + x->waits.len; steps++) {
 		if (on_gpu) {
 			on_gpu = step_work(&w, &span, why, &tid);

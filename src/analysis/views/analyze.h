@@ -41,7 +41,7 @@ struct analyze_stack {
 
 /* What a stretch of a critical path was, in the order the views break ties. */
 enum critpath_kind {
-	CRITPATH_CPU,		/* a thread's work outside CUDA calls: id, a sample's leaf node, 0 none */
+	CRITPATH_CPU,		/* a thread's work outside CUDA calls: id, a sample's node, 0 none */
 	CRITPATH_OFFCPU,	/* a thread blocked there: id, the stack it blocked in, 0 unknown */
 	CRITPATH_API,		/* a CUDA API call: id, its name's string id */
 	CRITPATH_KERNEL,	/* work on a stream: id, its name's string id */
