@@ -142,6 +142,12 @@ else:
     print(f"launch: not checked, {len(kernels) - len(calls)} launch calls dropped")
 (k,) = tiny["launch"]
 assert k["name"] == "tiny" and k["count"] == 5000 and k["short"] == 5000, k
+# The launch rate: the 5000 kernels over the device's wall time, from the
+# first's start to the last's end.
+assert dev["launches"] == 5000, dev["launches"]
+wall_ms = (kernels[-1][1] - kernels[0][0]) / 1e3
+assert abs(dev["launches_per_ms"] - 5000 / wall_ms) <= 0.01 * 5000 / wall_ms, \
+    (dev["launches_per_ms"], 5000 / wall_ms)
 assert k["short_frames"] and "tiny_kernels" in k["short_frames"], k
 
 # Device 0 alone: each step on stream B queued behind device 1's work, the

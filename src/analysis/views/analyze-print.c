@@ -138,6 +138,8 @@ static void print_device(FILE *out, const struct analyze_device *d, const struct
 			percent(kind_ns[k], d->wall_ns));
 	fprintf(out, "  %-16s %12.3f ms %6.1f%%  in %llu intervals\n", "idle", ms(d->idle_ns),
 		percent(d->idle_ns, d->wall_ns), (unsigned long long)d->gaps);
+	fprintf(out, "  %-16s %12llu    %.3f per ms\n", "launches", (unsigned long long)d->launches,
+		d->wall_ns ? (double)d->launches * 1e6 / (double)d->wall_ns : 0.0);
 	fprintf(out, "idle by cause:\n");
 	for (int c = 0; c < IDLE_CAUSES; c++)
 		fprintf(out, "  %-16s %12.3f ms %6.1f%%\n", idle_cause_name(c),
@@ -280,6 +282,8 @@ static void json_device(struct json *j, const struct analyze_device *d, struct f
 	json_uint(j, "busy_ns", d->busy_ns);
 	json_uint(j, "idle_ns", d->idle_ns);
 	json_uint(j, "idle_intervals", d->gaps);
+	json_uint(j, "launches", d->launches);
+	json_ratio_or_null(j, "launches_per_ms", 3, (double)d->launches * 1e6, (double)d->wall_ns);
 	json_begin_object(j, "idle_causes", JSON_INLINE);
 	for (int c = 0; c < IDLE_CAUSES; c++)
 		json_uint(j, idle_cause_name(c), d->idle_causes[c]);

@@ -226,6 +226,7 @@ static void sweep(struct build *b, uint32_t d, const struct edge *e, size_t n)
 				classify_gap(b, d, prev, e[i].span, idle_from, t);
 			if (!i)
 				dev->first = t;
+			dev->launches++;
 			active[e[i].kind]++;
 			running++;
 		} else {

@@ -85,6 +85,7 @@ struct analyze_device {
 	uint64_t overlap_ns;	/* two kinds or more at once */
 	uint64_t busy_ns, idle_ns;	/* any work; none: wall_ns - busy_ns */
 	uint64_t gaps;		/* idle intervals */
+	uint64_t launches;	/* its kernels, copies and memsets: launched over wall_ns */
 	uint64_t idle_causes[IDLE_CAUSES];	/* they add up to idle_ns */
 	/*
 	 * By ns, descending: the launching threads' sampled stacks behind host
