@@ -201,9 +201,19 @@ static int code_at(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint64_t
 	return 0;
 }
 
+/* The fingerprint of the code object at addr read with the thread state, NULL when none was. */
+static const uint8_t *print_read(const struct pyreader *pr, uint64_t addr)
+{
+	for (uint32_t i = 0; i < pr->prints; i++)
+		if (pr->print_addr[i] == addr)
+			return pr->print[i];
+	return NULL;
+}
+
 /*
  * Drops the code objects of frames whose address now holds another one,
- * checking them all in one read.
+ * checking them all in one read, but for those whose fingerprints came
+ * with the thread state.
  */
 static int check_codes(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t n)
 {
@@ -215,8 +225,11 @@ static int check_codes(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 
 	for (uint32_t k = 0; k < n; k++) {
 		struct py_code *c = code_find(pr, p->serial, pr->raw[k].code);
+		const uint8_t *print = c ? print_read(pr, c->addr) : NULL;
 
-		if (!c)
+		if (print && memcmp(print, c->fingerprint, FINGERPRINT_LEN))
+			code_drop(pr, c);
+		if (!c || print)
 			continue;
 		known[nknown] = c;
 		local[nknown] = (struct iovec){ now[nknown], FINGERPRINT_LEN };
@@ -249,4 +262,20 @@ int py_name_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, struct p
 		}
 	}
 	return err;
+}
+
+/* The code objects of the frames walked that the cache holds, for h: the next read checks them. */
+void py_note_codes(struct pyreader *pr, const struct pyproc *p, struct thread_hint *h,
+		   uint32_t n)
+{
+	h->ncodes = 0;
+	for (uint32_t k = 0; k < n && h->ncodes < HINT_CODES; k++) {
+		uint64_t code = pr->raw[k].code;
+		bool noted = false;
+
+		for (uint32_t i = 0; i < h->ncodes && !noted; i++)
+			noted = h->codes[i] == code;
+		if (!noted && code_find(pr, p->serial, code))
+			h->codes[h->ncodes++] = code;
+	}
 }

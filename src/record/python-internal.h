@@ -29,6 +29,8 @@
 /* The most read at once of a thread's data stack below its current frame. */
 #define STACK_WINDOW (16u << 10)
 #define PAGE_SIZE 4096
+/* The code objects a thread's last walk met whose fingerprints its next read takes along. */
+#define HINT_CODES 64
 /* Bounds on what is copied of a code object's name, file and line table. */
 #define MAX_NAME_CHARS 1024
 #define MAX_LINETABLE (64u << 10)
@@ -117,11 +119,23 @@ struct pyproc {
 	uint64_t eval_lo, eval_hi;	/* _PyEval_EvalFrameDefault's code */
 	uint64_t code_type;		/* &PyCode_Type */
 	struct u64map tstates;		/* tid -> its PyThreadState */
-	struct u64map stack_low;	/* tid -> the lowest frame its stack window should hold */
+	struct u64map hints;		/* tid -> its struct thread_hint */
 	struct u64map cframes;		/* tid -> the _PyCFrame its last read met (before 3.13) */
 	uint64_t walk_at;		/* where a walk of its threads ran out of budget */
 	uint64_t walk_head;		/* the head of the list that walk began at */
 	uint32_t walk_steps;		/* the states that walk has met */
+};
+
+/*
+ * What a thread's last walk met, so that the next read of its state takes
+ * along what the walk will need: the pages of its frames and the
+ * fingerprints of its code objects.
+ */
+struct thread_hint {
+	uint64_t low;			/* the lowest frame the stack window should hold */
+	uint64_t top;			/* the end of the current frame */
+	uint32_t ncodes;
+	uint64_t codes[HINT_CODES];	/* distinct */
 };
 
 /* A sample's Python stack as read when the sample arrived, until it is matched. */
@@ -165,6 +179,9 @@ struct pyreader {
 	uint64_t counts[PY_COUNTERS];
 	struct raw_frame raw[PY_MAX_FRAMES];
 	struct window stack;		/* a walk's first read, at its current frame */
+	uint32_t prints;		/* fingerprints read with the thread state */
+	uint64_t print_addr[HINT_CODES];	/* of the code objects at */
+	uint8_t print[HINT_CODES][FINGERPRINT_LEN];
 	struct window window;		/* the last read at another frame */
 	uint8_t table[MAX_LINETABLE];
 	struct line_run runs[MAX_LINETABLE];
@@ -191,5 +208,7 @@ int py_read_str(struct pyreader *pr, const struct py_layout *l, uint32_t pid, ui
 
 /* python-code.c */
 int py_name_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, struct py_stack *st);
+void py_note_codes(struct pyreader *pr, const struct pyproc *p, struct thread_hint *h,
+		   uint32_t n);
 
 #endif

@@ -41,8 +41,13 @@ static void snapshot_free(struct snapshot *snap)
 
 static void proc_free(struct pyproc *p)
 {
+	size_t pos = 0;
+	uint64_t tid, v;
+
+	while (u64map_next(&p->hints, &pos, &tid, &v))
+		free((void *)(uintptr_t)v);
 	u64map_free(&p->tstates);
-	u64map_free(&p->stack_low);
+	u64map_free(&p->hints);
 	u64map_free(&p->cframes);
 	free(p);
 }
@@ -126,38 +131,93 @@ struct thread_read {
 	bool frame_known;
 };
 
+/* tid's hint, NULL when none. */
+static struct thread_hint *hint_of(const struct pyproc *p, uint32_t tid)
+{
+	uint64_t v;
+
+	return u64map_get(&p->hints, tid, &v) ? (struct thread_hint *)(uintptr_t)v : NULL;
+}
+
 /*
- * Reads tid's noted state t->ts into buf ([lo, hi) of it) and, before 3.13,
- * in the same read the frame that the _PyCFrame of tid's last read holds
- * now: tid's current frame (t->frame_known) when the state still points
- * to that _PyCFrame.
+ * The pages [*lo, *end) that tid's next walk should find its frames in,
+ * by its last: up to the page end of its current frame then, down to its
+ * lowest frame's page, at most STACK_WINDOW.
+ */
+static bool hinted_pages(const struct thread_hint *h, uint64_t *lo, uint64_t *end)
+{
+	if (!h->low || h->low > h->top || h->top > UINT64_MAX - PAGE_SIZE)
+		return false;
+	*end = (h->top + PAGE_SIZE - 1) & ~(uint64_t)(PAGE_SIZE - 1);
+	*lo = h->low & ~(uint64_t)(PAGE_SIZE - 1);
+	if (*end - *lo > STACK_WINDOW)
+		*lo = *end - STACK_WINDOW;
+	return true;
+}
+
+/* The ranges a read of a noted state takes at most: its own, a frame, fingerprints, pages. */
+#define STATE_RANGES (2 + HINT_CODES + 1)
+
+/*
+ * Reads tid's noted state t->ts into buf ([lo, hi) of it) and, in the same
+ * read: before 3.13, the frame that the _PyCFrame of tid's last read holds
+ * now (tid's current frame, t->frame_known, when the state still points
+ * to that _PyCFrame); then what tid's last walk met, for this one to find
+ * already read: the fingerprints of its code objects (pr->prints) and the
+ * pages of its frames (pr->stack, the pages read from the lowest on).
  */
 static int read_noted_state(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint32_t tid,
 			    uint8_t *buf, uint32_t lo, uint32_t hi, struct thread_read *t)
 {
 	const struct py_layout *l = p->layout;
-	struct iovec local[2] = { { buf, hi - lo }, { &t->frame, sizeof(t->frame) } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)(t->ts + lo), hi - lo } };
-	uint64_t cframe = 0;
-	unsigned long n = 1;
+	const struct thread_hint *h = hint_of(p, tid);
+	struct iovec local[STATE_RANGES] = { { buf, hi - lo }, { &t->frame, sizeof(t->frame) } };
+	struct iovec remote[STATE_RANGES] = { { (void *)(uintptr_t)(t->ts + lo), hi - lo } };
+	uint64_t cframe = 0, pages_lo = 0, pages_end = 0;
+	unsigned long n = 1, prints_at, pages_at;
+	size_t len = hi - lo, left;
 	ssize_t got;
 
 	if (t->ts > UINT64_MAX - hi)
 		return -EFAULT;
 	if (l->tstate_cframe && u64map_get(&p->cframes, tid, &cframe) && cframe &&
 	    cframe <= UINT64_MAX - l->current_frame - sizeof(t->frame)) {
-		remote[1] = (struct iovec){ (void *)(uintptr_t)(cframe + l->current_frame),
-					    sizeof(t->frame) };
-		n = 2;
+		remote[n++] = (struct iovec){ (void *)(uintptr_t)(cframe + l->current_frame),
+					      sizeof(t->frame) };
+		len += sizeof(t->frame);
 	}
-	got = py_read_some(pr, pid, local, remote, n, hi - lo + (n - 1) * sizeof(t->frame));
+	prints_at = n;
+	for (uint32_t i = 0; h && i < h->ncodes; i++, n++) {
+		local[n] = (struct iovec){ pr->print[i], FINGERPRINT_LEN };
+		remote[n] = (struct iovec){ (void *)(uintptr_t)(h->codes[i] + CODE_FINGERPRINT),
+					    FINGERPRINT_LEN };
+		len += FINGERPRINT_LEN;
+	}
+	pages_at = n;
+	/* In one range: the kernel pins a range's pages at once, and ends it at one that faults. */
+	if (h && hinted_pages(h, &pages_lo, &pages_end)) {
+		local[n] = (struct iovec){ pr->stack.bytes, pages_end - pages_lo };
+		remote[n++] = (struct iovec){ (void *)(uintptr_t)pages_lo, pages_end - pages_lo };
+		len += pages_end - pages_lo;
+	}
+	got = py_read_some(pr, pid, local, remote, n, len);
 	if (got < 0)
 		return (int)got;
 	if ((size_t)got < hi - lo)
 		return -EFAULT;
 	memcpy(&t->holder, buf + frame_holder_at(l) - lo, sizeof(t->holder));
-	t->frame_known = n == 2 && (size_t)got == hi - lo + sizeof(t->frame) &&
-			 t->holder == cframe;
+	/* The read ends at the first range that faults: what came whole is used. */
+	left = (size_t)got - (hi - lo);
+	t->frame_known = prints_at == 2 && left >= sizeof(t->frame) && t->holder == cframe;
+	left -= prints_at == 2 ? (left < sizeof(t->frame) ? left : sizeof(t->frame)) : 0;
+	for (unsigned long i = prints_at; i < pages_at && left >= FINGERPRINT_LEN; i++) {
+		pr->print_addr[pr->prints++] = h->codes[i - prints_at];
+		left -= FINGERPRINT_LEN;
+	}
+	if (pr->prints == pages_at - prints_at && left >= PAGE_SIZE) {
+		pr->stack.lo = pages_lo;
+		pr->stack.len = left / PAGE_SIZE * PAGE_SIZE;
+	}
 	return 0;
 }
 
@@ -240,10 +300,15 @@ static int current_frame(struct pyreader *pr, struct pyproc *p, uint32_t pid, ui
 			      : py_peek_u64(pr, pid, t->holder + p->layout->current_frame, &t->frame);
 }
 
+static bool window_holds(const struct window *w, uint64_t addr, size_t len)
+{
+	return addr >= w->lo && addr - w->lo <= w->len && w->len - (addr - w->lo) >= len;
+}
+
 /* len bytes at addr into buf when the window holds them. */
 static bool window_copy(const struct window *w, uint64_t addr, uint8_t *buf, size_t len)
 {
-	if (addr < w->lo || addr - w->lo > w->len || w->len - (addr - w->lo) < len)
+	if (!window_holds(w, addr, len))
 		return false;
 	memcpy(buf, w->bytes + (addr - w->lo), len);
 	return true;
@@ -262,6 +327,7 @@ static int read_stack_window(struct pyreader *pr, struct pyproc *p, uint32_t pid
 {
 	struct window *w = &pr->stack;
 	struct iovec local[STACK_WINDOW / PAGE_SIZE + 1], remote[STACK_WINDOW / PAGE_SIZE + 1];
+	const struct thread_hint *h = hint_of(p, tid);
 	uint64_t end, lo, low, got_lo;
 	unsigned n = 0;
 	ssize_t got;
@@ -271,7 +337,7 @@ static int read_stack_window(struct pyreader *pr, struct pyproc *p, uint32_t pid
 		return -EFAULT;
 	end = addr + len;
 	lo = addr & ~(uint64_t)(PAGE_SIZE - 1);
-	if (u64map_get(&p->stack_low, tid, &low) && low <= addr) {
+	if (h && (low = h->low) && low <= addr) {
 		low &= ~(uint64_t)(PAGE_SIZE - 1);
 		lo = end - low > STACK_WINDOW ? end - STACK_WINDOW : low;
 	} else if (end - lo > FRAME_WINDOW) {
@@ -341,15 +407,18 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 {
 	const struct py_layout *l = p->layout;
 	uint32_t len = (l->frame_is_entry > l->frame_owner ? l->frame_is_entry : l->frame_owner) + 1;
-	uint64_t end = frame + len, low = 0, known;
+	uint64_t end = frame + len, low = 0;
+	struct thread_hint *h;
 	uint8_t buf[80];
 	bool open = false;
 	int err;
 
 	st->nframes = st->groups = 0;
 	st->group_start[0] = 0;
-	pr->window.len = pr->stack.len = 0;
-	if (frame && (err = read_stack_window(pr, p, pid, tid, frame, len)))
+	pr->window.len = 0;
+	/* The pages read with the thread state, when they hold its current frame. */
+	if (frame && !window_holds(&pr->stack, frame, len) &&
+	    (err = read_stack_window(pr, p, pid, tid, frame, len)))
 		return err;
 	for (int i = 0; frame; i++) {
 		if (i == MAX_FRAMES || st->groups == PY_MAX_FRAMES)
@@ -379,9 +448,19 @@ static int walk_frames(struct pyreader *pr, struct pyproc *p, uint32_t pid, uint
 	/* The outermost frames of a thread belong to its first eval call too. */
 	if (open)
 		st->group_start[++st->groups] = st->nframes;
-	if (low && (p->stack_low.len < MAX_THREADS || u64map_get(&p->stack_low, tid, &known)))
-		u64map_put(&p->stack_low, tid, low);
-	return py_name_frames(pr, p, pid, st);
+	h = hint_of(p, tid);
+	if (!h && p->hints.len < MAX_THREADS) {
+		h = xcalloc(1, sizeof(*h));
+		u64map_put(&p->hints, tid, (uintptr_t)h);
+	}
+	if (h && low) {
+		h->low = low;
+		h->top = end;
+	}
+	err = py_name_frames(pr, p, pid, st);
+	if (h)
+		py_note_codes(pr, p, h, st->nframes);
+	return err;
 }
 
 /*
@@ -422,6 +501,8 @@ static enum py_outcome read_stack(struct pyreader *pr, uint32_t pid, uint32_t ti
 
 	st->nframes = st->groups = 0;
 	*found = NULL;
+	pr->stack.len = 0;
+	pr->prints = 0;
 	pr->read++;
 	pr->reads_left = PY_SAMPLE_READS;
 	pr->bytes_left = PY_SAMPLE_BYTES;

@@ -28,6 +28,8 @@
 #define EVAL_LO 0x400000ull
 #define EVAL_HI 0x400100ull
 #define MAX_NAMES 64
+/* More than the reader reads of a thread's frames at once. */
+#define STACK_WINDOW_TEST (32u << 10)
 
 /* A process whose memory is a fake_mem: the interpreter's symbols first, then its objects. */
 struct proc {
@@ -698,10 +700,11 @@ static void test_code_reused(void)
 
 /*
  * A deep stack of one eval call, its frames together as in a data-stack
- * chunk: once its code objects are known, a sample reads the thread state
- * (with the frame its _PyCFrame held at the last read, before 3.13), the
- * frames at once and the code objects' fingerprints at once. A thread
- * state that points elsewhere since is read through what it points to.
+ * chunk: once its code objects are known, a sample reads in one read the
+ * thread state, the frame its _PyCFrame held at the last read (before
+ * 3.13), the code objects' fingerprints and the pages of the frames the
+ * last walk met. A thread state that points elsewhere since is read
+ * through what it points to, a frame outside those pages read anew.
  */
 static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreader *pr,
 		     struct py_stack *st)
@@ -716,6 +719,8 @@ static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreade
 	push_eval(p);
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++)
 		frames[i] = push_frame(p, codes[i], 1);
+	/* The chunk's room above its frames, as mapped as they are. */
+	fake_alloc(&p->m, 4096);
 	ts = fake_thread(&p->m, TID, p->frame, 0);
 	fake_interp(&p->m, fake_at(&p->m, p->runtime), ts);
 	/* Its code objects are more than one sample may read: a few samples read them. */
@@ -724,7 +729,7 @@ static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreade
 	before = p->reads;
 	outcome = sample(pr, 1, true, st, &found);
 	CHECK_AT(l, outcome == PY_MATCHED && st->nframes == 40);
-	CHECK_AT(l, p->reads - before == 3);
+	CHECK_AT(l, p->reads - before == 1);
 
 	holder = ts;
 	if (l->tstate_cframe) {
@@ -733,6 +738,12 @@ static void reads_on(const struct fake_layout *l, struct proc *p, struct pyreade
 	}
 	fake_put64(&p->m, holder + l->current_frame, frames[19]);
 	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED && st->nframes == 20);
+
+	/* A frame above the pages the last walk met: read where it is. */
+	fake_alloc(&p->m, STACK_WINDOW_TEST);
+	fake_put64(&p->m, holder + l->current_frame, fake_frame(&p->m, codes[0], frames[9], 1));
+	fake_alloc(&p->m, 4096);
+	CHECK_AT(l, sample(pr, 1, true, st, &found) == PY_MATCHED && st->nframes == 11);
 }
 
 static void test_reads(void)
