@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "analysis/encoders/export.h"
+#include "analysis/views/analyze.h"
 #include "cmd/cmds.h"
 #include "cmd/offline.h"
 #include "util/log.h"
@@ -152,6 +153,7 @@ int cmd_export(int argc, char **argv)
 	struct export_opts o;
 	size_t format = 0;
 	struct origin_links links;
+	struct analyze an = {0};
 	struct model m;
 	struct funcs f;
 	int c, status;
@@ -195,12 +197,19 @@ int cmd_export(int argc, char **argv)
 	o.format = formats[format].format;
 	o.filter = &a.filter;
 	o.links = &links;
+	if (o.format == EXPORT_PERFETTO || o.format == EXPORT_CHROME) {
+		analyze_build(&an, &m, &(struct analyze_opts){ .filter = &a.filter, .links = &links,
+							       .short_ns = ANALYZE_DEFAULT_SHORT_NS,
+							       .funcs = &f });
+		o.findings = &an;
+	}
 	if (o.format == EXPORT_SQLITE)
 		status = write_sqlite(&f, &o, output ? output : formats[format].default_output,
 				      formats[format].viewers);
 	else
 		status = write_export(&f, &o, output ? output : formats[format].default_output,
 				      formats[format].viewers);
+	analyze_free(&an);
 	origins_free(&links);
 	funcs_free(&f);
 	model_free(&m);

@@ -176,6 +176,16 @@ def calls(trace, name, cat="cuda-api"):
     return sorted((e["ts"], e["dur"] * 1000) for e in ev
                   if e.get("name") == name and e.get("ph") == "X" and e.get("cat") == cat)
 
+# export annotates the timeline with analyze's findings: an instant each on
+# the recording's track, by rule, with its sentence and time at stake.
+rules, trace = load(sys.argv[1]), load(sys.argv[2])
+annotations = sorted((e["name"], e["args"]["message"], e["args"]["ns"])
+                     for e in trace["traceEvents"] if e.get("cat") == "analyze")
+want = sorted((f["rule"], f["message"], f["ns"]) for f in rules["findings"])
+assert annotations == want and want, (annotations, want)
+assert all(e.get("ph") == "i" and e.get("pid") == 0 for e in trace["traceEvents"]
+           if e.get("cat") == "analyze")
+
 def finding(doc, rule, function):
     by_rule = {f["rule"]: f for f in doc["findings"]}
     assert rule in by_rule, f"no {rule} finding: {sorted(by_rule)}"

@@ -148,6 +148,14 @@ bool export_busy_next(const struct export_busy *b, uint64_t gpu, size_t *at,
 		      struct export_busy_interval *out);
 void export_busy_free(struct export_busy *b);
 
+/*
+ * analyze's findings (export-findings.c) as instants on the recording's
+ * track global, within the window [from, to); zero: the export's time 0.
+ */
+void export_findings(struct exporter *x, const struct export_emitter *e,
+		     const struct export_track *global, const struct analyze *a, uint64_t zero,
+		     uint64_t from, uint64_t to);
+
 /* Whether meta row i is the last of its key: the value that counts. */
 bool export_meta_last(const struct model *m, size_t i);
 

@@ -23,10 +23,14 @@ enum export_format {
 	EXPORT_SQLITE,		/* an SQLite database: every table of the recording, typed */
 };
 
+struct analyze;
+
 struct export_opts {
 	enum export_format format;
 	const struct sample_filter *filter;
 	const struct origin_links *links;
+	/* Perfetto and Chrome: analyze's findings, as instants on the recording's track; NULL none. */
+	const struct analyze *findings;
 	uint64_t start_ns, end_ns;	/* the window, ns after model_time_zero; UINT64_MAX: no end */
 };
 
