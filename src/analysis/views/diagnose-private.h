@@ -32,6 +32,9 @@ void diag_counts_line(FILE *out, const struct model *m, const char *label,
 		      const struct counter_name *const *counters, size_t n,
 		      bool missing_is_zero);
 
+/* What target libraries sent, and how span origins linked (diagnose-target.c). */
+void diag_target(FILE *out, const struct model *m, const struct origin_links *l);
+
 /* The GPU sections (diagnose-gpu.c). */
 bool diag_is_cuda_meta_line(const char *key);
 void diag_cuda(FILE *out, const struct model *m);
