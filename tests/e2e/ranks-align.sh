@@ -6,7 +6,8 @@
 # (tests/ranks/retime): with its monotonic clock 1000 s off, its clock pairs
 # put it back exactly; with its realtime 5 ms off (bad time sync), the pairs
 # misplace it by those 5 ms and --align collectives takes them back, to
-# within the doubles' jitter. report --ranks names rank 1 the straggler.
+# within the doubles' jitter. report --ranks names rank 1 the straggler,
+# and analyze's straggler-rank finding the collective time it cost rank 0.
 . "$SRCDIR/tests/e2e/lib.sh"
 . "$SRCDIR/tests/cuda/lib.sh"
 need_cuda_fakes
@@ -57,4 +58,23 @@ awk -v s="$1" -v want="$same_machine" -v r="$2" \
 
 run_gtrace report --ranks -i job >ranks.txt
 expect_contains ranks.txt '^ +1 .*straggler'
+
+# analyze's straggler-rank finding names rank 1, and puts at stake the time
+# rank 0's collective kernels ran past rank 1's: rank 0 waited in each.
+run_gtrace analyze -i job --format json >analyze.json
+for rank in 0 1; do
+	run_gtrace export -i job/g.$rank.data --format chrome -o trace$rank.json
+done
+python3 - analyze.json trace0.json trace1.json <<'PY' || fail "analyze's straggler-rank finding is not the construction's (see above)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+(f,) = [f for f in doc["findings"] if f["rule"] == "straggler-rank"]
+def collectives(path):
+    return sum(e["dur"] * 1000 for e in json.load(open(path))["traceEvents"]
+               if e.get("ph") == "X" and e.get("name", "").startswith("ncclDevKernel"))
+want = collectives(sys.argv[2]) - collectives(sys.argv[3])
+print(f"straggler-rank: {f['ns']} ns at stake, construction {want:.0f} ns: {f['message']}")
+assert f["message"].startswith("rank 1 "), f
+assert want > 0 and abs(f["ns"] - want) <= 0.01 * want, (f["ns"], want)
+PY
 exit 0
