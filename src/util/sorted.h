@@ -30,4 +30,19 @@ static inline size_t sorted_at_or_below(const void *v, size_t n, size_t size, si
 	return lo;
 }
 
+/*
+ * Intervals of one owner in nesting order: the earlier start first, and of
+ * two that start together the longer, the outer one. 0 when both bounds
+ * are the same.
+ */
+static inline int nesting_order(uint64_t a_start, uint64_t a_end, uint64_t b_start,
+				uint64_t b_end)
+{
+	if (a_start != b_start)
+		return a_start < b_start ? -1 : 1;
+	if (a_end != b_end)
+		return a_end > b_end ? -1 : 1;
+	return 0;
+}
+
 #endif

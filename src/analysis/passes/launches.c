@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "util/saturate.h"
+#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* An exported API call, in order of pid, calling thread, then outermost first. */
@@ -29,15 +30,15 @@ struct api_call {
 static int cmp_calls(const void *pa, const void *pb)
 {
 	const struct api_call *a = pa, *b = pb;
+	int order;
 
 	if (a->pid != b->pid)
 		return a->pid < b->pid ? -1 : 1;
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
+	order = nesting_order(a->start, a->end, b->start, b->end);
+	if (order)
+		return order;
 	return (a->span > b->span) - (a->span < b->span);
 }
 

@@ -17,6 +17,7 @@
 
 #include "contract/attrs.h"
 #include "contract/lanes.h"
+#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* One range of one thread. */
@@ -38,13 +39,13 @@ struct range {
 static int cmp_ranges(const void *pa, const void *pb)
 {
 	const struct range *a = pa, *b = pb;
+	int order;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
+	order = nesting_order(a->start, a->end, b->start, b->end);
+	if (order)
+		return order;
 	if (a->depth != b->depth)
 		return a->depth < b->depth ? -1 : 1;
 	return a->span > b->span ? -1 : a->span < b->span;

@@ -20,6 +20,7 @@
 #include "contract/attrs.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
+#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* tiny-copies: a copy under this many KiB costs more to issue than to move (PCIe: ~3 us). */
@@ -95,13 +96,13 @@ struct call {
 static int cmp_calls(const void *pa, const void *pb)
 {
 	const struct call *a = pa, *b = pb;
+	int order;
 
 	if (a->tid != b->tid)
 		return a->tid < b->tid ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
+	order = nesting_order(a->start, a->end, b->start, b->end);
+	if (order)
+		return order;
 	return (a->span > b->span) - (a->span < b->span);
 }
 
