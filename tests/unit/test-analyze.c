@@ -363,7 +363,6 @@ static void test_critical_path(void)
 	const struct analyze_critpath *cp;
 	struct capture cap;
 	struct analyze an;
-	struct funcs f;
 	struct model m;
 	const char *text;
 	uint64_t sum = 0;
@@ -385,8 +384,7 @@ static void test_critical_path(void)
 	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_LAUNCH), (2 + 6) * US);
 	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_SYNC), 2 * US);
 	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_DEPENDENCY), 0);
-	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
-	analyze_print(capture_start(&cap), &an, &f);
+	analyze_print(capture_start(&cap), &an, &names);
 	text = capture_end(&cap);
 	CHECK(has_line(text, "critical path: 9.200 ms from the process's first event to the GPU's "
 			     "last work"));
@@ -397,14 +395,12 @@ static void test_critical_path(void)
 	CHECK(has_line(text, "         0.200    2.2%  cpu     [unsampled]"));
 	CHECK(has_line(text, "         0.024    0.3%  api     cuLaunchKernel"));
 	free(cap.text);
-	analyze_print_json(capture_start(&cap), &an, &f, "x.data");
+	analyze_print_json(capture_start(&cap), &an, &names, "x.data");
 	text = capture_end(&cap);
 	CHECK(strstr(text, "\"critical_path\": {\n        \"wall_ns\": 9200000,\n        \"items\": [\n"
 			   "          {\"kind\": \"cpu\", \"name\": \"launch_loop\", \"ns\": 5982000},"));
 	free(cap.text);
-	analyze_free(&an);
-	funcs_free(&f);
-	origins_free(&links);
+	unbuild(&an, &links);
 	model_free(&m);
 }
 
@@ -444,8 +440,7 @@ static void test_critical_path_dependency(void)
 	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_WAIT, NULL, CRITWAIT_LAUNCH), 6 * US);
 	CHECK_EQ_U64(path_ns(&m, cp, CRITPATH_API, "cuLaunchKernel", 0), 4 * US);
 	CHECK_EQ_U64(cp->items.len, 5);
-	analyze_free(&an);
-	origins_free(&links);
+	unbuild(&an, &links);
 	model_free(&m);
 }
 
