@@ -78,3 +78,10 @@ const char *text_escape_folded(const char *s)
 {
 	return escape(s, true);
 }
+
+const char *path_basename(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+
+	return slash && slash[1] ? slash + 1 : path;
+}

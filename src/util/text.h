@@ -27,4 +27,7 @@ const char *text_escape(const char *s);
  */
 const char *text_escape_folded(const char *s);
 
+/* The last component of path, as views name a file: path itself when it ends in '/'. */
+const char *path_basename(const char *path);
+
 #endif

@@ -16,6 +16,7 @@
 
 #include "contract/attrs.h"
 #include "symbols/cubin.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 /* The device's names for stall reasons: CUPTI's, then Nsight Compute's metrics'. */
@@ -128,13 +129,6 @@ static struct cubin *cubin_of(struct pc_lines *l, uint32_t id, enum pc_line_outc
 	return *outcome == PC_LINE_KNOWN ? l->cubins[id] : NULL;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 static void look_up(struct pc_lines *l, struct pc_site *s)
 {
 	enum pc_line_outcome outcome;
@@ -149,7 +143,7 @@ static void look_up(struct pc_lines *l, struct pc_site *s)
 		s->outcome = PC_LINE_UNKNOWN;
 		return;
 	}
-	s->file = strtab_intern(&l->files, basename_of(at.file));
+	s->file = strtab_intern(&l->files, path_basename(at.file));
 	s->line = at.line;
 }
 

@@ -10,6 +10,7 @@
 #include <strings.h>
 
 #include "util/saturate.h"
+#include "util/text.h"
 #include "util/xalloc.h"
 
 #define UNKNOWN_NAME "[unknown]"
@@ -47,13 +48,6 @@ static uint32_t func_at_line(struct funcs *f, uint32_t base, uint32_t line)
 	return (uint32_t)id;
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 /* Names ids of each dso's basename, by dso id; 0 for an unknown dso. */
 static uint32_t *dso_names(struct funcs *f)
 {
@@ -64,7 +58,7 @@ static uint32_t *dso_names(struct funcs *f)
 		const char *path = model_str(m, m->t.dsos.v[i].path);
 
 		if (path && *path)
-			names[i + 1] = strtab_intern(&f->names, basename_of(path));
+			names[i + 1] = strtab_intern(&f->names, path_basename(path));
 	}
 	return names;
 }
@@ -78,7 +72,7 @@ static const char *python_place(const struct model *m, uint32_t loc, bool with_l
 {
 	const struct tr_loc *l = &m->t.locs.v[loc - 1];
 	const char *path = model_str(m, m->t.dsos.v[l->dso - 1].path);
-	const char *file = path && *path ? basename_of(path) : UNKNOWN_NAME;
+	const char *file = path && *path ? path_basename(path) : UNKNOWN_NAME;
 	uint32_t n;
 	const struct tr_symbol *sym = model_loc_symbols(m, loc, &n);
 
@@ -109,7 +103,7 @@ static uint32_t srcline_id(struct funcs *f, const struct tr_symbol *sym)
 
 	if (!path || !*path)
 		return 0;
-	snprintf(place, sizeof(place), "%s:%" PRIu32, basename_of(path), sym->line);
+	snprintf(place, sizeof(place), "%s:%" PRIu32, path_basename(path), sym->line);
 	return strtab_intern(&f->names, place);
 }
 

@@ -232,13 +232,6 @@ static void source_free(struct source *s)
 	memset(s, 0, sizeof(*s));
 }
 
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
 /* The source of recorded path file, lines 1 .. upto, where annotate_print says it looks. */
 static void source_open(struct source *s, const char *file, const char *dir, uint32_t upto)
 {
@@ -251,7 +244,7 @@ static void source_open(struct source *s, const char *file, const char *dir, uin
 		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, file) < sizeof(path) &&
 		    source_read(s, path, upto))
 			return;
-		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, basename_of(file)) <
+		if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, path_basename(file)) <
 		    sizeof(path) && source_read(s, path, upto))
 			return;
 	}
