@@ -98,7 +98,7 @@ void model_offcpu_add(struct offcpu_summer *sm, struct model_offcpu_sums *sums,
 		      uint32_t tid, uint32_t node, uint32_t reason, uint64_t ns,
 		      uint64_t intervals)
 {
-	uint32_t why = reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+	uint32_t why = model_offcpu_reason(reason);
 	uint64_t key = (uint64_t)u64map_pair_id(&sm->pairs, tid, node) << 2 | why, at;
 	struct model_offcpu_sum *sum;
 

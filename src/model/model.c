@@ -87,7 +87,7 @@ static void index_samples(struct model *m)
 
 static void see_offcpu_reason(struct model_thread *th, uint32_t reason, uint64_t ns)
 {
-	uint32_t why = reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+	uint32_t why = model_offcpu_reason(reason);
 
 	th->offcpu_reason_ns[why] = u64_sat_add(th->offcpu_reason_ns[why], ns);
 }

@@ -248,6 +248,12 @@ int model_load_folded(struct model *m, const char *path, uint64_t limit);
  */
 void model_offcpu_sums(const struct model *m, struct model_offcpu_sums *out);
 
+/* An off-CPU row's reason as views count it: one a newer recorder wrote is unknown. */
+static inline uint32_t model_offcpu_reason(uint32_t reason)
+{
+	return reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+}
+
 /* How many samples row i of m->t.samples stands for: 1 unless loaded folded. */
 static inline uint64_t model_sample_weight(const struct model *m, size_t i)
 {

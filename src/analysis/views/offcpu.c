@@ -19,7 +19,7 @@ static const char *const reason_names[TR_OFFCPU_REASONS] = {
 
 const char *offcpu_reason_name(uint32_t reason)
 {
-	return reason_names[reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN];
+	return reason_names[model_offcpu_reason(reason)];
 }
 
 /*
