@@ -28,6 +28,7 @@
 
 #include "util/hashmap.h"
 #include "util/saturate.h"
+#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* Work that started this much after its stream and launch call were ready waited for another. */
@@ -370,13 +371,13 @@ static int cmp_by_lane(const void *pa, const void *pb, void *arg)
 static int cmp_calls(const void *pa, const void *pb)
 {
 	const struct interval *a = pa, *b = pb;
+	int order;
 
 	if (a->owner != b->owner)
 		return a->owner < b->owner ? -1 : 1;
-	if (a->start != b->start)
-		return a->start < b->start ? -1 : 1;
-	if (a->end != b->end)
-		return a->end > b->end ? -1 : 1;
+	order = nesting_order(a->start, a->end, b->start, b->end);
+	if (order)
+		return order;
 	return (a->span > b->span) - (a->span < b->span);
 }
 
