@@ -703,7 +703,7 @@ static void straggler_rank(struct rules *r)
 		const char *name = funcs_name(r->o->funcs,
 					      funcs_span_frame(r->o->funcs, (uint32_t)k->key));
 
-		if (!strncmp(name, "nccl", 4))
+		if (ranks_collective_kernel(name))
 			add_kernel(fd, (uint32_t)k->key, k->count, k->ns);
 	}
 	rank_report_free(&rr);

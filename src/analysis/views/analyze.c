@@ -8,6 +8,7 @@
  * the launching thread's samples. man/gtrace-analyze.1 defines the causes.
  */
 #include "analysis/views/analyze-private.h"
+#include "analysis/views/ranks.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -249,7 +250,7 @@ static enum work_kind work_kind(const struct model *m, const struct tr_span *sp)
 	if (model_span_is_copy(m, sp))
 		return WORK_MEMORY;
 	name = model_str(m, sp->name);
-	return name && !strncmp(name, "nccl", 4) ? WORK_COMM : WORK_COMPUTE;
+	return name && ranks_collective_kernel(name) ? WORK_COMM : WORK_COMPUTE;
 }
 
 static int cmp_devices(const void *pa, const void *pb)

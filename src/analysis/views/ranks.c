@@ -262,7 +262,7 @@ static uint32_t kernel_name(struct funcs *f, uint32_t *cache, uint32_t name)
 
 		s = s ? s : "";
 		plain = demangle(&f->demangler, s);
-		if (!strncmp(plain ? plain : s, "nccl", 4))
+		if (ranks_collective_kernel(plain ? plain : s))
 			cache[name] = model_string_id(m, s);
 		else
 			cache[name] = KERNEL_PLAIN;
@@ -617,4 +617,9 @@ void rank_report_print_json(FILE *out, const struct rank_report *r, const struct
 		json_end(&j);
 	}
 	json_end(&j);
+}
+
+bool ranks_collective_kernel(const char *name)
+{
+	return !strncmp(name, "nccl", 4);
 }

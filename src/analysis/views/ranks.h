@@ -26,6 +26,9 @@
 
 #include "analysis/passes/passes.h"
 
+/* Whether a kernel, by its (demangled) name, is a collective: NCCL's, named "nccl...". */
+bool ranks_collective_kernel(const char *name);
+
 /*
  * --align collectives: moves each rank after the first by the median
  * distance of its collective kernels' ends from the first rank's, setting
