@@ -60,7 +60,7 @@ int cmd_analyze(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct analyze_opts o = { .short_ns = ANALYZE_DEFAULT_SHORT_NS };
+	struct analyze_opts o = { .short_ns = ANALYZE_DEFAULT_SHORT_NS, .critical_path = true };
 	struct offline_args a;
 	struct origin_links links;
 	struct analyze an;

@@ -95,7 +95,8 @@ static void build(struct analyze *an, const struct model *m, struct origin_links
 	funcs_init(&names, m, FUNCS_PYTHON_LINES);
 	analyze_build(an, m, &(struct analyze_opts){ .filter = flt, .device_set = device_set,
 						     .device = device, .short_ns = 10 * US,
-						     .links = links, .funcs = &names });
+						     .links = links, .funcs = &names,
+						     .critical_path = true });
 }
 
 static void unbuild(struct analyze *an, struct origin_links *links)

@@ -484,7 +484,8 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 			;
 		sweep(&b, edges[i].device, edges + i, end - i);
 	}
-	critpath_build(a, m, &b.calls, lane_device, b.samples.v, b.samples.len);
+	if (o->critical_path)
+		critpath_build(a, m, &b.calls, lane_device, b.samples.v, b.samples.len);
 	for (size_t d = 0; d < a->devices.len; d++) {
 		VEC_SORT(&a->devices.v[d].host_stacks, cmp_stacks);
 		VEC_SORT(&a->devices.v[d].sync_stacks, cmp_stacks);

@@ -119,6 +119,7 @@ struct analyze_opts {
 	const struct origin_links *links;
 	struct funcs *funcs;	/* names the findings' call sites and kernels; NULL: no findings */
 	bool by_sample;		/* fill analyze.sample_host_ns */
+	bool critical_path;	/* find each device's: the analyze command's alone */
 };
 
 /* A kernel a finding names: its instances' count and GPU time. */
