@@ -325,18 +325,25 @@ static bool unwind_entry_named(const struct model *m, uint32_t loc)
 static void put_symbols(FILE *out, const struct model *m)
 {
 	uint64_t locs = m->t.locs.len, resolved = 0, leaf_resolved = 0, leaf_unwind_entry = 0;
+	/* By loc: whether it names no function, a symbol's, or only its unwind entry's. */
+	enum { UNNAMED, SYMBOL, UNWIND_ENTRY } *named = xcalloc(locs + 1, sizeof(*named));
 
-	for (uint32_t loc = 1; loc <= locs; loc++)
-		resolved += !!m->loc_syms[loc].count;
+	for (uint32_t loc = 1; loc <= locs; loc++) {
+		if (!m->loc_syms[loc].count)
+			continue;
+		resolved++;
+		named[loc] = unwind_entry_named(m, loc) ? UNWIND_ENTRY : SYMBOL;
+	}
 	for (size_t i = 0; i < m->t.samples.len; i++) {
 		uint32_t node = m->t.samples.v[i].node;
 		uint32_t loc = node && node <= m->t.nodes.len ? m->t.nodes.v[node - 1].loc : 0;
 
-		if (!loc || loc > locs || !m->loc_syms[loc].count)
+		if (!loc || loc > locs || named[loc] == UNNAMED)
 			continue;
 		leaf_resolved++;
-		leaf_unwind_entry += unwind_entry_named(m, loc);
+		leaf_unwind_entry += named[loc] == UNWIND_ENTRY;
 	}
+	free(named);
 	diag_field(out, "symbols:");
 	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)\n",
 		resolved, locs, diag_percent(resolved, locs));
