@@ -111,8 +111,14 @@ export_all() {
 		sum=$2.$format.sum
 		check_threads "$sum" "$2.threads"
 		check_stacks "$sum" "$1"
+		# A flow for each origin that linked, and from the API call that
+		# queued a kernel, copy or memset whose origin did not.
 		flows=$(awk '$1 == "flows" { print $2 }' "$sum")
-		[ "$flows" = "${linked:-0}" ] || { show "$sum"; fail "'$sum': $flows flows, $linked origins linked"; }
+		unlinked=$(awk '$1 == "unlinked-flows" && $2 == "api" { print $3 }' "$sum")
+		expect_contains "$sum" '^unlinked-flows thread 0$'
+		expect_contains "$sum" '^unlinked-flows bad 0$'
+		[ $((flows - unlinked)) = "${linked:-0}" ] ||
+			{ show "$sum"; fail "'$sum': $flows flows, $unlinked from unlinked origins' calls, $linked origins linked"; }
 		expect_fact "$sum" counter samples "$samples"
 		expect_contains "$sum" "^meta command .*$3"
 		expect_contains "$sum" '^meta gtrace-version [0-9]'

@@ -47,6 +47,8 @@ way on each:
                                 its queue.delay.ns; Chrome: the "s" at it),
                                 "thread" at an origin instant there, "bad"
                                 elsewhere or from nowhere
+    unlinked-flows FROM COUNT   flows to slices whose origin did not link,
+                                by where they start, as queue-flows
     counter NAME VALUE          the recording's own counters
     queue COUNT MAX LAST NAME   a CUDA stream's queue length track, named
                                 "GPU<n> stream <s> queue": its values, the
@@ -145,6 +147,13 @@ class Summary:
                 queued[queued_from(self.flow_from.get(flow), start - args["queue.delay.ns"])] += 1
         for where, n in sorted(queued.items()):
             print("queue-flows %s %d" % (where, n))
+        unlinked = collections.Counter({"api": 0, "thread": 0, "bad": 0})
+        for flow in self.flow_out & self.flow_in:
+            start, args = self.flow_to[flow]
+            if args.get("origin") != "linked":
+                unlinked[queued_from(self.flow_from.get(flow), start - args.get("queue.delay.ns", 0))] += 1
+        for where, n in sorted(unlinked.items()):
+            print("unlinked-flows %s %d" % (where, n))
         for name, value in sorted(self.counters.items()):
             print("counter %s %d" % (name, value))
         for name, values in sorted(self.queues.items()):

@@ -232,7 +232,7 @@ static void span_args(struct walk *w, size_t span, enum origin_outcome outcome)
 	*VEC_PUSH(&w->args) = (struct export_arg){ .key = walk_name_id(w, "origin"),
 						   .str = origin_outcome_name(outcome) };
 	/* How long the GPU work waited after it was queued. */
-	if (outcome != ORIGIN_LINKED || sp->start < sp->origin_ts ||
+	if (!origin_of_thread(outcome) || sp->start < sp->origin_ts ||
 	    model_lane_class(m, sp->lane) != MODEL_LANE_CUDA_STREAM)
 		return;
 	if (!w->queue_key)

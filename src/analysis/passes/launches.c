@@ -2,13 +2,14 @@
 /*
  * Which CUDA API call queued each kernel, copy and memset: export's flows
  * start at that call's slice, analyze measures queue delays from it. The
- * call is the API span of the origin
- * thread (an API span's origin is its calling thread) whose time holds
- * the work's origin_ts, the innermost when calls nest (cuLaunchKernel in
- * cudaLaunchKernel). The calls are sorted once by thread and start; a
- * thread's calls nest, so each origin is a binary search, then a climb
- * through the calls around the one found. A stream's queue length counts
- * its work from those calls on.
+ * call is the API span of the origin thread (an API span's origin is its
+ * calling thread) whose time holds the work's origin_ts, whether or not a
+ * sample was near enough to link the origin (a preempted call has none),
+ * the innermost when calls nest (cuLaunchKernel in cudaLaunchKernel). The
+ * calls are sorted once by thread and start; a thread's calls nest, so
+ * each origin is a binary search, then a climb through the calls around
+ * the one found. A stream's queue length counts its work from those calls
+ * on.
  */
 #include "analysis/passes/passes.h"
 
@@ -115,7 +116,8 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 		const struct api_call *c;
 
 		if (model_lane_class(m, sp->lane) != MODEL_LANE_CUDA_STREAM ||
-		    outcome[spans[i]] != ORIGIN_LINKED || sp->origin_ts < from || sp->origin_ts >= to)
+		    !origin_of_thread(outcome[spans[i]]) ||
+		    sp->origin_ts < from || sp->origin_ts >= to)
 			continue;
 		c = call_at(calls, ncalls, m->t.lanes.v[sp->lane - 1].pid, sp->origin_tid,
 			    sp->origin_ts);

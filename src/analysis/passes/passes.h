@@ -211,6 +211,15 @@ void origins_free(struct origin_links *l);
 /* "linked", "bad_tid", ...: the names the views print. */
 const char *origin_outcome_name(enum origin_outcome o);
 
+/*
+ * An origin of a real thread at a real time, linked to a sample or not:
+ * what the call that queued a span and its queue delay need.
+ */
+static inline bool origin_of_thread(enum origin_outcome o)
+{
+	return o != ORIGIN_NONE && o != ORIGIN_BAD_TID;
+}
+
 /* qsort's ascending order of uint64_t values. */
 int u64_cmp(const void *pa, const void *pb);
 /* The value at quantile q of n sorted values, by nearest rank; 0 for none. */
@@ -571,8 +580,8 @@ struct api_launches {
 };
 
 /*
- * Finds them among spans (n indexes in m->t.spans), for work whose origin
- * linked (outcome by span index) in the window [from, to).
+ * Finds them among spans (n indexes in m->t.spans), for work with an
+ * origin of a real thread (outcome by span index) in the window [from, to).
  */
 void api_launches_find(struct api_launches *l, const struct model *m, const uint8_t *outcome,
 		       const uint32_t *spans, size_t n, uint64_t from, uint64_t to);
