@@ -32,10 +32,12 @@ record host.data -- "$CUDA_DIR/idle-app" --host 10 --sync 10
 run_gtrace analyze -i host.data >host.txt
 run_gtrace analyze -i host.data --format json >host.json
 run_gtrace export -i host.data --format chrome -o host-trace.json
-# The first function of the host idle table is host_prepare.
+# The first function of the host idle table is host_prepare; without the
+# kernel's frames, which a loaded machine's preemptions in it put first.
+run_gtrace analyze -i host.data --no-kernel >host-user.txt
 awk '/^host idle by function/ { on = 1; next } on && /FUNCTION/ { getline; print $3; exit }' \
-	host.txt >top.txt
-[ "$(cat top.txt)" = host_prepare ] || { show host.txt; fail "host_prepare does not lead the host idle"; }
+	host-user.txt >top.txt
+[ "$(cat top.txt)" = host_prepare ] || { show host-user.txt; fail "host_prepare does not lead the host idle"; }
 run_gtrace flame -i host.data --weight gpu-idle --folded >idle.folded
 run_gtrace flame -i host.data --weight gpu-idle --device 0 --svg idle.svg
 expect_contains idle.svg '<title>host_prepare \([0-9.]+ ms, [0-9]+ samples, '
@@ -105,15 +107,19 @@ near("synchronization", share(dev, "synchronization"), 100.0 * sync_us / (host_u
 assert dev["host_stacks"] and "host_prepare" in dev["host_stacks"][0]["frames"], dev["host_stacks"][:3]
 # The synchronizing calls' stacks: their origins' samples, in sync_bound.
 assert dev["sync_stacks"] and "sync_bound" in dev["sync_stacks"][0]["frames"], dev["sync_stacks"][:3]
-# flame --weight gpu-idle: the host idle charged to samples, to the ns, and
-# nearly all of it in host_prepare (the gaps fall inside its 3 ms).
+# flame --weight gpu-idle: the host idle charged to samples, to the ns,
+# nearly all of it in host_bound's loop, and most in host_prepare (the gaps
+# fall inside its 3 ms; a loaded machine may take the thread away in the
+# launch call that ends one).
 with open(sys.argv[7]) as f:
     folded = [line.rsplit(" ", 1) for line in f.read().splitlines()]
 idle_total = sum(int(ns) for _, ns in folded)
-in_prepare = sum(int(ns) for stack, ns in folded if ";host_prepare" in stack)
+in_loop = sum(int(ns) for stack, ns in folded if ";host_bound;" in stack)
+in_prepare = sum(int(ns) for stack, ns in folded if ";host_bound;host_prepare" in stack)
 sampled = dev["idle_causes"]["host"] - dev["host_unsampled_ns"]
 assert idle_total == sampled and sampled > 0, (idle_total, sampled)
-assert in_prepare >= 0.95 * idle_total, (in_prepare, idle_total, folded)
+assert in_loop >= 0.95 * idle_total, (in_loop, idle_total, folded)
+assert in_prepare >= 0.75 * idle_total, (in_prepare, idle_total, folded)
 (step,) = [k for k in host["launch"] if k["name"] == "step"]
 # The fake starts a kernel on an idle stream 2 us after its launch call
 # began (the agent's API span starts a little earlier), and 1 ms later
@@ -228,7 +234,9 @@ assert k["occupancy_permille"] == 125, k
 near("low-occupancy", occ["ns"], 10 * 1000000)
 
 # 10 synchronized steps of 1 ms: the waits, with main's last, which finds
-# the GPU idle and may link to the loop's last sample.
+# the GPU idle and may link to the loop's last sample. The first wait, where
+# no sample was taken in it, is nearest host_bound's last sample, and goes
+# to sync_bound, where the sample after it is and the other waits were seen.
 host = load(sys.argv[3])
 waits = calls(load(sys.argv[7]), "cuCtxSynchronize", "cuda-wait")
 assert len(waits) == 11, waits

@@ -111,6 +111,7 @@ struct charge {
 	uint32_t tally;		/* enum tallies */
 	uint32_t span;		/* the call's */
 	uint32_t node;		/* the sample's leaf, 0 none: found by place_charges */
+	uint32_t other;		/* outside the call: the sample on node's other side, 0 none */
 	bool inside;		/* the sample was taken in the call */
 	uint64_t ns;
 };
@@ -222,11 +223,22 @@ static void charge(struct rules *r, enum tallies t, size_t span, uint64_t ns)
 	*VEC_PUSH(&r->charges) = (struct charge){ .tally = t, .span = (uint32_t)span, .ns = ns };
 }
 
+static uint64_t minus(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+static uint64_t span_end(const struct tr_span *sp)
+{
+	return u64_sat_add(sp->start, sp->dur);
+}
+
 /*
  * Each charge's sample, of those of its calling thread with a stack of the
  * program's (not the kernel's alone): the first taken in the call, where
- * one was (the stack of a call that lasts is in it); else the nearest to
- * its start within the origin links' window, as origins_link would link it.
+ * one was (the stack of a call that lasts is in it); else the nearest
+ * before its start or after its end, within the origin links' window, and
+ * the nearest on the other side, for resolve.
  */
 static void place_charges(struct rules *r)
 {
@@ -238,9 +250,9 @@ static void place_charges(struct rules *r)
 	for (size_t i = 0; i < r->charges.len; i++) {
 		struct charge *c = &r->charges.v[i];
 		const struct tr_span *sp = &m->t.spans.v[c->span];
-		uint32_t tid = sp->origin_tid;
+		uint32_t tid = sp->origin_tid, after = 0, before = 0;
 		size_t at = timed_first(v, n, tid, sp->start), k;
-		uint64_t best = UINT64_MAX;
+		uint64_t end = span_end(sp), after_ns = UINT64_MAX, before_ns = UINT64_MAX;
 
 		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start < sp->dur; k++)
 			if (user_part(m, v[k].node)) {
@@ -250,31 +262,53 @@ static void place_charges(struct rules *r)
 			}
 		if (c->inside)
 			continue;
-		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start <= window; k++)
+		for (k = at; k < n && v[k].owner == tid && v[k].start <= u64_sat_add(end, window); k++)
 			if (user_part(m, v[k].node)) {
-				best = v[k].start - sp->start;
-				c->node = v[k].node;
+				after_ns = minus(v[k].start, end);
+				after = v[k].node;
 				break;
 			}
 		for (k = at; k-- > 0 && v[k].owner == tid && sp->start - v[k].start <= window;)
 			if (user_part(m, v[k].node)) {
-				if (sp->start - v[k].start < best)
-					c->node = v[k].node;
+				before_ns = sp->start - v[k].start;
+				before = v[k].node;
 				break;
 			}
+		if (before_ns < after_ns) {
+			c->node = before;
+			c->other = after;
+		} else {
+			c->node = after;
+			c->other = before;
+		}
 	}
+}
+
+/*
+ * The innermost caller on node's stack that calls of tally t were seen
+ * made from (a sample taken in one), 0 none.
+ */
+static uint32_t seen_site(struct rules *r, const struct u64map *seen, uint32_t t, uint32_t node)
+{
+	uint64_t one;
+
+	for (uint32_t depth = 0; node && depth < CALLTREE_MAX_DEPTH;
+	     node = stack_caller(r->m, node), depth++)
+		if (u64map_get(seen, (uint64_t)t << 32 | same_functions(r, node), &one))
+			return same_functions(r, node);
+	return 0;
 }
 
 /*
  * Counts the charges by call site. A sample taken outside its call may be
  * in a function the caller called before or after it, below the call
- * site: such a call goes to the innermost caller on the sample's stack
- * that calls of the same tally were seen made from, when there is one.
+ * site, or in the work before a loop's first call: such a call goes to the
+ * innermost caller that calls of the same tally were seen made from, on
+ * the nearest sample's stack, else on the other side's, when there is one.
  */
 static void resolve(struct rules *r)
 {
 	struct u64map seen = {0};
-	uint64_t one;
 
 	place_charges(r);
 	for (size_t i = 0; i < r->charges.len; i++)
@@ -283,15 +317,11 @@ static void resolve(struct rules *r)
 					  call_site(r, r->charges.v[i].node), 1);
 	for (size_t i = 0; i < r->charges.len; i++) {
 		const struct charge *c = &r->charges.v[i];
-		uint32_t site = call_site(r, c->node), depth = 0;
+		uint32_t site = 0;
 
-		for (uint32_t n = c->node; !c->inside && n && depth < CALLTREE_MAX_DEPTH;
-		     n = stack_caller(r->m, n), depth++)
-			if (u64map_get(&seen, (uint64_t)c->tally << 32 | same_functions(r, n), &one)) {
-				site = same_functions(r, n);
-				break;
-			}
-		tally_add(&r->t[c->tally], site, c->ns);
+		if (!c->inside && !(site = seen_site(r, &seen, c->tally, c->node)))
+			site = seen_site(r, &seen, c->tally, c->other);
+		tally_add(&r->t[c->tally], site ? site : call_site(r, c->node), c->ns);
 	}
 	u64map_free(&seen);
 }
@@ -321,16 +351,6 @@ static bool allocation_call(const char *name)
 		if (!strncmp(name, prefixes[i], strlen(prefixes[i])))
 			return !strstr(name, "Async");
 	return false;
-}
-
-static uint64_t minus(uint64_t a, uint64_t b)
-{
-	return a > b ? a - b : 0;
-}
-
-static uint64_t span_end(const struct tr_span *sp)
-{
-	return u64_sat_add(sp->start, sp->dur);
 }
 
 /* A kernel's occupancy and its launch, a copy's kind and call. */
