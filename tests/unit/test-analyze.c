@@ -330,6 +330,57 @@ static void test_findings(void)
 	model_free(&m);
 }
 
+/*
+ * Calls no sample was taken in, in ms after SYNTH_T0: prepare sampled at
+ * 0 .. 9, a synchronizing call at 9.5 .. 14.5, then sync_loop sampled at
+ * 16 .. 75 with 9 more calls of 3 ms at 20, 25, ... The first call is
+ * nearer prepare's last sample than sync_loop's first, and goes where the
+ * other 9 were seen: 10 from sync_loop. A synchronous copy at 200 .. 210,
+ * no sample within the window of it (a preempted call): its origin does
+ * not link, and the copy is still its call's.
+ */
+static void test_findings_unsampled(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	const struct analyze_finding *fd;
+	struct synth s = {0};
+	struct analyze an;
+	struct model m;
+	uint32_t app, prepare[2], loop[2], stream, api, wait;
+
+	app = synth_dso(&s, "/usr/bin/app");
+	prepare[0] = loop[0] = synth_loc(&s, app, 0x1000, "main");
+	prepare[1] = synth_loc(&s, app, 0x2000, "prepare");
+	loop[1] = synth_loc(&s, app, 0x3000, "sync_loop");
+	synth_comm(&s, PID, TID, "app");
+	synth_samples(&s, PID, TID, synth_stack(&s, prepare, 2), 10);
+	s.ts = SYNTH_T0 + 16 * SYNTH_PERIOD;
+	synth_samples(&s, PID, TID, synth_stack(&s, loop, 2), 60);
+	stream = synth_lane(&s, PID, "GPU0 stream 7");
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	wait = synth_lane_kind(&s, PID, CUDA_WAIT_LANE_KIND, "CPU wait");
+	synth_span_from(&s, wait, "cuCtxSynchronize", SYNTH_T0 + 9500 * US, 5000 * US, TID,
+			SYNTH_T0 + 9500 * US);
+	for (uint64_t i = 0; i < 9; i++)
+		synth_span_from(&s, wait, "cuCtxSynchronize", SYNTH_T0 + (20 + 5 * i) * 1000 * US,
+				3000 * US, TID, SYNTH_T0 + (20 + 5 * i) * 1000 * US);
+	synth_span_from(&s, api, "cuMemcpyHtoD_v2", SYNTH_T0 + 200000 * US, 10000 * US, TID,
+			SYNTH_T0 + 200000 * US);
+	synth_span_from(&s, stream, "[CUDA memcpy HtoD]", SYNTH_T0 + 200001 * US, 9000 * US, TID,
+			SYNTH_T0 + 200000 * US + 1);
+	synth_span_attr(&s, "bytes", 1 << 20);
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	synth_free(&s);
+	build(&an, &m, &links, &flt, false, 0);
+	fd = finding(&an, "sync-in-loop");
+	CHECK(fd && fd->ns == (5000 + 9 * 3000) * US && !strcmp(top_function(fd), "sync_loop"));
+	fd = finding(&an, "sync-copy");
+	CHECK(fd && fd->ns == 10000 * US && fd->stacks.len == 1 && !fd->stacks.v[0].node);
+	unbuild(&an, &links);
+	model_free(&m);
+}
+
 /* The time on the path of the item of kind whose name (or a wait's enum) is id. */
 static uint64_t path_ns(const struct model *m, const struct analyze_critpath *cp, uint32_t kind,
 			const char *name, uint32_t wait)
@@ -475,5 +526,6 @@ int main(void)
 	RUN(test_critical_path_dependency);
 	RUN(test_select);
 	RUN(test_findings);
+	RUN(test_findings_unsampled);
 	return test_summary();
 }

@@ -286,7 +286,8 @@ static void test_clocks_and_order(void)
 
 /*
  * Launches from the main thread: cudaLaunchKernel holds cuLaunchKernel;
- * k1 queued inside both, k2 after cuLaunchKernel returned, k3 in no call.
+ * k1 queued inside both, k2 after cuLaunchKernel returned, k3 in no call;
+ * k4 by a call 90 ms after the last sample, whose origin does not link.
  */
 static void make_launch_model(struct model *m)
 {
@@ -306,6 +307,10 @@ static void make_launch_model(struct model *m)
 	synth_span_from(&s, stream, "k1", SYNTH_T0 + 100 * US, 10 * US, PID, SYNTH_T0 + 14 * US);
 	synth_span_from(&s, stream, "k2", SYNTH_T0 + 200 * US, 10 * US, PID, SYNTH_T0 + 40 * US);
 	synth_span_from(&s, stream, "k3", SYNTH_T0 + 400 * US, 10 * US, PID, SYNTH_T0 + 300 * US);
+	synth_span_from(&s, api, "cuLaunchKernel", SYNTH_T0 + 100000 * US, 5 * US, PID,
+			SYNTH_T0 + 100000 * US);
+	synth_span_from(&s, stream, "k4", SYNTH_T0 + 100100 * US, 10 * US, PID,
+			SYNTH_T0 + 100002 * US);
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
 	synth_free(&s);
 }
@@ -335,7 +340,11 @@ static void test_launch_flows(void)
 	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":86000}") == 1);
 	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":160000}") == 1);
 	CHECK(export_count(json, len, "\"origin\":\"linked\",\"queue.delay.ns\":100000}") == 1);
-	CHECK(export_count(json, len, "queue.delay.ns") == 3);	/* not on the API calls */
+	/* k4's from its call too, no sample near its origin or not. */
+	CHECK(export_count(json, len, "{\"ph\":\"s\",\"name\":\"origin\",\"cat\":\"flow\",\"id\":7,"
+			       "\"pid\":10,\"tid\":4293918722,\"ts\":100002.000}") == 1);
+	CHECK(export_count(json, len, "\"origin\":\"too_far\",\"queue.delay.ns\":98000}") == 1);
+	CHECK(export_count(json, len, "queue.delay.ns") == 4);	/* not on the API calls */
 	free(json);
 	/* Perfetto: the flow ids on the calls' slices, none on an instant but k3's and theirs. */
 	pb = export_text(&m, EXPORT_PERFETTO, NULL, 0, UINT64_MAX, &len);
