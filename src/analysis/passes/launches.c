@@ -9,7 +9,8 @@
  * calls are sorted once by thread and start; a thread's calls nest, so
  * each origin is a binary search, then a climb through the calls around
  * the one found. A stream's queue length counts its work from those calls
- * on.
+ * on. Of calls that nest, analyze's critical path and findings count the
+ * outermost (owned_spans_outermost).
  */
 #include "analysis/passes/passes.h"
 
@@ -134,6 +135,31 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 	for (size_t i = 0; i < n; i++)
 		if (l->call[spans[i]])
 			l->launched[l->first[l->call[spans[i]]]++] = spans[i];
+}
+
+static int cmp_owned(const void *pa, const void *pb)
+{
+	const struct owned_span *a = pa, *b = pb;
+	int order;
+
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
+	order = nesting_order(a->start, a->end, b->start, b->end);
+	if (order)
+		return order;
+	return (a->span > b->span) - (a->span < b->span);
+}
+
+size_t owned_spans_outermost(struct owned_span *v, size_t n)
+{
+	size_t kept = 0;
+
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_owned);
+	for (size_t i = 0; i < n; i++)
+		if (!kept || v[kept - 1].owner != v[i].owner || v[i].start >= v[kept - 1].end)
+			v[kept++] = v[i];
+	return kept;
 }
 
 void api_launches_free(struct api_launches *l)

@@ -587,6 +587,20 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 		       const uint32_t *spans, size_t n, uint64_t from, uint64_t to);
 void api_launches_free(struct api_launches *l);
 
+/* A span's time and whose it is: a call's thread, a work's process. */
+struct owned_span {
+	uint32_t owner;
+	uint32_t span;
+	uint64_t start, end;
+};
+
+/*
+ * Sorts v[0 .. n) by owner, then nesting order, and keeps of each owner's
+ * spans that nest (cudaMemcpy's cuMemcpy_v2 in it) the outermost: how many
+ * are left, in that order, which is each owner's order by end too.
+ */
+size_t owned_spans_outermost(struct owned_span *v, size_t n);
+
 /* A step of a stream's queue length: len from ts on. */
 struct queue_step {
 	uint64_t ts;

@@ -28,7 +28,6 @@
 
 #include "util/hashmap.h"
 #include "util/saturate.h"
-#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* Work that started this much after its stream and launch call were ready waited for another. */
@@ -54,16 +53,10 @@ static const char *const wait_names[CRITWAITS] = {
 	[CRITWAIT_UNKNOWN] = "unknown",
 };
 
-/* A call of a thread or a work of a process, sorted by owner, then end. */
-struct interval {
-	uint32_t owner;		/* tid of a call, pid of a work */
-	uint32_t span;
-	uint64_t start, end;
-};
-
+/* Calls of threads and works of processes, sorted by owner, then end. */
 static int cmp_intervals(const void *pa, const void *pb)
 {
-	const struct interval *a = pa, *b = pb;
+	const struct owned_span *a = pa, *b = pb;
 
 	if (a->owner != b->owner)
 		return a->owner < b->owner ? -1 : 1;
@@ -73,7 +66,7 @@ static int cmp_intervals(const void *pa, const void *pb)
 }
 
 /* How many of n sorted rows come before owner's first ending after t. */
-static size_t ending_by(const struct interval *v, size_t n, uint32_t owner, uint64_t t)
+static size_t ending_by(const struct owned_span *v, size_t n, uint32_t owner, uint64_t t)
 {
 	size_t lo = 0, hi = n;
 
@@ -89,7 +82,7 @@ static size_t ending_by(const struct interval *v, size_t n, uint32_t owner, uint
 }
 
 /* The last of owner's rows that ended by t, or NULL. */
-static const struct interval *last_ended(const struct interval *v, size_t n, uint32_t owner,
+static const struct owned_span *last_ended(const struct owned_span *v, size_t n, uint32_t owner,
 					 uint64_t t)
 {
 	size_t at = ending_by(v, n, owner, t);
@@ -109,10 +102,10 @@ struct index {
 	const struct api_launches *launches;
 	const struct timed *samples;
 	size_t nsamples;
-	VEC(struct interval) works;	/* stream work of some time, by pid */
-	VEC(struct interval) waits;	/* synchronizing calls, by tid */
-	VEC(struct interval) calls;	/* outermost API calls, by tid: they do not overlap */
-	VEC(struct interval) blocked;	/* blocked off-CPU intervals, by tid: disjoint */
+	VEC(struct owned_span) works;	/* stream work of some time, by pid */
+	VEC(struct owned_span) waits;	/* synchronizing calls, by tid */
+	VEC(struct owned_span) calls;	/* outermost API calls, by tid: they do not overlap */
+	VEC(struct owned_span) blocked;	/* blocked off-CPU intervals, by tid: disjoint */
 	uint32_t *prev;		/* by span: the work before it on its stream + 1; 0 none */
 	VEC(struct piece) pieces;	/* of the walk under way */
 };
@@ -174,14 +167,14 @@ static void charge_piece(struct walk *w, uint32_t tid, uint64_t from)
 /* Charges [from, t) of thread tid: its CUDA calls by name, the rest to its samples. */
 static void charge_thread(struct walk *w, uint32_t tid, uint64_t from)
 {
-	const struct interval *c = w->x->calls.v;
+	const struct owned_span *c = w->x->calls.v;
 	size_t n = w->x->calls.len, at = ending_by(c, n, tid, w->t);
 
 	/* The call open at t is the one after those that ended by then. */
 	if (at < n && c[at].owner == tid && c[at].start < w->t)
 		at++;
 	while (w->t > from && at && c[at - 1].owner == tid && c[at - 1].end > from) {
-		const struct interval *call = &c[--at];
+		const struct owned_span *call = &c[--at];
 
 		charge_piece(w, tid, call->end < w->t ? call->end : w->t);
 		charge(w, CRITPATH_API, w->x->m->t.spans.v[call->span].name,
@@ -213,7 +206,7 @@ static bool step_work(struct walk *w, uint32_t *span, uint32_t why, uint32_t *ti
 	const struct tr_span *sp = &m->t.spans.v[*span];
 	uint32_t prev = w->x->prev[*span];
 	struct launch l = launch_of(m, w->x->launches, *span);
-	const struct interval *other;
+	const struct owned_span *other;
 	uint64_t stream_at = 0, launch_at = 0, ready;
 
 	charge(w, CRITPATH_WAIT, why, span_end(sp));
@@ -252,8 +245,8 @@ static bool step_work(struct walk *w, uint32_t *span, uint32_t why, uint32_t *ti
 static uint32_t step_thread(struct walk *w, uint32_t tid)
 {
 	const struct model *m = w->x->m;
-	const struct interval *call = last_ended(w->x->waits.v, w->x->waits.len, tid, w->t);
-	const struct interval *waited;
+	const struct owned_span *call = last_ended(w->x->waits.v, w->x->waits.len, tid, w->t);
+	const struct owned_span *waited;
 
 	if (!call || call->end <= w->t0) {
 		charge_thread(w, tid, w->t0);
@@ -276,7 +269,7 @@ static uint32_t step_thread(struct walk *w, uint32_t tid)
  */
 static uint64_t charge_blocked(struct walk *w, uint32_t tid, uint64_t from, uint64_t to)
 {
-	const struct interval *o = w->x->blocked.v;
+	const struct owned_span *o = w->x->blocked.v;
 	size_t n = w->x->blocked.len;
 	uint64_t sum = 0;
 
@@ -368,30 +361,17 @@ static int cmp_by_lane(const void *pa, const void *pb, void *arg)
 }
 
 /* Outermost first: a call that starts within the one before it is nested in it. */
-static int cmp_calls(const void *pa, const void *pb)
-{
-	const struct interval *a = pa, *b = pb;
-	int order;
-
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	order = nesting_order(a->start, a->end, b->start, b->end);
-	if (order)
-		return order;
-	return (a->span > b->span) - (a->span < b->span);
-}
-
 /* The works by process, the synchronizing calls and the outermost API calls by thread. */
 static void index_build(struct index *x)
 {
 	const struct model *m = x->m;
-	size_t nspans = m->t.spans.len, nwork = 0, ncalls = 0;
+	size_t nspans = m->t.spans.len, nwork = 0;
 	uint32_t *order = xmalloc((nspans + 1) * sizeof(*order));
 
 	x->prev = xcalloc(nspans + 1, sizeof(*x->prev));
 	for (size_t i = 0; i < nspans; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
-		struct interval iv = { .owner = sp->origin_tid, .span = (uint32_t)i,
+		struct owned_span iv = { .owner = sp->origin_tid, .span = (uint32_t)i,
 				       .start = sp->start, .end = span_end(sp) };
 
 		switch (model_lane_class(m, sp->lane)) {
@@ -416,21 +396,12 @@ static void index_build(struct index *x)
 	}
 	VEC_SORT(&x->works, cmp_intervals);
 	VEC_SORT(&x->waits, cmp_intervals);
-	/* The outermost calls of a thread do not overlap: by start, they are by end too. */
-	VEC_SORT(&x->calls, cmp_calls);
-	for (size_t i = 0; i < x->calls.len; i++) {
-		const struct interval *c = &x->calls.v[i];
-
-		if (!ncalls || x->calls.v[ncalls - 1].owner != c->owner ||
-		    c->start >= x->calls.v[ncalls - 1].end)
-			x->calls.v[ncalls++] = *c;
-	}
-	x->calls.len = ncalls;
+	x->calls.len = owned_spans_outermost(x->calls.v, x->calls.len);
 	for (size_t i = 0; i < m->t.offcpu.len; i++) {
 		const struct tr_offcpu *o = &m->t.offcpu.v[i];
 
 		if (o->reason == TR_OFFCPU_BLOCKED && o->end > o->start)
-			*VEC_PUSH(&x->blocked) = (struct interval){ o->tid, (uint32_t)i, o->start,
+			*VEC_PUSH(&x->blocked) = (struct owned_span){ o->tid, (uint32_t)i, o->start,
 								    o->end };
 	}
 	VEC_SORT(&x->blocked, cmp_intervals);
@@ -480,7 +451,7 @@ void critpath_build(struct analyze *a, const struct model *m, const struct api_l
 	index_build(&x);
 	/* Each device's last work: of the latest end, the last span of them. */
 	for (size_t i = 0; i < x.works.len; i++) {
-		const struct interval *w = &x.works.v[i];
+		const struct owned_span *w = &x.works.v[i];
 		uint32_t d = lane_device[m->t.spans.v[w->span].lane];
 
 		if (d && (!last[d - 1] || w->end >= span_end(&m->t.spans.v[last[d - 1] - 1])))

@@ -20,7 +20,6 @@
 #include "contract/attrs.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
-#include "util/sorted.h"
 #include "util/xalloc.h"
 
 /* tiny-copies: a copy under this many KiB costs more to issue than to move (PCIe: ~3 us). */
@@ -86,26 +85,6 @@ static void tally_free(struct tally *t)
 	u64map_free(&t->index);
 }
 
-/* A CUDA call of a thread, for keeping only the outermost of calls that nest. */
-struct call {
-	uint32_t tid;
-	uint32_t span;
-	uint64_t start, end;
-};
-
-static int cmp_calls(const void *pa, const void *pb)
-{
-	const struct call *a = pa, *b = pb;
-	int order;
-
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
-	order = nesting_order(a->start, a->end, b->start, b->end);
-	if (order)
-		return order;
-	return (a->span > b->span) - (a->span < b->span);
-}
-
 /* A call counted by its call site once all are seen (resolve). */
 struct charge {
 	uint32_t tally;		/* enum tallies */
@@ -137,7 +116,7 @@ struct rules {
 	struct u64map same_functions;	/* functions_hash -> the first node with it */
 	struct u64map first_of_node;	/* node -> same_functions' answer */
 	struct tally t[TALLIES];
-	VEC(struct call) waits, allocs;
+	VEC(struct owned_span) waits, allocs;
 	VEC(struct charge) charges;
 	uint32_t src_key, dst_key, bytes_key, permille_key, limiter_key;
 };
@@ -405,19 +384,9 @@ static void stream_work(struct rules *r, size_t i)
 /* Charges the outermost of calls to t. */
 static void charge_outermost(struct rules *r, __typeof__(r->waits) *calls, enum tallies t)
 {
-	uint64_t end = 0;
-	uint32_t tid = 0;
-
-	VEC_SORT(calls, cmp_calls);
-	for (size_t i = 0; i < calls->len; i++) {
-		const struct call *c = &calls->v[i];
-
-		if (i && c->tid == tid && c->end <= end)
-			continue;
-		tid = c->tid;
-		end = c->end;
-		charge(r, t, c->span, c->end - c->start);
-	}
+	calls->len = owned_spans_outermost(calls->v, calls->len);
+	for (size_t i = 0; i < calls->len; i++)
+		charge(r, t, calls->v[i].span, calls->v[i].end - calls->v[i].start);
 }
 
 static void gather(struct rules *r, const uint32_t *lane_device)
@@ -428,7 +397,7 @@ static void gather(struct rules *r, const uint32_t *lane_device)
 		const struct tr_span *sp = &m->t.spans.v[i];
 		enum model_lane_class cls = model_lane_class(m, sp->lane);
 		const char *name = model_str(m, sp->name);
-		struct call c = { sp->origin_tid, (uint32_t)i, sp->start, span_end(sp) };
+		struct owned_span c = { sp->origin_tid, (uint32_t)i, sp->start, span_end(sp) };
 
 		if (cls == MODEL_LANE_CUDA_STREAM) {
 			if (lane_device[sp->lane])
