@@ -21,27 +21,34 @@
 #include "util/sorted.h"
 #include "util/xalloc.h"
 
-/* An exported API call, in order of pid, calling thread, then outermost first. */
+/* An exported API call, in order of pid, then as owned_spans_outermost orders a thread's. */
 struct api_call {
-	uint32_t pid, tid;
-	uint64_t start, end;
-	uint32_t span;
+	uint32_t pid;
+	struct owned_span call;	/* owned by its calling thread */
 	uint32_t parent;	/* the call it nests in, + 1; 0 none */
 };
 
-static int cmp_calls(const void *pa, const void *pb)
+/* By owner, then nesting order (the outer first), then span. */
+static int cmp_owned(const void *pa, const void *pb)
 {
-	const struct api_call *a = pa, *b = pb;
+	const struct owned_span *a = pa, *b = pb;
 	int order;
 
-	if (a->pid != b->pid)
-		return a->pid < b->pid ? -1 : 1;
-	if (a->tid != b->tid)
-		return a->tid < b->tid ? -1 : 1;
+	if (a->owner != b->owner)
+		return a->owner < b->owner ? -1 : 1;
 	order = nesting_order(a->start, a->end, b->start, b->end);
 	if (order)
 		return order;
 	return (a->span > b->span) - (a->span < b->span);
+}
+
+static int cmp_calls(const void *pa, const void *pb)
+{
+	const struct api_call *a = pa, *b = pb;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	return cmp_owned(&a->call, &b->call);
 }
 
 /* Each call's parent: the innermost earlier call of its thread still open at its start. */
@@ -51,9 +58,9 @@ static void link_parents(struct api_call *c, size_t n)
 	size_t depth = 0;
 
 	for (size_t i = 0; i < n; i++) {
-		if (i && (c[i].pid != c[i - 1].pid || c[i].tid != c[i - 1].tid))
+		if (i && (c[i].pid != c[i - 1].pid || c[i].call.owner != c[i - 1].call.owner))
 			depth = 0;
-		while (depth && c[open[depth - 1]].end <= c[i].start)
+		while (depth && c[open[depth - 1]].call.end <= c[i].call.start)
 			depth--;
 		c[i].parent = depth ? open[depth - 1] + 1 : 0;
 		open[depth++] = (uint32_t)i;
@@ -65,8 +72,9 @@ static void link_parents(struct api_call *c, size_t n)
 static const struct api_call *call_at(const struct api_call *c, size_t n, uint32_t pid,
 				      uint32_t tid, uint64_t ts)
 {
-	const struct api_call key = { .pid = pid, .tid = tid, .start = ts, .end = 0,
-				      .span = UINT32_MAX };
+	const struct api_call key = {
+		.pid = pid, .call = { .owner = tid, .span = UINT32_MAX, .start = ts, .end = 0 },
+	};
 	size_t lo = 0, hi = n;
 
 	/* The first call after key: the one before it started at ts or earlier. */
@@ -78,10 +86,10 @@ static const struct api_call *call_at(const struct api_call *c, size_t n, uint32
 		else
 			hi = mid;
 	}
-	if (!lo || c[lo - 1].pid != pid || c[lo - 1].tid != tid)
+	if (!lo || c[lo - 1].pid != pid || c[lo - 1].call.owner != tid)
 		return NULL;
 	for (const struct api_call *k = &c[lo - 1];; k = &c[k->parent - 1]) {
-		if (ts < k->end)
+		if (ts < k->call.end)
 			return k;
 		if (!k->parent)
 			return NULL;
@@ -103,10 +111,8 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 		    outcome[spans[i]] != ORIGIN_NONE)
 			calls[ncalls++] = (struct api_call){
 				.pid = m->t.lanes.v[sp->lane - 1].pid,
-				.tid = sp->origin_tid,
-				.start = sp->start,
-				.end = sp->start + sp->dur,
-				.span = spans[i],
+				.call = { .owner = sp->origin_tid, .span = spans[i],
+					  .start = sp->start, .end = sp->start + sp->dur },
 			};
 	}
 	qsort(calls, ncalls, sizeof(*calls), cmp_calls);
@@ -124,8 +130,8 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 			    sp->origin_ts);
 		if (!c)
 			continue;
-		l->call[spans[i]] = c->span + 1;
-		l->first[c->span + 2]++;
+		l->call[spans[i]] = c->call.span + 1;
+		l->first[c->call.span + 2]++;
 	}
 	free(calls);
 	for (size_t s = 1; s <= nspans + 1; s++)
@@ -135,19 +141,6 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 	for (size_t i = 0; i < n; i++)
 		if (l->call[spans[i]])
 			l->launched[l->first[l->call[spans[i]]]++] = spans[i];
-}
-
-static int cmp_owned(const void *pa, const void *pb)
-{
-	const struct owned_span *a = pa, *b = pb;
-	int order;
-
-	if (a->owner != b->owner)
-		return a->owner < b->owner ? -1 : 1;
-	order = nesting_order(a->start, a->end, b->start, b->end);
-	if (order)
-		return order;
-	return (a->span > b->span) - (a->span < b->span);
 }
 
 size_t owned_spans_outermost(struct owned_span *v, size_t n)
