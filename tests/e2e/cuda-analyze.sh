@@ -110,7 +110,8 @@ assert dev["sync_stacks"] and "sync_bound" in dev["sync_stacks"][0]["frames"], d
 # flame --weight gpu-idle: the host idle charged to samples, to the ns,
 # nearly all of it in host_bound's loop, and most in host_prepare (the gaps
 # fall inside its 3 ms; a loaded machine may take the thread away in the
-# launch call that ends one).
+# launch call that ends one, and the sample there covers the idle until the
+# thread is back).
 with open(sys.argv[7]) as f:
     folded = [line.rsplit(" ", 1) for line in f.read().splitlines()]
 idle_total = sum(int(ns) for _, ns in folded)
@@ -119,7 +120,7 @@ in_prepare = sum(int(ns) for stack, ns in folded if ";host_bound;host_prepare" i
 sampled = dev["idle_causes"]["host"] - dev["host_unsampled_ns"]
 assert idle_total == sampled and sampled > 0, (idle_total, sampled)
 assert in_loop >= 0.95 * idle_total, (in_loop, idle_total, folded)
-assert in_prepare >= 0.75 * idle_total, (in_prepare, idle_total, folded)
+assert in_prepare >= 0.5 * idle_total, (in_prepare, idle_total, folded)
 (step,) = [k for k in host["launch"] if k["name"] == "step"]
 # The fake starts a kernel on an idle stream 2 us after its launch call
 # began (the agent's API span starts a little earlier), and 1 ms later
