@@ -73,7 +73,10 @@ expect_counted hostile.diag python.matched python.read-failed python.over-budget
 	python.names-cut python.linetables-too-long
 run_gtrace flame -i hostile.data --folded >hostile.folded
 expect_contains hostile.folded ';lines \(lines\.py:65537\);lines \(lines\.py\);lines \(lines\.py\);lines \(lines\.py:2147483647\);lines \(lines\.py\);lines \(lines\.py:7\) [0-9]+$'
-expect_contains hostile.folded ';g \(huge\.py\);f \(huge\.py'
+# f's file name claims 2^40 bytes: "huge.py" and what memory holds after
+# it, cut; a '/' among those bytes (a pointer's, as the layout falls)
+# starts its base name after it. Then the function of 2^62 characters.
+expect_contains hostile.folded ';g \(huge\.py\);f \([^;]*\);huge'
 
 # A copy of the fake mapped as its libpython, deleted, and a FIFO planted
 # where its maps say it was: the recorder reads the very file mapped
