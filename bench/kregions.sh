@@ -18,12 +18,8 @@
 
 REPEAT=${REPEAT:-3}
 COLLECTS=${COLLECTS:-2000}
-[ -f "$BUILD/libgtrace-target.a" ] || { echo "bench: no '$BUILD/libgtrace-target.a': run make first" >&2; exit 1; }
-
 bench=$WORK/kr-submit
-say "${CC:-cc} -O2 -Iinclude -Itests/unit bench/kr-submit.c $BUILD/libgtrace-target.a -lpthread"
-"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -I"$SRCDIR/include" -I"$SRCDIR/tests/unit" \
-	"$SRCDIR/bench/kr-submit.c" "$BUILD/libgtrace-target.a" -lpthread -o "$bench"
+compile_bench "$bench" bench/kr-submit.c libgtrace-target.a -lpthread include tests/unit
 
 for round in $(seq "$REPEAT"); do
 	alone=$("$bench" --collects "$COLLECTS")

@@ -28,6 +28,22 @@ now() {
 	date +%s.%N
 }
 
+# compile_bench OUT SOURCE LIBRARY LDLIB [DIR...]: compiles SOURCE (a path
+# in the source tree) into OUT against the build's static LIBRARY and
+# LDLIB, with each DIR of the source tree on the include path.
+compile_bench() {
+	local out=$1 src=$2 lib=$3 ldlib=$4 dir flags=() shown=()
+	shift 4
+	[ -f "$BUILD/$lib" ] || { echo "bench: no '$BUILD/$lib': run make first" >&2; exit 1; }
+	for dir in "$@"; do
+		flags+=(-I"$SRCDIR/$dir")
+		shown+=(-I"$dir")
+	done
+	say "${CC:-cc} -O2 ${shown[*]} $src $BUILD/$lib $ldlib"
+	"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 "${flags[@]}" "$SRCDIR/$src" "$BUILD/$lib" "$ldlib" \
+		-o "$out"
+}
+
 # timed NAME CMD...: runs CMD under GNU time, keeps "wall-s max-rss-kib".
 timed() {
 	local name=$1

@@ -13,12 +13,8 @@
 
 FREQ=${FREQ:-999}
 TARGET_SECONDS=${TARGET_SECONDS:-5}
-[ -f "$BUILD/libgtrace-core.a" ] || { echo "bench: no '$BUILD/libgtrace-core.a': run make first" >&2; exit 1; }
-
 tool=$WORK/table-sizes
-say "${CC:-cc} -O2 -Isrc bench/table-sizes.c $BUILD/libgtrace-core.a -lzstd"
-"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -I"$SRCDIR/src" "$SRCDIR/bench/table-sizes.c" \
-	"$BUILD/libgtrace-core.a" -lzstd -o "$tool"
+compile_bench "$tool" bench/table-sizes.c libgtrace-core.a -lzstd src
 
 file=${1:-}
 if [ -z "$file" ]; then

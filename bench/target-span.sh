@@ -13,12 +13,8 @@
 
 REPEAT=${REPEAT:-3}
 BATCHES=${BATCHES:-20000}
-[ -f "$BUILD/libgtrace-target.a" ] || { echo "bench: no '$BUILD/libgtrace-target.a': run make first" >&2; exit 1; }
-
 bench=$WORK/target-span
-say "${CC:-cc} -O2 -Iinclude bench/target-span.c $BUILD/libgtrace-target.a -lpthread"
-"${CC:-cc}" -std=c11 -D_GNU_SOURCE -O2 -I"$SRCDIR/include" "$SRCDIR/bench/target-span.c" \
-	"$BUILD/libgtrace-target.a" -lpthread -o "$bench"
+compile_bench "$bench" bench/target-span.c libgtrace-target.a -lpthread include
 
 echo "reporting off:"
 say "target-span --batches $BATCHES"
