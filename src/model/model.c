@@ -213,7 +213,7 @@ static void index_lanes(struct model *m)
 		th->spans++;
 		th->span_ns = u64_sat_add(th->span_ns, sp->dur);
 		model_see_ts(&th->first_ts, &th->last_ts, sp->start);
-		model_see_ts(&th->first_ts, &th->last_ts, u64_sat_add(sp->start, sp->dur));
+		model_see_ts(&th->first_ts, &th->last_ts, model_span_end(sp));
 	}
 }
 

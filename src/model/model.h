@@ -17,6 +17,7 @@
 #include "format/file.h"
 #include "format/tables.h"
 #include "util/hashmap.h"
+#include "util/saturate.h"
 #include "util/vec.h"
 
 /*
@@ -252,6 +253,12 @@ void model_offcpu_sums(const struct model *m, struct model_offcpu_sums *out);
 static inline uint32_t model_offcpu_reason(uint32_t reason)
 {
 	return reason < TR_OFFCPU_REASONS ? reason : TR_OFFCPU_UNKNOWN;
+}
+
+/* A span's end, its start and length saturated: a hostile length cannot wrap. */
+static inline uint64_t model_span_end(const struct tr_span *sp)
+{
+	return u64_sat_add(sp->start, sp->dur);
 }
 
 /* How many samples row i of m->t.samples stands for: 1 unless loaded folded. */

@@ -10,7 +10,6 @@
 
 #include <stdlib.h>
 
-#include "util/saturate.h"
 #include "util/xalloc.h"
 
 struct busy_span {
@@ -49,7 +48,7 @@ void export_busy_find(struct export_busy *b, const struct model *m, const uint32
 				.gpu = lane_gpu[sp->lane] - 1,
 				.start = sp->start,
 				/* A file's start + dur may wrap: a busy slice must not. */
-				.end = u64_sat_add(sp->start, sp->dur),
+				.end = model_span_end(sp),
 			};
 	}
 	if (b->n)

@@ -17,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/saturate.h"
 #include "util/sorted.h"
 #include "util/xalloc.h"
 
@@ -192,7 +191,7 @@ size_t stream_queue_steps(const struct model *m, const struct api_launches *l,
 		if (call)
 			launched = m->t.spans.v[call - 1].start;
 		e[ne++] = (struct queue_edge){ launched < sp->start ? launched : sp->start, 1 };
-		e[ne++] = (struct queue_edge){ u64_sat_add(sp->start, sp->dur), -1 };
+		e[ne++] = (struct queue_edge){ model_span_end(sp), -1 };
 	}
 	if (ne)
 		qsort(e, ne, sizeof(*e), cmp_queue_edges);

@@ -27,7 +27,6 @@
 #include <string.h>
 
 #include "util/hashmap.h"
-#include "util/saturate.h"
 #include "util/xalloc.h"
 
 /* Work that started this much after its stream and launch call were ready waited for another. */
@@ -82,8 +81,8 @@ static size_t ending_by(const struct owned_span *v, size_t n, uint32_t owner, ui
 }
 
 /* The last of owner's rows that ended by t, or NULL. */
-static const struct owned_span *last_ended(const struct owned_span *v, size_t n, uint32_t owner,
-					 uint64_t t)
+static const struct owned_span *last_ended(const struct owned_span *v, size_t n,
+					    uint32_t owner, uint64_t t)
 {
 	size_t at = ending_by(v, n, owner, t);
 
@@ -117,11 +116,6 @@ struct walk {
 	struct u64map items;	/* kind << 32 | id -> index in cp->items */
 	uint64_t t, t0;
 };
-
-static uint64_t span_end(const struct tr_span *sp)
-{
-	return u64_sat_add(sp->start, sp->dur);
-}
 
 static uint32_t lane_pid(const struct model *m, uint32_t lane)
 {
@@ -209,10 +203,10 @@ static bool step_work(struct walk *w, uint32_t *span, uint32_t why, uint32_t *ti
 	const struct owned_span *other;
 	uint64_t stream_at = 0, launch_at = 0, ready;
 
-	charge(w, CRITPATH_WAIT, why, span_end(sp));
+	charge(w, CRITPATH_WAIT, why, model_span_end(sp));
 	charge(w, work_kind(m, sp), sp->name, sp->start);
 	if (prev)
-		stream_at = span_end(&m->t.spans.v[prev - 1]);
+		stream_at = model_span_end(&m->t.spans.v[prev - 1]);
 	/* The work may start before its call returns: the call waited for nothing after that. */
 	if (l.tid)
 		launch_at = l.end < w->t ? l.end : w->t;
@@ -325,7 +319,7 @@ static void walk_device(struct index *x, struct analyze_critpath *cp, uint32_t l
 	bool on_gpu = true;
 
 	cp->first = t0;
-	cp->last = span_end(&x->m->t.spans.v[last]);
+	cp->last = model_span_end(&x->m->t.spans.v[last]);
 	w.t = cp->last;
 	x->pieces.len = 0;
 	/* Each step passes a work's or a call's end for good: as many as there are, at most. */
@@ -360,7 +354,6 @@ static int cmp_by_lane(const void *pa, const void *pb, void *arg)
 	       (*(const uint32_t *)pa < *(const uint32_t *)pb);
 }
 
-/* Outermost first: a call that starts within the one before it is nested in it. */
 /* The works by process, the synchronizing calls and the outermost API calls by thread. */
 static void index_build(struct index *x)
 {
@@ -372,7 +365,7 @@ static void index_build(struct index *x)
 	for (size_t i = 0; i < nspans; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		struct owned_span iv = { .owner = sp->origin_tid, .span = (uint32_t)i,
-				       .start = sp->start, .end = span_end(sp) };
+					 .start = sp->start, .end = model_span_end(sp) };
 
 		switch (model_lane_class(m, sp->lane)) {
 		case MODEL_LANE_CUDA_STREAM:
@@ -401,8 +394,8 @@ static void index_build(struct index *x)
 		const struct tr_offcpu *o = &m->t.offcpu.v[i];
 
 		if (o->reason == TR_OFFCPU_BLOCKED && o->end > o->start)
-			*VEC_PUSH(&x->blocked) = (struct owned_span){ o->tid, (uint32_t)i, o->start,
-								    o->end };
+			*VEC_PUSH(&x->blocked) = (struct owned_span){ o->tid, (uint32_t)i,
+								      o->start, o->end };
 	}
 	VEC_SORT(&x->blocked, cmp_intervals);
 	if (nwork)
@@ -454,7 +447,7 @@ void critpath_build(struct analyze *a, const struct model *m, const struct api_l
 		const struct owned_span *w = &x.works.v[i];
 		uint32_t d = lane_device[m->t.spans.v[w->span].lane];
 
-		if (d && (!last[d - 1] || w->end >= span_end(&m->t.spans.v[last[d - 1] - 1])))
+		if (d && (!last[d - 1] || w->end >= model_span_end(&m->t.spans.v[last[d - 1] - 1])))
 			last[d - 1] = w->span + 1;
 	}
 	first_events(a, m, first);

@@ -207,11 +207,6 @@ static uint64_t minus(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
-static uint64_t span_end(const struct tr_span *sp)
-{
-	return u64_sat_add(sp->start, sp->dur);
-}
-
 /*
  * Each charge's sample, of those of its calling thread with a stack of the
  * program's (not the kernel's alone): the first taken in the call, where
@@ -231,7 +226,7 @@ static void place_charges(struct rules *r)
 		const struct tr_span *sp = &m->t.spans.v[c->span];
 		uint32_t tid = sp->origin_tid, after = 0, before = 0;
 		size_t at = timed_first(v, n, tid, sp->start), k;
-		uint64_t end = span_end(sp), after_ns = UINT64_MAX, before_ns = UINT64_MAX;
+		uint64_t end = model_span_end(sp), after_ns = UINT64_MAX, before_ns = UINT64_MAX;
 
 		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start < sp->dur; k++)
 			if (user_part(m, v[k].node)) {
@@ -397,7 +392,7 @@ static void gather(struct rules *r, const uint32_t *lane_device)
 		const struct tr_span *sp = &m->t.spans.v[i];
 		enum model_lane_class cls = model_lane_class(m, sp->lane);
 		const char *name = model_str(m, sp->name);
-		struct owned_span c = { sp->origin_tid, (uint32_t)i, sp->start, span_end(sp) };
+		struct owned_span c = { sp->origin_tid, (uint32_t)i, sp->start, model_span_end(sp) };
 
 		if (cls == MODEL_LANE_CUDA_STREAM) {
 			if (lane_device[sp->lane])

@@ -325,7 +325,7 @@ static void index_cpu(struct build *b)
 			*VEC_PUSH(&b->waits) = (struct timed){
 				.owner = m->t.lanes.v[sp->lane - 1].pid,
 				.node = sample ? m->t.samples.v[sample - 1].node : 0,
-				.start = sp->start, .end = u64_sat_add(sp->start, sp->dur),
+				.start = sp->start, .end = model_span_end(sp),
 			};
 	}
 	for (size_t i = 0; i < m->t.samples.len; i++) {
@@ -474,7 +474,7 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 		e.start = 1;
 		edges[nedges++] = e;
 		e.start = 0;
-		e.t = u64_sat_add(sp->start, sp->dur);
+		e.t = model_span_end(sp);
 		edges[nedges++] = e;
 	}
 	if (nedges)

@@ -315,7 +315,7 @@ static size_t gather_spans(struct funcs *f, const struct sample_filter *flt,
 		k->rank = rank[sp->lane];
 		k->name = name;
 		k->start = sp->start;
-		k->end = u64_sat_add(sp->start, sp->dur);
+		k->end = model_span_end(sp);
 	}
 	free(names);
 	free(rank);
