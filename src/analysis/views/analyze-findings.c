@@ -228,20 +228,18 @@ static void place_charges(struct rules *r)
 		size_t at = timed_first(v, n, tid, sp->start), k;
 		uint64_t end = model_span_end(sp), after_ns = UINT64_MAX, before_ns = UINT64_MAX;
 
-		for (k = at; k < n && v[k].owner == tid && v[k].start - sp->start < sp->dur; k++)
-			if (user_part(m, v[k].node)) {
-				c->node = v[k].node;
-				c->inside = true;
-				break;
-			}
-		if (c->inside)
-			continue;
+		/* The first from the call's start on: in the call, else after it. */
 		for (k = at; k < n && v[k].owner == tid && v[k].start <= u64_sat_add(end, window); k++)
 			if (user_part(m, v[k].node)) {
+				c->inside = v[k].start - sp->start < sp->dur;
 				after_ns = minus(v[k].start, end);
 				after = v[k].node;
 				break;
 			}
+		if (c->inside) {
+			c->node = after;
+			continue;
+		}
 		for (k = at; k-- > 0 && v[k].owner == tid && sp->start - v[k].start <= window;)
 			if (user_part(m, v[k].node)) {
 				before_ns = sp->start - v[k].start;
