@@ -107,14 +107,16 @@ at_least "samples in the window" "$in_window" 1
 [ "$(count part.sqlite "SELECT value FROM export WHERE key = 'end-ns'")" = 120000000 ] ||
 	fail "the window's end is not in table export"
 
-# A filter keeps the threads it selects: report -c gamma's samples.
+# A filter keeps the threads it selects, all of their samples: threads'
+# count for the thread named gamma. Not report -c gamma's, which leaves
+# out a sample taken before the thread took its name.
 run_gtrace export -i threads.data --format sqlite -c gamma -o gamma.sqlite
 [ "$(count gamma.sqlite "SELECT group_concat(DISTINCT name) FROM threads")" = gamma ] ||
 	fail "-c gamma exported other threads"
-run_gtrace report -s symbol -c gamma -i threads.data >gamma.txt
-gamma=$(sed -n 's/^# Samples: \([0-9]*\) .*/\1/p' gamma.txt)
+run_gtrace threads -i threads.data >gamma.txt
+gamma=$(awk 'NF == 0 { exit } $3 == "gamma" { print $4 }' gamma.txt)
 [ "$(count gamma.sqlite "SELECT count(*) FROM samples")" = "$gamma" ] ||
-	fail "-c gamma's samples are not report -c gamma's ($gamma)"
+	fail "-c gamma's samples are not those of threads' gamma ($gamma)"
 
 # Not to stdout, nor through a symbolic link.
 expect_exit 2 "$GTRACE" export -i threads.data --format sqlite -o -
