@@ -346,7 +346,7 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		outcome = unwind(c->unwinder, &us, c->ips, &n);
 	}
 	nkernel = rec_callchain_kernel(s.callchain, s.callchain_nr, &kips);
-	if (rec_is_switch_sample(c->layout, &s)) {
+	if (rec_is_switch_sample(c->layout, s.id)) {
 		take_switch_stack(c, &s, n, kips, nkernel);
 		return;
 	}
@@ -383,15 +383,15 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 void collector_arrived(void *arg, const struct perf_event_header *h, uint64_t time)
 {
 	struct collector *c = arg;
-	struct rec_sample s;
+	struct rec_head hd;
 	const char *found;
 
-	if (h->type != PERF_RECORD_SAMPLE || rec_parse_sample(c->layout, h, &s) ||
-	    rec_is_switch_sample(c->layout, &s))
+	if (h->type != PERF_RECORD_SAMPLE || rec_parse_head(c->layout, h, &hd) ||
+	    rec_is_switch_sample(c->layout, hd.id))
 		return;
 	(void)time;
-	pyreader_snapshot(c->python, s.pid, s.tid, s.time, &found);
-	python_found(c, s.pid, found);
+	pyreader_snapshot(c->python, hd.pid, hd.tid, hd.time, &found);
+	python_found(c, hd.pid, found);
 }
 
 bool collector_reads_python(const struct collector *c)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 #include "record/queue.h"
 
-#include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 void *rec_queue_reserve(struct rec_queue *q, size_t len)
@@ -36,13 +36,68 @@ void rec_queue_settle(struct rec_queue *q, size_t i, size_t len)
 	q->data.len += len;
 }
 
-static int ref_cmp(const void *a, const void *b)
+static bool ref_before(const struct rec_ref *x, const struct rec_ref *y)
 {
-	const struct rec_ref *x = a, *y = b;
+	return x->time != y->time ? x->time < y->time : x->seq < y->seq;
+}
 
-	if (x->time != y->time)
-		return x->time < y->time ? -1 : 1;
-	return x->seq < y->seq ? -1 : x->seq > y->seq;
+/* Merges the ordered runs a[lo, mid) and a[mid, hi) into to[lo, hi). */
+static void merge_runs(const struct rec_ref *a, size_t lo, size_t mid, size_t hi,
+		       struct rec_ref *to)
+{
+	size_t i = lo, j = mid, k = lo;
+
+	while (i < mid && j < hi)
+		to[k++] = ref_before(&a[j], &a[i]) ? a[j++] : a[i++];
+	memcpy(to + k, a + i, (mid - i) * sizeof(*a));
+	k += mid - i;
+	memcpy(to + k, a + j, (hi - j) * sizeof(*a));
+}
+
+/*
+ * Puts the refs in time order, then arrival. They come as runs already in
+ * order: what the last flush left, then each ring's records as it wrote
+ * them. Merging the runs pairwise takes n log(runs) steps where a sort
+ * takes n log n, and none when the refs are one run.
+ */
+static void sort_refs(struct rec_queue *q)
+{
+	struct rec_ref *from = q->refs.v, *to, *swap;
+	size_t n = q->refs.len, nruns;
+	size_t *at;
+
+	q->runs.len = 0;
+	for (size_t i = 0; i < n; i++)
+		if (!i || ref_before(&from[i], &from[i - 1]))
+			*VEC_PUSH(&q->runs) = i;
+	if (q->runs.len <= 1)
+		return;
+	nruns = q->runs.len;
+	*VEC_PUSH(&q->runs) = n;
+	q->merged.len = 0;
+	VEC_RESERVE(&q->merged, n);
+	to = q->merged.v;
+	/* at[0 .. nruns] are the runs' starts and the end; each pass halves them. */
+	at = q->runs.v;
+	while (nruns > 1) {
+		size_t out = 0, r;
+
+		for (r = 0; r + 1 < nruns; r += 2) {
+			merge_runs(from, at[r], at[r + 1], at[r + 2], to);
+			at[out++] = at[r];
+		}
+		if (r < nruns) {
+			memcpy(to + at[r], from + at[r], (n - at[r]) * sizeof(*from));
+			at[out++] = at[r];
+		}
+		at[out] = n;
+		nruns = out;
+		swap = from;
+		from = to;
+		to = swap;
+	}
+	if (from != q->refs.v)
+		memcpy(q->refs.v, from, n * sizeof(*from));
 }
 
 static const struct perf_event_header *ref_header(const struct rec_queue *q,
@@ -58,7 +113,7 @@ void rec_queue_flush(struct rec_queue *q, uint64_t limit, rec_batch_fn fn, void 
 
 	if (!q->refs.len)
 		return;
-	qsort(q->refs.v, q->refs.len, sizeof(*q->refs.v), ref_cmp);
+	sort_refs(q);
 	q->ready.len = q->ready_times.len = 0;
 	for (; done < q->refs.len && q->refs.v[done].time <= limit; done++) {
 		*VEC_PUSH(&q->ready) = ref_header(q, &q->refs.v[done]);
@@ -111,5 +166,7 @@ void rec_queue_free(struct rec_queue *q)
 	VEC_FREE(&q->refs);
 	VEC_FREE(&q->ready);
 	VEC_FREE(&q->ready_times);
+	VEC_FREE(&q->runs);
+	VEC_FREE(&q->merged);
 	memset(q, 0, sizeof(*q));
 }

@@ -34,6 +34,8 @@ struct rec_queue {
 	VEC(struct rec_ref) refs;
 	VEC(const struct perf_event_header *) ready;	/* a flush's batch */
 	VEC(uint64_t) ready_times;
+	VEC(size_t) runs;		/* sorting's: where each ordered run starts */
+	VEC(struct rec_ref) merged;	/* sorting's: runs merged, then merged again */
 	uint64_t seq;
 };
 

@@ -53,10 +53,41 @@ static void split_u32(uint64_t v, uint32_t *lo, uint32_t *hi)
 	*hi = (uint32_t)(v >> 32);
 }
 
+/* The leading fields, which the kernel writes before any of variable length. */
+static void take_head(struct words *w, uint64_t type, struct rec_head *hd)
+{
+	if (type & PERF_SAMPLE_IDENTIFIER)
+		hd->id = words_next(w);
+	if (type & PERF_SAMPLE_IP)
+		hd->ip = words_next(w);
+	if (type & PERF_SAMPLE_TID)
+		split_u32(words_next(w), &hd->pid, &hd->tid);
+	if (type & PERF_SAMPLE_TIME)
+		hd->time = words_next(w);
+}
+
+int rec_parse_head(const struct rec_layout *l, const struct perf_event_header *h,
+		   struct rec_head *hd)
+{
+	struct words w;
+
+	memset(hd, 0, sizeof(*hd));
+	if (l->sample_type & ~(uint64_t)KNOWN_SAMPLE_BITS)
+		return -EINVAL;
+	words_init(&w, h);
+	take_head(&w, l->sample_type, hd);
+	if (w.err) {
+		memset(hd, 0, sizeof(*hd));
+		return -EINVAL;
+	}
+	return 0;
+}
+
 int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header *h,
 		     struct rec_sample *s)
 {
 	uint64_t type = l->sample_type;
+	struct rec_head hd = {0};
 	uint32_t unused;
 	struct words w;
 
@@ -64,14 +95,12 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 	if (type & ~(uint64_t)KNOWN_SAMPLE_BITS)
 		return -EINVAL;
 	words_init(&w, h);
-	if (type & PERF_SAMPLE_IDENTIFIER)
-		s->id = words_next(&w);
-	if (type & PERF_SAMPLE_IP)
-		s->ip = words_next(&w);
-	if (type & PERF_SAMPLE_TID)
-		split_u32(words_next(&w), &s->pid, &s->tid);
-	if (type & PERF_SAMPLE_TIME)
-		s->time = words_next(&w);
+	take_head(&w, type, &hd);
+	s->id = hd.id;
+	s->ip = hd.ip;
+	s->pid = hd.pid;
+	s->tid = hd.tid;
+	s->time = hd.time;
 	if (type & PERF_SAMPLE_ADDR)
 		words_next(&w);
 	if (type & PERF_SAMPLE_ID)
@@ -108,12 +137,12 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 	return 0;
 }
 
-bool rec_is_switch_sample(const struct rec_layout *l, const struct rec_sample *s)
+bool rec_is_switch_sample(const struct rec_layout *l, uint64_t id)
 {
 	size_t at = sorted_at_or_below(l->switch_ids, l->nswitch_ids, sizeof(*l->switch_ids), 0,
-				       s->id);
+				       id);
 
-	return at && l->switch_ids[at - 1] == s->id;
+	return at && l->switch_ids[at - 1] == id;
 }
 
 uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg)
@@ -204,9 +233,9 @@ size_t rec_callchain_kernel(const uint64_t *chain, uint64_t n, const uint64_t **
 uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h)
 {
 	if (h->type == PERF_RECORD_SAMPLE) {
-		struct rec_sample s;
+		struct rec_head hd;
 
-		return rec_parse_sample(l, h, &s) ? 0 : s.time;
+		return rec_parse_head(l, h, &hd) ? 0 : hd.time;
 	} else {
 		struct rec_id id;
 

@@ -41,6 +41,14 @@ struct rec_sample {
 	uint64_t stack_len;		/* valid bytes (the dynamic size) */
 };
 
+/* A sample's leading fields, which come before any of variable length. */
+struct rec_head {
+	uint64_t id;		/* PERF_SAMPLE_IDENTIFIER: the event's */
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+};
+
 /* The sample_id_all trailer every other record ends with. */
 struct rec_id {
 	uint32_t pid, tid;
@@ -54,8 +62,16 @@ int rec_parse_sample(const struct rec_layout *l, const struct perf_event_header 
 int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
 		 struct rec_id *id);
 
-/* Whether a sample is a context switch's (its id one of l->switch_ids), not a timer's. */
-bool rec_is_switch_sample(const struct rec_layout *l, const struct rec_sample *s);
+/*
+ * Only a sample's leading fields, for what orders or routes a sample
+ * before it is parsed whole: 0, or -EINVAL when the record is shorter
+ * than they are. What comes after them is not checked.
+ */
+int rec_parse_head(const struct rec_layout *l, const struct perf_event_header *h,
+		   struct rec_head *hd);
+
+/* Whether a sample of event id is a context switch's (one of l->switch_ids), not a timer's. */
+bool rec_is_switch_sample(const struct rec_layout *l, uint64_t id);
 
 /* The sample's user register reg (PERF_REG_X86_*), 0 when it has none. */
 uint64_t rec_sample_reg(const struct rec_layout *l, const struct rec_sample *s, unsigned reg);
@@ -77,7 +93,12 @@ size_t rec_copy_sample(const struct rec_layout *l, const struct perf_event_heade
  */
 size_t rec_callchain_kernel(const uint64_t *chain, uint64_t n, const uint64_t **kernel);
 
-/* The record's timestamp, 0 if it has none or is malformed. */
+/*
+ * The record's timestamp, 0 if it has none or is too short to hold it. A
+ * sample is read only up to its time (rec_parse_head): the queue orders
+ * samples by it, and the collector counts a malformed one when it parses
+ * it whole.
+ */
 uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h);
 
 #endif

@@ -152,12 +152,21 @@ static void test_parse_rejects_short_records(void)
 	struct rec_layout l = { .sample_type = DWARF_TYPE, .regs_mask = 0x181 };
 	struct perf_event_header *h;
 	struct rec_sample s;
+	struct rec_head hd;
 	struct rec r;
 
-	/* Cut inside the stack copy. */
+	/* Cut inside the stack copy: malformed, but its leading fields are whole. */
 	h = (struct perf_event_header *)dwarf_sample(&r, 32, 24);
 	h->size -= 16;
 	CHECK(rec_parse_sample(&l, h, &s) == -EINVAL);
+	CHECK_EQ_U64(rec_time(&l, h), 123456789);
+	CHECK(rec_parse_head(&l, h, &hd) == 0);
+	CHECK(hd.pid == 11 && hd.tid == 12 && hd.ip == 0x401000 && hd.time == 123456789);
+
+	/* Cut inside its time: no time. */
+	h->size = sizeof(*h) + 2 * 8 + 4;
+	CHECK(rec_parse_head(&l, h, &hd) == -EINVAL);
+	CHECK(hd.pid == 0 && hd.time == 0);
 	CHECK_EQ_U64(rec_time(&l, h), 0);
 
 	/* A dynamic size larger than the copy. */
@@ -290,6 +299,48 @@ static void test_queue_orders_and_holds_back(void)
 	CHECK_EQ_U64(seen.types[5], 2);
 	CHECK_EQ_U64(seen.times[5], 50);
 	CHECK_EQ_U64(rec_queue_len(&q), 0);
+	rec_queue_free(&q);
+}
+
+struct order_check {
+	uint64_t last_time;
+	uint32_t last_type;	/* the arrival index */
+	size_t n, bad;
+};
+
+static void check_order(void *arg, const struct perf_event_header *const *hs,
+			const uint64_t *times, size_t n)
+{
+	struct order_check *o = arg;
+
+	for (size_t i = 0; i < n; i++, o->n++) {
+		if (o->n && (times[i] < o->last_time ||
+			     (times[i] == o->last_time && hs[i]->type <= o->last_type)))
+			o->bad++;
+		o->last_time = times[i];
+		o->last_type = hs[i]->type;
+	}
+}
+
+static void test_queue_merges_any_order(void)
+{
+	struct rec_queue q = {0};
+	struct order_check o = {0};
+	uint64_t x = 12345;
+	uint32_t arrival = 1;
+
+	/* Seven ordered runs of different lengths, then times in no order, with ties. */
+	for (uint64_t run = 0; run < 7; run++)
+		for (uint64_t i = 0; i < 3 + run * 5; i++)
+			queue_push(&q, arrival++, run * 3 + i * 2, 1);
+	for (int i = 0; i < 301; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		queue_push(&q, arrival++, (x >> 33) % 50, 1);
+	}
+	rec_queue_flush(&q, 40, check_order, &o);
+	rec_queue_flush(&q, UINT64_MAX, check_order, &o);
+	CHECK_EQ_U64(o.n, arrival - 1);
+	CHECK_EQ_U64(o.bad, 0);
 	rec_queue_free(&q);
 }
 
@@ -887,6 +938,7 @@ int main(void)
 	RUN(test_collect_switch_stacks);
 	RUN(test_parse_id_trailer);
 	RUN(test_queue_orders_and_holds_back);
+	RUN(test_queue_merges_any_order);
 	RUN(test_queue_compaction_keeps_records);
 	RUN(test_queue_records_left_in_ring);
 	RUN(test_collect_rows);
