@@ -8,6 +8,7 @@
 #include "format/file.h"
 #include "format/on-cpu.h"
 #include "util/hashmap.h"
+#include "util/select.h"
 #include "util/xalloc.h"
 
 /*
@@ -371,19 +372,7 @@ static void keyed_put(struct u64map *by_key, const uint8_t *row, const struct co
 	u64map_put(by_key, get_int(row + col->key, 4), v);
 }
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return (x > y) - (x < y);
-}
+#define SIGN_BIT (UINT64_C(1) << 63)
 
 /*
  * COL_ON_CPU's step: the median gap between rows of the same key, then
@@ -394,8 +383,7 @@ static int cmp_i64(const void *a, const void *b)
 static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
 			    const struct column *col, struct offcpu_rows off)
 {
-	uint64_t *gaps = xmalloc((n ? n : 1) * sizeof(*gaps)), step = 0;
-	int64_t *left = (int64_t *)gaps;
+	uint64_t *gaps = xmalloc((n ? n : 1) * sizeof(*gaps)), *left = gaps, step = 0;
 	struct u64map last = {0};
 	struct on_cpu oc;
 	size_t ngaps = 0;
@@ -413,20 +401,19 @@ static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
 		free(gaps);
 		return 0;
 	}
-	qsort(gaps, ngaps, sizeof(*gaps), cmp_u64);
-	step = gaps[ngaps / 2];
+	step = u64_select(gaps, ngaps, ngaps / 2);
 	on_cpu_init(&oc, off, step);
 	for (size_t i = 0; i < n; i++) {
 		const uint8_t *row = rows + i * row_size;
 		uint32_t key = (uint32_t)get_int(row + col->key, 4);
 		uint64_t v = get_int(row + col->off, 8);
 
-		left[i] = (int64_t)(v - on_cpu_predict(&oc, key));
+		/* Signed, ordered as unsigned: the sign bit flipped. */
+		left[i] = (v - on_cpu_predict(&oc, key)) ^ SIGN_BIT;
 		on_cpu_put(&oc, key, v);
 	}
 	on_cpu_free(&oc);
-	qsort(left, n, sizeof(*left), cmp_i64);
-	step += (uint64_t)left[n / 2];
+	step += u64_select(left, n, n / 2) ^ SIGN_BIT;
 	free(gaps);
 	return step;
 }

@@ -19,6 +19,7 @@
 #include "format/file.h"
 #include "format/tables.h"
 #include "util/hashmap.h"
+#include "util/select.h"
 #include "test.h"
 
 #define KERNEL_ATTRS 20	/* of a kernel on a CUDA lane */
@@ -1438,6 +1439,43 @@ static int write_corpus(const char *base)
 	return err;
 }
 
+static int cmp_u64_test(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* u64_select gives what a sort puts at k, for every k and any order, ties and sizes. */
+static void test_select_matches_sort(void)
+{
+	enum { MAX = 300 };
+	uint64_t v[MAX], sorted[MAX], x = 99;
+	size_t sizes[] = { 1, 2, 3, 16, 17, 40, MAX };
+	int bad = 0;
+
+	for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++) {
+		size_t n = sizes[s];
+
+		for (int shape = 0; shape < 5; shape++) {
+			for (size_t i = 0; i < n; i++) {
+				x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+				v[i] = shape == 0 ? x >> 1 : shape == 1 ? (x >> 40) % 4 :
+				       shape == 2 ? i : shape == 3 ? n - i : 7;
+			}
+			memcpy(sorted, v, n * sizeof(*v));
+			qsort(sorted, n, sizeof(*sorted), cmp_u64_test);
+			for (size_t k = 0; k < n; k++) {
+				uint64_t w[MAX];
+
+				memcpy(w, v, n * sizeof(*v));
+				bad += u64_select(w, n, k) != sorted[k];
+			}
+		}
+	}
+	CHECK_EQ_U64(bad, 0);
+}
+
 int main(int argc, char **argv)
 {
 	const char *base = getenv("TMPDIR");
@@ -1454,6 +1492,7 @@ int main(int argc, char **argv)
 		return err;
 	}
 	RUN(test_varint_edges);
+	RUN(test_select_matches_sort);
 	RUN(test_varint_malformed);
 	RUN(test_fixed_width);
 	RUN(test_crc32c);
