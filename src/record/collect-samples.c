@@ -208,14 +208,14 @@ static void unpack_regs(const struct rec_layout *l, const struct rec_sample *s,
 	memset(regs, 0, sizeof(*regs));
 	if (!s->regs)
 		return;
-	for (unsigned bit = 0; bit < 64; bit++) {
-		if (!(l->regs_mask & (1ull << bit)))
-			continue;
+	/* The mask's bits, lowest first: one packed word each. */
+	for (uint64_t bits = l->regs_mask; bits; bits &= bits - 1, k++) {
+		unsigned bit = (unsigned)__builtin_ctzll(bits);
+
 		if (bit < sizeof(regs->r) / sizeof(regs->r[0])) {
 			regs->r[bit] = s->regs[k];
 			regs->mask |= 1ull << bit;
 		}
-		k++;
 	}
 }
 
