@@ -15,6 +15,7 @@
 #include "format/tables.h"
 #include "record/procfs.h"
 #include "unwind/addrspace.h"
+#include "unwind/unwind.h"
 #include "util/xalloc.h"
 
 /*
@@ -345,7 +346,7 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		unwind_sample_of(c, &s, &us);
 		outcome = unwind(c->unwinder, &us, c->ips, &n);
 	}
-	nkernel = rec_callchain_kernel(s.callchain, s.callchain_nr, &kips);
+	nkernel = callchain_context(s.callchain, s.callchain_nr, PERF_CONTEXT_KERNEL, &kips);
 	if (rec_is_switch_sample(c->layout, s.id)) {
 		take_switch_stack(c, &s, n, kips, nkernel);
 		return;

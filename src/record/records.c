@@ -215,21 +215,6 @@ int rec_parse_id(const struct rec_layout *l, const struct perf_event_header *h,
 	return 0;
 }
 
-size_t rec_callchain_kernel(const uint64_t *chain, uint64_t n, const uint64_t **kernel)
-{
-	uint64_t i = 0, k = 0;
-
-	*kernel = NULL;
-	while (chain && i < n && chain[i] != PERF_CONTEXT_KERNEL)
-		i++;
-	if (!chain || i == n)
-		return 0;
-	*kernel = chain + i + 1;
-	while (i + 1 + k < n && chain[i + 1 + k] < PERF_CONTEXT_MAX)
-		k++;
-	return (size_t)k;
-}
-
 uint64_t rec_time(const struct rec_layout *l, const struct perf_event_header *h)
 {
 	if (h->type == PERF_RECORD_SAMPLE) {

@@ -86,14 +86,6 @@ size_t rec_copy_sample(const struct rec_layout *l, const struct perf_event_heade
 		       const struct rec_sample *s, size_t max_stack, void *dst);
 
 /*
- * The kernel's part of a PERF_SAMPLE_CALLCHAIN of n entries: the entries
- * after its PERF_CONTEXT_KERNEL marker up to the next marker, innermost
- * (the sampled ip) first. Returns how many, 0 without one; *kernel points
- * into chain.
- */
-size_t rec_callchain_kernel(const uint64_t *chain, uint64_t n, const uint64_t **kernel);
-
-/*
  * The record's timestamp, 0 if it has none or is too short to hold it. A
  * sample is read only up to its time (rec_parse_head): the queue orders
  * samples by it, and the collector counts a malformed one when it parses

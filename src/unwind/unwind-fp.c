@@ -80,20 +80,20 @@ static enum unwind_outcome walk_frame_pointers(const struct addrspaces *as,
 	return UNWIND_TRUNCATED_DEPTH;
 }
 
-/*
- * The user part of the kernel's chain, *len entries: the sampled ip, then
- * raw return addresses.
- */
-static const uint64_t *user_callchain(const struct unwind_sample *s, size_t *len)
+size_t callchain_context(const uint64_t *chain, uint64_t n, uint64_t marker,
+			 const uint64_t **part)
 {
-	size_t i = 0;
+	uint64_t i = 0, k = 0;
 
-	while (i < s->callchain_len && s->callchain[i] != PERF_CONTEXT_USER)
+	*part = NULL;
+	while (chain && i < n && chain[i] != marker)
 		i++;
-	for (*len = 0; i + 1 + *len < s->callchain_len; (*len)++)
-		if (s->callchain[i + 1 + *len] >= PERF_CONTEXT_MAX)
-			break;
-	return s->callchain + i + 1;
+	if (!chain || i == n)
+		return 0;
+	*part = chain + i + 1;
+	while (i + 1 + k < n && chain[i + 1 + k] < PERF_CONTEXT_MAX)
+		k++;
+	return (size_t)k;
 }
 
 /* A chain entry as the unwinders store frames: a caller's inside its call. */
@@ -116,8 +116,9 @@ static uint64_t chain_frame(const uint64_t *user, size_t i)
 enum unwind_outcome unwind_fp_tail(const struct addrspaces *as, const struct unwind_sample *s,
 				   const uint64_t *sps, uint64_t *ips, size_t *n)
 {
-	size_t len = 0, chain_at = 0, dwarf_at = 0, i = 1, j = 0;
-	const uint64_t *user = user_callchain(s, &len);
+	const uint64_t *user;
+	size_t len = callchain_context(s->callchain, s->callchain_len, PERF_CONTEXT_USER, &user);
+	size_t chain_at = 0, dwarf_at = 0, i = 1, j = 0;
 	enum unwind_outcome why;
 	struct fp_frame f;
 
@@ -155,8 +156,8 @@ static enum unwind_outcome copy_callchain(const struct addrspaces *as,
 					  const struct unwind_sample *s,
 					  uint64_t *ips, size_t *n)
 {
-	size_t len;
-	const uint64_t *user = user_callchain(s, &len);
+	const uint64_t *user;
+	size_t len = callchain_context(s->callchain, s->callchain_len, PERF_CONTEXT_USER, &user);
 
 	for (size_t i = 0; i < len; i++) {
 		if (*n == UNWIND_MAX_FRAMES)

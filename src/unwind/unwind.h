@@ -38,6 +38,15 @@ enum unwind_outcome {
 
 const char *unwind_outcome_name(enum unwind_outcome o);
 
+/*
+ * The part of a perf callchain of n entries after its context marker
+ * (PERF_CONTEXT_KERNEL, PERF_CONTEXT_USER) up to the next marker,
+ * innermost (the sampled ip) first: how many entries, with *part pointing
+ * into chain; 0 and NULL without that marker.
+ */
+size_t callchain_context(const uint64_t *chain, uint64_t n, uint64_t marker,
+			 const uint64_t **part);
+
 static inline bool unwind_complete(enum unwind_outcome o)
 {
 	return o == UNWIND_COMPLETE || o == UNWIND_COMPLETE_FP_TAIL;

@@ -20,6 +20,7 @@
 #include "record/records.h"
 #include "record/sampler.h"
 #include "record/writer.h"
+#include "unwind/unwind.h"
 #include "util/clock.h"
 #include "contract/pcopts.h"
 #include "readback.h"
@@ -718,7 +719,7 @@ out:
 	tr_tables_free(&t);
 }
 
-/* The kernel's part of a callchain: after PERF_CONTEXT_KERNEL, up to the next marker. */
+/* A context's part of a callchain: after its marker, up to the next marker. */
 static void test_callchain_kernel(void)
 {
 	static const uint64_t both[] = {
@@ -732,16 +733,19 @@ static void test_callchain_kernel(void)
 	};
 	const uint64_t *k;
 
-	CHECK_EQ_U64(rec_callchain_kernel(both, 5, &k), 2);
+	CHECK_EQ_U64(callchain_context(both, 5, PERF_CONTEXT_KERNEL, &k), 2);
 	CHECK(k == both + 1);
-	CHECK_EQ_U64(rec_callchain_kernel(user, 3, &k), 0);
+	CHECK_EQ_U64(callchain_context(user, 3, PERF_CONTEXT_KERNEL, &k), 0);
 	CHECK(k == NULL);
-	CHECK_EQ_U64(rec_callchain_kernel(kernel_only, 2, &k), 1);
-	CHECK_EQ_U64(rec_callchain_kernel(marker_last, 2, &k), 0);
-	CHECK_EQ_U64(rec_callchain_kernel(guest, 4, &k), 1);
+	CHECK_EQ_U64(callchain_context(kernel_only, 2, PERF_CONTEXT_KERNEL, &k), 1);
+	CHECK_EQ_U64(callchain_context(marker_last, 2, PERF_CONTEXT_KERNEL, &k), 0);
+	CHECK_EQ_U64(callchain_context(guest, 4, PERF_CONTEXT_KERNEL, &k), 1);
 	/* A count past the chain's end is the caller's to bound: 0 entries read none. */
-	CHECK_EQ_U64(rec_callchain_kernel(both, 0, &k), 0);
-	CHECK_EQ_U64(rec_callchain_kernel(NULL, 4, &k), 0);
+	CHECK_EQ_U64(callchain_context(both, 0, PERF_CONTEXT_KERNEL, &k), 0);
+	CHECK_EQ_U64(callchain_context(NULL, 4, PERF_CONTEXT_KERNEL, &k), 0);
+	CHECK_EQ_U64(callchain_context(both, 5, PERF_CONTEXT_USER, &k), 1);
+	CHECK(k == both + 4 && k[0] == 0x400100);
+	CHECK_EQ_U64(callchain_context(user, 3, PERF_CONTEXT_USER, &k), 2);
 }
 
 static void test_collect_rows(void)
