@@ -446,6 +446,22 @@ static void launch_stats(struct build *b, const uint32_t *lane_device)
 	VEC_FREE(&k);
 }
 
+/*
+ * Whether m holds a lane of CUDA's: without one there is no device and no
+ * call for the CPU samples to explain, and they are not indexed.
+ */
+static bool cuda_recorded(const struct model *m)
+{
+	for (uint32_t lane = 1; lane <= m->t.lanes.len; lane++) {
+		enum model_lane_class c = model_lane_class(m, lane);
+
+		if (c == MODEL_LANE_CUDA_STREAM || c == MODEL_LANE_CUDA_API ||
+		    c == MODEL_LANE_CUDA_WAIT)
+			return true;
+	}
+	return false;
+}
+
 void analyze_build(struct analyze *a, const struct model *m, const struct analyze_opts *o)
 {
 	struct build b = { .m = m, .a = a, .o = o };
@@ -461,7 +477,8 @@ void analyze_build(struct analyze *a, const struct model *m, const struct analyz
 		all[i] = (uint32_t)i;
 	api_launches_find(&b.calls, m, o->links->outcome, all, nspans, 0, UINT64_MAX);
 	free(all);
-	index_cpu(&b);
+	if (cuda_recorded(m))
+		index_cpu(&b);
 	for (size_t i = 0; i < nspans; i++) {
 		const struct tr_span *sp = &m->t.spans.v[i];
 		uint32_t d = sp->lane <= m->t.lanes.len ? lane_device[sp->lane] : 0;
