@@ -326,8 +326,6 @@ int cmd_report(int argc, char **argv)
 			break;
 		case OPT_OFF_CPU:
 			off_cpu = true;
-			/* By stack and reason: the off-CPU rows, which a folded load sums. */
-			a.fold_samples = false;
 			break;
 		}
 	}
