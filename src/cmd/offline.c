@@ -667,9 +667,7 @@ static int load_inputs(struct offline_args *a, const char *const *paths, size_t 
 static bool loaded(struct offline_args *a, struct model *m)
 {
 	if (!a->status) {
-		model_python_view(m, a->python);
-		if (a->no_kernel)
-			model_hide_kernel(m);
+		model_view_stacks(m, a->python, a->no_kernel);
 		return true;
 	}
 	if (a->status == OFFLINE_HELP)

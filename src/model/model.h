@@ -391,20 +391,17 @@ enum model_python_view {
 
 /*
  * Rewrites m's stack nodes, and the leaf nodes of the samples and off-CPU
- * intervals, into that view: a new prefix tree, identical stacks merged,
- * parents first. Off drops the
- * Python frames; on hides a native frame wherever its child on the stack
- * is a Python frame (the interpreter's eval loop running it): one that ran
- * only Python frames stays a node that no sample ends in. A recording
- * without Python frames, and both, are left as they are.
+ * intervals, into the view, in one pass: a new prefix tree, identical
+ * stacks merged, parents first. Python off drops the Python frames; on
+ * hides a native frame wherever its child on the stack is a Python frame
+ * (the interpreter's eval loop running it): one that ran only Python
+ * frames stays a node that no sample ends in. no_kernel leaves out the
+ * kernel's frames (views' --no-kernel): each stack as its user part, the
+ * rows that ended in the kernel ending where it was entered. What the
+ * recording has nothing to rewrite for (no Python or no kernel frames,
+ * or both views) is left as it is.
  */
-void model_python_view(struct model *m, enum model_python_view view);
-/*
- * The same without the kernel's frames (views' --no-kernel): each stack
- * as its user part, the rows that ended in the kernel ending where it was
- * entered. A recording without kernel frames is left as it is.
- */
-void model_hide_kernel(struct model *m);
+void model_view_stacks(struct model *m, enum model_python_view view, bool no_kernel);
 
 /*
  * A thread's on-CPU time. With context switches recorded (TR_FEAT_OFFCPU),

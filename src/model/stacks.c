@@ -47,15 +47,16 @@ static uint32_t parent_of(const struct tr_node *nodes, uint32_t node)
 
 /*
  * The view's parent of node, given where the nodes before it went (to[id]):
- * its parent's place; but a Python frame run by a native frame (the eval
- * loop) goes under that native frame's parent, which hides it there.
+ * its parent's place; but in the Python view a Python frame run by a
+ * native frame (the eval loop) goes under that native frame's parent,
+ * which hides it there.
  */
-static uint32_t view_parent(const struct model *m, const struct tr_node *nodes,
-			    const uint32_t *to, uint32_t node)
+static uint32_t view_parent(const struct model *m, enum model_python_view view,
+			    const struct tr_node *nodes, const uint32_t *to, uint32_t node)
 {
 	uint32_t parent = parent_of(nodes, node);
 
-	if (parent && model_loc_is_python(m, nodes[node - 1].loc) &&
+	if (view == MODEL_PYTHON_ON && parent && model_loc_is_python(m, nodes[node - 1].loc) &&
 	    !model_loc_is_python(m, nodes[parent - 1].loc))
 		return to[parent_of(nodes, parent)];
 	return to[parent];
@@ -85,7 +86,7 @@ static void rewrite_stacks(struct model *m, enum model_python_view view, bool no
 			to[node] = to[parent_of(old, node)];
 			continue;
 		}
-		under = view_parent(m, old, to, node);
+		under = view_parent(m, view, old, to, node);
 		id = u64map_pair_id(&ids, under, loc);
 		if (id > m->t.nodes.len)
 			*VEC_PUSH(&m->t.nodes) = (struct tr_node){ .parent = under, .loc = loc };
@@ -111,14 +112,12 @@ static void rewrite_stacks(struct model *m, enum model_python_view view, bool no
 	free(old);
 }
 
-void model_python_view(struct model *m, enum model_python_view view)
+void model_view_stacks(struct model *m, enum model_python_view view, bool no_kernel)
 {
-	if (view != MODEL_PYTHON_BOTH && has_dso(m, TR_DSO_PYTHON))
-		rewrite_stacks(m, view, false);
-}
+	bool python = view != MODEL_PYTHON_BOTH && has_dso(m, TR_DSO_PYTHON);
 
-void model_hide_kernel(struct model *m)
-{
-	if (has_dso(m, TR_DSO_KERNEL))
-		rewrite_stacks(m, MODEL_PYTHON_BOTH, true);
+	no_kernel = no_kernel && has_dso(m, TR_DSO_KERNEL);
+	/* Once for both: kernel frames are leaves, under no Python frame's eval loop. */
+	if (python || no_kernel)
+		rewrite_stacks(m, python ? view : MODEL_PYTHON_BOTH, no_kernel);
 }

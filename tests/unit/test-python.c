@@ -23,10 +23,12 @@
  * and a kernel queued at the first sample. Without python, pywork.py is
  * an ordinary file: no frame is a Python one.
  */
-static void build_python(struct model *m, bool python)
+static void build_python_kernel(struct model *m, bool python, bool kernel)
 {
 	struct synth s = {0};
 	uint32_t exe = synth_dso(&s, "/usr/bin/python3.12");
+	uint32_t vmlinux = synth_dso(&s, "[kernel.kallsyms]");
+	uint32_t sched = synth_loc(&s, vmlinux, 0xffffffff81000000, "schedule");
 	uint32_t libz = synth_dso(&s, "/lib/x86_64-linux-gnu/libz.so.1");
 	uint32_t py = synth_python_file(&s, "/work/tests/workloads/pywork.py");
 	uint32_t main_ = synth_loc(&s, exe, 0x1000, "main");
@@ -38,24 +40,32 @@ static void build_python(struct model *m, bool python)
 	uint32_t work21 = synth_python_loc(&s, py, "compress_work", 21);
 	uint32_t work22 = synth_python_loc(&s, py, "compress_work", 22);
 	uint32_t inner = synth_python_loc(&s, py, "inner", 0);
-	uint32_t a[] = { main_, run, eval, module, work21, call, deflate };
-	uint32_t b[] = { main_, run, eval, module, work22 };
-	uint32_t nested[] = { main_, run, eval, module, work21, call, eval, inner };
-	uint32_t native[] = { main_, run, eval, call, deflate };
+	/* Each with room for a kernel frame over its leaf. */
+	uint32_t a[] = { main_, run, eval, module, work21, call, deflate, sched };
+	uint32_t b[] = { main_, run, eval, module, work22, sched };
+	uint32_t nested[] = { main_, run, eval, module, work21, call, eval, inner, sched };
+	uint32_t native[] = { main_, run, eval, call, deflate, sched };
+	uint32_t top[] = { main_, run, eval, sched };
 	uint32_t lane;
 
+	s.t.dsos.v[vmlinux - 1].flags = TR_DSO_KERNEL;
 	synth_comm(&s, PID, PID, "python");
-	synth_samples(&s, PID, PID, synth_stack(&s, a, 7), 4);
-	synth_samples(&s, PID, PID, synth_stack(&s, b, 5), 2);
-	synth_samples(&s, PID, PID, synth_stack(&s, nested, 8), 1);
-	synth_samples(&s, PID, PID, synth_stack(&s, native, 5), 1);
-	synth_samples(&s, PID, PID, synth_stack(&s, native, 3), 1);
+	synth_samples(&s, PID, PID, synth_stack(&s, a, 7 + kernel), 4);
+	synth_samples(&s, PID, PID, synth_stack(&s, b, 5 + kernel), 2);
+	synth_samples(&s, PID, PID, synth_stack(&s, nested, 8 + kernel), 1);
+	synth_samples(&s, PID, PID, synth_stack(&s, native, 5 + kernel), 1);
+	synth_samples(&s, PID, PID, synth_stack(&s, top, 3 + kernel), 1);
 	lane = synth_lane(&s, PID, "GPU0 stream 7");
 	synth_span_from(&s, lane, "kernel", SYNTH_T0 + 1000 * US, 100 * US, PID, SYNTH_T0);
 	if (!python)
 		s.t.dsos.v[py - 1].flags = 0;
 	synth_meta(&s, "frequency", "1000");
 	synth_model(&s, m, TR_FEAT_CPU_SAMPLES | TR_FEAT_SYMBOLS | TR_FEAT_LANES);
+}
+
+static void build_python(struct model *m, bool python)
+{
+	build_python_kernel(m, python, false);
 }
 
 /* The folded stacks of m, its funcs named with flags. Free it. */
@@ -91,7 +101,7 @@ static void test_view_on(void)
 	char *text;
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_ON);
+	model_view_stacks(&m, MODEL_PYTHON_ON, false);
 	CHECK(parents_first(&m));
 	text = folded(&m, FUNCS_PYTHON_LINES);
 	/* The eval frame gives way to the Python frames it runs, and stays where it runs none. */
@@ -107,13 +117,44 @@ static void test_view_on(void)
 	model_free(&m);
 }
 
+/*
+ * Kernel frames over every leaf: --no-kernel drops them in the same pass
+ * as the Python view, which is then as it is without them. Two passes hid
+ * the native frame over the eval loop too, and with --python both the
+ * eval loop itself.
+ */
+static void test_view_no_kernel(void)
+{
+	static const enum model_python_view views[] = {
+		MODEL_PYTHON_ON, MODEL_PYTHON_OFF, MODEL_PYTHON_BOTH,
+	};
+
+	for (size_t i = 0; i < sizeof(views) / sizeof(views[0]); i++) {
+		struct model plain, kernel;
+		char *want, *got;
+
+		build_python(&plain, true);
+		model_view_stacks(&plain, views[i], false);
+		want = folded(&plain, FUNCS_PYTHON_LINES);
+		build_python_kernel(&kernel, true, true);
+		model_view_stacks(&kernel, views[i], true);
+		CHECK(parents_first(&kernel));
+		got = folded(&kernel, FUNCS_PYTHON_LINES);
+		CHECK_STREQ(got, want);
+		free(want);
+		free(got);
+		model_free(&plain);
+		model_free(&kernel);
+	}
+}
+
 static void test_view_off(void)
 {
 	struct model m;
 	char *text;
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_OFF);
+	model_view_stacks(&m, MODEL_PYTHON_OFF, false);
 	/* main, Py_RunMain, eval, call, deflate, and the nested eval: stacks merged. */
 	CHECK_EQ_U64(m.t.nodes.len, 6);
 	CHECK(parents_first(&m));
@@ -166,7 +207,7 @@ static void test_view_both(void)
 
 	build_python(&m, true);
 	copy_stacks(&before, &m);
-	model_python_view(&m, MODEL_PYTHON_BOTH);
+	model_view_stacks(&m, MODEL_PYTHON_BOTH, false);
 	CHECK(same_stacks(&before, &m));
 	text = folded(&m, FUNCS_PYTHON_LINES);
 	CHECK(has_line(text, STACK "_PyEval_EvalFrameDefault;<module> (pywork.py:40);"
@@ -190,7 +231,7 @@ static void test_views_without_python(void)
 
 		build_python(&m, false);
 		copy_stacks(&before, &m);
-		model_python_view(&m, views[i]);
+		model_view_stacks(&m, views[i], false);
 		CHECK(same_stacks(&before, &m));
 		free_copy(&before);
 		model_free(&m);
@@ -228,7 +269,7 @@ static void test_frame_names(void)
 	struct report_opts o = { .children = true };
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_ON);
+	model_view_stacks(&m, MODEL_PYTHON_ON, false);
 	CHECK(report_parse_keys(&o, "dso,symbol") == 0);
 	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
 	report_build(&r, &f, &o);
@@ -267,7 +308,7 @@ static void test_pyline_key(void)
 	const char *text;
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_ON);
+	model_view_stacks(&m, MODEL_PYTHON_ON, false);
 	CHECK(report_parse_keys(&o, "pyline") == 0);
 	funcs_init(&f, &m, 0);		/* names without lines: the key has them still */
 	report_build(&r, &f, &o);
@@ -298,7 +339,7 @@ static void test_pyline_lane_work(void)
 	const struct report_row *row;
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_ON);
+	model_view_stacks(&m, MODEL_PYTHON_ON, false);
 	CHECK(report_parse_keys(&o, "pyline,symbol") == 0);
 	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
 	origins_link(&links, &m, origins_default_window(&m));
@@ -323,7 +364,7 @@ static void test_pyline_off(void)
 	struct report_opts o = { .children = true };
 
 	build_python(&m, true);
-	model_python_view(&m, MODEL_PYTHON_OFF);
+	model_view_stacks(&m, MODEL_PYTHON_OFF, false);
 	CHECK(report_parse_keys(&o, "pyline") == 0);
 	funcs_init(&f, &m, FUNCS_PYTHON_LINES);
 	report_build(&r, &f, &o);
@@ -337,6 +378,7 @@ static void test_pyline_off(void)
 int main(void)
 {
 	RUN(test_view_on);
+	RUN(test_view_no_kernel);
 	RUN(test_view_off);
 	RUN(test_view_both);
 	RUN(test_views_without_python);
