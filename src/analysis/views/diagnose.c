@@ -324,13 +324,17 @@ static bool unwind_entry_named(const struct model *m, uint32_t loc)
 
 static void put_symbols(FILE *out, const struct model *m)
 {
-	uint64_t locs = m->t.locs.len, resolved = 0, leaf_resolved = 0, leaf_unwind_entry = 0;
+	uint64_t locs = m->t.locs.len, resolved = 0, unmapped = 0, leaf_resolved = 0;
+	uint64_t leaf_unwind_entry = 0;
 	/* By loc: whether it names no function, a symbol's, or only its unwind entry's. */
 	enum { UNNAMED, SYMBOL, UNWIND_ENTRY } *named = xcalloc(locs + 1, sizeof(*named));
 
 	for (uint32_t loc = 1; loc <= locs; loc++) {
-		if (!m->loc_syms[loc].count)
+		if (!m->loc_syms[loc].count) {
+			/* No file to name it from: a process's old image in an exec, a map missed. */
+			unmapped += !m->t.locs.v[loc - 1].dso;
 			continue;
+		}
 		resolved++;
 		named[loc] = unwind_entry_named(m, loc) ? UNWIND_ENTRY : SYMBOL;
 	}
@@ -345,8 +349,11 @@ static void put_symbols(FILE *out, const struct model *m)
 	}
 	free(named);
 	diag_field(out, "symbols:");
-	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)\n",
-		resolved, locs, diag_percent(resolved, locs));
+	fprintf(out, "%" PRIu64 " of %" PRIu64 " locations resolved (%.2f%%)", resolved, locs,
+		diag_percent(resolved, locs));
+	if (unmapped)
+		fprintf(out, ", %" PRIu64 " outside every mapping", unmapped);
+	fputc('\n', out);
 	diag_field(out, "leaf resolved:");
 	fprintf(out, "%" PRIu64 " of %zu samples (%.2f%%)", leaf_resolved,
 		m->t.samples.len, diag_percent(leaf_resolved, m->t.samples.len));
