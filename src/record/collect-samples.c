@@ -16,6 +16,7 @@
 #include "record/procfs.h"
 #include "unwind/addrspace.h"
 #include "unwind/unwind.h"
+#include "util/prefetch.h"
 #include "util/xalloc.h"
 
 /*
@@ -26,6 +27,8 @@
 #define PYTHON_NAME_BYTES (8u << 20)
 #define PYTHON_OVER_BUDGET_FUNC "[name over budget]"
 #define PYTHON_OVER_BUDGET_FILE "[python]"
+/* What a batch asks for of the record after the one taken: a sample's fields, most often. */
+#define RECORD_HEAD_BYTES 256
 
 static uint64_t loc_hash(uint32_t dso, uint64_t addr)
 {
@@ -448,6 +451,9 @@ void collector_record_batch(void *arg, const struct perf_event_header *const *hs
 	for (size_t i = 0; i < n; i++) {
 		if (c->pool && c->next_job == c->njobs && hs[i]->type == PERF_RECORD_SAMPLE)
 			unwind_ahead(c, hs + i, n - i);
+		/* Its fields are read next; the kernel wrote them on another CPU. */
+		if (i + 1 < n)
+			prefetch_range(hs[i + 1], RECORD_HEAD_BYTES);
 		collector_record(c, hs[i], times[i]);
 	}
 	c->njobs = c->next_job = 0;

@@ -14,6 +14,7 @@
 
 #include "format/tables.h"
 #include "unwind/unwinder.h"
+#include "util/prefetch.h"
 #include "util/untrusted.h"
 #include "util/xalloc.h"
 
@@ -22,6 +23,8 @@
  * frame-pointer slots of _start or a return address of 0.
  */
 #define STACK_TOP_MARGIN 512
+/* The most of a stack copy that prefetch_stack asks for. */
+#define STACK_PREFETCH_MAX (8u << 10)
 
 /* The search table of the dso's .eh_frame_hdr, which linkers place in a read-only segment. */
 static void read_search_table(struct unwind_dso *ud, const struct dso_elf *elf)
@@ -351,6 +354,19 @@ static enum unwind_outcome walk_rows(struct unwinder *u, const struct unwind_sam
 	return UNWIND_TRUNCATED_DEPTH;
 }
 
+/*
+ * The kernel wrote the stack copy on the sampled thread's CPU, and a walk
+ * reads its lines one after another, each a miss: asked for together,
+ * the misses overlap. What the thread's walks have read, at most
+ * STACK_PREFETCH_MAX.
+ */
+static void prefetch_stack(const struct unwinder *u, const struct unwind_sample *s)
+{
+	size_t len = unwinder_stack_needed(u, s->tid, s->regs.r[PERF_REG_X86_SP], s->stack_len);
+
+	prefetch_range(s->stack, len < STACK_PREFETCH_MAX ? len : STACK_PREFETCH_MAX);
+}
+
 enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 			   uint64_t *ips, size_t *n)
 {
@@ -361,6 +377,7 @@ enum unwind_outcome unwind(struct unwinder *u, const struct unwind_sample *s,
 	/* Read once a walk, not once a frame: the maps do not change during one. */
 	u->generation = addrspaces_generation(u->as) + 1;
 	*n = 0;
+	prefetch_stack(u, s);
 	outcome = u->without_rows ? UNWIND_FAILED_BAD_FRAME : walk_rows(u, s, ips, u->sps, n);
 	/*
 	 * Rows carry only rsp, rbp and the return address from frame to
