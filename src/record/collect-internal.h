@@ -65,17 +65,26 @@ enum counter {
 };
 
 /*
- * The leaf node of a recent native stack. A program is sampled in the same
- * few stacks again and again, so each is interned frame by frame only
- * once; a slot holds while the maps its frames were named through do.
+ * The frames of a thread's last stack, outermost first, each with the node
+ * it ends at: a thread's next stack most often differs from its last only
+ * in the innermost frames, and takes the nodes of the frames they share
+ * from here instead of interning them again. A slot holds while the maps
+ * its native frames were named through do.
  */
-#define STACK_CACHE_SLOTS 4096
+#define PATH_CACHE_SLOTS 256
 
-struct stack_slot {
-	uint64_t hash, generation;
-	uint32_t pid, node;
-	size_t n, cap;
-	uint64_t *ips;
+enum path_kind { PATH_NATIVE, PATH_LEAF, PATH_PYTHON };
+
+struct path_step {
+	uint64_t what;		/* a native frame's ip, or a Python frame's py_frame.func */
+	uint64_t how;		/* enum path_kind; a Python frame's line above it, << 2 */
+	uint32_t node;
+};
+
+struct path_slot {
+	uint64_t generation;
+	uint32_t tid, pid;
+	VEC(struct path_step) steps;
 };
 
 struct collector {
@@ -135,7 +144,7 @@ struct collector {
 	VEC(struct tr_counter) target_sums;
 	struct u64map target_sum_index;	/* name -> index in target_sums */
 
-	struct stack_slot stacks[STACK_CACHE_SLOTS];
+	struct path_slot paths[PATH_CACHE_SLOTS];	/* by tid */
 
 	/* Samples the pool unwound ahead, taken in order by collector_take_sample. */
 	struct unwind_pool *pool;
@@ -145,6 +154,7 @@ struct collector {
 	/* Scratch for one sample, reused: no allocation per sample. */
 	uint64_t ips[UNWIND_MAX_FRAMES];
 	struct py_stack python_stack;
+	VEC(struct path_step) path;
 };
 
 /* Emits a dso row for every dso the address spaces have created since. */

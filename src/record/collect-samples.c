@@ -2,8 +2,9 @@
 /*
  * Samples made rows: unwound here or ahead on the unwind pool, their
  * Python stacks read, their stacks interned frame by frame into the loc
- * and node tables (a cache of recent stacks skips the work), and a
- * process that no record announced read from /proc at its first sample.
+ * and node tables (the frames a thread's stack shares with its last taken
+ * from a cache), and a process that no record announced read from /proc
+ * at its first sample.
  */
 #include "record/collect-internal.h"
 
@@ -108,17 +109,6 @@ static uint32_t intern_kernel(struct collector *c, uint32_t node, const uint64_t
 	return node;
 }
 
-static uint64_t stack_hash(uint32_t pid, const uint64_t *ips, size_t n)
-{
-	uint64_t h = (uint64_t)pid << 32 | n;
-
-	for (size_t i = 0; i < n; i++) {
-		h = (h ^ ips[i]) * 0xff51afd7ed558ccdULL;
-		h ^= h >> 29;
-	}
-	return h;
-}
-
 /* Marks loc as a sample's innermost frame: its function's code is kept when it is named. */
 static uint32_t sampled_loc(struct collector *c, uint32_t loc)
 {
@@ -126,31 +116,6 @@ static uint32_t sampled_loc(struct collector *c, uint32_t loc)
 		*VEC_PUSH(&c->loc_sampled) = 0;
 	c->loc_sampled.v[loc - 1] = 1;
 	return loc;
-}
-
-/* The node of the native stack c->ips[0 .. n), the sampled ip first. */
-static uint32_t intern_stack(struct collector *c, uint32_t pid, size_t n)
-{
-	uint64_t hash = stack_hash(pid, c->ips, n), generation = addrspaces_generation(c->as);
-	struct stack_slot *slot = &c->stacks[hash % STACK_CACHE_SLOTS];
-	uint32_t node = 0;
-
-	if (slot->hash == hash && slot->generation == generation && slot->pid == pid &&
-	    slot->n == n && !memcmp(slot->ips, c->ips, n * sizeof(*c->ips)))
-		return slot->node;
-	for (size_t i = n; i;) {
-		uint32_t loc = intern_loc(c, pid, c->ips[--i]);
-
-		node = intern_node(c, node, i ? loc : sampled_loc(c, loc));
-	}
-	if (slot->cap < n) {
-		slot->cap = n;
-		slot->ips = xrealloc(slot->ips, n * sizeof(*slot->ips));
-	}
-	memcpy(slot->ips, c->ips, n * sizeof(*c->ips));
-	*slot = (struct stack_slot){ .hash = hash, .generation = generation, .pid = pid,
-				     .node = node, .n = n, .cap = slot->cap, .ips = slot->ips };
-	return node;
 }
 
 uint64_t collector_name_python_code(void *arg, const char *func, const char *file)
@@ -195,12 +160,67 @@ static uint32_t intern_python_loc(struct collector *c, const struct py_frame *f)
 	return loc;
 }
 
-/* Interns the Python frames of group g of st under node, outermost first. */
-static uint32_t intern_python_group(struct collector *c, uint32_t node,
-				    const struct py_stack *st, uint32_t g)
+/*
+ * The frames of a sample into c->path, outermost first: the native ones
+ * of c->ips[0 .. n), the sampled ip last, each group of Python frames of
+ * py (NULL: none) right under the eval frame running it.
+ */
+static void path_of(struct collector *c, size_t n, const struct py_stack *py)
 {
-	for (uint32_t k = st->group_start[g + 1]; k > st->group_start[g]; k--)
-		node = intern_node(c, node, intern_python_loc(c, &st->frames[k - 1]));
+	uint32_t group = py ? py->groups : 0;
+
+	c->path.len = 0;
+	VEC_RESERVE(&c->path, n + (py ? py->nframes : 0));
+	while (n--) {
+		c->path.v[c->path.len++] = (struct path_step){
+			.what = c->ips[n], .how = n ? PATH_NATIVE : PATH_LEAF,
+		};
+		if (!group || py->eval_at[group - 1] != n)
+			continue;
+		group--;
+		for (uint32_t k = py->group_start[group + 1]; k > py->group_start[group]; k--)
+			c->path.v[c->path.len++] = (struct path_step){
+				.what = py->frames[k - 1].func,
+				.how = (uint64_t)py->frames[k - 1].line << 2 | PATH_PYTHON,
+			};
+	}
+}
+
+static uint32_t step_loc(struct collector *c, uint32_t pid, const struct path_step *st)
+{
+	if ((st->how & 3) == PATH_PYTHON)
+		return intern_python_loc(c, &(struct py_frame){ .func = st->what,
+								.line = (uint32_t)(st->how >> 2) });
+	if (st->how == PATH_LEAF)
+		return sampled_loc(c, intern_loc(c, pid, st->what));
+	return intern_loc(c, pid, st->what);
+}
+
+/*
+ * The node of the frames of c->path, in thread tid of pid: those that its
+ * last stack had too, outermost first, are taken from its slot; the rest
+ * interned, and the slot made this stack's.
+ */
+static uint32_t intern_path(struct collector *c, uint32_t pid, uint32_t tid)
+{
+	struct path_slot *slot = &c->paths[tid % PATH_CACHE_SLOTS];
+	uint64_t generation = addrspaces_generation(c->as);
+	size_t shared = 0, n = c->path.len;
+	uint32_t node;
+
+	if (slot->tid == tid && slot->pid == pid && slot->generation == generation)
+		while (shared < n && shared < slot->steps.len &&
+		       slot->steps.v[shared].what == c->path.v[shared].what &&
+		       slot->steps.v[shared].how == c->path.v[shared].how)
+			shared++;
+	node = shared ? slot->steps.v[shared - 1].node : 0;
+	for (size_t i = shared; i < n; i++)
+		c->path.v[i].node = node = intern_node(c, node, step_loc(c, pid, &c->path.v[i]));
+	slot->generation = generation;
+	slot->tid = tid;
+	slot->pid = pid;
+	slot->steps.len = shared;
+	VEC_APPEND(&slot->steps, c->path.v + shared, n - shared);
 	return node;
 }
 
@@ -317,9 +337,9 @@ static void unwind_sample_of(const struct collector *c, const struct rec_sample 
 static void take_switch_stack(struct collector *c, const struct rec_sample *s, size_t n,
 			      const uint64_t *kips, size_t nkernel)
 {
-	uint32_t node = intern_stack(c, s->pid, n);
-
-	u64map_put(&c->switch_node, s->tid, intern_kernel(c, node, kips, nkernel));
+	path_of(c, n, NULL);
+	u64map_put(&c->switch_node, s->tid,
+		   intern_kernel(c, intern_path(c, s->pid, s->tid), kips, nkernel));
 	c->counters[CNT_SWITCH_STACKS]++;
 }
 
@@ -328,11 +348,10 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 	const struct unwind_job *job = c->next_job < c->njobs ? &c->jobs[c->next_job++] : NULL;
 	struct unwind_sample us = {0};
 	enum unwind_outcome outcome;
-	const struct py_stack *py;
 	struct rec_sample s;
 	struct tr_sample *row;
-	uint32_t node = 0, group;
 	const uint64_t *kips;
+	uint32_t node;
 	size_t n = 0, nkernel;
 
 	if (rec_parse_sample(c->layout, h, &s)) {
@@ -360,18 +379,8 @@ void collector_take_sample(struct collector *c, const struct perf_event_header *
 		c->ips[0] = s.ip;
 		n = 1;
 	}
-	py = read_python(c, &s, n, unwind_complete(outcome));
-	if (!py)
-		node = intern_stack(c, s.pid, n);
-	/* Each group of Python frames goes right under the eval frame running it. */
-	for (group = py ? py->groups : 0; py && n;) {
-		uint32_t loc = intern_loc(c, s.pid, c->ips[--n]);
-
-		node = intern_node(c, node, n ? loc : sampled_loc(c, loc));
-		if (group && py->eval_at[group - 1] == n)
-			node = intern_python_group(c, node, py, --group);
-	}
-	node = intern_kernel(c, node, kips, nkernel);
+	path_of(c, n, read_python(c, &s, n, unwind_complete(outcome)));
+	node = intern_kernel(c, intern_path(c, s.pid, s.tid), kips, nkernel);
 
 	row = VEC_PUSH(&c->cur->samples);
 	row->ts = s.time;

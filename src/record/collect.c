@@ -415,8 +415,9 @@ void collector_free(struct collector *c)
 	symbolizer_free(c->sym);
 	if (c->unwinder)
 		unwinder_free(c->unwinder);
-	for (size_t i = 0; i < STACK_CACHE_SLOTS; i++)
-		free(c->stacks[i].ips);
+	for (size_t i = 0; i < PATH_CACHE_SLOTS; i++)
+		VEC_FREE(&c->paths[i].steps);
+	VEC_FREE(&c->path);
 	pyreader_free(c->python);
 	if (c->as)
 		addrspaces_free(c->as);

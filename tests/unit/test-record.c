@@ -477,6 +477,25 @@ static void feed_switch(struct collector *c, uint32_t tid, uint64_t time, uint16
 	feed(c, &r, time);
 }
 
+/* Process 100 maps the code of file path at 0x400000, 4 KiB of it. */
+static void feed_map(struct collector *c, const char *path, uint64_t time)
+{
+	struct rec r;
+
+	rec_start(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
+	rec_put(&r, (uint64_t)100 << 32 | 100);
+	rec_put(&r, 0x400000);		/* addr */
+	rec_put(&r, 0x1000);		/* len */
+	rec_put(&r, 0);			/* pgoff */
+	rec_put(&r, 0);			/* maj, min */
+	rec_put(&r, 0);			/* ino */
+	rec_put(&r, 0);			/* ino_generation */
+	rec_put(&r, (uint64_t)MAP_PRIVATE << 32 | (PROT_READ | PROT_EXEC));
+	put_str(&r, path);
+	put_id(&r, 100, 100, time, 0);
+	feed(c, &r, time);
+}
+
 /* Everything a short run of a two-thread process produces. */
 static void feed_run(struct collector *c)
 {
@@ -493,18 +512,7 @@ static void feed_run(struct collector *c)
 	put_id(&r, 100, 100, 1100, 0);
 	feed(c, &r, 1100);
 
-	rec_start(&r, PERF_RECORD_MMAP2, PERF_RECORD_MISC_USER);
-	rec_put(&r, (uint64_t)100 << 32 | 100);
-	rec_put(&r, 0x400000);		/* addr */
-	rec_put(&r, 0x1000);		/* len */
-	rec_put(&r, 0);			/* pgoff */
-	rec_put(&r, 0);			/* maj, min */
-	rec_put(&r, 0);			/* ino */
-	rec_put(&r, 0);			/* ino_generation */
-	rec_put(&r, (uint64_t)MAP_PRIVATE << 32 | (PROT_READ | PROT_EXEC));
-	put_str(&r, "/nonexistent/gtrace-test/app");
-	put_id(&r, 100, 100, 1200, 0);
-	feed(c, &r, 1200);
+	feed_map(c, "/nonexistent/gtrace-test/app", 1200);
 
 	feed_sample(c, 100, 2000, stack, 2);
 	feed_sample(c, 100, 3000, stack, 2);
@@ -810,6 +818,80 @@ out:
 }
 
 /*
+ * One thread's stacks that share their outer frames in several ways, then
+ * another thread's, then the first's once another file is mapped where
+ * they ran: each stack interned whole, whatever the last one was.
+ */
+static void feed_shared_frames(struct collector *c)
+{
+	static const uint64_t cba[] = { 0x400300, 0x400200, 0x400100 },
+			      dba[] = { 0x400400, 0x400200, 0x400100 }, ba[] = { 0x400200, 0x400100 },
+			      cbax[] = { 0x400300, 0x400200, 0x400100, 0x400500 };
+
+	collector_add_process(c, 100, "app", 1000);
+	feed_map(c, "/nonexistent/gtrace-test/app", 1200);
+	feed_sample(c, 100, 2000, cba, 3);
+	feed_sample(c, 100, 2100, dba, 3);
+	feed_sample(c, 100, 2200, ba, 2);
+	feed_sample(c, 100, 2300, cbax, 4);
+	feed_sample(c, 100, 2400, cba, 3);
+	feed_sample(c, 101, 2500, cba, 3);
+	feed_map(c, "/nonexistent/gtrace-test/other", 2600);
+	feed_sample(c, 100, 2700, cba, 3);
+}
+
+static size_t node_depth(const struct tr_tables *t, uint32_t node)
+{
+	size_t depth = 0;
+
+	for (; node && node <= t->nodes.len && depth <= t->nodes.len; depth++)
+		node = t->nodes.v[node - 1].parent;
+	return depth;
+}
+
+static uint32_t node_parent(const struct tr_tables *t, uint32_t node)
+{
+	return node && node <= t->nodes.len ? t->nodes.v[node - 1].parent : 0;
+}
+
+static void test_collect_shared_frames(void)
+{
+	struct tr_tables t = {0};
+	const struct tr_sample *s;
+	bool ended = false;
+
+	CHECK(record_feed_load(&t, &ended, feed_shared_frames, NULL) == 0);
+	CHECK_EQ_U64(t.samples.len, 7);
+	if (t.samples.len != 7)
+		goto out;
+	s = t.samples.v;
+	CHECK_EQ_U64(node_depth(&t, s[0].node), 3);
+	CHECK_EQ_U64(node_depth(&t, s[1].node), 3);
+	CHECK_EQ_U64(node_depth(&t, s[2].node), 2);
+	CHECK_EQ_U64(node_depth(&t, s[3].node), 4);
+	/*
+	 * A caller's frame is its return address less one, the sampled one
+	 * exact: A, A>B, A>B>C, A>B>D, A>B exact; X, X>A, X>A>B, X>A>B>C;
+	 * then A>B>C in the other file.
+	 */
+	CHECK_EQ_U64(t.nodes.len, 12);
+	CHECK(s[0].node != s[1].node);
+	CHECK_EQ_U64(node_parent(&t, s[0].node), node_parent(&t, s[1].node));
+	CHECK_EQ_U64(node_parent(&t, node_parent(&t, s[0].node)), node_parent(&t, s[2].node));
+	CHECK(s[2].node != node_parent(&t, s[0].node));
+	CHECK(s[3].node != s[0].node);
+	CHECK_EQ_U64(s[4].node, s[0].node);
+	CHECK_EQ_U64(s[5].node, s[0].node);
+	CHECK_EQ_U64(t.nodes.v[s[3].node - 1].loc, t.nodes.v[s[0].node - 1].loc);
+	/* The same addresses in the other file are other locs. */
+	CHECK(s[6].node != s[0].node);
+	CHECK(t.locs.v[t.nodes.v[s[6].node - 1].loc - 1].dso !=
+	      t.locs.v[t.nodes.v[s[0].node - 1].loc - 1].dso);
+out:
+	tr_tables_free(&t);
+}
+
+/*
  * Samples of processes no record announced: one that /proc has is read
  * from it at its first sample (its maps name the sample's address); one
  * gone, or whose pid a process started after the sample holds, is
@@ -940,6 +1022,7 @@ int main(void)
 	RUN(test_callchain_kernel);
 	RUN(test_collect_kernel_frames);
 	RUN(test_collect_switch_stacks);
+	RUN(test_collect_shared_frames);
 	RUN(test_parse_id_trailer);
 	RUN(test_queue_orders_and_holds_back);
 	RUN(test_queue_merges_any_order);
