@@ -9,7 +9,7 @@
 # recordings (each merge and alignment indexed them all again) and two of
 # 300000 counters (each summed by a walk over the others); durations whose
 # sums pass 2^64 ns, which stop at 2^64 - 1 instead of wrapping to a few
-# ns; ranks whose clock pairs, start and end reach the ends of int64, and
+# ns, and spans whose ends do, which last to the end of time; ranks whose clock pairs, start and end reach the ends of int64, and
 # collectives whose ends are 2^63 - 1 ns apart, which --align takes
 # without a signed overflow.
 . "$SRCDIR/tests/e2e/lib.sh"
@@ -87,6 +87,14 @@ expect_contains "$TESTDIR/stdout" '^GPU lanes: +1 stream, 3 spans, 1844674407370
 bounded_gtrace 200 10 report --ranks -i sums.data
 bounded_gtrace 200 10 diff sums.data sums.data
 expect_contains "$TESTDIR/stdout" '^ +thread +1 +1 +0\.0ms +0\.0ms .* sums$'
+
+# --- Spans whose start and length add up past 2^64 ns: they last to the end, never wrap
+# round to before their start (an NVTX range taking no sample then).
+make_recording span-ends ends.data
+bounded_gtrace 200 10 flame --folded -i ends.data
+expect_contains "$TESTDIR/stdout" '^ends;\[nvtx\] forever;main 3$'
+bounded_gtrace 200 10 analyze -i ends.data
+bounded_gtrace 200 10 export --format chrome -o ends.json -i ends.data
 
 # --- A job of 3000 recordings: each merged and aligned at the cost of its own rows.
 mkdir job

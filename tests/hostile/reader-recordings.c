@@ -18,6 +18,9 @@
  *                                        a lane's spans, a kernel's, a
  *                                        region's collects, the waits and
  *                                        off-CPU time of a thread
+ *   reader-recordings span-ends OUT      an NVTX range and a CUDA call of
+ *                                        thread TID whose start and length
+ *                                        add up past 2^64 ns
  *   reader-recordings counters OUT N     N counters of distinct names, which
  *                                        the ranks of a job add up by name
  *   reader-recordings job DIR N          N recordings, ranks 0 to N - 1, in
@@ -214,6 +217,22 @@ static void sums(struct synth *s)
 	synth_offcpu(s, TID, SYNTH_T0, SYNTH_T0 + HALF_PAST);
 }
 
+/*
+ * Thread TID sampled 4 times, then an NVTX range and a CUDA call from its
+ * second sample on, each UINT64_MAX ns long: they last to the end of time,
+ * never wrapping round to before they began.
+ */
+static void span_ends(struct synth *s)
+{
+	uint32_t nvtx = synth_lane_kind(s, PID, "nvtx", "NVTX");
+	uint32_t api = synth_lane_kind(s, PID, "cuda-api", "CUDA API");
+	uint64_t from = SYNTH_T0 + SYNTH_PERIOD;
+
+	sampled_thread(s, "ends", 4);
+	synth_span_from(s, nvtx, "forever", from, UINT64_MAX, TID, from);
+	synth_span_from(s, api, "cudaStreamSynchronize", from, UINT64_MAX, TID, from);
+}
+
 /* n counters of distinct names, each of value 1. */
 static void counters(struct synth *s, unsigned long n)
 {
@@ -336,6 +355,8 @@ int main(int argc, char **argv)
 	} else if (argc == 3 && !strcmp(argv[1], "sums")) {
 		sums(&s);
 		features |= TR_FEAT_OFFCPU;
+	} else if (argc == 3 && !strcmp(argv[1], "span-ends")) {
+		span_ends(&s);
 	} else if (argc == 4 && !strcmp(argv[1], "job") && n) {
 		return job(argv[2], n);
 	} else if (argc == 4 && !strcmp(argv[1], "counters") && n) {

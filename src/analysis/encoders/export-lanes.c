@@ -406,7 +406,7 @@ void walk_lanes(struct walk *w)
 			spans[at[sp->lane]++] = (struct lane_span){
 				.span = (uint32_t)i,
 				.start = sp->start,
-				.end = sp->start + sp->dur,
+				.end = model_span_end(sp),
 			};
 	}
 	ids = xmalloc((at[nlanes + 1] + 1) * sizeof(*ids));

@@ -111,7 +111,7 @@ void api_launches_find(struct api_launches *l, const struct model *m, const uint
 			calls[ncalls++] = (struct api_call){
 				.pid = m->t.lanes.v[sp->lane - 1].pid,
 				.call = { .owner = sp->origin_tid, .span = spans[i],
-					  .start = sp->start, .end = sp->start + sp->dur },
+					  .start = sp->start, .end = model_span_end(sp) },
 			};
 	}
 	qsort(calls, ncalls, sizeof(*calls), cmp_calls);

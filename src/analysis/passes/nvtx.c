@@ -111,7 +111,7 @@ static struct range *collect_ranges(const struct model *m, size_t *n)
 		r->order = order[sp->lane];
 		r->domain = r->order ? m->t.lanes.v[sp->lane - 1].name : 0;
 		r->start = sp->start;
-		r->end = sp->start + sp->dur;
+		r->end = model_span_end(sp);
 		if (!depth_key || !model_span_attr(m, (uint32_t)i + 1, depth_key, &r->depth))
 			r->depth = UINT64_MAX;
 		r->span = (uint32_t)i;
