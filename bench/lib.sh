@@ -73,6 +73,22 @@ time_attached() {
 	wait "$pid" 2>/dev/null || true
 }
 
+# start_training SECONDS: starts the PyTorch training loop
+# (bench/pytorch-train.py under PYTHON, default /usr/bin/python3) for
+# SECONDS in the background and returns once it trains; its pid in
+# TRAINING_PID.
+start_training() {
+	rm -f "$WORK/ready"
+	READY=$WORK/ready RUN_SECONDS=$1 "${PYTHON:-/usr/bin/python3}" \
+		"$SRCDIR/bench/pytorch-train.py" >/dev/null &
+	TRAINING_PID=$!
+	while [ ! -e "$WORK/ready" ]; do
+		kill -0 "$TRAINING_PID" 2>/dev/null ||
+			{ echo "bench: the training loop failed" >&2; exit 1; }
+		sleep 0.1
+	done
+}
+
 # seconds_for RATE: the seconds of recording that SAMPLES samples need at
 # RATE samples/s (the calibration run's), with 10% to spare, at most
 # MAX_SECONDS (said when it cuts).

@@ -42,17 +42,10 @@ echo "torch $("$PYTHON" -c 'import torch; print(torch.__version__)'), $FREQ Hz, 
 # attach NAME CMD...: starts the loop, waits until it trains, then runs CMD
 # (PID replaced by the loop's pid) under GNU time; the loop ends with it.
 attach() {
-	local name=$1 pid
+	local name=$1
 	shift
-	rm -f "$WORK/ready"
-	# shellcheck disable=SC2086 # the command line, split into words
-	READY=$WORK/ready RUN_SECONDS=$((RUN + 30)) $train &
-	pid=$!
-	while [ ! -e "$WORK/ready" ]; do
-		kill -0 "$pid" 2>/dev/null || { echo "bench: the training loop failed" >&2; exit 1; }
-		sleep 0.1
-	done
-	time_attached "$name" "$pid" "$@"
+	start_training $((RUN + 30))
+	time_attached "$name" "$TRAINING_PID" "$@"
 }
 
 # perf_leaf_named FILE: the share of perf.data's samples whose leaf has a symbol, in %.

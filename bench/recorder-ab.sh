@@ -34,19 +34,15 @@ pytorch) FREQ=${FREQ:-999}
 *) echo "bench: no workload '$WORKLOAD': recurse or pytorch" >&2; exit 1 ;;
 esac
 
-# target: starts the workload in the background and waits until it runs.
+# target: starts the workload in the background, its pid in pid.
 target() {
 	if [ "$WORKLOAD" = recurse ]; then
 		"$WORKLOADS/recurse-nofp" "$DEPTH" $((RUN + 2)) >/dev/null &
+		pid=$!
 		return
 	fi
-	rm -f "$WORK/ready"
-	READY=$WORK/ready RUN_SECONDS=$((ROUNDS * 2 * (RUN + 2) + 30)) \
-		"$PYTHON" "$SRCDIR/bench/pytorch-train.py" >/dev/null &
-	while [ ! -e "$WORK/ready" ]; do
-		kill -0 $! 2>/dev/null || { echo "bench: the training loop failed" >&2; exit 1; }
-		sleep 0.1
-	done
+	start_training $((ROUNDS * 2 * (RUN + 2) + 30))
+	pid=$TRAINING_PID
 }
 
 # record NAME GTRACE PID: one recording of PID by GTRACE; its figures to WORK/ab.
@@ -62,12 +58,12 @@ record() {
 }
 
 say "$GTRACE record -q -F $FREQ --call-graph dwarf -p PID --duration $RUN  ($WORKLOAD; against $BASE)"
-[ "$WORKLOAD" = pytorch ] && target && pid=$!
+[ "$WORKLOAD" = pytorch ] && target
 for round in $(seq "$ROUNDS"); do
 	for build in this base; do
 		gtrace=$GTRACE
 		[ $build = base ] && gtrace=$BASE
-		[ "$WORKLOAD" = recurse ] && target && pid=$!
+		[ "$WORKLOAD" = recurse ] && target
 		record "$build" "$gtrace" "$pid"
 		if [ "$WORKLOAD" = recurse ]; then
 			wait "$pid" || true
