@@ -212,13 +212,26 @@ static void *idler(void *arg)
 	return arg;
 }
 
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000 + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Timed by this thread's CPU clock, not the wall clock: on a loaded machine
+ * a preemption during the wall-clock timing made the loops too few, and a
+ * worker then spun too briefly to be sampled at all.
+ */
 static void calibrate(void)
 {
 	const uint64_t loops = 200000;
-	uint64_t t0 = gtrace_now_ns(), ns;
+	uint64_t t0 = thread_cpu_ns(), ns;
 
 	burn(loops);
-	ns = gtrace_now_ns() - t0;
+	ns = thread_cpu_ns() - t0;
 	loops_per_us = ns ? loops * 1000 / ns : loops;
 	if (!loops_per_us)
 		loops_per_us = 1;
