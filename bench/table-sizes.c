@@ -9,6 +9,7 @@
  *
  * usage: table-sizes FILE   (bench/table-sizes.sh builds and runs it)
  */
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,21 +19,25 @@
 
 /*
  * The integer columns of the tables where a threads recording's bytes go,
- * as this build writes them (man/gtrace-format.5): a column is a varint
- * a row, after `head` varints of its own (the on-cpu step).
+ * as this build writes them (man/gtrace-format.5): a column is `head`
+ * varints of its own (the on-cpu step), then a varint a row, or a golomb
+ * run: its order, its byte count and those bytes.
  */
 struct column {
 	uint32_t table;		/* id */
 	const char *name;
 	unsigned head;
+	bool golomb;
 };
 
 static const struct column columns[] = {
-	{ 6, "nodes.parent", 0 }, { 6, "nodes.loc", 0 },
-	{ 8, "offcpu.tid", 0 }, { 8, "offcpu.start", 0 }, { 8, "offcpu.end", 0 },
-	{ 8, "offcpu.reason", 0 }, { 8, "offcpu.node", 0 },
-	{ 20, "samples.pid", 0 }, { 20, "samples.tid", 0 }, { 20, "samples.ts", 1 },
-	{ 20, "samples.node", 0 }, { 20, "samples.cpu", 0 }, { 20, "samples.flags", 0 },
+	{ 6, "nodes.parent", 0, false }, { 6, "nodes.loc", 0, false },
+	{ 23, "offcpu.tid", 0, false }, { 23, "offcpu.start", 0, true },
+	{ 23, "offcpu.end", 0, true }, { 23, "offcpu.reason", 0, false },
+	{ 23, "offcpu.node", 0, false },
+	{ 22, "samples.pid", 0, false }, { 22, "samples.tid", 0, false },
+	{ 22, "samples.ts", 1, true }, { 22, "samples.node", 0, false },
+	{ 22, "samples.cpu", 0, false }, { 22, "samples.flags", 0, false },
 };
 #define NCOLUMNS (sizeof(columns) / sizeof(columns[0]))
 
@@ -56,7 +61,13 @@ static void split_columns(const struct gbuf *payload, struct gbuf *col)
 
 			if (columns[i].table != id)
 				continue;
-			for (uint64_t v = 0; v < n + columns[i].head && !b.err; v++)
+			for (uint64_t v = 0; v < columns[i].head && !b.err; v++)
+				gcursor_uvarint(&b);
+			if (columns[i].golomb) {
+				gcursor_uvarint(&b);
+				gcursor_bytes(&b, (size_t)gcursor_uvarint(&b));
+			}
+			for (uint64_t v = 0; v < n && !columns[i].golomb && !b.err; v++)
 				gcursor_uvarint(&b);
 			gbuf_put(&col[i], from, (size_t)(b.p - from));
 		}

@@ -16,8 +16,8 @@
 #include "format/buf.h"
 
 #define TR_MAGIC "GTRACE\r\n"		/* 8 bytes; \r\n catches text-mode mangling */
-#define TR_VERSION 2			/* of this writer */
-#define TR_MIN_READER_VERSION 2		/* a reader older than this must refuse */
+#define TR_VERSION 3			/* of this writer */
+#define TR_MIN_READER_VERSION 3		/* a reader older than this must refuse */
 
 #define TR_HEADER_SIZE 32		/* bytes of the file header */
 #define TR_CHUNK_HEADER_SIZE 20		/* bytes before each chunk's zstd frame */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "format/file.h"
+#include "format/golomb.h"
 #include "format/on-cpu.h"
 #include "util/hashmap.h"
 #include "util/select.h"
@@ -47,18 +48,27 @@ struct column {
 			 * 4-byte field */
 	uint8_t later;	/* appended after the table's first version: a record
 			 * of an older writer ends before it, and reads as 0 */
+	uint8_t golomb;	/* a signed encoding's values, zigzagged, as one run of
+			 * Exp-Golomb codes (struct golomb_run), not svarints */
 };
 
-#define U32(type, f, enc) { enc, 4, offsetof(type, f), 0, 0, 0 }
-#define U64(type, f, enc) { enc, 8, offsetof(type, f), 0, 0, 0 }
-#define U64_AFTER(type, f, b) { COL_AFTER, 8, offsetof(type, f), offsetof(type, b), 0, 0 }
-#define U64_KEYED(type, f, k) { COL_KEYED, 8, offsetof(type, f), 0, offsetof(type, k), 0 }
+#define U32(type, f, enc_) { .enc = enc_, .width = 4, .off = offsetof(type, f) }
+#define U64(type, f, enc_) { .enc = enc_, .width = 8, .off = offsetof(type, f) }
+#define U64_AFTER(type, f, b)                                                  \
+	{ .enc = COL_AFTER, .width = 8, .off = offsetof(type, f), .base = offsetof(type, b) }
+#define U64_KEYED(type, f, k)                                                  \
+	{ .enc = COL_KEYED, .width = 8, .off = offsetof(type, f), .key = offsetof(type, k) }
 #define U64_FOLLOWS(type, f, len, k)                                           \
-	{ COL_FOLLOWS, 8, offsetof(type, f), offsetof(type, len), offsetof(type, k), 0 }
-#define U64_ON_CPU(type, f, k) { COL_ON_CPU, 8, offsetof(type, f), 0, offsetof(type, k), 0 }
-#define U32_LATER(type, f) { COL_PLAIN, 4, offsetof(type, f), 0, 0, 1 }
-#define STR(type, f) { COL_STR, 0, offsetof(type, f), 0, 0, 0 }
-#define BYTES(type, f) { COL_BYTES, 0, offsetof(type, f), 0, 0, 0 }
+	{ .enc = COL_FOLLOWS, .width = 8, .off = offsetof(type, f),             \
+	  .base = offsetof(type, len), .key = offsetof(type, k) }
+#define U64_ON_CPU(type, f, k)                                                 \
+	{ .enc = COL_ON_CPU, .width = 8, .off = offsetof(type, f), .key = offsetof(type, k) }
+#define U64_ON_CPU_GOLOMB(type, f, k)                                          \
+	{ .enc = COL_ON_CPU, .width = 8, .off = offsetof(type, f), .key = offsetof(type, k), \
+	  .golomb = 1 }
+#define U32_LATER(type, f) { .enc = COL_PLAIN, .width = 4, .off = offsetof(type, f), .later = 1 }
+#define STR(type, f) { .enc = COL_STR, .off = offsetof(type, f) }
+#define BYTES(type, f) { .enc = COL_BYTES, .off = offsetof(type, f) }
 
 static const struct column meta_cols[] = {
 	STR(struct tr_meta, key),
@@ -66,7 +76,7 @@ static const struct column meta_cols[] = {
 };
 
 static const struct column string_cols[] = {
-	{ COL_STR, 0, 0, 0, 0, 0 },
+	{ .enc = COL_STR },
 };
 
 static const struct column task_cols[] = {
@@ -81,7 +91,7 @@ static const struct column dso_cols[] = {
 	U32(struct tr_dso, path, COL_DELTA),
 	U32(struct tr_dso, pid, COL_PLAIN),
 	U32(struct tr_dso, flags, COL_PLAIN),
-	{ COL_BUILD_ID, 0, 0, 0, 0, 0 },
+	{ .enc = COL_BUILD_ID },
 };
 
 static const struct column loc_cols[] = {
@@ -109,8 +119,10 @@ static const struct column sample_v1_cols[] = {
  * A thread's timer fires after each period of its own CPU time: its next
  * sample comes a period plus its switched-out time (its offcpu rows, in
  * the same chunk) after its last, so that the timestamp costs the jitter.
+ * Version 2's samples (table 20) stored that as svarints: read, no longer
+ * written.
  */
-static const struct column sample_cols[] = {
+static const struct column sample_v2_cols[] = {
 	U32(struct tr_sample, pid, COL_DELTA),
 	U32(struct tr_sample, tid, COL_DELTA),
 	U64_ON_CPU(struct tr_sample, ts, tid),
@@ -120,12 +132,32 @@ static const struct column sample_cols[] = {
 	U32(struct tr_sample, flags, COL_PLAIN),
 };
 
-static const struct column offcpu_cols[] = {
+/* The jitter's low bits are noise: Exp-Golomb codes pack them, svarints do not. */
+static const struct column sample_cols[] = {
+	U32(struct tr_sample, pid, COL_DELTA),
+	U32(struct tr_sample, tid, COL_DELTA),
+	U64_ON_CPU_GOLOMB(struct tr_sample, ts, tid),
+	/* Plain, not delta: a hot stack's id repeats and zstd matches it. */
+	U32(struct tr_sample, node, COL_PLAIN),
+	U32(struct tr_sample, cpu, COL_DELTA),
+	U32(struct tr_sample, flags, COL_PLAIN),
+};
+
+/* Version 2's offcpu rows (table 8), times as svarints: read, no longer written. */
+static const struct column offcpu_v2_cols[] = {
 	U32(struct tr_offcpu, tid, COL_DELTA),
 	U64(struct tr_offcpu, start, COL_DELTA),
 	U64_AFTER(struct tr_offcpu, end, start),
 	U32_LATER(struct tr_offcpu, reason),
 	U32_LATER(struct tr_offcpu, node),
+};
+
+static const struct column offcpu_cols[] = {
+	U32(struct tr_offcpu, tid, COL_DELTA),
+	{ .enc = COL_DELTA, .width = 8, .off = offsetof(struct tr_offcpu, start), .golomb = 1 },
+	{ .enc = COL_AFTER, .width = 8, .off = offsetof(struct tr_offcpu, end), .base = offsetof(struct tr_offcpu, start), .golomb = 1 },
+	U32(struct tr_offcpu, reason, COL_PLAIN),
+	U32(struct tr_offcpu, node, COL_PLAIN),
 };
 
 static const struct column lane_cols[] = {
@@ -241,8 +273,8 @@ static const struct column code_cols[] = {
 	X(4, dsos, dso_cols)                                                   \
 	X(5, locs, loc_cols)                                                   \
 	X(6, nodes, node_cols)                                                 \
-	X(8, offcpu, offcpu_cols)                                              \
-	X(20, samples, sample_cols)                                            \
+	X(23, offcpu, offcpu_cols)                                             \
+	X(22, samples, sample_cols)                                            \
 	X(9, lanes, lane_cols)                                                 \
 	X(10, spans, span_cols)                                                \
 	X(11, counters, counter_cols)                                          \
@@ -269,7 +301,8 @@ struct table {
 	{ id_, #field, sizeof(*((struct tr_tables *)0)->field.v), cols_, ARRAY_SIZE(cols_) },
 
 /* Tables of an older encoding, read into the same rows, never written. */
-#define OLD_TABLES(X) X(7, samples, sample_v1_cols)
+#define OLD_TABLES(X)                                                          \
+	X(7, samples, sample_v1_cols) X(8, offcpu, offcpu_v2_cols) X(20, samples, sample_v2_cols)
 
 static const struct table tables[] = { TABLES(TABLE_DESC) };
 static const struct table old_tables[] = { OLD_TABLES(TABLE_DESC) };
@@ -418,11 +451,27 @@ static uint64_t on_cpu_step(const uint8_t *rows, size_t n, size_t row_size,
 	return step;
 }
 
+/* Where a column's signed values go: svarints, or a golomb column's run. */
+struct signed_values {
+	struct gbuf *out;
+	int64_t *golomb;	/* the run's values so far, NULL for svarints */
+	size_t n;
+};
+
+static void put_signed(struct signed_values *sv, int64_t v)
+{
+	if (sv->golomb)
+		sv->golomb[sv->n++] = v;
+	else
+		gbuf_put_svarint(sv->out, v);
+}
+
 static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 			  size_t row_size, const struct column *col, struct offcpu_rows off)
 {
 	struct u64map by_key = {0};
 	struct on_cpu oc = {0};
+	struct signed_values sv = { out, col->golomb ? xmalloc((n ? n : 1) * sizeof(int64_t)) : NULL, 0 };
 	uint64_t prev = 0;
 	uint32_t key;
 
@@ -443,20 +492,20 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 			gbuf_put_uvarint(out, v);
 			break;
 		case COL_DELTA:
-			gbuf_put_svarint(out, (int64_t)(v - prev));
+			put_signed(&sv, (int64_t)(v - prev));
 			prev = v;
 			break;
 		case COL_AFTER:
-			gbuf_put_svarint(out, (int64_t)(v - get_int(row + col->base, col->width)));
+			put_signed(&sv, (int64_t)(v - get_int(row + col->base, col->width)));
 			break;
 		case COL_KEYED:
 		case COL_FOLLOWS:
-			gbuf_put_svarint(out, (int64_t)(v - keyed_prev(&by_key, row, col)));
+			put_signed(&sv, (int64_t)(v - keyed_prev(&by_key, row, col)));
 			keyed_put(&by_key, row, col, v);
 			break;
 		case COL_ON_CPU:
 			key = (uint32_t)get_int(row + col->key, 4);
-			gbuf_put_svarint(out, (int64_t)(v - on_cpu_predict(&oc, key)));
+			put_signed(&sv, (int64_t)(v - on_cpu_predict(&oc, key)));
 			on_cpu_put(&oc, key, v);
 			break;
 		case COL_STR:
@@ -475,6 +524,10 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 			gbuf_put(out, bytes->data, bytes->len);
 			break;
 		}
+	}
+	if (sv.golomb) {
+		golomb_run_put(out, sv.golomb, sv.n);
+		free(sv.golomb);
 	}
 	u64map_free(&by_key);
 	if (col->enc == COL_ON_CPU)
@@ -504,18 +557,27 @@ void tr_tables_encode(const struct tr_tables *t, struct gbuf *out)
 	gbuf_free(&body);
 }
 
+static int64_t get_signed(struct gcursor *c, struct golomb_reader *run,
+			  const struct column *col)
+{
+	return col->golomb ? golomb_get(run) : gcursor_svarint(c);
+}
+
 static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row_size,
 			  const struct column *col, struct offcpu_rows off)
 {
 	struct u64map by_key = {0};
 	struct on_cpu oc = {0};
+	struct golomb_reader run = {0};
 	uint64_t prev = 0;
 	uint32_t key;
 
 	if (col->enc == COL_ON_CPU)
 		on_cpu_init(&oc, off, gcursor_uvarint(c));
+	if (col->golomb)
+		golomb_run_open(&run, c);
 
-	for (size_t i = 0; i < n && !c->err; i++) {
+	for (size_t i = 0; i < n && !c->err && !run.err; i++) {
 		uint8_t *row = rows + i * row_size;
 		struct tr_bytes *bytes;
 		struct tr_dso *dso;
@@ -528,20 +590,20 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 			v = gcursor_uvarint(c);
 			break;
 		case COL_DELTA:
-			v = prev + (uint64_t)gcursor_svarint(c);
+			v = prev + (uint64_t)get_signed(c, &run, col);
 			prev = v;
 			break;
 		case COL_AFTER:
-			v = get_int(row + col->base, col->width) + (uint64_t)gcursor_svarint(c);
+			v = get_int(row + col->base, col->width) + (uint64_t)get_signed(c, &run, col);
 			break;
 		case COL_KEYED:
 		case COL_FOLLOWS:
-			v = keyed_prev(&by_key, row, col) + (uint64_t)gcursor_svarint(c);
+			v = keyed_prev(&by_key, row, col) + (uint64_t)get_signed(c, &run, col);
 			keyed_put(&by_key, row, col, v);
 			break;
 		case COL_ON_CPU:
 			key = (uint32_t)get_int(row + col->key, 4);
-			v = on_cpu_predict(&oc, key) + (uint64_t)gcursor_svarint(c);
+			v = on_cpu_predict(&oc, key) + (uint64_t)get_signed(c, &run, col);
 			on_cpu_put(&oc, key, v);
 			break;
 		case COL_STR:
@@ -575,6 +637,8 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 			c->err = 1;
 		set_int(row + col->off, col->width, v);
 	}
+	if (run.err)
+		c->err = 1;
 	u64map_free(&by_key);
 	if (col->enc == COL_ON_CPU)
 		on_cpu_free(&oc);
@@ -627,14 +691,18 @@ static uint64_t rows_cost(const struct table *tab, size_t len, size_t n)
 	return owns ? cost + len : cost;
 }
 
-/* The columns every writer of the table wrote: those before the first appended later. */
-static size_t columns_first_written(const struct table *tab)
+/*
+ * The bytes a row of the table takes at least: a byte for each value of
+ * the columns every writer wrote (those before the first appended later),
+ * but a golomb column's codes, which take two bits at least.
+ */
+static size_t row_bytes_at_least(const struct table *tab)
 {
-	size_t n = 0;
+	size_t bytes = 0;
 
-	while (n < tab->ncols && !tab->cols[n].later)
-		n++;
-	return n;
+	for (size_t i = 0; i < tab->ncols && !tab->cols[i].later; i++)
+		bytes += !tab->cols[i].golomb;
+	return bytes ? bytes : 1;
 }
 
 /* Appends the n rows of one table record, or nothing if the body is bad or over budget. */
@@ -647,8 +715,8 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 
 	if (!n)
 		return 0;
-	/* Every value takes a byte at least: this bounds what a bad count allocates. */
-	if (n > len / columns_first_written(tab))
+	/* This bounds what a bad count allocates. */
+	if (n > len / row_bytes_at_least(tab))
 		return -TR_ERR_CORRUPT;
 	if (b && tr_budget_charge(b, rows_cost(tab, len, n))) {
 		b->table = tab->name;
