@@ -48,14 +48,19 @@ struct column {
 			 * 4-byte field */
 	uint8_t later;	/* appended after the table's first version: a record
 			 * of an older writer ends before it, and reads as 0 */
-	uint8_t golomb;	/* a signed encoding's values, zigzagged, as one run of
-			 * Exp-Golomb codes (struct golomb_run), not svarints */
+	uint8_t golomb;	/* a signed encoding's values as one run of Exp-Golomb
+			 * codes (format/golomb.h), not svarints */
 };
 
 #define U32(type, f, enc_) { .enc = enc_, .width = 4, .off = offsetof(type, f) }
 #define U64(type, f, enc_) { .enc = enc_, .width = 8, .off = offsetof(type, f) }
+#define U64_GOLOMB(type, f, enc_)                                              \
+	{ .enc = enc_, .width = 8, .off = offsetof(type, f), .golomb = 1 }
 #define U64_AFTER(type, f, b)                                                  \
 	{ .enc = COL_AFTER, .width = 8, .off = offsetof(type, f), .base = offsetof(type, b) }
+#define U64_AFTER_GOLOMB(type, f, b)                                           \
+	{ .enc = COL_AFTER, .width = 8, .off = offsetof(type, f), .base = offsetof(type, b), \
+	  .golomb = 1 }
 #define U64_KEYED(type, f, k)                                                  \
 	{ .enc = COL_KEYED, .width = 8, .off = offsetof(type, f), .key = offsetof(type, k) }
 #define U64_FOLLOWS(type, f, len, k)                                           \
@@ -152,10 +157,11 @@ static const struct column offcpu_v2_cols[] = {
 	U32_LATER(struct tr_offcpu, node),
 };
 
+/* Switch times are nanoseconds of a clock too: their low bits as noisy. */
 static const struct column offcpu_cols[] = {
 	U32(struct tr_offcpu, tid, COL_DELTA),
-	{ .enc = COL_DELTA, .width = 8, .off = offsetof(struct tr_offcpu, start), .golomb = 1 },
-	{ .enc = COL_AFTER, .width = 8, .off = offsetof(struct tr_offcpu, end), .base = offsetof(struct tr_offcpu, start), .golomb = 1 },
+	U64_GOLOMB(struct tr_offcpu, start, COL_DELTA),
+	U64_AFTER_GOLOMB(struct tr_offcpu, end, start),
 	U32(struct tr_offcpu, reason, COL_PLAIN),
 	U32(struct tr_offcpu, node, COL_PLAIN),
 };
@@ -471,10 +477,12 @@ static void encode_column(struct gbuf *out, const uint8_t *rows, size_t n,
 {
 	struct u64map by_key = {0};
 	struct on_cpu oc = {0};
-	struct signed_values sv = { out, col->golomb ? xmalloc((n ? n : 1) * sizeof(int64_t)) : NULL, 0 };
+	struct signed_values sv = { .out = out };
 	uint64_t prev = 0;
 	uint32_t key;
 
+	if (col->golomb)
+		sv.golomb = xmalloc((n ? n : 1) * sizeof(*sv.golomb));
 	if (col->enc == COL_ON_CPU) {
 		on_cpu_init(&oc, off, on_cpu_step(rows, n, row_size, col, off));
 		gbuf_put_uvarint(out, oc.step);
