@@ -291,7 +291,8 @@ void tr_tables_free(struct tr_tables *t);
 
 /*
  * Encodes every non-empty table into one chunk payload (uncompressed).
- * Integer columns are stored column by column as (zigzag-)delta varints.
+ * Integer columns are stored column by column as (zigzag-)delta varints,
+ * or runs of Exp-Golomb codes (format/golomb.h).
  */
 void tr_tables_encode(const struct tr_tables *t, struct gbuf *out);
 
