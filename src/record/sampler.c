@@ -19,6 +19,15 @@
 
 /* A ring smaller than this cannot hold a few samples with a 16 KiB stack. */
 #define MIN_RING_BYTES (64u << 10)
+/*
+ * How long a ring must go on taking samples at the asked frequency while
+ * the recorder is kept from draining it (a loaded machine's scheduling, a
+ * chunk's naming), once a wakeup's worth of records arrived on top of the
+ * quarter of it that sampler_release leaves held at most.
+ */
+#define RING_HEADROOM_MS 16
+/* A sample's bytes besides its stack copy: header, ids, registers, callchain. */
+#define SAMPLE_BYTES_BESIDES_STACK 1280
 
 struct ring {
 	int fd;
@@ -133,6 +142,20 @@ static bool switch_stacks_wanted(const struct sampler_opts *o, bool kernel)
 	return o->switch_stacks && kernel && !o->attach;
 }
 
+uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, size_t ring_bytes)
+{
+	uint64_t sample = SAMPLE_BYTES_BESIDES_STACK +
+			  (o->method == UNWIND_DWARF ? o->stack_size : 0);
+	uint64_t headroom = (uint64_t)o->freq * sample * RING_HEADROOM_MS / 1000;
+	uint64_t room = ring_bytes - ring_bytes / 4, bytes = room > headroom ? room - headroom : 0;
+
+	if (bytes < ring_bytes / 4)
+		bytes = ring_bytes / 4;
+	if (bytes > ring_bytes / 2)
+		bytes = ring_bytes / 2;
+	return (uint32_t)bytes;
+}
+
 static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 		      enum sampler_event e, bool kernel, bool build_id, size_t ring_bytes)
 {
@@ -183,7 +206,7 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->build_id = build_id;
 	a->context_switch = 1;
 	a->watermark = 1;
-	a->wakeup_watermark = (uint32_t)(ring_bytes / 4);
+	a->wakeup_watermark = sampler_wakeup_bytes(o, ring_bytes);
 }
 
 static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)

@@ -73,6 +73,13 @@ int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
+/*
+ * The bytes between wakeups of rings of ring_bytes: as many as leave a
+ * ring room for 16 ms of samples at o's frequency, so that the recorder
+ * wakes as rarely as it safely can (in a virtual machine each wakeup costs
+ * tens of microseconds), from a quarter of the ring up to half of it.
+ */
+uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, size_t ring_bytes);
 const struct rec_layout *sampler_layout(const struct sampler *s);
 
 /* With attach: the threads events were opened for. */

@@ -972,6 +972,34 @@ static void test_event_names(void)
 	CHECK(sampler_event_parse("", &e, &user_only) == -EINVAL);
 }
 
+/*
+ * Wakeups as rare as the rings allow: half a ring where 16 ms of samples
+ * fit besides, a quarter where they do not, and in between the room they
+ * leave.
+ */
+static void test_wakeup_bytes(void)
+{
+	const size_t ring = 4u << 20;
+	struct sampler_opts o = { .freq = 999, .method = UNWIND_DWARF, .stack_size = 16384 };
+	uint64_t headroom;
+
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 2);
+	o.freq = 10000;
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 4);
+	o.freq = 4999;
+	headroom = 4999ull * (16384 + 1280) * 16 / 1000;
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring - ring / 4 - headroom);
+	/* Small samples: frame pointers at 20 kHz leave room for half a ring. */
+	o.method = UNWIND_FP;
+	o.freq = 20000;
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 2);
+	/* The smallest ring, at a rate no kernel allows: no overflow. */
+	o.method = UNWIND_DWARF;
+	o.stack_size = 65528;
+	o.freq = UINT32_MAX;
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, 64u << 10), 16u << 10);
+}
+
 /* What --gpu-pc-sampling takes, and the form the agent reads back. */
 static void test_pc_opts(void)
 {
@@ -1031,6 +1059,7 @@ int main(void)
 	RUN(test_collect_rows);
 	RUN(test_unannounced_processes);
 	RUN(test_event_names);
+	RUN(test_wakeup_bytes);
 	RUN(test_pc_opts);
 	return test_summary();
 }
