@@ -57,8 +57,7 @@ void gbuf_put_uvarint(struct gbuf *b, uint64_t v)
 
 void gbuf_put_svarint(struct gbuf *b, int64_t v)
 {
-	/* Zigzag: 0, -1, 1, -2, ... become 0, 1, 2, 3, ... */
-	gbuf_put_uvarint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
+	gbuf_put_uvarint(b, zigzag(v));
 }
 
 void gbuf_put_str(struct gbuf *b, const char *s)
@@ -151,9 +150,7 @@ uint64_t gcursor_uvarint(struct gcursor *c)
 
 int64_t gcursor_svarint(struct gcursor *c)
 {
-	uint64_t v = gcursor_uvarint(c);
-
-	return (int64_t)((v >> 1) ^ -(v & 1));
+	return unzigzag(gcursor_uvarint(c));
 }
 
 char *gcursor_str(struct gcursor *c)

@@ -19,6 +19,17 @@ void gbuf_put_le64(struct gbuf *b, uint64_t v);
 void gbuf_put_uvarint(struct gbuf *b, uint64_t v);
 /* Zigzag then LEB128, for deltas that may be negative. */
 void gbuf_put_svarint(struct gbuf *b, int64_t v);
+
+/* Zigzag: 0, -1, 1, -2, ... become 0, 1, 2, 3, ... */
+static inline uint64_t zigzag(int64_t v)
+{
+	return (uint64_t)v << 1 ^ (uint64_t)(v >> 63);
+}
+
+static inline int64_t unzigzag(uint64_t z)
+{
+	return (int64_t)(z >> 1 ^ -(z & 1));
+}
 /* A uvarint length then the bytes. */
 void gbuf_put_str(struct gbuf *b, const char *s);
 void gbuf_reset(struct gbuf *b);

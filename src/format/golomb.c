@@ -18,11 +18,6 @@ static uint64_t low_bits(uint64_t v, unsigned bits)
 	return bits < 64 ? v & ((UINT64_C(1) << bits) - 1) : v;
 }
 
-static uint64_t zigzag(int64_t v)
-{
-	return (uint64_t)v << 1 ^ (uint64_t)(v >> 63);
-}
-
 /* The k that codes the values in the fewest bits: 1 to GOLOMB_K_MAX. */
 static unsigned best_k(const int64_t *v, size_t n)
 {
@@ -33,13 +28,14 @@ static unsigned best_k(const int64_t *v, size_t n)
 		lengths[bit_length(zigzag(v[i]))]++;
 	/*
 	 * A value of b bits costs k + 1 bits when b <= k; when b > k its
-	 * quotient has b - k bits, and costs about twice that more.
+	 * quotient plus one has b - k bits (one more only for a quotient of
+	 * all ones), which cost twice that less one.
 	 */
 	for (unsigned k = 1; k <= GOLOMB_K_MAX; k++) {
 		uint64_t bits = 0;
 
 		for (unsigned b = 0; b <= 64; b++)
-			bits += lengths[b] * (k + 1 + (b > k ? 2 * (b - k) : 0));
+			bits += lengths[b] * (k + (b > k ? 2 * (b - k) - 1 : 1));
 		if (bits < best_bits) {
 			best_bits = bits;
 			best = k;
@@ -102,12 +98,13 @@ void golomb_run_open(struct golomb_reader *r, struct gcursor *c)
 	uint64_t k = gcursor_uvarint(c), len = gcursor_uvarint(c);
 	const uint8_t *bytes = len <= gcursor_left(c) ? gcursor_bytes(c, (size_t)len) : NULL;
 
-	*r = (struct golomb_reader){ .k = (unsigned)k };
+	*r = (struct golomb_reader){0};
 	if (!bytes || k < 1 || k > GOLOMB_K_MAX) {
 		c->err = 1;
 		r->err = 1;
 		return;
 	}
+	r->k = (unsigned)k;
 	r->p = bytes;
 	r->end = bytes + len;
 }
@@ -183,7 +180,13 @@ int64_t golomb_get(struct golomb_reader *r)
 	if (q >> (64 - r->k))
 		r->err = 1;
 	z = q << r->k | get_bits(r, r->k);
-	if (r->err)
-		return 0;
-	return (int64_t)(z >> 1 ^ -(z & 1));
+	return r->err ? 0 : unzigzag(z);
+}
+
+int golomb_run_close(struct golomb_reader *r)
+{
+	refill(r);
+	if (r->p != r->end || r->have >= 8 || r->acc)
+		r->err = 1;
+	return r->err ? -1 : 0;
 }

@@ -37,5 +37,11 @@ struct golomb_reader {
 void golomb_run_open(struct golomb_reader *r, struct gcursor *c);
 /* The run's next value; 0 with err set if its code is bad. */
 int64_t golomb_get(struct golomb_reader *r);
+/*
+ * After the run's last value: 0, or -1 with err set when more bytes, or
+ * padding bits that are not zero, follow its last code: rows have one
+ * encoding only.
+ */
+int golomb_run_close(struct golomb_reader *r);
 
 #endif

@@ -645,6 +645,8 @@ static void decode_column(struct gcursor *c, uint8_t *rows, size_t n, size_t row
 			c->err = 1;
 		set_int(row + col->off, col->width, v);
 	}
+	if (col->golomb && !c->err)
+		golomb_run_close(&run);
 	if (run.err)
 		c->err = 1;
 	u64map_free(&by_key);
@@ -700,17 +702,17 @@ static uint64_t rows_cost(const struct table *tab, size_t len, size_t n)
 }
 
 /*
- * The bytes a row of the table takes at least: a byte for each value of
+ * The bits a row of the table takes at least: a byte for each value of
  * the columns every writer wrote (those before the first appended later),
- * but a golomb column's codes, which take two bits at least.
+ * two bits for a golomb column's code.
  */
-static size_t row_bytes_at_least(const struct table *tab)
+static size_t row_bits_at_least(const struct table *tab)
 {
-	size_t bytes = 0;
+	size_t bits = 0;
 
 	for (size_t i = 0; i < tab->ncols && !tab->cols[i].later; i++)
-		bytes += !tab->cols[i].golomb;
-	return bytes ? bytes : 1;
+		bits += tab->cols[i].golomb ? 2 : 8;
+	return bits;
 }
 
 /* Appends the n rows of one table record, or nothing if the body is bad or over budget. */
@@ -724,7 +726,7 @@ static int decode_table(struct tr_tables *t, const struct table *tab, const uint
 	if (!n)
 		return 0;
 	/* This bounds what a bad count allocates. */
-	if (n > len / row_bytes_at_least(tab))
+	if (n > len * 8 / row_bits_at_least(tab))
 		return -TR_ERR_CORRUPT;
 	if (b && tr_budget_charge(b, rows_cost(tab, len, n))) {
 		b->table = tab->name;

@@ -616,13 +616,14 @@ static int golomb_decode(const struct gbuf *b, int64_t *v, size_t n)
 	golomb_run_open(&r, &c);
 	for (size_t i = 0; i < n && !r.err; i++)
 		v[i] = golomb_get(&r);
+	golomb_run_close(&r);
 	return r.err || c.err || gcursor_left(&c) ? -1 : 0;
 }
 
 /*
  * Exp-Golomb runs: the ends of the 64-bit range and every order round
- * trip; a run that is cut, has a bad order, or a code past 64 bits is an
- * error, not a value.
+ * trip; a run that is cut, has a bad order, a code past 64 bits, or bytes
+ * or bits that are not zero after its last code is an error, not a value.
  */
 static void test_golomb_runs(void)
 {
@@ -664,7 +665,20 @@ static void test_golomb_runs(void)
 
 	/* One value more than the run holds: its code runs past the end. */
 	CHECK(golomb_decode(&b, got, N + 1) == -1);
+	/* Zero, at order 1: the bits 1 and 0; then a bit set in the padding, or a byte more. */
+	gbuf_put_uvarint(&bad, 1);
+	gbuf_put_uvarint(&bad, 1);
+	gbuf_put(&bad, (const uint8_t[]){ 0x01 }, 1);
+	CHECK(golomb_decode(&bad, got, 1) == 0 && got[0] == 0);
+	bad.data[2] = 0x81;
+	CHECK(golomb_decode(&bad, got, 1) == -1);
+	gbuf_reset(&bad);
+	gbuf_put_uvarint(&bad, 1);
+	gbuf_put_uvarint(&bad, 2);
+	gbuf_put(&bad, (const uint8_t[]){ 0x01, 0 }, 2);
+	CHECK(golomb_decode(&bad, got, 1) == -1);
 	/* A code cut by the run's end: one byte of a 14-bit code. */
+	gbuf_reset(&bad);
 	gbuf_put_uvarint(&bad, 13);
 	gbuf_put_uvarint(&bad, 1);
 	gbuf_put(&bad, (const uint8_t[]){ 0x01 }, 1);	/* q 0, then 7 of 13 low bits */
