@@ -25,7 +25,8 @@
 
 /*
  * How long a peer the recording does not know yet may wait: its FORK record
- * is collected within the event loop's ordering margin and a poll or two.
+ * is collected within the event loop's ordering margin and a poll or two
+ * (and a batch, while Python stacks are read).
  */
 #define PEER_WAIT_NS (250 * NSEC_PER_MSEC)
 /* Packets read from one connection per poll, so that the rings get drained too. */

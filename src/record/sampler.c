@@ -142,18 +142,21 @@ static bool switch_stacks_wanted(const struct sampler_opts *o, bool kernel)
 	return o->switch_stacks && kernel && !o->attach;
 }
 
-uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, size_t ring_bytes)
+uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
+			      size_t ring_bytes)
 {
 	uint64_t sample = SAMPLE_BYTES_BESIDES_STACK +
 			  (o->method == UNWIND_DWARF ? o->stack_size : 0);
-	uint64_t headroom = (uint64_t)o->freq * sample * RING_HEADROOM_MS / 1000;
+	/* Switches out are sampled at the timer's frequency too, into the same rings. */
+	uint64_t rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
+	uint64_t headroom = rate * sample * RING_HEADROOM_MS / 1000;
 	uint64_t room = ring_bytes - ring_bytes / 4, bytes = room > headroom ? room - headroom : 0;
 
 	if (bytes < ring_bytes / 4)
 		bytes = ring_bytes / 4;
 	if (bytes > ring_bytes / 2)
 		bytes = ring_bytes / 2;
-	return (uint32_t)bytes;
+	return bytes < UINT32_MAX ? (uint32_t)bytes : UINT32_MAX;
 }
 
 static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
@@ -206,7 +209,7 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->build_id = build_id;
 	a->context_switch = 1;
 	a->watermark = 1;
-	a->wakeup_watermark = sampler_wakeup_bytes(o, ring_bytes);
+	a->wakeup_watermark = sampler_wakeup_bytes(o, switch_stacks_wanted(o, kernel), ring_bytes);
 }
 
 static int perf_event_open(struct perf_event_attr *a, pid_t pid, int cpu)
@@ -660,7 +663,7 @@ void sampler_release(struct sampler *s, struct rec_queue *q, const struct unwind
 			s->rings.v[r->ring].held = r->ring_pos;
 	}
 	/*
-	 * A ring whose queued records hold more than a wakeup's worth is freed
+	 * A ring whose queued records hold more than a quarter of it is freed
 	 * by copying them out: the space left to the kernel stays at least
 	 * three quarters of the ring, however late the records' times.
 	 */

@@ -75,11 +75,13 @@ bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
 /*
  * The bytes between wakeups of rings of ring_bytes: as many as leave a
- * ring room for 16 ms of samples at o's frequency, so that the recorder
- * wakes as rarely as it safely can (in a virtual machine each wakeup costs
- * tens of microseconds), from a quarter of the ring up to half of it.
+ * ring room for 16 ms of samples at o's frequency (twice as many with
+ * switch_stacks, each switch out sampled too), so that the recorder wakes
+ * as rarely as it safely can (in a virtual machine each wakeup costs tens
+ * of microseconds), from a quarter of the ring up to half of it.
  */
-uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, size_t ring_bytes);
+uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
+			      size_t ring_bytes);
 const struct rec_layout *sampler_layout(const struct sampler *s);
 
 /* With attach: the threads events were opened for. */

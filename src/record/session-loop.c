@@ -83,14 +83,15 @@ static int poll_timeout(uint64_t now, uint64_t next_event, int longest_ms)
 	return ms < (uint64_t)longest_ms ? (int)ms : longest_ms;
 }
 
-/* Takes what the rings hold, and hands on the records up to limit. */
+/* Takes what the rings hold, and hands on the records up to limit (0: none). */
 static void drain(struct session *se, uint64_t limit)
 {
 	size_t queued = rec_queue_len(&se->q);
 
 	sampler_drain(se->sampler, &se->q, collector_unwinder(se->c));
 	rec_queue_visit(&se->q, queued, collector_arrived, se->c);
-	rec_queue_flush(&se->q, limit, collector_record_batch, se->c);
+	if (limit)
+		rec_queue_flush(&se->q, limit, collector_record_batch, se->c);
 	sampler_release(se->sampler, &se->q, collector_unwinder(se->c));
 }
 

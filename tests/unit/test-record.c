@@ -974,8 +974,8 @@ static void test_event_names(void)
 
 /*
  * Wakeups as rare as the rings allow: half a ring where 16 ms of samples
- * fit besides, a quarter where they do not, and in between the room they
- * leave.
+ * fit besides (switches out counted as often as the timer's), a quarter
+ * where they do not, and in between the room they leave.
  */
 static void test_wakeup_bytes(void)
 {
@@ -983,21 +983,23 @@ static void test_wakeup_bytes(void)
 	struct sampler_opts o = { .freq = 999, .method = UNWIND_DWARF, .stack_size = 16384 };
 	uint64_t headroom;
 
-	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 2);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, false, ring), ring / 2);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, true, ring), ring / 2);
 	o.freq = 10000;
-	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 4);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, false, ring), ring / 4);
 	o.freq = 4999;
 	headroom = 4999ull * (16384 + 1280) * 16 / 1000;
-	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring - ring / 4 - headroom);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, false, ring), ring - ring / 4 - headroom);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, true, ring), ring / 4);
 	/* Small samples: frame pointers at 20 kHz leave room for half a ring. */
 	o.method = UNWIND_FP;
 	o.freq = 20000;
-	CHECK_EQ_U64(sampler_wakeup_bytes(&o, ring), ring / 2);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, true, ring), ring / 2);
 	/* The smallest ring, at a rate no kernel allows: no overflow. */
 	o.method = UNWIND_DWARF;
 	o.stack_size = 65528;
 	o.freq = UINT32_MAX;
-	CHECK_EQ_U64(sampler_wakeup_bytes(&o, 64u << 10), 16u << 10);
+	CHECK_EQ_U64(sampler_wakeup_bytes(&o, true, 64u << 10), 16u << 10);
 }
 
 /* What --gpu-pc-sampling takes, and the form the agent reads back. */
