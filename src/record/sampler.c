@@ -142,11 +142,15 @@ static bool switch_stacks_wanted(const struct sampler_opts *o, bool kernel)
 	return o->switch_stacks && kernel && !o->attach;
 }
 
+size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size)
+{
+	return SAMPLE_BYTES_BESIDES_STACK + (method == UNWIND_DWARF ? stack_size : 0);
+}
+
 uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
 			      size_t ring_bytes)
 {
-	uint64_t sample = SAMPLE_BYTES_BESIDES_STACK +
-			  (o->method == UNWIND_DWARF ? o->stack_size : 0);
+	uint64_t sample = sampler_sample_bytes(o->method, o->stack_size);
 	/* Switches out are sampled at the timer's frequency too, into the same rings. */
 	uint64_t rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
 	uint64_t headroom = rate * sample * RING_HEADROOM_MS / 1000;

@@ -73,6 +73,8 @@ int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
+/* About the bytes a sample takes in a ring, its stack copy (DWARF) included. */
+size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size);
 /*
  * The bytes between wakeups of rings of ring_bytes: as many as leave a
  * ring room for 16 ms of samples at o's frequency (twice as many with

@@ -37,8 +37,6 @@
 #define DWARF_RING_BYTES (4u << 20)
 #define FP_RING_BYTES (1u << 20)
 #define MAX_RING_BYTES (64u << 20)
-/* A sample's size beside its stack copy: registers, ids, a callchain. */
-#define SAMPLE_BYTES 1024
 
 static void close_fd(int *fd)
 {
@@ -245,8 +243,8 @@ static int add_attached(struct session *se)
 /* The ring -m leaves to gtrace: RING_MS of samples at -F. */
 static size_t rate_ring_bytes(const struct record_opts *o)
 {
-	uint64_t sample = SAMPLE_BYTES + (o->method == UNWIND_DWARF ? o->stack_size : 0);
-	uint64_t want = (uint64_t)o->freq * sample * RING_MS / 1000;
+	uint64_t want = (uint64_t)o->freq * sampler_sample_bytes(o->method, o->stack_size) *
+			RING_MS / 1000;
 	uint64_t least = o->method == UNWIND_DWARF ? DWARF_RING_BYTES : FP_RING_BYTES;
 
 	return want < least ? least : want > MAX_RING_BYTES ? MAX_RING_BYTES : want;
