@@ -117,6 +117,7 @@ void session_event_loop(struct session *se)
 		pfds[i].events = POLLIN;
 	while (recording(se)) {
 		uint64_t wake = next_chunk < stop_at ? next_chunk : stop_at;
+		bool batch;
 
 		if (kill_at < wake)
 			wake = kill_at;
@@ -132,14 +133,19 @@ void session_event_loop(struct session *se)
 			se->detached = true;
 
 		now = now_ns(CLOCK_MONOTONIC);
-		if (collector_reads_python(se->c) && now < next_batch) {
-			drain(se, 0);	/* their Python stacks read, none handed on */
-		} else {
+		batch = !collector_reads_python(se->c) || now >= next_batch;
+		if (batch) {
 			drain(se, now - ORDER_MARGIN_NS);
 			next_batch = now + PYTHON_BATCH_NS;
+		} else {
+			drain(se, 0);	/* their Python stacks read, none handed on */
 		}
-		/* After the drain: a new process's fork is known before its spans. */
-		if (se->in)
+		/*
+		 * After the drain: a new process's fork is known before its
+		 * spans. Between batches only when spans wait: its waits for
+		 * peers and for accepting again keep to the batches.
+		 */
+		if (se->in && (batch || (pfds[PFD_SPANS].revents & POLLIN)))
 			ingest_poll(se->in, false);
 		if (now >= next_chunk) {
 			if (se->metrics)

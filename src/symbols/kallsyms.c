@@ -82,6 +82,14 @@ static int cmp_ksym(const void *a, const void *b)
 	return x->addr < y->addr ? -1 : x->addr > y->addr;
 }
 
+static bool ksyms_sorted(const struct kallsyms *k)
+{
+	for (size_t i = 1; i < k->syms.len; i++)
+		if (k->syms.v[i - 1].addr > k->syms.v[i].addr)
+			return false;
+	return true;
+}
+
 int kallsyms_load(struct kallsyms *k, const char *path)
 {
 	/* At least twice the longest line: a whole one always fits after a cut one's tail. */
@@ -127,7 +135,8 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 	}
 	close(fd);
 	free(buf);
-	if (k->syms.len)
+	/* The kernel lists its own symbols by address: most often nothing to sort. */
+	if (!ksyms_sorted(k))
 		qsort(k->syms.v, k->syms.len, sizeof(*k->syms.v), cmp_ksym);
 	return err;
 }
