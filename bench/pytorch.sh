@@ -8,7 +8,10 @@
 #   attached    the recorder's own CPU (GNU time on the recorder alone,
 #               user + system) attached with -p for RUN_SECONDS (5) to the
 #               loop once it trains, and per sample; perf also with
-#               --call-graph dwarf (DWARF=0 leaves it out)
+#               --call-graph dwarf (DWARF=0 leaves it out). gtrace twice,
+#               with a cache of its own: gtrace-cold makes it (the
+#               kernel's symbols, libc6-dbg's DWARF inflated), gtrace
+#               reads it, as perf reads its ~/.debug
 #   launched    the wall time of `record -- python3 pytorch-train.py` (STEPS
 #               steps, 300) from start to the recorder's exit, the
 #               median of REPEAT (3) interleaved rounds, beside the loop
@@ -69,7 +72,11 @@ row() {
 	printf '%-14s %9s %12.3f %12.2f\n' "$1" "$2" "$(cpu_of "$1")" \
 		"$(awk -v c="$(cpu_of "$1")" -v n="$2" 'BEGIN { print n ? c * 1e6 / n : 0 }')"
 }
-say "$GTRACE record -q -F $FREQ -p PID --duration $RUN"
+export GTRACE_CACHE_DIR="$WORK/cache"
+say "GTRACE_CACHE_DIR=$GTRACE_CACHE_DIR $GTRACE record -q -F $FREQ -p PID --duration $RUN (twice)"
+attach gtrace-cold "$GTRACE" record -q -F "$FREQ" -o "$WORK/attach-cold.gtrace" -p PID \
+	--duration "$RUN"
+row gtrace-cold "$(gtrace_samples "$WORK/attach-cold.gtrace")"
 attach gtrace "$GTRACE" record -q -F "$FREQ" -o "$WORK/attach.gtrace" -p PID --duration "$RUN"
 row gtrace "$(gtrace_samples "$WORK/attach.gtrace")"
 say "$PERF record -q -F $FREQ -g -p PID -- sleep $RUN"

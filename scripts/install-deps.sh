@@ -18,15 +18,16 @@ required="build-essential make pkg-config libzstd-dev zlib1g-dev libdw-dev libel
 	  libunwind-dev libsqlite3-dev libcapstone-dev procps util-linux groff-base python3 golang-go sqlite3
 	  time"
 # For the sanitizer and fuzzing builds, the benchmarks, the tests of
-# several ranks (Open MPI) and of DWARF that dwz shared out to another file,
-# and the browser test (speedscope in Debian's chromium, driven by node);
-# not every distribution has them under these names. node and npm only
+# several ranks (Open MPI), of DWARF that dwz shared out to another file
+# and of system debuginfo (libc6-dbg), and the browser test (speedscope in
+# Debian's chromium, driven by node); not every distribution has them
+# under these names. node and npm only
 # where there is no node: NodeSource's nodejs has its own npm, which
 # Debian's npm would not install beside.
 browser=chromium
 command -v node >/dev/null 2>&1 || browser="$browser nodejs"
 command -v npm >/dev/null 2>&1 || browser="$browser npm"
-optional="clang linux-perf openmpi-bin libopenmpi-dev dwz $browser"
+optional="clang linux-perf openmpi-bin libopenmpi-dev dwz libc6-dbg $browser"
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
 	echo "install-deps: no apt-get here; install by hand a C11 compiler, make," >&2

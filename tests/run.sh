@@ -41,7 +41,11 @@ WORKLOADS=$BUILD/workloads
 SAN_FLAGS=${SAN_FLAGS:-}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 pattern=${1:-}
-export SRCDIR BUILD GTRACE WORKLOADS SAN_FLAGS
+# The recordings' cache (gtrace-record(1), FILES): one for the run, made
+# anew, so that tests read what earlier ones left and never $HOME's.
+GTRACE_CACHE_DIR=$BUILD/tests/cache
+rm -rf "$GTRACE_CACHE_DIR"
+export SRCDIR BUILD GTRACE WORKLOADS SAN_FLAGS GTRACE_CACHE_DIR
 
 REQUIREMENTS=$SRCDIR/tests/requirements
 # shellcheck disable=SC2086 # one word a requirement, whatever the spacing

@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "util/cachedir.h"
 #include "util/sorted.h"
 #include "util/xalloc.h"
 
@@ -90,19 +93,17 @@ static bool ksyms_sorted(const struct kallsyms *k)
 	return true;
 }
 
-int kallsyms_load(struct kallsyms *k, const char *path)
+/* Reads the listing fd (which it closes). */
+static int read_fd(struct kallsyms *k, int fd)
 {
 	/* At least twice the longest line: a whole one always fits after a cut one's tail. */
 	_Static_assert(KALLSYMS_READ_BYTES >= 2 * KALLSYMS_MAX_LINE, "a line fits twice");
 	const size_t size = KALLSYMS_READ_BYTES;
 	size_t held = 0, total = 0;
 	bool skipping = false;
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW), err = 0;
-	char *buf;
+	int err = 0;
+	char *buf = xmalloc(size);
 
-	if (fd < 0)
-		return -errno;
-	buf = xmalloc(size);
 	while (total < KALLSYMS_MAX_BYTES) {
 		ssize_t got = read(fd, buf + held, size - held);
 		size_t taken;
@@ -138,6 +139,79 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 	/* The kernel lists its own symbols by address: most often nothing to sort. */
 	if (!ksyms_sorted(k))
 		qsort(k->syms.v, k->syms.len, sizeof(*k->syms.v), cmp_ksym);
+	return err;
+}
+
+int kallsyms_load(struct kallsyms *k, const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+
+	return fd < 0 ? -errno : read_fd(k, fd);
+}
+
+/*
+ * The cache's name for this boot's listing with the modules loaded now:
+ * boot id and a hash of /proc/modules (names, sizes, addresses). False
+ * when either cannot be read.
+ */
+static bool cache_name(char *name, size_t size)
+{
+	char boot[40], buf[4096];
+	uint64_t hash = 0xcbf29ce484222325ull;	/* FNV-1a */
+	size_t total = 0;
+	ssize_t got;
+	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	got = read(fd, boot, sizeof(boot));
+	close(fd);
+	if (got < 36 || strspn(boot, "0123456789abcdef-") != 36)
+		return false;
+	/* A kernel built without modules has no list of them. */
+	if ((fd = open("/proc/modules", O_RDONLY | O_CLOEXEC)) < 0 && errno != ENOENT)
+		return false;
+	got = 0;
+	while (fd >= 0 && total < KALLSYMS_MAX_BYTES && (got = read(fd, buf, sizeof(buf))) > 0) {
+		total += (size_t)got;
+		for (ssize_t i = 0; i < got; i++)
+			hash = (hash ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+	}
+	if (fd >= 0)
+		close(fd);
+	return !got && snprintf(name, size, "kallsyms-%.36s-%016" PRIx64, boot, hash) < (int)size;
+}
+
+/* Writes k's symbols to the cache as a listing read_fd reads back. */
+static void cache_write(const struct kallsyms *k, const struct cachedir *c, const char *name)
+{
+	VEC(char) text = {0};
+	char line[32];
+
+	for (size_t i = 0; i < k->syms.len; i++) {
+		const char *sym = k->names.v + k->syms.v[i].name;
+
+		VEC_APPEND(&text, line, (size_t)snprintf(line, sizeof(line), "%" PRIx64 " t ",
+							 k->syms.v[i].addr));
+		VEC_APPEND(&text, sym, strlen(sym));
+		*VEC_PUSH(&text) = '\n';
+	}
+	cachedir_put(c, name, text.v, text.len);
+	VEC_FREE(&text);
+}
+
+int kallsyms_load_cached(struct kallsyms *k, const struct cachedir *c)
+{
+	char name[80];
+	bool named = c->fd >= 0 && cache_name(name, sizeof(name));
+	int fd = named ? cachedir_read(c, name, KALLSYMS_MAX_BYTES) : -ENOENT, err;
+
+	if (fd >= 0 && !read_fd(k, fd) && k->syms.len)
+		return 0;
+	kallsyms_free(k);
+	err = kallsyms_load(k, KALLSYMS_PATH);
+	if (!err && named && k->syms.len)
+		cache_write(k, c, name);
 	return err;
 }
 

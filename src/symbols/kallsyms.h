@@ -17,6 +17,8 @@
 
 #include "util/vec.h"
 
+struct cachedir;
+
 #define KALLSYMS_PATH "/proc/kallsyms"
 /* A kernel with every module loaded lists some 20 MB. */
 #define KALLSYMS_MAX_BYTES (128u << 20)
@@ -46,6 +48,12 @@ struct kallsyms {
 size_t kallsyms_parse(struct kallsyms *k, const char *text, size_t len, bool final);
 /* Reads path: 0 or a negative errno. Sorted once read. */
 int kallsyms_load(struct kallsyms *k, const char *path);
+/*
+ * Reads KALLSYMS_PATH, or the copy of it that the cache c keeps for this
+ * boot and these modules; a first read of them leaves that copy. Hidden
+ * symbols are not cached.
+ */
+int kallsyms_load_cached(struct kallsyms *k, const struct cachedir *c);
 /* Whether every code symbol read was at address 0: the kernel hid them. */
 bool kallsyms_hidden(const struct kallsyms *k);
 /* The name of the symbol at or below addr, NULL when none is; valid until kallsyms_free. */

@@ -18,12 +18,14 @@
 #include <unistd.h>
 
 #include "format/tables.h"
+#include "symbols/debugcache.h"
 #include "symbols/demangle.h"
 #include "symbols/rust-demangle.h"
 #include "symbols/jitmap.h"
 #include "contract/symbols.h"
 #include "symbols/kallsyms.h"
 #include "symbols/symindex.h"
+#include "util/cachedir.h"
 #include "util/eh-hdr.h"
 #include "util/hashmap.h"
 #include "util/untrusted.h"
@@ -63,6 +65,8 @@ struct symbolizer {
 	VEC(struct jitmap) jits;
 	VEC(int) jit_errs;		/* what loading each map gave */
 	uint64_t jit_maps_cut;
+	struct cachedir cache;		/* opened at the first file read */
+	bool cache_opened;
 	struct kallsyms kernel;		/* read at the first kernel address */
 	int kernel_err;			/* 1 before then; what reading it gave */
 	struct demangler demangler;
@@ -76,7 +80,7 @@ struct symbolizer {
  */
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_build_id_find_debuginfo,
+	.find_debuginfo = debugcache_find,
 	.section_address = dwfl_offline_section_address,
 };
 
@@ -84,7 +88,16 @@ int symbolizer_new(struct symbolizer **s)
 {
 	*s = xcalloc(1, sizeof(**s));
 	(*s)->kernel_err = 1;
+	(*s)->cache.fd = -1;
 	return 0;
+}
+
+static const struct cachedir *sym_cache(struct symbolizer *s)
+{
+	if (!s->cache_opened)
+		cachedir_open(&s->cache);
+	s->cache_opened = true;
+	return &s->cache;
 }
 
 static void file_free(struct sym_file *f)
@@ -110,6 +123,7 @@ void symbolizer_free(struct symbolizer *s)
 	VEC_FREE(&s->jits);
 	VEC_FREE(&s->jit_errs);
 	kallsyms_free(&s->kernel);
+	cachedir_close(&s->cache);
 	u64map_free(&s->jit_index);
 	strtab_free(&s->dso_keys);
 	strtab_free(&s->strs);
@@ -210,11 +224,13 @@ static bool dwarf_usable(Dwfl_Module *mod)
 }
 
 /* Reads the file fd (which it takes) as dso's; 0, or a negative errno and f not usable. */
-static int read_file(struct sym_file *f, int fd, const struct dso_info *dso)
+static int read_file(struct symbolizer *s, struct sym_file *f, int fd,
+		     const struct dso_info *dso)
 {
 	bool vdso = dso->flags & TR_DSO_VDSO;
 	const unsigned char *bits = NULL;
 	GElf_Addr vaddr;
+	void **userdata;
 	int len;
 
 	f->dwfl = dwfl_begin(&dwfl_callbacks);
@@ -232,6 +248,9 @@ static int read_file(struct sym_file *f, int fd, const struct dso_info *dso)
 		return -ENOEXEC;
 	}
 	dwfl_report_end(f->dwfl, NULL, NULL);
+	/* What debugcache_find is given. */
+	dwfl_module_info(f->mod, &userdata, NULL, NULL, NULL, NULL, NULL, NULL);
+	*userdata = (void *)sym_cache(s);
 	len = dwfl_module_build_id(f->mod, &bits, &vaddr);
 	if (build_id_differs(bits, len, dso))
 		return -ESTALE;
@@ -305,7 +324,7 @@ static int file_of(struct symbolizer *s, const struct dso_info *dso, struct sym_
 		return err;
 	}
 	f = xcalloc(1, sizeof(*f));
-	err = read_file(f, fd, dso);
+	err = read_file(s, f, fd, dso);
 	if (err) {
 		file_free(f);
 		return err;
@@ -599,7 +618,7 @@ static int symbolize_kernel(struct symbolizer *s, uint64_t addr, struct sym_fram
 	const char *name;
 
 	if (s->kernel_err == 1)
-		s->kernel_err = kallsyms_load(&s->kernel, KALLSYMS_PATH);
+		s->kernel_err = kallsyms_load_cached(&s->kernel, sym_cache(s));
 	if (s->kernel_err)
 		return s->kernel_err;
 	name = kallsyms_find(&s->kernel, addr);
