@@ -22,6 +22,8 @@
 #define META_CALL_GRAPH "call-graph"
 #define META_STACK_SIZE "stack-size"
 #define META_RING_SIZE "ring-size"
+/* When the rings wake the recorder: "each sample", "every N samples" or "every N bytes". */
+#define META_WAKEUPS "wakeups"
 #define META_UNWIND_THREADS "unwind-threads"
 #define META_KERNEL "kernel"
 #define META_HOSTNAME "hostname"

@@ -50,6 +50,7 @@ struct sampler {
 	bool fell_back;
 	bool kernel;		/* time in the kernel is sampled too */
 	size_t ring_bytes;	/* data area of each ring */
+	uint32_t wakeup_samples;	/* sampler_opts.wake_soon: the samples of a wakeup */
 	size_t page_size;
 };
 
@@ -147,15 +148,30 @@ size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size)
 	return SAMPLE_BYTES_BESIDES_STACK + (method == UNWIND_DWARF ? stack_size : 0);
 }
 
+/* The samples of a millisecond at o's frequency, at least one. */
+static uint32_t wakeup_samples(const struct sampler_opts *o)
+{
+	return (o->freq + 999) / 1000;
+}
+
 uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
 			      size_t ring_bytes)
 {
-	uint64_t sample = sampler_sample_bytes(o->method, o->stack_size);
-	/* Switches out are sampled at the timer's frequency too, into the same rings. */
-	uint64_t rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
-	uint64_t headroom = rate * sample * RING_HEADROOM_MS / 1000;
-	uint64_t room = ring_bytes - ring_bytes / 4, bytes = room > headroom ? room - headroom : 0;
+	uint64_t sample = sampler_sample_bytes(o->method, o->stack_size), rate, headroom, room, bytes;
 
+	/*
+	 * Half a sample short: the smaller records (switches, maps) alone do
+	 * not wake it. At most half the ring.
+	 */
+	if (o->wake_soon) {
+		bytes = sample * wakeup_samples(o) - sample / 2;
+		return (uint32_t)(bytes < ring_bytes / 2 ? bytes : ring_bytes / 2);
+	}
+	/* Switches out are sampled at the timer's frequency too, into the same rings. */
+	rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
+	headroom = rate * sample * RING_HEADROOM_MS / 1000;
+	room = ring_bytes - ring_bytes / 4;
+	bytes = room > headroom ? room - headroom : 0;
 	if (bytes < ring_bytes / 4)
 		bytes = ring_bytes / 4;
 	if (bytes > ring_bytes / 2)
@@ -487,6 +503,7 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o)
 
 	s->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	s->ring_bytes = ring_size(o->ring_bytes);
+	s->wakeup_samples = o->wake_soon ? wakeup_samples(o) : 0;
 	do {
 		/*
 		 * Rings smaller than the events were opened for would only
@@ -571,6 +588,16 @@ bool sampler_fell_back(const struct sampler *s)
 size_t sampler_ring_bytes(const struct sampler *s)
 {
 	return s->ring_bytes;
+}
+
+uint32_t sampler_wakeup_at(const struct sampler *s)
+{
+	return s->attr.wakeup_watermark;
+}
+
+uint32_t sampler_wakeup_samples(const struct sampler *s)
+{
+	return s->wakeup_samples;
 }
 
 const struct rec_layout *sampler_layout(const struct sampler *s)

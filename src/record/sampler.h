@@ -38,6 +38,13 @@ struct sampler_opts {
 	enum unwind_method method;
 	uint32_t stack_size;		/* user stack bytes copied per sample (dwarf) */
 	size_t ring_bytes;		/* per CPU, a power of two; less if memory is locked down */
+	/*
+	 * Wake the recorder as samples land (each sample up to 1000 Hz, every
+	 * few above: once a millisecond of a thread's), not once a ring is a
+	 * quarter to a half full: a CPython program's Python stacks are read
+	 * then, before its threads move on.
+	 */
+	bool wake_soon;
 };
 
 /* The rings could not be mapped within the locked-memory limits. */
@@ -73,6 +80,10 @@ int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
+/* The bytes a ring holds when it wakes the recorder (sampler_wakeup_bytes). */
+uint32_t sampler_wakeup_at(const struct sampler *s);
+/* With sampler_opts.wake_soon, the samples a wakeup waits for (else 0). */
+uint32_t sampler_wakeup_samples(const struct sampler *s);
 /* About the bytes a sample takes in a ring, its stack copy (DWARF) included. */
 size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size);
 /*
@@ -80,7 +91,8 @@ size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size);
  * ring room for 16 ms of samples at o's frequency (twice as many with
  * switch_stacks, each switch out sampled too), so that the recorder wakes
  * as rarely as it safely can (in a virtual machine each wakeup costs tens
- * of microseconds), from a quarter of the ring up to half of it.
+ * of microseconds), from a quarter of the ring up to half of it. With
+ * o->wake_soon: half a sample short of a millisecond's samples, at least one.
  */
 uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
 			      size_t ring_bytes);

@@ -12,29 +12,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-/* execvp's search path where PATH is not set. */
-#define DEFAULT_PATH "/bin:/usr/bin"
-
-/* The file execvp would run for cmd, into path; 0 if none. */
-static int find_command(const char *cmd, char *path, size_t size)
-{
-	const char *dirs = getenv("PATH");
-
-	if (strchr(cmd, '/'))
-		return snprintf(path, size, "%s", cmd) < (int)size;
-	for (const char *d = dirs ? dirs : DEFAULT_PATH; ; d++) {
-		size_t len = strcspn(d, ":");
-		struct stat st;
-
-		/* An empty entry is the working directory. */
-		if (snprintf(path, size, "%.*s%s%s", (int)len, d, len ? "/" : "", cmd) < (int)size &&
-		    !stat(path, &st) && S_ISREG(st.st_mode) && !access(path, X_OK))
-			return 1;
-		d += len;
-		if (!*d)
-			return 0;
-	}
-}
+#include "record/program.h"
 
 /* What the kernel looks at in bprm_fill_uid and cap_bprm_creds_from_file. */
 static const char *gains_rights(int fd, const struct stat *st)
@@ -64,7 +42,7 @@ const char *secure_exec_why(const char *cmd)
 	struct stat st;
 	int fd;
 
-	if (!find_command(cmd, path, sizeof(path)))
+	if (!program_path(cmd, path, sizeof(path)))
 		return NULL;
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)

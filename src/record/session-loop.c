@@ -24,9 +24,11 @@
 /* The longest the drain sleeps: bounds how long records wait in the queue. */
 #define POLL_MS 50
 /*
- * ... while a CPython process is recorded: its samples' Python stacks are
- * read when drained, and each millisecond more is a chance that the thread
- * has moved on to another Python function.
+ * ... while a CPython process is recorded whose rings do not wake the
+ * recorder at each sample (one that a command not itself CPython
+ * started): its samples' Python stacks are read when drained, and each
+ * millisecond more is a chance that the thread has moved on to another
+ * Python function.
  */
 #define PYTHON_POLL_MS 1
 /*
@@ -121,7 +123,8 @@ void session_event_loop(struct session *se)
 
 		if (kill_at < wake)
 			wake = kill_at;
-		poll(pfds, nfds, poll_timeout(now, wake, collector_reads_python(se->c)
+		poll(pfds, nfds, poll_timeout(now, wake, collector_reads_python(se->c) &&
+							 !sampler_wakeup_samples(se->sampler)
 							 ? PYTHON_POLL_MS : POLL_MS));
 		/* An event whose task exited polls as hung up: stop watching it. */
 		for (size_t i = PFD_RINGS; i < nfds; i++)

@@ -6,6 +6,7 @@
  */
 #include "record/session-internal.h"
 
+#include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,6 +141,15 @@ void session_add_start_meta(struct session *se)
 	if (o->method == UNWIND_DWARF)
 		meta_u64(c, META_STACK_SIZE, o->stack_size);
 	meta_u64(c, META_RING_SIZE, sampler_ring_bytes(se->sampler));
+	if (sampler_wakeup_samples(se->sampler) == 1)
+		snprintf(buf, sizeof(buf), "each sample");
+	else if (sampler_wakeup_samples(se->sampler))
+		snprintf(buf, sizeof(buf), "every %" PRIu32 " samples",
+			 sampler_wakeup_samples(se->sampler));
+	else
+		snprintf(buf, sizeof(buf), "every %" PRIu32 " bytes",
+			 sampler_wakeup_at(se->sampler));
+	collector_meta(c, META_WAKEUPS, buf);
 	if (o->method == UNWIND_DWARF)
 		meta_u64(c, META_UNWIND_THREADS, session_unwind_threads(o));
 	if (!uname(&uts))

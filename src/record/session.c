@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "format/file.h"
+#include "record/program.h"
 #include "record/ingest.h"
 #include "record/metrics.h"
 #include "record/procfs.h"
@@ -307,6 +308,9 @@ static int start(struct session *se)
 
 	se->res->stage = RECORD_STAGE_EVENTS;
 	so.pid = se->target;
+	/* A CPython program's Python stacks are read as its samples land. */
+	so.wake_soon = o->attach ? process_runs_python(se->target)
+				 : program_runs_python(o->argv[0]);
 	err = sampler_open(&se->sampler, &so);
 	if (err)
 		return err;

@@ -2,8 +2,11 @@
 # CPython processes: the recorder finds the interpreter (libpython or the
 # python executable), reads each sample's Python stack and holds it against
 # the native one; diagnose names the process and version and counts how
-# the reads went. A version without a known layout is named and counted;
-# a program that is not Python has no Python section.
+# the reads went. The rings of an interpreter run as the command (itself,
+# or by its "#!" line) or attached to wake the recorder at each sample; one
+# that another command starts is read every millisecond instead. A version
+# without a known layout is named and counted; a program that is not Python
+# has no Python section.
 . "$SRCDIR/tests/e2e/lib.sh"
 
 need_perf_events
@@ -39,6 +42,38 @@ check_read() {
 record py311.data -- "$py311" "$work" 2
 run_gtrace diagnose -i py311.data >py311.diag
 check_read py311 3.11
+# The interpreter run as the command: its rings wake the recorder at each
+# sample, so that its Python stacks are read as the samples land.
+expect_contains py311.diag '^wakeups: +each sample$'
+
+# Above 1000 Hz, once a millisecond of samples.
+record fast.data -F 4999 -- "$py311" "$work"
+run_gtrace diagnose -i fast.data >fast.diag
+expect_contains fast.diag '^wakeups: +every 5 samples$'
+
+# A script whose "#!" line names the interpreter, through env(1) too.
+printf '#!/usr/bin/env -S %s -u\n' "$(basename "$py311")" >env-script.py
+cat "$work" >>env-script.py
+chmod +x env-script.py
+PATH="$(dirname "$py311"):$PATH" record env.data -- ./env-script.py
+run_gtrace diagnose -i env.data >env.diag
+expect_contains env.diag '^wakeups: +each sample$'
+
+# Started by a command that is not Python: read every millisecond instead.
+record shell.data -- sh -c '"$0" "$1" 2' "$py311" "$work"
+run_gtrace diagnose -i shell.data >shell.diag
+expect_contains shell.diag '^wakeups: +every [0-9]+ bytes$'
+check_read shell 3.11
+
+# Attached to the interpreter: at each sample too.
+"$py311" "$work" 4 &
+pid=$!
+record attached.data -p "$pid" --duration 0.5
+kill "$pid" 2>/dev/null
+wait "$pid" 2>/dev/null
+run_gtrace diagnose -i attached.data >attached.diag
+expect_contains attached.diag '^wakeups: +each sample$'
+check_read attached 3.11
 
 # The other versions with a layout.
 for version in 3.12 3.13; do
@@ -70,3 +105,4 @@ record hot.data -- "$WORKLOADS/hot" 0.2
 run_gtrace diagnose -i hot.data >hot.diag
 expect_not_contains hot.diag '^Python:'
 expect_not_contains hot.diag 'python\.'
+expect_contains hot.diag '^wakeups: +every [0-9]+ bytes$'
