@@ -62,10 +62,14 @@ static bool shebang_is_python(const char *path)
 	line[strcspn(line, "\n")] = '\0';
 	word = strtok_r(line + 2, " \t", &save);
 	base = word ? strrchr(word, '/') : NULL;
-	/* "#!/usr/bin/env [-S] python3": the first word that is no option, by PATH. */
+	/*
+	 * "#!/usr/bin/env [-S] [-u NAME] [NAME=VALUE] python3": the first
+	 * word that is no option or setting, by PATH.
+	 */
 	if (word && !strcmp(base ? base + 1 : word, "env")) {
-		while ((word = strtok_r(NULL, " \t", &save)) && *word == '-')
-			;
+		while ((word = strtok_r(NULL, " \t", &save)) && (*word == '-' || strchr(word, '=')))
+			if (!strcmp(word, "-u") || !strcmp(word, "-C"))
+				strtok_r(NULL, " \t", &save);	/* their argument */
 		if (word && !program_path(word, found, sizeof(found)))
 			return false;
 		word = word ? found : NULL;

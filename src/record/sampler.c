@@ -151,27 +151,18 @@ size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size)
 /* The samples of a millisecond at o's frequency, at least one. */
 static uint32_t wakeup_samples(const struct sampler_opts *o)
 {
-	return (o->freq + 999) / 1000;
+	return (uint32_t)(((uint64_t)o->freq + 999) / 1000);
 }
 
 uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
 			      size_t ring_bytes)
 {
-	uint64_t sample = sampler_sample_bytes(o->method, o->stack_size), rate, headroom, room, bytes;
-
-	/*
-	 * Half a sample short: the smaller records (switches, maps) alone do
-	 * not wake it. At most half the ring.
-	 */
-	if (o->wake_soon) {
-		bytes = sample * wakeup_samples(o) - sample / 2;
-		return (uint32_t)(bytes < ring_bytes / 2 ? bytes : ring_bytes / 2);
-	}
+	uint64_t sample = sampler_sample_bytes(o->method, o->stack_size);
 	/* Switches out are sampled at the timer's frequency too, into the same rings. */
-	rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
-	headroom = rate * sample * RING_HEADROOM_MS / 1000;
-	room = ring_bytes - ring_bytes / 4;
-	bytes = room > headroom ? room - headroom : 0;
+	uint64_t rate = (uint64_t)o->freq * (switch_stacks ? 2 : 1);
+	uint64_t headroom = rate * sample * RING_HEADROOM_MS / 1000;
+	uint64_t room = ring_bytes - ring_bytes / 4, bytes = room > headroom ? room - headroom : 0;
+
 	if (bytes < ring_bytes / 4)
 		bytes = ring_bytes / 4;
 	if (bytes > ring_bytes / 2)
@@ -228,6 +219,15 @@ static void fill_attr(struct perf_event_attr *a, const struct sampler_opts *o,
 	a->mmap2 = 1;
 	a->build_id = build_id;
 	a->context_switch = 1;
+	/*
+	 * Counted in samples, which alone the kernel counts toward
+	 * wakeup_events: the other records (switches, maps) do not wake it,
+	 * and the ring still does at half full.
+	 */
+	if (o->wake_soon) {
+		a->wakeup_events = wakeup_samples(o);
+		return;
+	}
 	a->watermark = 1;
 	a->wakeup_watermark = sampler_wakeup_bytes(o, switch_stacks_wanted(o, kernel), ring_bytes);
 }
@@ -474,6 +474,9 @@ static void open_switch_events(struct sampler *s, const struct sampler_opts *o)
 	a.sample_freq = o->freq;
 	a.task = a.comm = a.comm_exec = a.mmap = a.mmap2 = a.build_id = 0;
 	a.context_switch = 0;
+	/* Switches out do not wake the recorder as samples of the timer would. */
+	if (!a.watermark)
+		a.wakeup_events = 0;
 	for (size_t i = 0; i < s->rings.len; i++) {
 		int fd = perf_event_open(&a, o->pid, s->rings.v[i].cpu);
 		uint64_t id;
@@ -592,7 +595,7 @@ size_t sampler_ring_bytes(const struct sampler *s)
 
 uint32_t sampler_wakeup_at(const struct sampler *s)
 {
-	return s->attr.wakeup_watermark;
+	return s->attr.watermark ? s->attr.wakeup_watermark : 0;
 }
 
 uint32_t sampler_wakeup_samples(const struct sampler *s)

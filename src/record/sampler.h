@@ -80,7 +80,7 @@ int sampler_event_parse(const char *name, enum sampler_event *e, bool *user_only
 /* True when SAMPLER_EVENT_AUTO could not have cycles. */
 bool sampler_fell_back(const struct sampler *s);
 size_t sampler_ring_bytes(const struct sampler *s);
-/* The bytes a ring holds when it wakes the recorder (sampler_wakeup_bytes). */
+/* The bytes a ring holds when it wakes the recorder (sampler_wakeup_bytes); 0 with wake_soon. */
 uint32_t sampler_wakeup_at(const struct sampler *s);
 /* With sampler_opts.wake_soon, the samples a wakeup waits for (else 0). */
 uint32_t sampler_wakeup_samples(const struct sampler *s);
@@ -91,8 +91,8 @@ size_t sampler_sample_bytes(enum unwind_method method, uint32_t stack_size);
  * ring room for 16 ms of samples at o's frequency (twice as many with
  * switch_stacks, each switch out sampled too), so that the recorder wakes
  * as rarely as it safely can (in a virtual machine each wakeup costs tens
- * of microseconds), from a quarter of the ring up to half of it. With
- * o->wake_soon: half a sample short of a millisecond's samples, at least one.
+ * of microseconds), from a quarter of the ring up to half of it (not used
+ * with o->wake_soon, which counts samples instead).
  */
 uint32_t sampler_wakeup_bytes(const struct sampler_opts *o, bool switch_stacks,
 			      size_t ring_bytes);

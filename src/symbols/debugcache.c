@@ -18,8 +18,10 @@
 
 /* Where distributions install debug files by build-id, as libdwfl finds them. */
 #define SYSTEM_BUILD_ID_DIR "/usr/lib/debug/.build-id/"
-/* The largest copy made or read: libxul's or libLLVM's inflated DWARF fits. */
+/* The most inflated sections a copy is made of: libxul's or libLLVM's DWARF fits. */
 #define DEBUGCACHE_MAX_BYTES (4ull << 30)
+/* ... and the largest file read, its headers and alignment besides. */
+#define COPY_MAX_BYTES (2 * DEBUGCACHE_MAX_BYTES)
 
 /* The bytes elf's sections take inflated, when any is compressed; else 0. */
 static uint64_t inflated_bytes(Elf *elf)
@@ -142,14 +144,30 @@ static int make_copy(const struct cachedir *c, int fd, const char *name)
 	return err;
 }
 
+/* The whole copy name of the file of build-id id[0 .. len), read from the cache; or -1. */
+static int open_copy(const struct cachedir *c, const char *name, const unsigned char *id,
+		     int len)
+{
+	int copy = cachedir_read(c, name, COPY_MAX_BYTES);
+
+	/* One cut short by a crash or a full disk, or not this file's, is made again. */
+	if (copy >= 0 && !whole_copy(copy, id, len)) {
+		close(copy);
+		copy = -1;
+	}
+	return copy;
+}
+
 /*
  * The cached copy of the file of build-id id[0 .. len), made from the
- * system's debug file when missing; or -1.
+ * system's debug file when missing or bad; or -1.
  */
 static int cached_copy(const struct cachedir *c, const unsigned char *id, int len, char **path)
 {
+	/* By build-id, as libdwfl finds it: root's files, through root's links. */
 	const struct untrusted_rules system_file = {
-		.owned = true, .owner = 0, .not_writable = true, .max_size = DEBUGCACHE_MAX_BYTES,
+		.follow = true, .owned = true, .owner = 0, .not_writable = true,
+		.max_size = COPY_MAX_BYTES,
 	};
 	char hex[2 * 64 + 1], name[sizeof(hex) + 8], full[PATH_MAX];
 	int copy, fd;
@@ -161,7 +179,7 @@ static int cached_copy(const struct cachedir *c, const unsigned char *id, int le
 	snprintf(name, sizeof(name), "%s.debug", hex);
 	if (snprintf(full, sizeof(full), "%s/%s", c->path, name) >= (int)sizeof(full))
 		return -1;
-	copy = cachedir_read(c, name, DEBUGCACHE_MAX_BYTES);
+	copy = open_copy(c, name, id, len);
 	if (copy < 0) {
 		char system[sizeof(SYSTEM_BUILD_ID_DIR) + sizeof(name) + 1];
 
@@ -170,13 +188,8 @@ static int cached_copy(const struct cachedir *c, const unsigned char *id, int le
 		if (fd < 0)
 			return -1;
 		if (!make_copy(c, fd, name))
-			copy = cachedir_read(c, name, DEBUGCACHE_MAX_BYTES);
+			copy = open_copy(c, name, id, len);
 		close(fd);
-	}
-	/* A copy cut short by a crash, or not this file's: the file itself is read. */
-	if (copy >= 0 && !whole_copy(copy, id, len)) {
-		close(copy);
-		return -1;
 	}
 	if (copy >= 0)
 		*path = xstrdup(full);
@@ -188,16 +201,25 @@ int debugcache_find(Dwfl_Module *mod, void **userdata, const char *modname, Dwar
 		    char **debuginfo_file_name)
 {
 	const struct cachedir *c = *userdata;
+	const char *debug_file = NULL;
 	const unsigned char *id;
 	GElf_Addr vaddr;
 	char *path = NULL;
-	int len = dwfl_module_build_id(mod, &id, &vaddr);
+	int len, copy = -1;
+
+	/*
+	 * libdwfl asks again for the supplementary file (dwz) that the DWARF
+	 * found names, by its .gnu_debugaltlink (a name, no CRC), once it has
+	 * the debug file: that one is its own search's.
+	 */
+	dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debug_file);
+	if (!debug_file && !(debuglink_file && !debuglink_crc) && c && c->fd >= 0 &&
+	    (len = dwfl_module_build_id(mod, &id, &vaddr)) > 0)
+		copy = cached_copy(c, id, len, &path);
 	/*
 	 * Before dwfl_build_id_find_debuginfo, which keeps the file it opens
 	 * in the module, where libdw reads it whatever this returns.
 	 */
-	int copy = c && c->fd >= 0 && len > 0 ? cached_copy(c, id, len, &path) : -1;
-
 	if (copy >= 0) {
 		free(*debuginfo_file_name);
 		*debuginfo_file_name = path;

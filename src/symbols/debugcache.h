@@ -8,9 +8,10 @@
  * libc6-dbg some 10 MB, more than the rest of a recording's naming. The
  * first recording that reads such a file leaves an inflated copy of it in
  * the cache (util/cachedir.h) under its build-id, and later ones read that.
- * Only root's files under /usr/lib/debug are copied: a build-id is what a
- * file says of itself, and the copy is trusted for every file that says
- * the same.
+ * Only root's files under /usr/lib/debug/.build-id (through root's links)
+ * are copied: a build-id is what a file says of itself, and the copy is
+ * trusted for every file that says the same. A copy that is not whole is
+ * made again.
  */
 
 #include <elfutils/libdwfl.h>

@@ -15,6 +15,8 @@
 
 /* /proc/kallsyms is made a page at a time: reading more a call saves the calls. */
 #define KALLSYMS_READ_BYTES (64u << 10)
+/* The cache's copies: this, then the boot id and the modules' hash. */
+#define KALLSYMS_CACHE_PREFIX "kallsyms-"
 
 static int hex_digit(char c)
 {
@@ -136,7 +138,7 @@ static int read_fd(struct kallsyms *k, int fd)
 	}
 	close(fd);
 	free(buf);
-	/* The kernel lists its own symbols by address: most often nothing to sort. */
+	/* The kernel lists its own symbols by address: without modules, nothing to sort. */
 	if (!ksyms_sorted(k))
 		qsort(k->syms.v, k->syms.len, sizeof(*k->syms.v), cmp_ksym);
 	return err;
@@ -149,37 +151,52 @@ int kallsyms_load(struct kallsyms *k, const char *path)
 	return fd < 0 ? -errno : read_fd(k, fd);
 }
 
+static uint64_t fnv1a(uint64_t hash, const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		hash = (hash ^ (uint8_t)s[i]) * 0x100000001b3ull;
+	return hash;
+}
+
 /*
  * The cache's name for this boot's listing with the modules loaded now:
- * boot id and a hash of /proc/modules (names, sizes, addresses). False
- * when either cannot be read.
+ * boot id and a hash of each module's name, size and address in
+ * /proc/modules (not its users, which come and go). False when either
+ * cannot be read.
  */
 static bool cache_name(char *name, size_t size)
 {
-	char boot[40], buf[4096];
-	uint64_t hash = 0xcbf29ce484222325ull;	/* FNV-1a */
+	char boot[40], line[512];
+	uint64_t hash = 0xcbf29ce484222325ull;	/* FNV-1a's basis */
 	size_t total = 0;
 	ssize_t got;
 	int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+	FILE *modules;
 
 	if (fd < 0)
 		return false;
-	got = read(fd, boot, sizeof(boot));
+	got = read(fd, boot, sizeof(boot) - 1);
 	close(fd);
+	boot[got > 0 ? got : 0] = '\0';
 	if (got < 36 || strspn(boot, "0123456789abcdef-") != 36)
 		return false;
 	/* A kernel built without modules has no list of them. */
-	if ((fd = open("/proc/modules", O_RDONLY | O_CLOEXEC)) < 0 && errno != ENOENT)
+	modules = fopen("/proc/modules", "re");
+	if (!modules && errno != ENOENT)
 		return false;
-	got = 0;
-	while (fd >= 0 && total < KALLSYMS_MAX_BYTES && (got = read(fd, buf, sizeof(buf))) > 0) {
-		total += (size_t)got;
-		for (ssize_t i = 0; i < got; i++)
-			hash = (hash ^ (uint8_t)buf[i]) * 0x100000001b3ull;
+	while (modules && total < KALLSYMS_MAX_BYTES && fgets(line, sizeof(line), modules)) {
+		char *save = NULL, *field = strtok_r(line, " \n", &save);
+
+		total += strlen(line);
+		/* name size refcount users state address: the first two and the sixth. */
+		for (int i = 1; field; i++, field = strtok_r(NULL, " \n", &save))
+			if (i == 1 || i == 2 || i == 6)
+				hash = fnv1a(hash, field, strlen(field) + 1);
 	}
-	if (fd >= 0)
-		close(fd);
-	return !got && snprintf(name, size, "kallsyms-%.36s-%016" PRIx64, boot, hash) < (int)size;
+	if (modules)
+		fclose(modules);
+	return snprintf(name, size, KALLSYMS_CACHE_PREFIX "%.36s-%016" PRIx64, boot, hash) <
+	       (int)size;
 }
 
 /* Writes k's symbols to the cache as a listing read_fd reads back. */
@@ -210,8 +227,11 @@ int kallsyms_load_cached(struct kallsyms *k, const struct cachedir *c)
 		return 0;
 	kallsyms_free(k);
 	err = kallsyms_load(k, KALLSYMS_PATH);
-	if (!err && named && k->syms.len)
+	if (!err && named && k->syms.len) {
 		cache_write(k, c, name);
+		/* Other boots' and module sets' listings are not read again. */
+		cachedir_prune(c, KALLSYMS_CACHE_PREFIX, name);
+	}
 	return err;
 }
 

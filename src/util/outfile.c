@@ -136,6 +136,24 @@ static int open_dir(struct outfile *f, const char *path)
 	return *f->name ? 0 : -EISDIR;	/* "dir/" names no file */
 }
 
+int outfile_create_in(struct outfile *f, int dir_fd, const char *dir, const char *name,
+		      mode_t mode)
+{
+	int err;
+
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	f->dir = xstrdup(dir);
+	f->name = xstrdup(name);
+	err = f->dir_fd < 0 ? -errno : *name && !strchr(name, '/') ? check_name(f) : -EINVAL;
+	if (!err)
+		err = create_temp(f, mode);
+	if (err)
+		outfile_close(f);
+	return err;
+}
+
 int outfile_create(struct outfile *f, const char *path, mode_t mode, bool keep_old)
 {
 	int err;

@@ -60,6 +60,13 @@ const char *outfile_strerror(int err);
 int outfile_create(struct outfile *f, const char *path, mode_t mode, bool keep_old);
 
 /*
+ * The same for name in the directory dir_fd (duplicated), which dir names
+ * for the removal of the temporary should gtrace die; no ".old" kept.
+ */
+int outfile_create_in(struct outfile *f, int dir_fd, const char *dir, const char *name,
+		      mode_t mode);
+
+/*
  * Renames the file to NAME, where it may be written on. To replace NAME
  * with a whole file that survives a crash, fsync it first.
  */

@@ -46,10 +46,15 @@ check_read py311 3.11
 # sample, so that its Python stacks are read as the samples land.
 expect_contains py311.diag '^wakeups: +each sample$'
 
-# Above 1000 Hz, once a millisecond of samples.
-record fast.data -F 4999 -- "$py311" "$work"
+# Above 1000 Hz, once a millisecond of samples (a rate any kernel allows).
+record fast.data -F 1500 -- "$py311" "$work"
 run_gtrace diagnose -i fast.data >fast.diag
-expect_contains fast.diag '^wakeups: +every 5 samples$'
+expect_contains fast.diag '^wakeups: +every 2 samples$'
+# Frame pointers' samples, a few hundred bytes each, wake it each too
+# (counted in samples, not bytes).
+record fp.data --call-graph fp -- "$py311" "$work"
+run_gtrace diagnose -i fp.data >fp.diag
+expect_contains fp.diag '^wakeups: +each sample$'
 
 # A script whose "#!" line names the interpreter, through env(1) too.
 printf '#!/usr/bin/env -S %s -u\n' "$(basename "$py311")" >env-script.py
@@ -65,9 +70,15 @@ run_gtrace diagnose -i shell.data >shell.diag
 expect_contains shell.diag '^wakeups: +every [0-9]+ bytes$'
 check_read shell 3.11
 
-# Attached to the interpreter: at each sample too.
+# Attached to the interpreter: at each sample too (once the child runs it).
 "$py311" "$work" 4 &
 pid=$!
+tries=0
+until [ "$(readlink "/proc/$pid/exe")" = "$(readlink -f "$py311")" ]; do
+	tries=$((tries + 1))
+	[ "$tries" -le 200 ] || fail "the attach target never ran $py311"
+	sleep 0.05
+done
 record attached.data -p "$pid" --duration 0.5
 kill "$pid" 2>/dev/null
 wait "$pid" 2>/dev/null

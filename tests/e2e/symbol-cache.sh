@@ -4,8 +4,8 @@
 # none made when the variable is empty. The kernel's symbols go there at
 # the first recording that names kernel frames, and the next recordings
 # name them from that copy: a copy whose names this test changed gives the
-# changed names. A cache another user owns is not used, and recording goes
-# on as without one.
+# changed names. A directory gtrace did not make, or one another user owns,
+# is not used, and recording goes on as without one.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -43,6 +43,13 @@ record home.data -e cpu-clock -- "$WORKLOADS/syscalls" 0.1
 export XDG_CACHE_HOME="$TESTDIR/xdg"
 record xdg.data -e cpu-clock -- "$WORKLOADS/syscalls" 0.1
 [ -d "$TESTDIR/xdg/gtrace" ] || fail "no cache in XDG_CACHE_HOME's gtrace"
+
+# A directory gtrace did not make (no CACHEDIR.TAG): not written to.
+mkdir -m 700 plain
+export GTRACE_CACHE_DIR="$TESTDIR/plain"
+record plain.data -e cpu-clock -- "$WORKLOADS/syscalls" 0.1
+[ -z "$(ls plain)" ] || fail "gtrace wrote into a directory it did not make: $(ls plain)"
+[ -f "$TESTDIR/xdg/gtrace/CACHEDIR.TAG" ] || fail "the cache gtrace made has no CACHEDIR.TAG"
 
 # Another user's cache: as root, not read, not written, no error.
 if [ "$(id -u)" -eq 0 ]; then

@@ -43,16 +43,24 @@ static void test_cachedir_rules(void)
 {
 	struct cachedir c;
 	struct stat st;
+	char target[PATH_MAX];
 	int fd;
 
-	/* Empty: no cache. */
+	snprintf(target, sizeof(target), "%s", in_top("a"));
+
+	/* Empty or relative: no cache. */
 	open_at(&c, "");
 	CHECK(c.fd < 0);
 	cachedir_close(&c);
-	/* Made when missing, its parents too, itself private. */
+	open_at(&c, "cache");
+	CHECK(c.fd < 0);
+	cachedir_close(&c);
+	/* Made when missing, its parents too, all private, and tagged. */
 	open_at(&c, in_top("a/b/cache"));
 	CHECK(c.fd >= 0);
 	CHECK(stat(in_top("a/b/cache"), &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(in_top("a/b"), &st) == 0 && (st.st_mode & 0777) == 0700);
+	CHECK(stat(in_top("a/b/cache/CACHEDIR.TAG"), &st) == 0 && S_ISREG(st.st_mode));
 	CHECK(cachedir_put(&c, "entry", "bytes", 5) == 0);
 	CHECK(stat(in_top("a/b/cache/entry"), &st) == 0 && (st.st_mode & 0777) == 0600 &&
 	      st.st_size == 5);
@@ -68,19 +76,45 @@ static void test_cachedir_rules(void)
 	CHECK(symlink("/etc/passwd", in_top("a/b/cache/link")) == 0);
 	CHECK(cachedir_read(&c, "link", 0) == -EPERM);
 	cachedir_close(&c);
+	/* Opened again: the tag says it is one. */
+	open_at(&c, in_top("a/b/cache"));
+	CHECK(c.fd >= 0);
+	cachedir_close(&c);
+	/* A directory that gtrace did not make (no tag) is not written to, /etc/cron.d say. */
+	CHECK(mkdir(in_top("other"), 0700) == 0);
+	open_at(&c, in_top("other"));
+	CHECK(c.fd < 0);
+	cachedir_close(&c);
+	CHECK(access(in_top("other/CACHEDIR.TAG"), F_OK) != 0);
 	/* A directory others may write is no cache. */
 	CHECK(chmod(in_top("a/b/cache"), 0777) == 0);
 	open_at(&c, in_top("a/b/cache"));
 	CHECK(c.fd < 0);
 	CHECK(cachedir_put(&c, "entry", "x", 1) == -ENOENT);
 	cachedir_close(&c);
-	/* Nor, as root, a directory another user owns. */
+	/* Nor, as root, one another user owns, or one reached through their directory or link. */
 	if (!geteuid()) {
 		CHECK(mkdir(in_top("theirs"), 0700) == 0 && chown(in_top("theirs"), 65534, 65534) == 0);
 		open_at(&c, in_top("theirs"));
 		CHECK(c.fd < 0);
 		cachedir_close(&c);
+		CHECK(chmod(in_top("theirs"), 0755) == 0);
+		open_at(&c, in_top("theirs/cache"));
+		CHECK(c.fd < 0);
+		cachedir_close(&c);
+		CHECK(access(in_top("theirs/cache"), F_OK) != 0);
+		CHECK(symlink(target, in_top("their-link")) == 0 &&
+		      lchown(in_top("their-link"), 65534, 65534) == 0);
+		open_at(&c, in_top("their-link/new-cache"));
+		CHECK(c.fd < 0);
+		cachedir_close(&c);
+		CHECK(access(in_top("a/new-cache"), F_OK) != 0);
 	}
+	/* Our own link on the way is followed. */
+	CHECK(symlink(target, in_top("our-link")) == 0);
+	open_at(&c, in_top("our-link/linked-cache"));
+	CHECK(c.fd >= 0);
+	cachedir_close(&c);
 	/* Without the variable: XDG_CACHE_HOME's gtrace, else HOME's .cache/gtrace. */
 	setenv("XDG_CACHE_HOME", in_top("xdg"), 1);
 	open_at(&c, NULL);
@@ -137,12 +171,17 @@ static void test_kallsyms_cached(void)
 		goto out;
 	}
 	CHECK(find_entry(in_top("kcache"), "kallsyms-", name, sizeof(name)));
+	/* Read from the copy: a listing planted there gives its names. */
+	CHECK(cachedir_put(&c, name, "ffffffff81000000 t planted\n", 27) == 0);
 	CHECK(kallsyms_load_cached(&warm, &c) == 0);
-	CHECK(same_symbols(&direct, &warm));
-	/* A copy that lists nothing is read from the kernel again. */
+	CHECK(warm.syms.len == 1 && !strcmp(warm.names.v, "planted"));
+	/* One that lists nothing is read from the kernel again; older ones are removed. */
 	CHECK(cachedir_put(&c, name, "garbage\n", 8) == 0);
+	CHECK(cachedir_put(&c, "kallsyms-of-another-boot", "x", 1) == 0);
 	CHECK(kallsyms_load_cached(&damaged, &c) == 0);
 	CHECK(same_symbols(&direct, &damaged));
+	CHECK(access(in_top("kcache/kallsyms-of-another-boot"), F_OK) != 0);
+	CHECK(find_entry(in_top("kcache"), name, name, sizeof(name)));
 out:
 	kallsyms_free(&direct);
 	kallsyms_free(&cold);
