@@ -50,7 +50,6 @@ struct sampler {
 	bool fell_back;
 	bool kernel;		/* time in the kernel is sampled too */
 	size_t ring_bytes;	/* data area of each ring */
-	uint32_t wakeup_samples;	/* sampler_opts.wake_soon: the samples of a wakeup */
 	size_t page_size;
 };
 
@@ -506,7 +505,6 @@ int sampler_open(struct sampler **out, const struct sampler_opts *o)
 
 	s->page_size = (size_t)sysconf(_SC_PAGESIZE);
 	s->ring_bytes = ring_size(o->ring_bytes);
-	s->wakeup_samples = o->wake_soon ? wakeup_samples(o) : 0;
 	do {
 		/*
 		 * Rings smaller than the events were opened for would only
@@ -600,7 +598,7 @@ uint32_t sampler_wakeup_at(const struct sampler *s)
 
 uint32_t sampler_wakeup_samples(const struct sampler *s)
 {
-	return s->wakeup_samples;
+	return s->attr.watermark ? 0 : s->attr.wakeup_events;
 }
 
 const struct rec_layout *sampler_layout(const struct sampler *s)

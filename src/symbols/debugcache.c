@@ -132,14 +132,8 @@ static int make_copy(const struct cachedir *c, int fd, const char *name)
 	struct outfile f;
 	int err = elf && inflated_bytes(elf) ? cachedir_write(c, name, &f) : -ENOENT;
 
-	if (!err) {
-		err = write_inflated(elf, f.fd);
-		if (!err)
-			err = outfile_place(&f);
-		if (err)
-			outfile_discard(&f);
-		outfile_close(&f);
-	}
+	if (!err)
+		err = cachedir_place(&f, write_inflated(elf, f.fd));
 	elf_end(elf);
 	return err;
 }

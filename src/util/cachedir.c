@@ -171,7 +171,7 @@ int cachedir_put(const struct cachedir *c, const char *name, const void *bytes, 
 {
 	const char *p = bytes;
 	struct outfile f;
-	int err = cachedir_write(c, name, &f), close_err;
+	int err = cachedir_write(c, name, &f);
 
 	if (err)
 		return err;
@@ -185,11 +185,17 @@ int cachedir_put(const struct cachedir *c, const char *name, const void *bytes, 
 			len -= (size_t)n;
 		}
 	}
+	return cachedir_place(&f, err);
+}
+
+int cachedir_place(struct outfile *f, int err)
+{
+	int close_err;
+
 	if (!err)
-		err = outfile_place(&f);
-	if (err)
-		outfile_discard(&f);
-	close_err = outfile_close(&f);
+		err = outfile_place(f);
+	/* A temporary never placed is removed as it closes. */
+	close_err = outfile_close(f);
 	return err ? err : close_err;
 }
 

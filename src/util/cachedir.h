@@ -43,8 +43,14 @@ void cachedir_close(struct cachedir *c);
  */
 int cachedir_read(const struct cachedir *c, const char *name, uint64_t max_size);
 
-/* Starts writing name anew with mode 0600 (outfile_place puts it in place). */
+/* Starts writing name anew with mode 0600 (cachedir_place puts it in place). */
 int cachedir_write(const struct cachedir *c, const char *name, struct outfile *f);
+
+/*
+ * Puts the file cachedir_write began in place unless writing it failed
+ * (err), and closes it: 0, or a negative errno and nothing left behind.
+ */
+int cachedir_place(struct outfile *f, int err);
 
 /* Writes name anew, whole: 0 or a negative errno, and nothing left behind. */
 int cachedir_put(const struct cachedir *c, const char *name, const void *bytes, size_t len);

@@ -136,22 +136,28 @@ static int open_dir(struct outfile *f, const char *path)
 	return *f->name ? 0 : -EISDIR;	/* "dir/" names no file */
 }
 
-int outfile_create_in(struct outfile *f, int dir_fd, const char *dir, const char *name,
-		      mode_t mode)
+/* Once f's directory is open (err: why not), its temporary beside NAME; closed on failure. */
+static int create_named(struct outfile *f, mode_t mode, int err)
 {
-	int err;
-
-	memset(f, 0, sizeof(*f));
-	f->fd = -1;
-	f->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
-	f->dir = xstrdup(dir);
-	f->name = xstrdup(name);
-	err = f->dir_fd < 0 ? -errno : *name && !strchr(name, '/') ? check_name(f) : -EINVAL;
+	if (!err)
+		err = check_name(f);
 	if (!err)
 		err = create_temp(f, mode);
 	if (err)
 		outfile_close(f);
 	return err;
+}
+
+int outfile_create_in(struct outfile *f, int dir_fd, const char *dir, const char *name,
+		      mode_t mode)
+{
+	memset(f, 0, sizeof(*f));
+	f->fd = -1;
+	f->dir_fd = fcntl(dir_fd, F_DUPFD_CLOEXEC, 0);
+	f->dir = xstrdup(dir);
+	f->name = xstrdup(name);
+	return create_named(f, mode, f->dir_fd < 0 ? -errno
+					  : *name && !strchr(name, '/') ? 0 : -EINVAL);
 }
 
 int outfile_create(struct outfile *f, const char *path, mode_t mode, bool keep_old)
@@ -161,15 +167,9 @@ int outfile_create(struct outfile *f, const char *path, mode_t mode, bool keep_o
 	memset(f, 0, sizeof(*f));
 	f->fd = -1;
 	f->dir_fd = -1;
-	err = open_dir(f, path);
-	if (!err)
-		err = check_name(f);
-	if (!err)
-		err = create_temp(f, mode);
-	if (err) {
-		outfile_close(f);
+	err = create_named(f, mode, open_dir(f, path));
+	if (err)
 		return err;
-	}
 	if (keep_old) {
 		size_t len = strlen(f->name) + sizeof(".old");
 
