@@ -4,7 +4,9 @@
  * it (found through .eh_frame_hdr's search table), its CIE, and the call
  * frame instructions of both run up to the address. Only the CFA, rbp and
  * the return address are followed; any instruction this reader does not
- * know makes the row CFI_OTHER, never a guess.
+ * know makes the row CFI_OTHER, never a guess. Of CFA expressions, those
+ * that come to rsp plus what the address alone decides are evaluated at
+ * the address: linkers describe every PLT entry so.
  */
 #include "unwind/cfi.h"
 
@@ -13,6 +15,7 @@
 /* DWARF register numbers of x86-64. */
 #define DWARF_RBP 6
 #define DWARF_RSP 7
+#define DWARF_RIP 16	/* the return address column, which x86-64 names rip */
 
 /* Pointer encodings (DW_EH_PE_*): the format in the low nibble, how to apply it above. */
 #define PE_OMIT 0xff
@@ -37,6 +40,16 @@ enum {
 
 /* Deeper DW_CFA_remember_state nesting than compilers write is CFI_OTHER. */
 #define STATE_STACK 8
+
+/* DWARF expression operations (DW_OP_*) of the CFA expressions evaluated here. */
+enum {
+	OP_CONST1U = 0x08, OP_CONSTU = 0x10, OP_AND = 0x1a, OP_MINUS = 0x1c,
+	OP_PLUS = 0x22, OP_PLUS_UCONST = 0x23, OP_SHL = 0x24, OP_GE = 0x2a,
+	OP_LIT0 = 0x30, OP_LIT31 = 0x4f, OP_BREG0 = 0x70, OP_BREGX = 0x92,
+};
+
+/* A PLT entry's expression needs 3; deeper ones are not evaluated. */
+#define EXPR_STACK 8
 
 /* A bounds-checked cursor over the file's bytes. */
 struct reader {
@@ -157,6 +170,99 @@ static bool read_entry(struct reader *r, size_t *id_size)
 	return true;
 }
 
+/* A value on an expression's stack: a constant, or rsp plus it. */
+struct expr_value {
+	uint64_t v;
+	bool rsp;
+};
+
+/*
+ * The value of register reg plus off at the address pc: rsp's stays
+ * relative to it, the instruction pointer's (the return address column)
+ * is pc. False for another register.
+ */
+static bool breg_value(uint64_t reg, int64_t off, uint64_t pc, struct expr_value *to)
+{
+	if (reg == DWARF_RSP)
+		*to = (struct expr_value){ .v = (uint64_t)off, .rsp = true };
+	else if (reg == DWARF_RIP)
+		*to = (struct expr_value){ .v = pc + (uint64_t)off };
+	else
+		return false;
+	return true;
+}
+
+/* Applies binary operation op to a and b, into a; false where it is not rsp plus a constant. */
+static bool binary_op(uint8_t op, struct expr_value *a, const struct expr_value *b)
+{
+	if (op == OP_PLUS && !(a->rsp && b->rsp)) {
+		a->rsp = a->rsp || b->rsp;
+		a->v += b->v;
+		return true;
+	}
+	if (op == OP_MINUS && !b->rsp) {
+		a->v -= b->v;
+		return true;
+	}
+	if (a->rsp || b->rsp)
+		return false;
+	switch (op) {
+	case OP_AND: a->v &= b->v; return true;
+	case OP_SHL: a->v = b->v < 64 ? a->v << b->v : 0; return true;
+	case OP_GE: a->v = (int64_t)a->v >= (int64_t)b->v; return true;
+	default: return false;
+	}
+}
+
+/*
+ * The CFA expression in r evaluated at the address pc, when it comes to
+ * rsp plus a constant: that constant. The x86-64 linkers' PLT expression
+ * is rsp + 8, plus 8 once the entry's push ran, which pc's low bits tell.
+ */
+static bool cfa_expression_offset(struct reader r, uint64_t pc, int64_t *off)
+{
+	struct expr_value stack[EXPR_STACK];
+	unsigned n = 0;
+
+	while (r.p < r.end && !r.err) {
+		uint8_t op = (uint8_t)read_u(&r, 1);
+		struct expr_value v = {0};
+		uint64_t reg;
+
+		if (op >= OP_LIT0 && op <= OP_LIT31) {
+			v.v = op - OP_LIT0;
+		} else if (op >= OP_BREG0 && op < OP_BREG0 + 32) {
+			if (!breg_value(op - OP_BREG0, read_sleb(&r), pc, &v))
+				return false;
+		} else if (op == OP_BREGX) {
+			reg = read_uleb(&r);
+			if (!breg_value(reg, read_sleb(&r), pc, &v))
+				return false;
+		} else if (op == OP_CONST1U) {
+			v.v = read_u(&r, 1);
+		} else if (op == OP_CONSTU) {
+			v.v = read_uleb(&r);
+		} else if (op == OP_PLUS_UCONST) {
+			if (!n)
+				return false;
+			stack[n - 1].v += read_uleb(&r);
+			continue;
+		} else {
+			if (n < 2 || !binary_op(op, &stack[n - 2], &stack[n - 1]))
+				return false;
+			n--;
+			continue;
+		}
+		if (n == EXPR_STACK)
+			return false;
+		stack[n++] = v;
+	}
+	if (r.err || n != 1 || !stack[0].rsp)
+		return false;
+	*off = (int64_t)stack[0].v;
+	return true;
+}
+
 struct cie {
 	uint64_t code_align;
 	int64_t data_align;
@@ -274,11 +380,12 @@ static void restore_rule(struct cfi_state *st, const struct cfi_state *init,
 }
 
 /*
- * Runs instructions while the location stays at or below addr. Returns
- * false on an instruction it does not know or a malformed one.
+ * Runs instructions while the location stays at or below until, for the
+ * row at addr. Returns false on an instruction it does not know or a
+ * malformed one.
  */
 static bool run(struct reader r, const struct cie *c, struct cfi_state *st,
-		const struct cfi_state *init, uint64_t loc, uint64_t addr)
+		const struct cfi_state *init, uint64_t loc, uint64_t until, uint64_t addr)
 {
 	struct cfi_state saved[STATE_STACK];
 	unsigned depth = 0;
@@ -386,8 +493,10 @@ static bool run(struct reader r, const struct cie *c, struct cfi_state *st,
 			off = (int64_t)read_uleb(&r);
 			if ((uint64_t)off > (uint64_t)(r.end - r.p))
 				return false;
+			st->cfa_other = !cfa_expression_offset(
+				(struct reader){ .p = r.p, .end = r.p + off }, addr, &st->cfa_off);
+			st->cfa_reg = DWARF_RSP;
 			r.p += off;
-			st->cfa_other = true;
 			break;
 		case CFA_GNU_ARGS_SIZE:
 			read_uleb(&r);
@@ -398,7 +507,7 @@ static bool run(struct reader r, const struct cie *c, struct cfi_state *st,
 		continue;
 advance:
 		loc += delta * c->code_align;
-		if (loc > addr)
+		if (loc > until)
 			return !r.err;
 	}
 	return !r.err;
@@ -479,10 +588,10 @@ void cfi_row_at(const struct cfi_image *img, uint64_t addr, struct cfi_row *row)
 	}
 	row->kind = CFI_OTHER;
 	row->signal = c.signal;
-	if (!run(c.insns, &c, &st, &st, begin, UINT64_MAX))
+	if (!run(c.insns, &c, &st, &st, begin, UINT64_MAX, addr))
 		return;
 	init = st;
-	if (!run(r, &c, &st, &init, begin, addr) || c.signal)
+	if (!run(r, &c, &st, &init, begin, addr, addr) || c.signal)
 		return;
 	row_of_state(&st, row);
 }

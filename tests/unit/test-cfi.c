@@ -113,7 +113,7 @@ static void build(void)
 			 "\x60\x0a\x0c\x07\x08\xc6"	/* +32: remember; cfa rsp+8; restore rbp */
 			 "\x41\x0b",			/* +1: restore state */
 			 16);
-	fde[1] = put_fde(&im, cie, 0x2000, 0x10, "\x0f\x02\x77\x08", 4);	/* cfa expression */
+	fde[1] = put_fde(&im, cie, 0x2000, 0x10, "\x0f\x03\x77\x08\x06", 5);	/* cfa *(rsp+8) */
 	fde[2] = put_fde(&im, cie, 0x3000, 0x10, "\x07\x10", 2);		/* RA undefined */
 	sig_cie = put_cie(&im, "zRS");
 	fde[3] = put_fde(&im, sig_cie, 0x4000, 0x10, "", 0);
@@ -252,6 +252,7 @@ struct cfi_case {
 #define ENTRY "step rsp+8 c-8 s"
 #define GIVES_UP "readelf reports it and reads on; cfi.c gives up"
 #define LEB128 "readelf reads a LEB128 address as 8 bytes"
+#define EXPR "readelf shows an expression's CFA as exp, without its value"
 /* The function's first instruction, then what the one at offset 1 changes. */
 #define AT1(row) { { 0, ENTRY }, { 1, row } }
 
@@ -291,8 +292,34 @@ static const struct cfi_case cases[] = {
 	{ "def_cfa_register", INSNS("\x41\x0d\x06"), .rows = AT1("step rbp+8 c-8 s") },
 	{ "def_cfa_offset", INSNS("\x41\x0e\x20"), .rows = AT1("step rsp+32 c-8 s") },
 	{ "def_cfa_offset_sf", INSNS("\x41\x13\x7c"), .rows = AT1("step rsp+32 c-8 s") },
-	{ "def_cfa_expression", INSNS("\x41\x0f\x02\x77\x08\x41\x0c\x07\x10"),
+	{ "def_cfa_expression", INSNS("\x41\x0f\x03\x77\x08\x06\x41\x0c\x07\x10"),
 	  .rows = { { 0, ENTRY }, { 1, "other" }, { 2, "step rsp+16 c-8 s" } } },
+	/*
+	 * The expressions of ld's PLT entries, rsp + 8 plus 8 once the entry's
+	 * push ran: at offset 11 of each 16 bytes (.plt), or 10 (.plt.sec's
+	 * IBT entries); and others, which come to something else than rsp
+	 * plus what the address decides.
+	 */
+	{ "def_cfa_expression of a PLT", .not_readelf = EXPR, .range = 0x20,
+	  INSNS("\x0f\x0b\x77\x08\x80\x00\x3f\x1a\x3b\x2a\x33\x24\x22"),
+	  .rows = { { 0, "step rsp+8 c-8 s" }, { 11, "step rsp+16 c-8 s" },
+		    { 16, "step rsp+8 c-8 s" }, { 27, "step rsp+16 c-8 s" } } },
+	{ "def_cfa_expression of an IBT PLT", .not_readelf = EXPR, .range = 0x10,
+	  INSNS("\x0f\x0e\x92\x07\x08\x92\x10\x00\x08\x0f\x1a\x3a\x2a\x33\x24\x22"),
+	  .rows = { { 0, "step rsp+8 c-8 s" }, { 10, "step rsp+16 c-8 s" } } },
+	{ "def_cfa_expression minus and plus_uconst", .not_readelf = EXPR,
+	  INSNS("\x41\x0f\x06\x77\x20\x38\x1c\x23\x04"), .rows = AT1("step rsp+28 c-8 s") },
+	{ "def_cfa_expression of rbp", INSNS("\x41\x0f\x02\x76\x10"), .rows = AT1("other") },
+	{ "def_cfa_expression rsp twice", INSNS("\x41\x0f\x05\x77\x00\x77\x08\x22"),
+	  .rows = AT1("other") },
+	{ "def_cfa_expression rsp and", INSNS("\x41\x0f\x04\x77\x00\x3f\x1a"),
+	  .rows = AT1("other") },
+	{ "def_cfa_expression without rsp", INSNS("\x41\x0f\x02\x80\x00"),
+	  .rows = AT1("other") },
+	{ "def_cfa_expression left two", INSNS("\x41\x0f\x04\x77\x00\x77\x08"),
+	  .rows = AT1("other") },
+	{ "def_cfa_expression cut short", .not_readelf = GIVES_UP,
+	  INSNS("\x41\x0f\x02\x77\x80"), .rows = AT1("other") },
 	{ "expression", INSNS("\x41\x10\x06\x02\x77\x00"), .rows = AT1("other") },
 	{ "val_offset", INSNS("\x41\x14\x06\x02"), .rows = AT1("other") },
 	{ "val_offset_sf", INSNS("\x41\x15\x06\x7e"), .rows = AT1("other") },
