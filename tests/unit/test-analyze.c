@@ -185,6 +185,57 @@ static void test_launches(void)
 	model_free(&m);
 }
 
+/*
+ * Short kernels launched from launch_loop, each near a sample of its own
+ * stack (the leaf differs: the launch call at 0, 2 and 4 ms), and two near
+ * one sample that did not unwind past a PLT stub (at 6 ms): the whole
+ * stack shared most is the stub's, but the launcher is launch_loop.
+ */
+static void test_launch_site(void)
+{
+	struct sample_filter flt = {0};
+	struct origin_links links;
+	struct analyze an;
+	struct model m;
+	struct synth s = {0};
+	uint32_t app = synth_dso(&s, "/usr/bin/app");
+	uint32_t cuda = synth_dso(&s, "/usr/lib/libcuda.so.1");
+	uint32_t main_loc = synth_loc(&s, app, 0x1000, "main");
+	uint32_t loop = synth_loc(&s, app, 0x2000, "launch_loop");
+	uint32_t stub[] = { synth_loc(&s, app, 0x4020, NULL) };
+	uint32_t api, lane;
+
+	synth_comm(&s, PID, TID, "app");
+	for (uint64_t leaf = 0; leaf < 3; leaf++) {
+		uint32_t stack[] = { main_loc, loop,
+				     synth_loc(&s, cuda, 0x5000 + leaf, "cuLaunchKernel") };
+
+		synth_samples(&s, PID, TID, synth_stack(&s, stack, 3), 2);
+	}
+	synth_samples(&s, PID, TID, synth_stack(&s, stub, 1), 2);
+	api = synth_lane_kind(&s, PID, CUDA_API_LANE_KIND, "CUDA API");
+	lane = synth_lane(&s, PID, "GPU0 stream 7");
+	for (uint64_t at = 0; at < 6000; at += 2000)
+		launched(&s, api, lane, "tiny", at, at + 10, 1 * US);
+	launched(&s, api, lane, "tiny", 6000, 6010, 1 * US);
+	launched(&s, api, lane, "tiny", 6020, 6030, 1 * US);
+	synth_model(&s, &m, TR_FEAT_CPU_SAMPLES | TR_FEAT_LANES);
+	synth_free(&s);
+	build(&an, &m, &links, &flt, false, 0);
+	CHECK_EQ_U64(an.kernels.len, 1);
+	if (an.kernels.len == 1) {
+		const struct analyze_kernel *k = &an.kernels.v[0];
+
+		CHECK_EQ_U64(k->short_count, 5);
+		CHECK(k->short_node != 0);
+		if (k->short_node)
+			CHECK(!strcmp(funcs_name(&names, names.v.v[funcs_queued_from(&names, k->short_node)].name),
+				      "launch_loop"));
+	}
+	unbuild(&an, &links);
+	model_free(&m);
+}
+
 static void test_print(void)
 {
 	struct sample_filter flt = {0};
@@ -521,6 +572,7 @@ int main(void)
 {
 	RUN(test_breakdown);
 	RUN(test_launches);
+	RUN(test_launch_site);
 	RUN(test_print);
 	RUN(test_critical_path);
 	RUN(test_critical_path_dependency);

@@ -360,7 +360,8 @@ static int cmp_stacks(const void *pa, const void *pb)
 struct kernel_launch {
 	uint32_t name;
 	bool is_short;
-	uint32_t node;		/* a short one's launching stack; 0 unknown */
+	uint32_t site;		/* a short one's launching function (funcs_queued_from); 0 unknown */
+	uint32_t node;		/* its launching stack; 0 unknown */
 	bool queued;
 	uint64_t queue_ns;
 };
@@ -373,6 +374,8 @@ static int cmp_kernel_launches(const void *pa, const void *pb)
 		return a->name < b->name ? -1 : 1;
 	if (a->is_short != b->is_short)
 		return a->is_short - b->is_short;
+	if (a->site != b->site)
+		return a->site < b->site ? -1 : 1;
 	return (a->node > b->node) - (a->node < b->node);
 }
 
@@ -385,26 +388,57 @@ static int cmp_kernels(const void *pa, const void *pb)
 	return (a->name > b->name) - (a->name < b->name);
 }
 
-/* One name's launches k[0 .. n), sorted: its row. */
+static uint32_t launch_site(const struct kernel_launch *k)
+{
+	return k->site;
+}
+
+static uint32_t launch_node(const struct kernel_launch *k)
+{
+	return k->node;
+}
+
+/* The longest run of k[0 .. n) with one nonzero key: where it starts, its length in *len. */
+static size_t longest_run(const struct kernel_launch *k, size_t n,
+			  uint32_t (*key)(const struct kernel_launch *), size_t *len)
+{
+	size_t best = 0;
+
+	*len = 0;
+	for (size_t i = 0, end; i < n; i = end) {
+		for (end = i + 1; end < n && key(&k[end]) == key(&k[i]); end++)
+			;
+		if (key(&k[i]) && end - i > *len) {
+			best = i;
+			*len = end - i;
+		}
+	}
+	return best;
+}
+
+/*
+ * One name's launches k[0 .. n), sorted: its row. The short ones' stack is
+ * the most frequent one of the function that launched most of them: a
+ * site's samples seldom share a whole stack, and a stack that did not
+ * unwind is a site of its own, not the launcher.
+ */
 static void kernel_row(struct analyze *a, const struct kernel_launch *k, size_t n,
 		       uint64_t *queues)
 {
 	struct analyze_kernel *row = VEC_PUSH(&a->kernels);
-	uint64_t best = 0;
+	size_t first_short = n, at, len;
 
 	*row = (struct analyze_kernel){ .name = k[0].name, .count = n };
-	for (size_t i = 0, run = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++) {
 		if (k[i].queued)
 			queues[row->queued++] = k[i].queue_ns;
-		if (!k[i].is_short)
-			continue;
-		row->short_count++;
-		run = i && k[i - 1].is_short && k[i - 1].node == k[i].node ? run + 1 : 1;
-		if (k[i].node && run > best) {
-			best = run;
-			row->short_node = k[i].node;
-		}
+		if (k[i].is_short && first_short == n)
+			first_short = i;
 	}
+	row->short_count = n - first_short;
+	at = first_short + longest_run(k + first_short, n - first_short, launch_site, &len);
+	if (len)
+		row->short_node = k[at + longest_run(k + at, len, launch_node, &len)].node;
 	qsort(queues, row->queued, sizeof(*queues), u64_cmp);
 	row->median_queue_ns = (uint64_t)u64_median(queues, row->queued);
 }
@@ -414,6 +448,7 @@ static void launch_stats(struct build *b, const uint32_t *lane_device)
 {
 	const struct model *m = b->m;
 	VEC(struct kernel_launch) k = {0};
+	uint32_t node, last_node = 0, site = 0;
 	uint64_t *queues;
 
 	for (size_t i = 0; i < m->t.spans.len; i++) {
@@ -426,10 +461,16 @@ static void launch_stats(struct build *b, const uint32_t *lane_device)
 			continue;
 		l = launch_of(m, &b->calls, (uint32_t)i);
 		sample = b->o->links->sample[i];
+		node = sp->dur < b->a->short_ns && sample ? m->t.samples.v[sample - 1].node : 0;
+		/* Launches in a row link to one sample: its site is looked up once. */
+		if (node != last_node)
+			site = node && b->o->funcs ? funcs_queued_from(b->o->funcs, node) + 1 : node;
+		last_node = node;
 		*VEC_PUSH(&k) = (struct kernel_launch){
 			.name = sp->name,
 			.is_short = sp->dur < b->a->short_ns,
-			.node = sp->dur < b->a->short_ns && sample ? m->t.samples.v[sample - 1].node : 0,
+			.site = site,
+			.node = node,
 			.queued = l.tid && sp->start >= l.start,
 			.queue_ns = sp->start - l.start,
 		};
