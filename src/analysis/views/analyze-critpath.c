@@ -290,15 +290,12 @@ static void charge_pieces(struct walk *w)
 
 	for (size_t p = 0; p < w->x->pieces.len; p++) {
 		const struct piece *pc = &w->x->pieces.v[p];
-		size_t first = timed_first(s, n, pc->tid, pc->from), end = first;
+		size_t first, end = timed_within(s, n, pc->tid, pc->from, pc->to, &first);
 		uint64_t ns = pc->to - pc->from - charge_blocked(w, pc->tid, pc->from, pc->to);
 		uint32_t node = 0;
 
-		while (end < n && s[end].owner == pc->tid && s[end].start < pc->to)
-			end++;
 		for (size_t i = first; i < end; i++)
-			add_item(w, CRITPATH_CPU, s[i].node,
-				 ns / (end - first) + (i == first ? ns % (end - first) : 0));
+			add_item(w, CRITPATH_CPU, s[i].node, split_part(ns, end - first, i - first));
 		if (end > first)
 			continue;
 		/*

@@ -20,6 +20,15 @@ struct timed {
 
 /* The first of n sorted rows of owner at or after ts. */
 size_t timed_first(const struct timed *v, size_t n, uint32_t owner, uint64_t ts);
+/* The rows of owner that start in [from, to): v[*first] up to the one returned. */
+size_t timed_within(const struct timed *v, size_t n, uint32_t owner, uint64_t from, uint64_t to,
+		    size_t *first);
+
+/* Part k of ns split n ways, the remainder to part 0: the parts add up to ns. */
+static inline uint64_t split_part(uint64_t ns, size_t n, size_t k)
+{
+	return ns / n + (k ? 0 : ns % n);
+}
 
 /* What analyze_build found on its way that the findings read again. */
 struct analyze_inputs {

@@ -80,6 +80,16 @@ size_t timed_first(const struct timed *v, size_t n, uint32_t owner, uint64_t ts)
 	return lo;
 }
 
+size_t timed_within(const struct timed *v, size_t n, uint32_t owner, uint64_t from, uint64_t to,
+		    size_t *first)
+{
+	size_t end = *first = timed_first(v, n, owner, from);
+
+	while (end < n && v[end].owner == owner && v[end].start < to)
+		end++;
+	return end;
+}
+
 struct build {
 	const struct model *m;
 	struct analyze *a;
@@ -140,19 +150,15 @@ static void charge_samples(struct build *b, uint32_t d, uint32_t tid, uint64_t f
 {
 	struct analyze_device *dev = &b->a->devices.v[d];
 	const struct timed *s = b->samples.v;
-	size_t first = timed_first(s, b->samples.len, tid, from), end = first;
-	uint64_t ns = to - from, n;
+	size_t first, end = timed_within(s, b->samples.len, tid, from, to, &first);
+	uint64_t ns = to - from;
 
-	while (end < b->samples.len && s[end].owner == tid && s[end].start < to)
-		end++;
-	n = end - first;
-	if (!n) {
+	if (end == first) {
 		dev->host_unsampled_ns += ns;
 		return;
 	}
-	/* Each its share, the remainder to the first: the parts add up to the gap. */
 	for (size_t i = first; i < end; i++) {
-		uint64_t share = ns / n + (i == first ? ns % n : 0);
+		uint64_t share = split_part(ns, end - first, i - first);
 
 		charge_stack(b, d, false, s[i].node, share);
 		if (b->a->sample_host_ns)
