@@ -28,6 +28,7 @@
 #define TGT_NAME_MAX WIRE_MAX_STRING	/* longer names are cut */
 #define TGT_QUEUE_ENV "GTRACE_TARGET_QUEUE"
 #define TGT_QUEUE_DEFAULT 16384		/* spans per reporting thread */
+#define TGT_PACKETS 32			/* 2 MiB: what a slow recorder may owe us */
 #define TGT_CACHE_BITS 12		/* hundreds of kernel names, few collisions */
 #define TGT_CACHE_SLOTS (1 << TGT_CACHE_BITS)	/* per-thread span name cache */
 

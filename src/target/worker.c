@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define TGT_PACKETS 32		/* 2 MiB: what a slow recorder may owe us */
 #define DRAIN_TICK_MS 1		/* while connected */
 #define IDLE_TICK_MS 100	/* while not: only gone threads to clean up */
 
@@ -137,6 +136,7 @@ static void hand_over(struct tgt_packet *p)
 struct drain {
 	struct tgt_packet *packet;
 	bool connected;
+	bool dry;		/* the packets ran out: a ring kept spans */
 };
 
 static bool drain_ring(struct tgt_ring *r, void *ctx)
@@ -154,8 +154,10 @@ static bool drain_ring(struct tgt_ring *r, void *ctx)
 
 		if (!p) {
 			p = d->packet = take_free();
-			if (!p)
+			if (!p) {
+				d->dry = true;
 				return false;	/* the rings keep the rest */
+			}
 		}
 		room = WIRE_SPANS_PER_PACKET - p->msg.h.count;
 		p->msg.h.count += tgt_ring_pop(r, &p->msg.spans[p->msg.h.count], room, &spans,
@@ -177,15 +179,22 @@ static void block_signals(sigset_t *old)
 	pthread_sigmask(SIG_SETMASK, &all, old);
 }
 
+/*
+ * A flush is drained once a pass over the rings emptied them all: while
+ * the packets are out (a recorder reading slowly), the next pass waits
+ * for one to come back, and the flush for the pass.
+ */
 static void *drain_main(void *arg)
 {
+	bool dry = false;
+
 	pthread_setname_np(pthread_self(), "gtrace-target");
 	pthread_mutex_lock(&queue_lock);
 	for (;;) {
 		struct drain d = { .connected = conn_fd >= 0 };
 		uint64_t flush = flush_asked;
 
-		if (flush == flush_drained) {
+		if (flush == flush_drained || (dry && !free_packets)) {
 			struct timespec until = deadline_in(d.connected ? DRAIN_TICK_MS : IDLE_TICK_MS);
 
 			pthread_cond_timedwait(&drain_cond, &queue_lock, &until);
@@ -197,7 +206,8 @@ static void *drain_main(void *arg)
 		if (d.packet)
 			hand_over(d.packet);
 		pthread_mutex_lock(&queue_lock);
-		if (flush > flush_drained) {
+		dry = d.dry;
+		if (flush > flush_drained && !dry) {
 			flush_drained = flush;
 			pthread_cond_signal(&io_cond);
 		}
@@ -337,6 +347,9 @@ struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush, struct t
 void tgt_queue_release(struct tgt_packet *p)
 {
 	pthread_mutex_lock(&queue_lock);
+	/* The first back may be what a flush's drain waits for. */
+	if (!free_packets)
+		pthread_cond_signal(&drain_cond);
 	p->next = free_packets;
 	free_packets = p;
 	pthread_mutex_unlock(&queue_lock);

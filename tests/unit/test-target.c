@@ -704,6 +704,62 @@ static void test_queue_full(void)
 	CHECK_EQ_U64(errors, 0);
 }
 
+/* What test_flush_dry_pool's flushing thread saw. */
+struct flusher {
+	int started;		/* atomic */
+	bool flushed;
+	uint64_t left;		/* entries in the rings once the flush returned */
+};
+
+static bool count_queued(struct tgt_ring *r, void *ctx)
+{
+	*(uint64_t *)ctx += __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) -
+			    __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+	return true;
+}
+
+static void *flush_thread(void *arg)
+{
+	struct flusher *f = arg;
+
+	__atomic_store_n(&f->started, 1, __ATOMIC_RELEASE);
+	f->flushed = gtrace_flush(WAIT_MS);
+	tgt_rings_visit(count_queued, &f->left);
+	return NULL;
+}
+
+/*
+ * A flush asked while every packet waits on a recorder that reads nothing
+ * (twice the spans the packets hold are queued): it returns once the rings
+ * are empty, not once the packets in hand are sent, as the CUDA agent's
+ * walk of a buffer counts on.
+ */
+static void test_flush_dry_pool(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	uint64_t spans = 2 * TGT_PACKETS * WIRE_SPANS_PER_PACKET, sent_before;
+	uint64_t accepted = gtrace_reported_spans();
+	struct flusher f = { 0 };
+	pthread_t thread;
+	int errors;
+
+	server_totals(pid, &sent_before, &errors, NULL);
+	tgt_ring_configure((uint32_t)spans);
+	pthread_mutex_lock(&server.lock);
+	report_from(1, spans, false);
+	pthread_create(&thread, NULL, flush_thread, &f);
+	while (!__atomic_load_n(&f.started, __ATOMIC_ACQUIRE))
+		sched_yield();
+	pthread_mutex_unlock(&server.lock);
+	pthread_join(thread, NULL);
+	tgt_ring_configure(TGT_QUEUE_DEFAULT);
+	CHECK_EQ_U64(gtrace_reported_spans() - accepted, spans);
+	CHECK(f.flushed);
+	CHECK_EQ_U64(f.left, 0);
+	CHECK_EQ_U64(wait_spans(pid, sent_before + spans, &errors, NULL), sent_before + spans);
+	CHECK_EQ_U64(errors, 0);
+}
+
 /* A child starts from nothing but the lanes, and reports under its pid. */
 static void test_fork(void)
 {
@@ -790,6 +846,7 @@ int main(void)
 	RUN(test_recorder_attrs);
 	RUN(test_props);
 	RUN(test_queue_full);
+	RUN(test_flush_dry_pool);
 	RUN(test_fork);
 	RUN(test_restart);
 	rmdir(dir);
