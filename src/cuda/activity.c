@@ -22,6 +22,7 @@
 #include "contract/spans.h"
 #include "cuda/cupti-api.h"
 #include "cuda/names.h"
+#include "target/agent-api.h"
 
 /*
  * Each recording thread fills a buffer of its own: 2 MiB hold about 9,700
@@ -35,11 +36,11 @@
 #define POOL_KEEP 4			/* free buffers kept for reuse */
 #define MAX_GPU_LANES 1024
 /*
- * Queue entries a walk may add before it waits for the target library to
- * send them: well below its default queue of 16384 per thread, so a buffer
- * of 40,000 kernels is not dropped for want of room.
+ * Of a thread's queue (16384 entries by default), the part a walk may
+ * fill before it waits for the target library to send them: a buffer of
+ * 40,000 kernels is not dropped for want of room.
  */
-#define ENTRIES_PER_FLUSH 4096
+#define QUEUE_PART_PER_FLUSH 4
 #define FLUSH_WAIT_MS 1000
 #define OCC_CACHE 64			/* per walk, direct-mapped */
 
@@ -78,7 +79,8 @@ struct walk {
 	uint64_t delay_sum_ns, delay_max_ns;
 	struct stream_key last_key;
 	gtrace_lane *last_lane;
-	unsigned entries;		/* queued since the last wait */
+	unsigned entries;		/* queued since the last wait; a new walk's waits first */
+	unsigned entries_per_flush;
 	bool stalled;			/* a wait timed out: the recorder is not keeping up */
 	struct occ_entry occ[OCC_CACHE];
 };
@@ -240,17 +242,19 @@ static void emit(struct walk *w, gtrace_lane *lane, const char *name, uint64_t s
 {
 	if (!gtrace_reporting_active())
 		return;
-	gtrace_span_attrs(lane, name, start, end, origin, attrs, n);
-	w->entries += 1 + (n + 2) / 3;
 	/*
-	 * One timed-out wait per buffer at most: the walk may run on the
-	 * application's thread (exit, cudaDeviceReset), which must not stall
-	 * for a second per few thousand kernels. The queue drops what does not fit.
+	 * Room before each entries_per_flush, the first included: on the
+	 * application's thread (exit, cudaDeviceReset) the walk finds the
+	 * queue full of its launch calls' spans. One timed-out wait per buffer
+	 * at most: that thread must not stall for a second per few thousand
+	 * kernels. The queue drops what does not fit.
 	 */
-	if (w->entries >= ENTRIES_PER_FLUSH && !w->stalled) {
+	if (w->entries >= w->entries_per_flush && !w->stalled) {
 		w->stalled = !gtrace_flush(FLUSH_WAIT_MS);
 		w->entries = 0;
 	}
+	gtrace_span_attrs(lane, name, start, end, origin, attrs, n);
+	w->entries += 1 + (n + 2) / 3;
 }
 
 static bool same_shape(const struct cuda_launch_shape *a, const struct cuda_launch_shape *b)
@@ -465,7 +469,8 @@ void CUPTIAPI activity_buffer_completed(CUcontext ctx, uint32_t stream, uint8_t 
 {
 	CUpti_Activity *r = NULL;
 	size_t dropped = 0;
-	struct walk w = { 0 };
+	unsigned per_flush = tgt_queue_capacity() / QUEUE_PART_PER_FLUSH;
+	struct walk w = { .entries = per_flush, .entries_per_flush = per_flush };
 
 	if (!buffer) {
 		agent_count(CUDA_CNT_NULL_BUFFERS, 1);

@@ -25,6 +25,12 @@ struct tgt_string {
 /* The interned copy of s, whose id messages name it by; NULL when out of memory. */
 const struct tgt_string *tgt_intern(const char *s);
 
+/*
+ * The entries a thread's queue holds (GTRACE_TARGET_QUEUE): what a
+ * thread may report between two gtrace_flush calls without a drop.
+ */
+uint32_t tgt_queue_capacity(void);
+
 #define TGT_POST_MAX (128u << 20)	/* bytes posted and not sent yet */
 
 /*

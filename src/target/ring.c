@@ -27,6 +27,11 @@ void tgt_ring_configure(uint32_t cap)
 	TGT_STORE(&ring_cap, cap ? cap : 1);
 }
 
+uint32_t tgt_queue_capacity(void)
+{
+	return TGT_LOAD(&ring_cap);
+}
+
 struct tgt_ring *tgt_ring_new(uint32_t cap)
 {
 	struct tgt_ring *r = aligned_alloc(64, sizeof(*r));

@@ -33,3 +33,12 @@ expect_lane threads.txt cuda "GPU0 stream 14" 30000
 run_gtrace report -i many.data --gpu >gpu.txt
 expect_contains gpu.txt '^# CUDA kernels: 60000 instances of 500 kernels'
 expect_row gpu.txt ' kernel042(float*, int)' ' 120 +0\.100 +0\.100 +0\.100 +0\.100 '
+
+# A small queue (GTRACE_TARGET_QUEUE): the launching thread drops launch
+# calls' spans as it fills, but the agent waits for room before each
+# quarter of it that a walk of a buffer takes, the first included (the
+# walk at exit runs on that thread), so no kernel is lost.
+GTRACE_TARGET_QUEUE=1024 record small.data -- "$CUDA_DIR/fake-app" --kernels 20000 --names 50
+run_gtrace threads -i small.data >small-threads.txt
+expect_lane small-threads.txt cuda "GPU0 stream 13" 10000
+expect_lane small-threads.txt cuda "GPU0 stream 14" 10000
