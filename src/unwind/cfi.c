@@ -4,9 +4,10 @@
  * it (found through .eh_frame_hdr's search table), its CIE, and the call
  * frame instructions of both run up to the address. Only the CFA, rbp and
  * the return address are followed; any instruction this reader does not
- * know makes the row CFI_OTHER, never a guess. Of CFA expressions, those
- * that come to rsp plus what the address alone decides are evaluated at
- * the address: linkers describe every PLT entry so.
+ * know makes the row CFI_OTHER, never a guess. Expressions are evaluated
+ * at the address where they come to a register plus a constant, or the
+ * word stored there: linkers describe every PLT entry so, and gcc a
+ * function that realigns its stack.
  */
 #include "unwind/cfi.h"
 
@@ -45,7 +46,7 @@ enum {
 enum {
 	OP_CONST1U = 0x08, OP_CONSTU = 0x10, OP_AND = 0x1a, OP_MINUS = 0x1c,
 	OP_PLUS = 0x22, OP_PLUS_UCONST = 0x23, OP_SHL = 0x24, OP_GE = 0x2a,
-	OP_LIT0 = 0x30, OP_LIT31 = 0x4f, OP_BREG0 = 0x70, OP_BREGX = 0x92,
+	OP_DEREF = 0x06, OP_LIT0 = 0x30, OP_LIT31 = 0x4f, OP_BREG0 = 0x70, OP_BREGX = 0x92,
 };
 
 /* A PLT entry's expression needs 3; deeper ones are not evaluated. */
@@ -170,21 +171,26 @@ static bool read_entry(struct reader *r, size_t *id_size)
 	return true;
 }
 
-/* A value on an expression's stack: a constant, or rsp plus it. */
+/* What a value on an expression's stack is relative to. */
+enum expr_base { BASE_NONE, BASE_RSP, BASE_RBP, BASE_CFA };
+
+/* A value on an expression's stack: base's value plus v, or the word stored there. */
 struct expr_value {
 	uint64_t v;
-	bool rsp;
+	uint8_t base;		/* enum expr_base */
+	bool deref;
 };
 
 /*
- * The value of register reg plus off at the address pc: rsp's stays
- * relative to it, the instruction pointer's (the return address column)
- * is pc. False for another register.
+ * The value of register reg plus off at the address pc: rsp's and rbp's
+ * stay relative to them, the instruction pointer's (the return address
+ * column) is pc. False for another register.
  */
 static bool breg_value(uint64_t reg, int64_t off, uint64_t pc, struct expr_value *to)
 {
-	if (reg == DWARF_RSP)
-		*to = (struct expr_value){ .v = (uint64_t)off, .rsp = true };
+	if (reg == DWARF_RSP || reg == DWARF_RBP)
+		*to = (struct expr_value){ .v = (uint64_t)off,
+					   .base = reg == DWARF_RSP ? BASE_RSP : BASE_RBP };
 	else if (reg == DWARF_RIP)
 		*to = (struct expr_value){ .v = pc + (uint64_t)off };
 	else
@@ -192,19 +198,21 @@ static bool breg_value(uint64_t reg, int64_t off, uint64_t pc, struct expr_value
 	return true;
 }
 
-/* Applies binary operation op to a and b, into a; false where it is not rsp plus a constant. */
+/* Applies binary operation op to a and b, into a; false where it is not a base plus a constant. */
 static bool binary_op(uint8_t op, struct expr_value *a, const struct expr_value *b)
 {
-	if (op == OP_PLUS && !(a->rsp && b->rsp)) {
-		a->rsp = a->rsp || b->rsp;
+	if (a->deref || b->deref)
+		return false;
+	if (op == OP_PLUS && !(a->base && b->base)) {
+		a->base = a->base ? a->base : b->base;
 		a->v += b->v;
 		return true;
 	}
-	if (op == OP_MINUS && !b->rsp) {
+	if (op == OP_MINUS && !b->base) {
 		a->v -= b->v;
 		return true;
 	}
-	if (a->rsp || b->rsp)
+	if (a->base || b->base)
 		return false;
 	switch (op) {
 	case OP_AND: a->v &= b->v; return true;
@@ -215,14 +223,18 @@ static bool binary_op(uint8_t op, struct expr_value *a, const struct expr_value 
 }
 
 /*
- * The CFA expression in r evaluated at the address pc, when it comes to
- * rsp plus a constant: that constant. The x86-64 linkers' PLT expression
- * is rsp + 8, plus 8 once the entry's push ran, which pc's low bits tell.
+ * Evaluates the expression in r at the address pc, from a stack holding
+ * the CFA when cfa_pushed (as for a register's DW_CFA_expression): its
+ * value, when that is a base plus a constant or the word stored at one.
+ * Such are the x86-64 linkers' expressions for PLT entries (rsp + 8, plus
+ * 8 once the entry's push ran, which pc's low bits tell) and gcc's for a
+ * function that realigns its stack (the CFA stored below rbp, rbp saved
+ * at rbp).
  */
-static bool cfa_expression_offset(struct reader r, uint64_t pc, int64_t *off)
+static bool evaluate(struct reader r, uint64_t pc, bool cfa_pushed, struct expr_value *result)
 {
-	struct expr_value stack[EXPR_STACK];
-	unsigned n = 0;
+	struct expr_value stack[EXPR_STACK] = { { .base = BASE_CFA } };
+	unsigned n = cfa_pushed;
 
 	while (r.p < r.end && !r.err) {
 		uint8_t op = (uint8_t)read_u(&r, 1);
@@ -243,9 +255,15 @@ static bool cfa_expression_offset(struct reader r, uint64_t pc, int64_t *off)
 		} else if (op == OP_CONSTU) {
 			v.v = read_uleb(&r);
 		} else if (op == OP_PLUS_UCONST) {
-			if (!n)
+			if (!n || stack[n - 1].deref)
 				return false;
 			stack[n - 1].v += read_uleb(&r);
+			continue;
+		} else if (op == OP_DEREF) {
+			/* Only a word at a base: the walk reads it from the stack copy. */
+			if (!n || !stack[n - 1].base || stack[n - 1].deref)
+				return false;
+			stack[n - 1].deref = true;
 			continue;
 		} else {
 			if (n < 2 || !binary_op(op, &stack[n - 2], &stack[n - 1]))
@@ -257,9 +275,9 @@ static bool cfa_expression_offset(struct reader r, uint64_t pc, int64_t *off)
 			return false;
 		stack[n++] = v;
 	}
-	if (r.err || n != 1 || !stack[0].rsp)
+	if (r.err || !n)
 		return false;
-	*off = (int64_t)stack[0].v;
+	*result = stack[n - 1];
 	return true;
 }
 
@@ -332,7 +350,8 @@ done:
 	return !r.err;
 }
 
-enum rule_how { RULE_SAME, RULE_UNDEFINED, RULE_OFFSET, RULE_OTHER };
+/* RULE_OFFSET: saved at CFA + off; RULE_AT_BP: at rbp + off (rbp's alone). */
+enum rule_how { RULE_SAME, RULE_UNDEFINED, RULE_OFFSET, RULE_AT_BP, RULE_OTHER };
 
 struct rule {
 	uint8_t how;
@@ -342,7 +361,8 @@ struct rule {
 struct cfi_state {
 	uint64_t cfa_reg;
 	int64_t cfa_off;
-	bool cfa_other;		/* an expression */
+	bool cfa_deref;		/* the CFA is the word stored at cfa_reg + cfa_off */
+	bool cfa_other;		/* an expression evaluate() cannot reduce */
 	struct rule bp, ra;
 	bool sp_rule;		/* a rule for rsp itself, which this reduction does not follow */
 };
@@ -377,6 +397,34 @@ static void restore_rule(struct cfi_state *st, const struct cfi_state *init,
 		st->ra = init->ra;
 	else if (reg == DWARF_RSP)
 		st->sp_rule = init->sp_rule;
+}
+
+/* DW_CFA_def_cfa_expression of r, evaluated at addr. */
+static void cfa_expression(struct cfi_state *st, struct reader r, uint64_t addr)
+{
+	struct expr_value v = {0};
+
+	st->cfa_other = !evaluate(r, addr, false, &v) ||
+			(v.base != BASE_RSP && v.base != BASE_RBP);
+	st->cfa_reg = v.base == BASE_RBP ? DWARF_RBP : DWARF_RSP;
+	st->cfa_off = (int64_t)v.v;
+	st->cfa_deref = v.deref;
+}
+
+/* DW_CFA_expression of r for register reg: where it is saved, evaluated at addr. */
+static void expression_rule(struct cfi_state *st, const struct cie *c, uint64_t reg,
+			    struct reader r, uint64_t addr)
+{
+	struct expr_value v = {0};
+	uint8_t how = RULE_OTHER;
+
+	if (evaluate(r, addr, true, &v) && !v.deref) {
+		if (v.base == BASE_CFA)
+			how = RULE_OFFSET;
+		else if (v.base == BASE_RBP && reg == DWARF_RBP)
+			how = RULE_AT_BP;
+	}
+	set_rule(st, c, reg, how, (int64_t)v.v);
 }
 
 /*
@@ -451,6 +499,14 @@ static bool run(struct reader r, const struct cie *c, struct cfi_state *st,
 			set_rule(st, c, reg, RULE_OTHER, 0);
 			break;
 		case CFA_EXPRESSION:
+			reg = read_uleb(&r);
+			off = (int64_t)read_uleb(&r);
+			if ((uint64_t)off > (uint64_t)(r.end - r.p))
+				return false;
+			expression_rule(st, c, reg, (struct reader){ .p = r.p, .end = r.p + off },
+					addr);
+			r.p += off;
+			break;
 		case CFA_VAL_EXPRESSION:
 			reg = read_uleb(&r);
 			off = (int64_t)read_uleb(&r);
@@ -473,29 +529,31 @@ static bool run(struct reader r, const struct cie *c, struct cfi_state *st,
 		case CFA_DEF_CFA:
 			st->cfa_reg = read_uleb(&r);
 			st->cfa_off = (int64_t)read_uleb(&r);
-			st->cfa_other = false;
+			st->cfa_other = st->cfa_deref = false;
 			break;
 		case CFA_DEF_CFA_SF:
 			st->cfa_reg = read_uleb(&r);
 			st->cfa_off = read_sleb(&r) * c->data_align;
-			st->cfa_other = false;
+			st->cfa_other = st->cfa_deref = false;
 			break;
+		/* These change a register and offset rule only, not an expression's. */
 		case CFA_DEF_CFA_REGISTER:
 			st->cfa_reg = read_uleb(&r);
+			st->cfa_other |= st->cfa_deref;
 			break;
 		case CFA_DEF_CFA_OFFSET:
 			st->cfa_off = (int64_t)read_uleb(&r);
+			st->cfa_other |= st->cfa_deref;
 			break;
 		case CFA_DEF_CFA_OFFSET_SF:
 			st->cfa_off = read_sleb(&r) * c->data_align;
+			st->cfa_other |= st->cfa_deref;
 			break;
 		case CFA_DEF_CFA_EXPRESSION:
 			off = (int64_t)read_uleb(&r);
 			if ((uint64_t)off > (uint64_t)(r.end - r.p))
 				return false;
-			st->cfa_other = !cfa_expression_offset(
-				(struct reader){ .p = r.p, .end = r.p + off }, addr, &st->cfa_off);
-			st->cfa_reg = DWARF_RSP;
+			cfa_expression(st, (struct reader){ .p = r.p, .end = r.p + off }, addr);
 			r.p += off;
 			break;
 		case CFA_GNU_ARGS_SIZE:
@@ -533,15 +591,17 @@ static void row_of_state(const struct cfi_state *st, struct cfi_row *row)
 	}
 	if (st->cfa_other || st->sp_rule || st->ra.how != RULE_OFFSET ||
 	    (st->cfa_reg != DWARF_RSP && st->cfa_reg != DWARF_RBP) ||
-	    (st->bp.how != RULE_SAME && st->bp.how != RULE_OFFSET) ||
+	    (st->bp.how != RULE_SAME && st->bp.how != RULE_OFFSET && st->bp.how != RULE_AT_BP) ||
 	    st->cfa_off != (int32_t)st->cfa_off || st->ra.off != (int32_t)st->ra.off ||
 	    st->bp.off != (int32_t)st->bp.off)
 		return;
 	row->kind = CFI_STEP;
 	row->cfa_bp = st->cfa_reg == DWARF_RBP;
+	row->cfa_deref = st->cfa_deref;
 	row->cfa_off = (int32_t)st->cfa_off;
 	row->ra_off = (int32_t)st->ra.off;
-	row->bp_saved = st->bp.how == RULE_OFFSET;
+	row->bp_saved = st->bp.how == RULE_OFFSET || st->bp.how == RULE_AT_BP;
+	row->bp_at_bp = st->bp.how == RULE_AT_BP;
 	row->bp_off = (int32_t)st->bp.off;
 }
 

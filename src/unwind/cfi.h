@@ -6,9 +6,11 @@
  * The call frame information of one code address, reduced to what a walk
  * through rsp, rbp and the return address needs. Compilers describe nearly
  * every frame this way (the CFA is rsp or rbp plus a constant, the return
- * address and rbp are saved at constant offsets from it), so the unwinder
- * steps such frames itself, from rows it keeps per address, and leaves the
- * rest (expressions, other registers, signal frames) to libunwind.
+ * address and rbp are saved at constant offsets from it; a function that
+ * realigns its stack keeps the CFA in a word below rbp, and rbp at rbp),
+ * so the unwinder steps such frames itself, from rows it keeps per
+ * address, and leaves the rest (other registers, signal frames) to
+ * libunwind.
  */
 
 #include <stdbool.h>
@@ -29,7 +31,9 @@ struct cfi_row {
 	uint8_t kind;		/* enum cfi_kind */
 	bool signal;		/* a signal trampoline's entry ('S'), whatever its kind */
 	bool cfa_bp;		/* CFA = rbp + cfa_off; else rsp + cfa_off */
+	bool cfa_deref;		/* the CFA is the word stored there instead */
 	bool bp_saved;		/* rbp saved at CFA + bp_off; else unchanged */
+	bool bp_at_bp;		/* saved at rbp + bp_off instead */
 	int32_t cfa_off;
 	int32_t bp_off;
 	int32_t ra_off;		/* the return address is at CFA + ra_off */

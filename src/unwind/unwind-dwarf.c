@@ -255,16 +255,27 @@ static bool step_row(const struct unwind_sample *s, const struct cfi_row *row,
 		return false;
 	}
 	cfa = (row->cfa_bp ? f->bp : f->sp) + (uint64_t)(int64_t)row->cfa_off;
+	if (row->cfa_deref) {
+		uint64_t at = cfa;
+
+		if (!stack_read(s, at, &cfa)) {
+			*why = stack_miss(s, at);
+			return false;
+		}
+	}
 	if (!stack_read(s, cfa + (uint64_t)(int64_t)row->ra_off, &ra)) {
 		*why = stack_miss(s, cfa + (uint64_t)(int64_t)row->ra_off);
 		return false;
 	}
-	if (row->bp_saved) {
-		uint64_t at = cfa + (uint64_t)(int64_t)row->bp_off;
+	if (row->bp_saved && (f->bp_known || !row->bp_at_bp)) {
+		uint64_t at = (row->bp_at_bp ? f->bp : cfa) + (uint64_t)(int64_t)row->bp_off;
 
 		f->bp_known = stack_read(s, at, &bp);
 		f->bp_off_stack = !f->bp_known && stack_miss(s, at) == UNWIND_TRUNCATED_STACK;
 		f->bp = bp;
+	} else if (row->bp_saved) {
+		/* Saved where an unknown rbp points: the caller's is unknown too. */
+		f->bp_off_stack = false;
 	}
 	if (!ra) {
 		*why = UNWIND_COMPLETE;

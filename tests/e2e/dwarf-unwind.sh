@@ -2,7 +2,8 @@
 # Without frame pointers, DWARF unwinding (the default) still takes every
 # sample of the workload's own code back to main, and diagnose agrees; so
 # it does through a library frame whose personality routine the unwind
-# table names through the GOT, as in any C++ library.
+# table names through the GOT, as in any C++ library, and through one
+# that realigns its stack.
 . "$SRCDIR/tests/e2e/lib.sh"
 need_perf_events
 
@@ -25,3 +26,12 @@ expect_contains cleanup.txt '^cleanup;.*;main;run_workload;with_cleanup;hot_call
 awk '/hot_callback/ { all += $NF; if (/;main;run_workload;with_cleanup;hot_callback/) whole += $NF }
      END { print all ? int(100 * whole / all) : 0 }' cleanup.txt >complete
 at_least "share of cleanup's samples unwound through with_cleanup to main" "$(cat complete)" 99
+
+# Through a frame that realigns its stack: its unwind table keeps the CFA
+# in a word below rbp (as thousands of libtorch's kernels do).
+record realign.data -- "$WORKLOADS/realign-nofp" 1
+run_gtrace flame -i realign.data --folded >realign.txt
+expect_contains realign.txt '^realign-nofp;.*;main;run_workload;realigned;hot_leaf [0-9]+$'
+awk '/(realigned|hot_leaf) [0-9]+$/ { all += $NF; if (/;main;run_workload;realigned/) whole += $NF }
+     END { print all ? int(100 * whole / all) : 0 }' realign.txt >complete
+at_least "share of realign's samples unwound through realigned to main" "$(cat complete)" 99

@@ -113,7 +113,7 @@ static void build(void)
 			 "\x60\x0a\x0c\x07\x08\xc6"	/* +32: remember; cfa rsp+8; restore rbp */
 			 "\x41\x0b",			/* +1: restore state */
 			 16);
-	fde[1] = put_fde(&im, cie, 0x2000, 0x10, "\x0f\x03\x77\x08\x06", 5);	/* cfa *(rsp+8) */
+	fde[1] = put_fde(&im, cie, 0x2000, 0x10, "\x0f\x02\x73\x08", 4);	/* cfa rbx+8 */
 	fde[2] = put_fde(&im, cie, 0x3000, 0x10, "\x07\x10", 2);		/* RA undefined */
 	sig_cie = put_cie(&im, "zRS");
 	fde[3] = put_fde(&im, sig_cie, 0x4000, 0x10, "", 0);
@@ -292,7 +292,7 @@ static const struct cfi_case cases[] = {
 	{ "def_cfa_register", INSNS("\x41\x0d\x06"), .rows = AT1("step rbp+8 c-8 s") },
 	{ "def_cfa_offset", INSNS("\x41\x0e\x20"), .rows = AT1("step rsp+32 c-8 s") },
 	{ "def_cfa_offset_sf", INSNS("\x41\x13\x7c"), .rows = AT1("step rsp+32 c-8 s") },
-	{ "def_cfa_expression", INSNS("\x41\x0f\x03\x77\x08\x06\x41\x0c\x07\x10"),
+	{ "def_cfa_expression", INSNS("\x41\x0f\x02\x73\x08\x41\x0c\x07\x10"),
 	  .rows = { { 0, ENTRY }, { 1, "other" }, { 2, "step rsp+16 c-8 s" } } },
 	/*
 	 * The expressions of ld's PLT entries, rsp + 8 plus 8 once the entry's
@@ -309,15 +309,34 @@ static const struct cfi_case cases[] = {
 	  .rows = { { 0, "step rsp+8 c-8 s" }, { 10, "step rsp+16 c-8 s" } } },
 	{ "def_cfa_expression minus and plus_uconst", .not_readelf = EXPR,
 	  INSNS("\x41\x0f\x06\x77\x20\x38\x1c\x23\x04"), .rows = AT1("step rsp+28 c-8 s") },
-	{ "def_cfa_expression of rbp", INSNS("\x41\x0f\x02\x76\x10"), .rows = AT1("other") },
+	{ "def_cfa_expression of rbp", .not_readelf = EXPR, INSNS("\x41\x0f\x02\x76\x10"),
+	  .rows = AT1("step rbp+16 c-8 s") },
+	{ "def_cfa_expression of another register", INSNS("\x41\x0f\x02\x73\x10"),
+	  .rows = AT1("other") },
+	/*
+	 * gcc's for a function that realigns its stack: the CFA in r10, rbp
+	 * saved at rbp, then the CFA stored 24 bytes below rbp; and back.
+	 */
+	{ "realigned stack", .not_readelf = EXPR,
+	  INSNS("\x41\x0c\x0a\x00\x41\x10\x06\x02\x76\x00\x41\x0f\x03\x76\x68\x06"
+		"\x41\x0c\x07\x08"),
+	  .rows = { { 0, ENTRY }, { 1, "other" }, { 3, "step *rbp-24 c-8 b+0" },
+		    { 4, "step rsp+8 c-8 b+0" } } },
+	{ "expression of rbp from the CFA", .not_readelf = EXPR, INSNS("\x41\x10\x06\x02\x23\x10"),
+	  .rows = AT1("step rsp+8 c-8 c+16") },
+	{ "expression of rbp from rsp", INSNS("\x41\x10\x06\x02\x77\x10"), .rows = AT1("other") },
+	{ "def_cfa_expression deref twice", INSNS("\x41\x0f\x04\x76\x68\x06\x06"),
+	  .rows = AT1("other") },
+	{ "def_cfa_expression deref then plus", INSNS("\x41\x0f\x05\x76\x68\x06\x23\x08"),
+	  .rows = AT1("other") },
 	{ "def_cfa_expression rsp twice", INSNS("\x41\x0f\x05\x77\x00\x77\x08\x22"),
 	  .rows = AT1("other") },
 	{ "def_cfa_expression rsp and", INSNS("\x41\x0f\x04\x77\x00\x3f\x1a"),
 	  .rows = AT1("other") },
 	{ "def_cfa_expression without rsp", INSNS("\x41\x0f\x02\x80\x00"),
 	  .rows = AT1("other") },
-	{ "def_cfa_expression left two", INSNS("\x41\x0f\x04\x77\x00\x77\x08"),
-	  .rows = AT1("other") },
+	{ "def_cfa_expression left two", .not_readelf = EXPR,
+	  INSNS("\x41\x0f\x04\x77\x00\x77\x08"), .rows = AT1("step rsp+8 c-8 s") },
 	{ "def_cfa_expression cut short", .not_readelf = GIVES_UP,
 	  INSNS("\x41\x0f\x02\x77\x80"), .rows = AT1("other") },
 	{ "expression", INSNS("\x41\x10\x06\x02\x77\x00"), .rows = AT1("other") },
@@ -564,8 +583,9 @@ static struct cfi_image case_cfi(const struct image *t)
 
 /*
  * A row as text: "none", "outermost", "other", or "step CFA RA RBP" with
- * the CFA as rsp+N or rbp+N, the return address as c+N (at CFA + N) and
- * rbp as c+N or s (unchanged); " signal" after a signal frame's.
+ * the CFA as rsp+N or rbp+N (*rbp+N: the word stored there), the return
+ * address as c+N (at CFA + N) and rbp as c+N, b+N (at rbp + N) or s
+ * (unchanged); " signal" after a signal frame's.
  */
 static void row_text(const struct cfi_row *row, char *buf, size_t size)
 {
@@ -576,11 +596,13 @@ static void row_text(const struct cfi_row *row, char *buf, size_t size)
 	int n = snprintf(buf, size, "%s", kinds[row->kind]);
 
 	if (row->kind == CFI_STEP && row->bp_saved)
-		n += snprintf(buf + n, size - (size_t)n, " %s%+d c%+d c%+d",
-			      row->cfa_bp ? "rbp" : "rsp", row->cfa_off, row->ra_off, row->bp_off);
+		n += snprintf(buf + n, size - (size_t)n, " %s%s%+d c%+d %c%+d",
+			      row->cfa_deref ? "*" : "", row->cfa_bp ? "rbp" : "rsp", row->cfa_off,
+			      row->ra_off, row->bp_at_bp ? 'b' : 'c', row->bp_off);
 	else if (row->kind == CFI_STEP)
-		n += snprintf(buf + n, size - (size_t)n, " %s%+d c%+d s",
-			      row->cfa_bp ? "rbp" : "rsp", row->cfa_off, row->ra_off);
+		n += snprintf(buf + n, size - (size_t)n, " %s%s%+d c%+d s",
+			      row->cfa_deref ? "*" : "", row->cfa_bp ? "rbp" : "rsp", row->cfa_off,
+			      row->ra_off);
 	if (row->signal)
 		snprintf(buf + n, size - (size_t)n, " signal");
 }

@@ -11,7 +11,7 @@ WORKLOAD_FP_ONLY = forkexec sleeper crasher demo deny-perf syscalls regress mems
 
 WORKLOADS = $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_BOTH:%=$(WORKLOAD_DIR)/%-nofp) \
 	    $(WORKLOAD_FP_ONLY:%=$(WORKLOAD_DIR)/%) $(WORKLOAD_DIR)/lanes $(WORKLOAD_DIR)/lanes-shared \
-	    $(WORKLOAD_DIR)/cleanup $(WORKLOAD_DIR)/hot-stripped
+	    $(WORKLOAD_DIR)/cleanup $(WORKLOAD_DIR)/hot-stripped $(WORKLOAD_DIR)/realign-nofp
 
 $(WORKLOAD_DIR)/%: tests/workloads/%.c tests/workloads/workload.h
 	$(call say,CC,$@)
