@@ -66,6 +66,7 @@ struct tgt_ring {
 
 	/* the drain thread's */
 	uint64_t tail __attribute__((aligned(64)));	/* release */
+	uint64_t flush_mark;		/* the head a pending flush waits for the tail to pass */
 	uint32_t take;
 	struct tgt_ring *next;		/* in the registry */
 

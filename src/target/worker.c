@@ -136,38 +136,41 @@ static void hand_over(struct tgt_packet *p)
 struct drain {
 	struct tgt_packet *packet;
 	bool connected;
+	bool marking;		/* a flush was asked: note where each ring's head is */
 	bool dry;		/* the packets ran out: a ring kept spans */
+	bool behind;		/* a ring kept spans reported before the flush */
 };
 
 static bool drain_ring(struct tgt_ring *r, void *ctx)
 {
 	struct drain *d = ctx;
 
+	if (d->marking)
+		r->flush_mark = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
 	if (!d->connected) {
 		tgt_count_unsent(tgt_ring_discard(r));
 		return true;
 	}
-	for (;;) {
+	while (__atomic_load_n(&r->head, __ATOMIC_ACQUIRE) != r->tail) {
 		struct tgt_packet *p = d->packet;
 		uint32_t room, spans;
 		bool more;
 
-		if (!p) {
-			p = d->packet = take_free();
-			if (!p) {
-				d->dry = true;
-				return false;	/* the rings keep the rest */
-			}
+		if (!p && !(p = d->packet = take_free())) {
+			d->dry = true;	/* the rings keep the rest */
+			break;
 		}
 		room = WIRE_SPANS_PER_PACKET - p->msg.h.count;
 		p->msg.h.count += tgt_ring_pop(r, &p->msg.spans[p->msg.h.count], room, &spans,
 					       &more);
 		p->spans += spans;
 		if (!more)
-			return true;
+			break;
 		hand_over(p);
 		d->packet = NULL;
 	}
+	d->behind |= r->tail < r->flush_mark;
+	return true;
 }
 
 static void block_signals(sigset_t *old)
@@ -180,12 +183,14 @@ static void block_signals(sigset_t *old)
 }
 
 /*
- * A flush is drained once a pass over the rings emptied them all: while
- * the packets are out (a recorder reading slowly), the next pass waits
- * for one to come back, and the flush for the pass.
+ * A flush is drained once every ring has passed the head it had when the
+ * flush was asked, whatever was reported since: while the packets are out
+ * (a recorder reading slowly), the next pass waits for one to come back,
+ * and the flush for the passes.
  */
 static void *drain_main(void *arg)
 {
+	uint64_t marked = 0;	/* the flush the rings' marks are of */
 	bool dry = false;
 
 	pthread_setname_np(pthread_self(), "gtrace-target");
@@ -202,12 +207,15 @@ static void *drain_main(void *arg)
 			flush = flush_asked;
 		}
 		pthread_mutex_unlock(&queue_lock);
+		d.marking = flush > flush_drained && flush != marked;
 		tgt_rings_visit(drain_ring, &d);
+		if (d.marking)
+			marked = flush;
 		if (d.packet)
 			hand_over(d.packet);
 		pthread_mutex_lock(&queue_lock);
 		dry = d.dry;
-		if (flush > flush_drained && !dry) {
+		if (flush > flush_drained && !d.behind) {
 			flush_drained = flush;
 			pthread_cond_signal(&io_cond);
 		}

@@ -42,6 +42,7 @@ static struct {
 	pthread_mutex_t lock;
 	int listen_fd;
 	bool stop;			/* close everything and exit */
+	bool slow;			/* a recorder that reads a packet a millisecond */
 	struct fake_conn conns[MAX_CONNS];
 	int nconns;
 	pthread_t thread;
@@ -221,6 +222,7 @@ static void *serve(void *arg)
 				server.conns[server.nconns++] = (struct fake_conn){ .fd = fd };
 		}
 		for (int i = 1; i < n; i++) {
+			const struct timespec ms = { 0, 1000000 };
 			struct fake_conn *c = &server.conns[i - 1];
 			ssize_t len;
 
@@ -229,6 +231,8 @@ static void *serve(void *arg)
 			len = recv(c->fd, buf, sizeof(buf), MSG_DONTWAIT);
 			if (len > 0) {
 				on_message(c, buf, len);
+				if (server.slow)
+					nanosleep(&ms, NULL);
 			} else if (len == 0) {
 				close(c->fd);
 				c->fd = -1;
@@ -760,6 +764,54 @@ static void test_flush_dry_pool(void)
 	CHECK_EQ_U64(errors, 0);
 }
 
+/* A thread that reports on a lane of its own until told to stop. */
+struct busy_reporter {
+	gtrace_lane *lane;
+	int stop;		/* atomic */
+	uint64_t spans;
+};
+
+static void *report_until_stopped(void *arg)
+{
+	struct busy_reporter *b = arg;
+
+	while (!__atomic_load_n(&b->stop, __ATOMIC_ACQUIRE))
+		span_attrs_at(b->lane, ++b->spans);
+	return NULL;
+}
+
+/*
+ * A flush waits for what was reported before it, not for the rings to be
+ * empty: beside a thread that reports faster than a slow recorder reads,
+ * it still returns, with this thread's spans sent.
+ */
+static void test_flush_while_reporting(void)
+{
+	uint32_t pid = (uint32_t)getpid();
+	struct busy_reporter b = { .lane = gtrace_lane_get("queue", "busy") };
+	uint64_t sent_before, dropped = gtrace_dropped_spans();
+	pthread_t thread;
+	int errors;
+
+	server_totals(pid, &sent_before, &errors, NULL);
+	pthread_mutex_lock(&server.lock);
+	server.slow = true;
+	pthread_mutex_unlock(&server.lock);
+	pthread_create(&thread, NULL, report_until_stopped, &b);
+	report_from(1, 1000, false);
+	CHECK(gtrace_flush(WAIT_MS));
+	__atomic_store_n(&b.stop, 1, __ATOMIC_RELEASE);
+	pthread_join(thread, NULL);
+	pthread_mutex_lock(&server.lock);
+	server.slow = false;
+	pthread_mutex_unlock(&server.lock);
+	CHECK(gtrace_flush(WAIT_MS));
+	dropped = gtrace_dropped_spans() - dropped;
+	CHECK_EQ_U64(wait_spans(pid, sent_before + 1000 + b.spans - dropped, &errors, NULL),
+		     sent_before + 1000 + b.spans - dropped);
+	CHECK_EQ_U64(errors, 0);
+}
+
 /* A child starts from nothing but the lanes, and reports under its pid. */
 static void test_fork(void)
 {
@@ -847,6 +899,7 @@ int main(void)
 	RUN(test_props);
 	RUN(test_queue_full);
 	RUN(test_flush_dry_pool);
+	RUN(test_flush_while_reporting);
 	RUN(test_fork);
 	RUN(test_restart);
 	rmdir(dir);
