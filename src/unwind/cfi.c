@@ -184,7 +184,10 @@ struct expr_value {
 /*
  * The value of register reg plus off at the address pc: rsp's and rbp's
  * stay relative to them, the instruction pointer's (the return address
- * column) is pc. False for another register.
+ * column) is pc, an ELF address whose low bits are the running one's (a
+ * load moves a file by whole pages). Only a PLT entry's expression reads
+ * it, and a PLT entry is never a caller, where pc would be a return
+ * address less one. False for another register.
  */
 static bool breg_value(uint64_t reg, int64_t off, uint64_t pc, struct expr_value *to)
 {

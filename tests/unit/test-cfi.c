@@ -296,9 +296,9 @@ static const struct cfi_case cases[] = {
 	  .rows = { { 0, ENTRY }, { 1, "other" }, { 2, "step rsp+16 c-8 s" } } },
 	/*
 	 * The expressions of ld's PLT entries, rsp + 8 plus 8 once the entry's
-	 * push ran: at offset 11 of each 16 bytes (.plt), or 10 (.plt.sec's
-	 * IBT entries); and others, which come to something else than rsp
-	 * plus what the address decides.
+	 * push ran: at offset 11 of each 16 bytes, or 10 (an IBT .plt's);
+	 * and others, which come to something else than rsp plus what the
+	 * address decides.
 	 */
 	{ "def_cfa_expression of a PLT", .not_readelf = EXPR, .range = 0x20,
 	  INSNS("\x0f\x0b\x77\x08\x80\x00\x3f\x1a\x3b\x2a\x33\x24\x22"),
@@ -309,6 +309,13 @@ static const struct cfi_case cases[] = {
 	  .rows = { { 0, "step rsp+8 c-8 s" }, { 10, "step rsp+16 c-8 s" } } },
 	{ "def_cfa_expression minus and plus_uconst", .not_readelf = EXPR,
 	  INSNS("\x41\x0f\x06\x77\x20\x38\x1c\x23\x04"), .rows = AT1("step rsp+28 c-8 s") },
+	{ "def_cfa_expression constu", .not_readelf = EXPR,
+	  INSNS("\x41\x0f\x05\x77\x00\x10\x10\x22"), .rows = AT1("step rsp+16 c-8 s") },
+	{ "def_cfa_expression shl by 64", .not_readelf = EXPR,
+	  INSNS("\x41\x0f\x07\x77\x08\x31\x08\x40\x24\x22"), .rows = AT1("step rsp+8 c-8 s") },
+	{ "def_cfa_expression too deep",
+	  INSNS("\x41\x0f\x0a\x30\x30\x30\x30\x30\x30\x30\x30\x77\x00"),
+	  .rows = AT1("other") },
 	{ "def_cfa_expression of rbp", .not_readelf = EXPR, INSNS("\x41\x0f\x02\x76\x10"),
 	  .rows = AT1("step rbp+16 c-8 s") },
 	{ "def_cfa_expression of another register", INSNS("\x41\x0f\x02\x73\x10"),
