@@ -177,6 +177,7 @@ uint64_t tgt_ring_discard(struct tgt_ring *r);
 /* worker.c: the drain thread and the packets between the two threads. */
 struct tgt_packet {
 	struct tgt_packet *next;
+	uint64_t seq;			/* its place among the packets handed to the io thread */
 	uint32_t spans;			/* of the entries, spans */
 	struct {
 		struct wire_header h;	/* WIRE_SPANS(_ATTRS), count entries */
@@ -198,8 +199,8 @@ int tgt_workers_start(void);
 /*
  * For the io thread: the next packet or posted message to send (one of
  * *post and the result), or neither with *flush set when a flush has been
- * drained from the rings and all its packets handed out, or neither with
- * *flush 0 after timeout_ms.
+ * drained from the rings and the packets handed over by then are sent, or
+ * neither with *flush 0 after timeout_ms.
  */
 struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush, struct tgt_post **post);
 void tgt_queue_release(struct tgt_packet *p);

@@ -30,6 +30,12 @@ static int conn_fd = -1;
 static bool running;
 /* Flushes asked, drained from the rings, and sent: each counts up. */
 static uint64_t flush_asked, flush_drained, flush_done;
+/*
+ * Packets handed to the io thread, the last it took (sent by its next
+ * wait), and the last handed before the flush drained: the flush is done
+ * once that one is sent, however many were handed after it.
+ */
+static uint64_t handed, taken, handed_at_drain;
 static uint64_t unsent;			/* atomic */
 
 void tgt_queue_lock(void)
@@ -126,6 +132,7 @@ static void hand_over(struct tgt_packet *p)
 		discard(p);
 	} else {
 		p->next = NULL;
+		p->seq = ++handed;
 		*ready_end = p;
 		ready_end = &p->next;
 		pthread_cond_signal(&io_cond);
@@ -217,6 +224,7 @@ static void *drain_main(void *arg)
 		dry = d.dry;
 		if (flush > flush_drained && !d.behind) {
 			flush_drained = flush;
+			handed_at_drain = handed;
 			pthread_cond_signal(&io_cond);
 		}
 	}
@@ -330,19 +338,21 @@ struct tgt_packet *tgt_queue_wait(unsigned timeout_ms, uint64_t *flush, struct t
 	*post = NULL;
 	pthread_mutex_lock(&queue_lock);
 	for (;;) {
+		/* Not behind packets handed after the drain: a busy thread keeps handing them. */
+		if (flush_drained > flush_done && taken >= handed_at_drain && !posted) {
+			*flush = flush_drained;
+			break;
+		}
 		if (ready) {
 			p = ready;
 			ready = p->next;
 			if (!ready)
 				ready_end = &ready;
+			taken = p->seq;
 			break;
 		}
 		if (posted) {
 			*post = take_posted();
-			break;
-		}
-		if (flush_drained > flush_done) {
-			*flush = flush_drained;
 			break;
 		}
 		if (pthread_cond_timedwait(&io_cond, &queue_lock, &until) == ETIMEDOUT)
@@ -385,6 +395,7 @@ void tgt_queue_set_connected(int fd)
 			discard(p);
 		}
 		ready_end = &ready;
+		taken = handed;
 		while (posted)
 			free(take_posted());
 	}
@@ -419,6 +430,7 @@ void tgt_queue_reset_child(void)
 	conn_fd = -1;
 	running = false;
 	flush_asked = flush_drained = flush_done = 0;
+	handed = taken = handed_at_drain = 0;
 	unsent = 0;
 	/* Nor are its posted messages. */
 	while (posted)
