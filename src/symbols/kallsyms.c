@@ -185,9 +185,11 @@ static bool cache_name(char *name, size_t size)
 	if (!modules && errno != ENOENT)
 		return false;
 	while (modules && total < KALLSYMS_MAX_BYTES && fgets(line, sizeof(line), modules)) {
-		char *save = NULL, *field = strtok_r(line, " \n", &save);
+		char *save = NULL, *field;
 
+		/* Counted before strtok_r cuts the line at its first field. */
 		total += strlen(line);
+		field = strtok_r(line, " \n", &save);
 		/* name size refcount users state address: the first two and the sixth. */
 		for (int i = 1; field; i++, field = strtok_r(NULL, " \n", &save))
 			if (i == 1 || i == 2 || i == 6)
